@@ -1,0 +1,72 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"strconv"
+)
+
+// Transport carries JSON-RPC messages to and from one MCP server. The
+// modern (Streamable HTTP), legacy (HTTP+SSE) and stdio packages implement
+// it; a host may plug in its own.
+//
+// Send may be called from many goroutines at once. It returns once msg has
+// been handed to the server. For transports where a request opens its own
+// exchange (an HTTP POST), Send returns when that exchange is over: every
+// message the server sent in it, the response included, has been queued for
+// Recv, or Send returns an error that says why not. A caller that sees Send
+// fail for a request must not expect a response to it.
+//
+// Recv returns the next message from the server; one goroutine calls it in
+// a loop. It returns an error once the transport is closed (ErrClosed) or
+// broken for good (a transport-specific error).
+//
+// Close releases everything the transport holds; it is idempotent and
+// returns after the transport's goroutines (and processes) are gone.
+type Transport interface {
+	Send(ctx context.Context, msg *Message) error
+	Recv() (*Message, error)
+	Close() error
+}
+
+// Conditions transports report and the protocol layer acts on. Transports
+// wrap these, so test with errors.Is.
+var (
+	// ErrClosed: the transport was closed by its owner.
+	ErrClosed = errors.New("transport closed")
+	// ErrSessionExpired: the server no longer knows the session (HTTP 404
+	// on a request that carried Mcp-Session-Id). The request was not run.
+	ErrSessionExpired = errors.New("session expired")
+	// ErrOutcomeUnknown: the request was sent but its answer was lost, so
+	// it may or may not have run on the server.
+	ErrOutcomeUnknown = errors.New("outcome unknown: the request may have run")
+)
+
+// HTTPError is an HTTP exchange that ended in a status the transport
+// could not use.
+type HTTPError struct {
+	Method     string // HTTP method
+	URL        string
+	StatusCode int
+	Body       string // the start of the body, bounded
+	RPCError   *Error // the JSON-RPC error the body carried, if any
+}
+
+func (e *HTTPError) Error() string {
+	s := e.Method + " " + e.URL + " → " + strconv.Itoa(e.StatusCode)
+	if e.RPCError != nil {
+		return s + " (" + e.RPCError.Error() + ")"
+	}
+	if e.Body != "" {
+		return s + ": " + e.Body
+	}
+	return s
+}
+
+// Unwrap returns the JSON-RPC error from the body, when there is one.
+func (e *HTTPError) Unwrap() error {
+	if e.RPCError == nil {
+		return nil
+	}
+	return e.RPCError
+}
