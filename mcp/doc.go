@@ -1,0 +1,64 @@
+// Package mcp holds the data types of the Model Context Protocol as of
+// revision 2025-11-25: what requests carry and results return. The types
+// are plain structs with JSON tags; fields the server adds that are not
+// listed here are ignored, never rejected. Free-form JSON (schemas,
+// structured content, log data) stays raw so it is decoded only by whoever
+// needs it.
+//
+// The client package sends and receives these; the testservers package
+// serves them.
+package mcp
+
+import "encoding/json"
+
+// Protocol revisions.
+const (
+	Version20241105 = "2024-11-05"
+	Version20250326 = "2025-03-26"
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25"
+	Version20260728 = "2026-07-28"
+
+	// LatestVersion is the newest revision offered in initialize.
+	LatestVersion = Version20251125
+)
+
+// SupportedVersions are the revisions a server may answer initialize with.
+var SupportedVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+
+// IsSupportedVersion reports whether v is one of SupportedVersions.
+func IsSupportedVersion(v string) bool {
+	for _, s := range SupportedVersions {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Meta is the _meta object that requests, results and many types carry.
+type Meta map[string]any
+
+// Icon is an image a client may show for a tool, resource, prompt or server.
+type Icon struct {
+	Src      string   `json:"src"`
+	MimeType string   `json:"mimeType,omitempty"`
+	Sizes    []string `json:"sizes,omitempty"`
+	Theme    string   `json:"theme,omitempty"`
+}
+
+// Annotations tell a client how to use or show an object.
+type Annotations struct {
+	Audience     []string `json:"audience,omitempty"`
+	Priority     *float64 `json:"priority,omitempty"`
+	LastModified string   `json:"lastModified,omitempty"`
+}
+
+// PaginatedParams are the params of every list request.
+type PaginatedParams struct {
+	Cursor string `json:"cursor,omitempty"`
+	Meta   Meta   `json:"_meta,omitempty"`
+}
+
+// raw is shorthand for free-form JSON kept undecoded.
+type raw = json.RawMessage
