@@ -1,0 +1,489 @@
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+)
+
+// DefaultMaxEventSize is the event-size limit used when none is given: 64 MiB.
+const DefaultMaxEventSize = 64 << 20
+
+// readBufferSize is the size of the chunks a Reader asks its source for.
+const readBufferSize = 32 << 10
+
+// keepScratchLimit is the largest data or line buffer a Reader keeps for reuse
+// after an event; anything bigger is handed over or dropped, so that one huge
+// event does not pin its memory for the life of the stream.
+const keepScratchLimit = 64 << 10
+
+// maxEmptyReads is how many consecutive (0, nil) reads a Reader tolerates
+// before it gives up with io.ErrNoProgress.
+const maxEmptyReads = 100
+
+// Event is one dispatched event.
+type Event struct {
+	Type string // the event type; "message" when the stream named none
+	Data []byte // the data buffer (lines joined with "\n"); freshly allocated per event and owned by the caller
+	ID   string // the last event ID in force when this event was dispatched
+}
+
+// ErrEventTooLarge is matched (errors.Is) by the error Next returns when an
+// event or a line exceeds the size limit. The concrete error is an
+// *EventTooLargeError, which carries the limit.
+var ErrEventTooLarge = errors.New("sse: event too large")
+
+// EventTooLargeError is the error Next returns when the event being read (its
+// data so far plus the line being read) grows beyond the Reader's limit. It
+// matches ErrEventTooLarge with errors.Is.
+type EventTooLargeError struct {
+	Limit int // the limit in bytes that was exceeded
+}
+
+// Error describes the error and names the limit.
+func (e *EventTooLargeError) Error() string {
+	return fmt.Sprintf("sse: event too large: exceeds the limit of %d bytes", e.Limit)
+}
+
+// Is reports whether target is ErrEventTooLarge.
+func (e *EventTooLargeError) Is(target error) bool { return target == ErrEventTooLarge }
+
+// States of the line being read when it does not fit in the read buffer.
+const (
+	lineNone    = iota // no partial line
+	linePending        // raw bytes collected in r.line (field unknown, or event/id/retry)
+	lineData           // a data field: the value streams straight into r.data
+	lineSkip           // a comment or an ignored field: bytes are only counted
+)
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// Reader parses a text/event-stream into events. Create one with NewReader;
+// a Reader is not safe for concurrent use.
+type Reader struct {
+	src io.Reader
+	max int
+
+	buf    []byte // read buffer; unread bytes are buf[rpos:wpos]
+	rpos   int
+	wpos   int
+	lfPos  int // first '\n' at or after the last search start, or wpos when none
+	crPos  int // first '\r' at or after the last search start, or a bound (lfPos) before which there is none
+	rerr   error
+	err    error // sticky error returned by Next
+	empty  int   // consecutive empty reads
+	begun  bool  // the byte order mark check has been done
+	sawCR  bool  // the previous line ended with '\r' at the very end of the buffer
+	lstate int   // lineNone, linePending, lineData or lineSkip
+	known  bool  // linePending: the field name is known (event, id or retry)
+	space  bool  // lineData: a leading space may still have to be removed
+	lnSize int   // lineSkip: raw bytes of the line seen so far
+
+	line    []byte // linePending: the raw line so far
+	data    []byte // data buffer, lines joined by '\n', without a trailing '\n'
+	hasData bool   // at least one data field was seen for this event
+
+	typ       string // event type buffer
+	typCache  string // the last event type string allocated, reused when it repeats
+	lastID    string
+	retry     time.Duration
+	haveRetry bool
+}
+
+// NewReader returns a Reader that reads events from r. maxEventSize bounds the
+// memory one event may take: the data of the event plus the line being read
+// must not exceed it, or Next fails with an error matching ErrEventTooLarge.
+// maxEventSize <= 0 means DefaultMaxEventSize.
+func NewReader(r io.Reader, maxEventSize int) *Reader {
+	if maxEventSize <= 0 {
+		maxEventSize = DefaultMaxEventSize
+	}
+	return &Reader{src: r, max: maxEventSize, lfPos: -1, crPos: -1}
+}
+
+// LastEventID returns the last event ID buffer. Every valid "id" field updates
+// it, including those of events that are never dispatched (such as a priming
+// event that carries an id and empty data); it is not reset when an event is
+// dispatched.
+func (r *Reader) LastEventID() string { return r.lastID }
+
+// Retry returns the reconnection time of the last valid "retry" field (a value
+// of ASCII digits only, in milliseconds) and whether one has been seen. A value
+// too large for a time.Duration is clamped to the largest one.
+func (r *Reader) Retry() (time.Duration, bool) { return r.retry, r.haveRetry }
+
+// Next returns the next dispatched event. It returns io.EOF when the stream
+// ends; an event not terminated by a blank line before the end is discarded,
+// as the WHATWG rules require. Errors from the underlying reader other than
+// io.EOF are returned as they are. Once Next has returned an error it returns
+// the same error on every later call.
+func (r *Reader) Next() (Event, error) {
+	if r.err != nil {
+		return Event{}, r.err
+	}
+	if r.buf == nil {
+		r.buf = make([]byte, readBufferSize)
+	}
+	for {
+		if !r.begun {
+			if r.wpos-r.rpos < len(bom) && r.rerr == nil {
+				r.fill()
+				continue
+			}
+			if bytes.HasPrefix(r.buf[r.rpos:r.wpos], bom) {
+				r.rpos += len(bom)
+			}
+			r.begun = true
+		}
+		if r.rpos == r.wpos {
+			if r.rerr != nil {
+				return Event{}, r.fail(r.rerr)
+			}
+			r.fill()
+			continue
+		}
+		if r.sawCR {
+			r.sawCR = false
+			if r.buf[r.rpos] == '\n' {
+				r.rpos++
+				continue
+			}
+		}
+		end := r.lineEnd()
+		if end < 0 {
+			// No line ending in the buffer: keep what we have of the line
+			// and read more.
+			if err := r.feed(r.buf[r.rpos:r.wpos]); err != nil {
+				return Event{}, r.fail(err)
+			}
+			r.rpos = r.wpos
+			continue
+		}
+		line := r.buf[r.rpos:end]
+		r.rpos = end + 1
+		if r.buf[end] == '\r' {
+			if r.rpos < r.wpos {
+				if r.buf[r.rpos] == '\n' {
+					r.rpos++
+				}
+			} else {
+				r.sawCR = true
+			}
+		}
+		var err error
+		switch {
+		case r.lstate != lineNone:
+			err = r.finish(line)
+		case len(line) == 0:
+			if ev, ok := r.dispatch(); ok {
+				return ev, nil
+			}
+		default:
+			err = r.processLine(line)
+		}
+		if err != nil {
+			return Event{}, r.fail(err)
+		}
+	}
+}
+
+// fill reads more input into the buffer. It must only be called when the
+// buffer is empty or, before the byte order mark check, not yet full.
+func (r *Reader) fill() {
+	if r.rpos == r.wpos {
+		r.rpos, r.wpos = 0, 0
+	}
+	r.lfPos, r.crPos = -1, -1
+	n, err := r.src.Read(r.buf[r.wpos:])
+	if n < 0 || n > len(r.buf)-r.wpos {
+		r.rerr = errors.New("sse: reader returned an invalid byte count")
+		return
+	}
+	r.wpos += n
+	switch {
+	case err != nil:
+		r.rerr = err
+	case n == 0:
+		r.empty++
+		if r.empty >= maxEmptyReads {
+			r.rerr = io.ErrNoProgress
+		}
+	default:
+		r.empty = 0
+	}
+}
+
+// lineEnd returns the buffer index of the first '\r' or '\n' in the unread
+// bytes, or -1 if there is none. Earlier search results are remembered, so a
+// buffer is never scanned more than once for each byte value, whatever the
+// mix of line endings.
+func (r *Reader) lineEnd() int {
+	if r.lfPos < r.rpos {
+		if i := bytes.IndexByte(r.buf[r.rpos:r.wpos], '\n'); i >= 0 {
+			r.lfPos = r.rpos + i
+		} else {
+			r.lfPos = r.wpos
+		}
+	}
+	if r.crPos < r.rpos {
+		if i := bytes.IndexByte(r.buf[r.rpos:r.lfPos], '\r'); i >= 0 {
+			r.crPos = r.rpos + i
+		} else {
+			r.crPos = r.lfPos
+		}
+	}
+	end := min(r.lfPos, r.crPos)
+	if end >= r.wpos {
+		return -1
+	}
+	return end
+}
+
+// fail records err as the sticky error and releases the event buffers.
+func (r *Reader) fail(err error) error {
+	r.err = err
+	r.data, r.line, r.buf = nil, nil, nil
+	r.rpos, r.wpos = 0, 0
+	return err
+}
+
+// tooLarge returns the error for an event that outgrew the limit.
+func (r *Reader) tooLarge() error { return &EventTooLargeError{Limit: r.max} }
+
+// feed takes the bytes of a line whose end has not been read yet.
+func (r *Reader) feed(chunk []byte) error {
+	switch r.lstate {
+	case lineNone:
+		r.line = r.line[:0]
+		r.known = false
+		if chunk[0] == ':' { // a comment
+			r.lstate, r.lnSize = lineSkip, 0
+			return r.feedSkip(chunk)
+		}
+		r.lstate = linePending
+		return r.feedPending(chunk)
+	case linePending:
+		return r.feedPending(chunk)
+	case lineData:
+		return r.feedData(chunk)
+	default:
+		return r.feedSkip(chunk)
+	}
+}
+
+// feedPending collects a line whose field is not known yet or whose value is
+// needed whole (event, id, retry). As soon as the field name is complete, a
+// data field switches to streaming and an ignored field to counting.
+func (r *Reader) feedPending(chunk []byte) error {
+	if len(r.data)+len(r.line)+len(chunk) > r.max {
+		return r.tooLarge()
+	}
+	if r.known {
+		r.line = append(r.line, chunk...)
+		return nil
+	}
+	c := bytes.IndexByte(chunk, ':')
+	if c < 0 {
+		r.line = append(r.line, chunk...)
+		return nil
+	}
+	r.line = append(r.line, chunk[:c]...)
+	rest := chunk[c+1:]
+	switch string(r.line) {
+	case "data":
+		r.lstate = lineData
+		r.space = true
+		if err := r.startData(); err != nil {
+			return err
+		}
+		return r.feedData(rest)
+	case "event", "id", "retry":
+		r.known = true
+		r.line = append(r.line, ':')
+		r.line = append(r.line, rest...)
+		return nil
+	default:
+		r.lstate, r.lnSize = lineSkip, len(r.line)
+		return r.feedSkip(chunk[c:])
+	}
+}
+
+// feedSkip counts the bytes of a line that is ignored.
+func (r *Reader) feedSkip(chunk []byte) error {
+	r.lnSize += len(chunk)
+	if len(r.data)+r.lnSize > r.max {
+		return r.tooLarge()
+	}
+	return nil
+}
+
+// startData begins a new line of the data buffer.
+func (r *Reader) startData() error {
+	if r.hasData {
+		if len(r.data)+1 > r.max {
+			return r.tooLarge()
+		}
+		r.grow(1)
+		r.data = append(r.data, '\n')
+	}
+	r.hasData = true
+	return nil
+}
+
+// feedData appends part of a data value to the data buffer.
+func (r *Reader) feedData(chunk []byte) error {
+	if r.space && len(chunk) > 0 {
+		r.space = false
+		if chunk[0] == ' ' {
+			chunk = chunk[1:]
+		}
+	}
+	if len(r.data)+len(chunk) > r.max {
+		return r.tooLarge()
+	}
+	r.grow(len(chunk))
+	r.data = append(r.data, chunk...)
+	return nil
+}
+
+// finish takes the last bytes of a line that began in an earlier read and
+// processes the line.
+func (r *Reader) finish(tail []byte) error {
+	state := r.lstate
+	r.lstate = lineNone
+	switch state {
+	case linePending:
+		if len(r.data)+len(r.line)+len(tail) > r.max {
+			return r.tooLarge()
+		}
+		r.line = append(r.line, tail...)
+		err := r.processLine(r.line)
+		if cap(r.line) > keepScratchLimit {
+			r.line = nil
+		}
+		return err
+	case lineData:
+		return r.feedData(tail)
+	default:
+		return r.feedSkip(tail)
+	}
+}
+
+// processLine interprets one complete, non-empty line.
+func (r *Reader) processLine(line []byte) error {
+	if line[0] == ':' { // a comment
+		if len(r.data)+len(line) > r.max {
+			return r.tooLarge()
+		}
+		return nil
+	}
+	name, value := line, []byte(nil)
+	if c := bytes.IndexByte(line, ':'); c >= 0 {
+		name, value = line[:c], line[c+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	if string(name) == "data" {
+		if err := r.startData(); err != nil {
+			return err
+		}
+		r.space = false
+		return r.feedData(value)
+	}
+	if len(r.data)+len(line) > r.max {
+		return r.tooLarge()
+	}
+	switch string(name) {
+	case "event":
+		switch {
+		case len(value) == 0:
+			r.typ = ""
+		case string(value) == r.typCache:
+			r.typ = r.typCache
+		default:
+			r.typCache = string(value)
+			r.typ = r.typCache
+		}
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 && string(value) != r.lastID {
+			r.lastID = string(value)
+		}
+	case "retry":
+		if d, ok := parseRetry(value); ok {
+			r.retry, r.haveRetry = d, true
+		}
+	}
+	return nil
+}
+
+// parseRetry interprets a retry value: one or more ASCII digits, a number of
+// milliseconds. Values beyond the range of time.Duration are clamped.
+func parseRetry(v []byte) (time.Duration, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+	var ms int64
+	clamped := false
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if !clamped {
+			ms = ms*10 + int64(c-'0')
+			if ms > maxMillis {
+				clamped = true
+			}
+		}
+	}
+	if clamped {
+		return time.Duration(math.MaxInt64), true
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// grow makes room for n more bytes in the data buffer, doubling its capacity
+// so that appending a large event stays linear, but never beyond what the
+// size limit can allow.
+func (r *Reader) grow(n int) {
+	need := len(r.data) + n
+	if need <= cap(r.data) {
+		return
+	}
+	c := max(2*cap(r.data), 512, need)
+	if c > r.max && need <= r.max {
+		c = r.max
+	}
+	nb := make([]byte, len(r.data), c)
+	copy(nb, r.data)
+	r.data = nb
+}
+
+// dispatch handles a blank line: it returns the event if the data buffer is
+// not empty and resets the per-event buffers either way.
+func (r *Reader) dispatch() (Event, bool) {
+	typ := r.typ
+	r.typ = ""
+	if !r.hasData {
+		return Event{}, false
+	}
+	r.hasData = false
+	var data []byte
+	if cap(r.data) > keepScratchLimit {
+		// Hand the big buffer over instead of copying it.
+		data = r.data[:len(r.data):len(r.data)]
+		r.data = nil
+	} else {
+		data = make([]byte, len(r.data))
+		copy(data, r.data)
+		r.data = r.data[:0]
+	}
+	if typ == "" {
+		typ = "message"
+	}
+	return Event{Type: typ, Data: data, ID: r.lastID}, true
+}
