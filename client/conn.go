@@ -1,0 +1,240 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// Conn is a live, initialized connection to one MCP server. It is safe for
+// concurrent use: any number of calls may be in flight at once.
+type Conn struct {
+	t    jsonrpc.Transport
+	opts *options
+
+	nextID  atomic.Int64
+	mu      sync.Mutex
+	pending map[int64]*call
+	served  map[string]context.CancelFunc // server→client requests in progress, by id
+	err     error                         // why the Conn is done; nil while it lives
+	info    Info
+
+	ctx    context.Context // cancelled by Close: stops handlers
+	cancel context.CancelFunc
+	events *eventQueue
+	wg     sync.WaitGroup // read loop, handlers, cancellation senders
+	done   chan struct{}  // closed when the read loop has ended
+	once   sync.Once
+}
+
+// Info describes what was negotiated with the server.
+type Info struct {
+	Transport       string // "streamable-http", "sse", "stdio", or a custom transport's name
+	ProtocolVersion string
+	ServerInfo      mcp.Implementation
+	Capabilities    mcp.ServerCapabilities
+	Instructions    string
+}
+
+// Open runs the MCP lifecycle over t: initialize, version check,
+// notifications/initialized. On success the Conn owns t; on failure t is
+// closed. ctx bounds the handshake only.
+func Open(ctx context.Context, t jsonrpc.Transport, opts ...Option) (*Conn, error) {
+	return open(ctx, t, newOptions(opts))
+}
+
+func open(ctx context.Context, t jsonrpc.Transport, o *options) (*Conn, error) {
+	c := &Conn{
+		t:       t,
+		opts:    o,
+		pending: make(map[int64]*call),
+		served:  make(map[string]context.CancelFunc),
+		events:  newEventQueue(),
+		done:    make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.info.Transport = o.transportName
+	if c.info.Transport == "" {
+		c.info.Transport = "custom"
+	}
+	c.wg.Add(1)
+	go c.readLoop()
+	if err := c.initialize(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Conn) initialize(ctx context.Context) error {
+	params := mcp.InitializeParams{
+		ProtocolVersion: mcp.LatestVersion,
+		Capabilities:    c.capabilities(),
+		ClientInfo:      c.opts.clientInfo,
+	}
+	var res mcp.InitializeResult
+	if err := c.Call(ctx, "initialize", &params, &res); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	if !mcp.IsSupportedVersion(res.ProtocolVersion) {
+		return &VersionError{Offered: params.ProtocolVersion, Got: res.ProtocolVersion}
+	}
+	c.mu.Lock()
+	c.info.ProtocolVersion = res.ProtocolVersion
+	c.info.ServerInfo = res.ServerInfo
+	c.info.Capabilities = res.Capabilities
+	c.info.Instructions = res.Instructions
+	c.mu.Unlock()
+	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
+		return fmt.Errorf("notifications/initialized: %w", err)
+	}
+	return nil
+}
+
+// capabilities declares what the host's handlers can answer.
+func (c *Conn) capabilities() mcp.ClientCapabilities {
+	var caps mcp.ClientCapabilities
+	if c.opts.roots != nil {
+		caps.Roots = &mcp.RootsCap{ListChanged: true}
+	}
+	if c.opts.sampling != nil {
+		caps.Sampling = &mcp.SamplingCap{}
+	}
+	if c.opts.elicitForm != nil || c.opts.elicitURL != nil {
+		caps.Elicitation = &mcp.ElicitCap{}
+		if c.opts.elicitForm != nil {
+			caps.Elicitation.Form = &struct{}{}
+		}
+		if c.opts.elicitURL != nil {
+			caps.Elicitation.URL = &struct{}{}
+		}
+	}
+	return caps
+}
+
+// Info returns what was negotiated.
+func (c *Conn) Info() Info {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
+}
+
+// Err returns why the Conn stopped working, or nil while it works.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Done is closed when the Conn stops receiving: after Close, or when the
+// transport broke (Err says why).
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Close ends the connection: pending calls fail with ErrClosed, the
+// transport is closed (for HTTP, the session is deleted; for stdio, the
+// process is stopped), and Close returns once every goroutine the Conn
+// started is gone. It is idempotent; later calls return nil.
+func (c *Conn) Close() error {
+	var err error
+	c.once.Do(func() {
+		c.fail(ErrClosed, false)
+		err = c.t.Close()
+		if errors.Is(err, jsonrpc.ErrClosed) {
+			err = nil
+		}
+		c.cancel()
+		c.wg.Wait()
+		c.events.close()
+	})
+	return err
+}
+
+// fail marks the Conn done with err and fails every pending call. lost
+// says the calls' answers were lost in a broken transport.
+func (c *Conn) fail(err error, lost bool) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	pending := c.pending
+	c.pending = make(map[int64]*call)
+	c.mu.Unlock()
+	for _, cl := range pending {
+		var e error = err
+		if lost {
+			e = &LostError{Method: cl.method, Err: err}
+		}
+		cl.finish(nil, e)
+	}
+}
+
+// readLoop receives every message and routes it.
+func (c *Conn) readLoop() {
+	defer c.wg.Done()
+	defer close(c.done)
+	for {
+		msg, err := c.t.Recv()
+		if err != nil {
+			if errors.Is(err, jsonrpc.ErrClosed) {
+				c.fail(ErrClosed, false)
+			} else {
+				c.opts.logger.Warn("anymcp: transport ended", "err", err)
+				c.fail(err, true)
+			}
+			return
+		}
+		switch {
+		case msg.IsResponse():
+			c.deliver(msg)
+		case msg.IsRequest():
+			c.serve(msg)
+		case msg.IsNotification():
+			c.notification(msg)
+		default:
+			c.opts.logger.Warn("anymcp: dropped a message that is neither request, response nor notification", "id", msg.ID.String())
+		}
+	}
+}
+
+// deliver hands a response to the call waiting for it.
+func (c *Conn) deliver(msg *jsonrpc.Message) {
+	id, ok := msg.ID.Int64()
+	c.mu.Lock()
+	cl := c.pending[id]
+	if ok && cl != nil {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	if !ok || cl == nil {
+		if msg.ID.IsZero() && msg.Error != nil {
+			c.opts.logger.Warn("anymcp: server sent an error without an id", "err", msg.Error)
+			return
+		}
+		c.opts.logger.Warn("anymcp: dropped a response to an unknown id", "id", msg.ID.String())
+		return
+	}
+	if msg.Error != nil {
+		cl.finish(nil, msg.Error)
+		return
+	}
+	cl.finish(msg.Result, nil)
+}
+
+// marshalParams encodes params; nil stays absent.
+func marshalParams(params any) (json.RawMessage, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return p, nil
+	case []byte:
+		return p, nil
+	}
+	return json.Marshal(params)
+}

@@ -1,0 +1,66 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// ErrClosed is returned by calls on a Conn the host has closed.
+var ErrClosed = errors.New("anymcp: connection closed")
+
+// ErrTimeout is matched by every TimeoutError.
+var ErrTimeout = errors.New("anymcp: request timed out")
+
+// TimeoutError says a call ran out of time: no answer within the request
+// timeout (reset by progress), or past the maximum total time. The server
+// may have run the request; it was sent notifications/cancelled.
+type TimeoutError struct {
+	Method string
+	After  time.Duration
+	Total  bool // the maximum total time ran out, not the idle timeout
+}
+
+func (e *TimeoutError) Error() string {
+	kind := "no answer"
+	if e.Total {
+		kind = "maximum call time"
+	}
+	return fmt.Sprintf("%s: %s after %v", e.Method, kind, e.After)
+}
+
+// Is matches ErrTimeout and jsonrpc.ErrOutcomeUnknown.
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == jsonrpc.ErrOutcomeUnknown
+}
+
+// VersionError is returned by Dial and Open when the server answered
+// initialize with a revision this client does not speak.
+type VersionError struct {
+	Offered string // what the client asked for
+	Got     string // what the server answered
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("anymcp: server answered protocol version %q to our %q; supported: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25", e.Got, e.Offered)
+}
+
+// LostError is the error of a call that was in flight when the transport
+// broke: the request was sent, its answer never came, so it may have run.
+// Unwrap gives the transport's error (for stdio, an *stdio.ExitError with
+// the exit status and the stderr tail).
+type LostError struct {
+	Method string
+	Err    error
+}
+
+func (e *LostError) Error() string {
+	return e.Method + ": connection lost before the answer (the request may have run): " + e.Err.Error()
+}
+
+func (e *LostError) Unwrap() error { return e.Err }
+
+// Is matches jsonrpc.ErrOutcomeUnknown.
+func (e *LostError) Is(target error) bool { return target == jsonrpc.ErrOutcomeUnknown }

@@ -1,0 +1,112 @@
+package client
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// notification routes a notification from the server. It runs on the read
+// loop: what it hands the host goes through the event queue.
+func (c *Conn) notification(msg *jsonrpc.Message) {
+	o := c.opts
+	switch msg.Method {
+	case "notifications/progress":
+		c.progress(msg.Params)
+	case "notifications/cancelled":
+		var p mcp.CancelledParams
+		if json.Unmarshal(msg.Params, &p) != nil {
+			o.logger.Warn("anymcp: malformed notifications/cancelled", "params", excerpt(msg.Params))
+			return
+		}
+		c.mu.Lock()
+		cancel := c.served[string(p.RequestID)]
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		if o.onCancelled != nil {
+			c.events.push(func() { o.onCancelled(p) })
+		}
+	case "notifications/message":
+		if o.onLog == nil {
+			return
+		}
+		var p mcp.LoggingMessageParams
+		if json.Unmarshal(msg.Params, &p) != nil {
+			o.logger.Warn("anymcp: malformed notifications/message", "params", excerpt(msg.Params))
+			return
+		}
+		c.events.push(func() { o.onLog(p) })
+	case "notifications/tools/list_changed":
+		c.pushHandler(o.onToolsChg, msg)
+	case "notifications/resources/list_changed":
+		c.pushHandler(o.onResChg, msg)
+	case "notifications/prompts/list_changed":
+		c.pushHandler(o.onPromptsChg, msg)
+	case "notifications/resources/updated":
+		if o.onResUpdated == nil {
+			c.pushHandler(nil, msg)
+			return
+		}
+		var p mcp.ResourceUpdatedParams
+		if json.Unmarshal(msg.Params, &p) != nil {
+			o.logger.Warn("anymcp: malformed notifications/resources/updated", "params", excerpt(msg.Params))
+			return
+		}
+		c.events.push(func() { o.onResUpdated(p.URI) })
+	default:
+		c.pushHandler(nil, msg)
+	}
+}
+
+// pushHandler queues f, or the catch-all handler when f is nil.
+func (c *Conn) pushHandler(f func(), msg *jsonrpc.Message) {
+	if f != nil {
+		c.events.push(f)
+		return
+	}
+	if all := c.opts.onNotify; all != nil {
+		method, params := msg.Method, msg.Params
+		c.events.push(func() { all(method, params) })
+	}
+}
+
+// progress restarts the timeout of the call the token names and hands the
+// update to its callback.
+func (c *Conn) progress(raw json.RawMessage) {
+	var p struct {
+		mcp.ProgressParams
+		ProgressToken json.RawMessage `json:"progressToken"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		c.opts.logger.Warn("anymcp: malformed notifications/progress", "params", excerpt(raw))
+		return
+	}
+	id, err := strconv.ParseInt(string(p.ProgressToken), 10, 64)
+	if err != nil {
+		c.opts.logger.Debug("anymcp: progress for a token we did not issue", "token", string(p.ProgressToken))
+		return
+	}
+	c.mu.Lock()
+	cl := c.pending[id]
+	c.mu.Unlock()
+	if cl == nil || cl.progress == nil {
+		c.opts.logger.Debug("anymcp: progress for no waiting call", "token", id)
+		return
+	}
+	cl.touch()
+	pp := p.ProgressParams
+	pp.ProgressToken = id
+	f := cl.progress
+	c.events.push(func() { f(pp) })
+}
+
+func excerpt(b []byte) string {
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	return string(b)
+}

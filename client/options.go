@@ -1,0 +1,187 @@
+package client
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// Option configures a Conn, in Dial or Open.
+type Option func(*options)
+
+// Default settings.
+const (
+	// DefaultRequestTimeout is how long a call waits for its answer when
+	// WithRequestTimeout is not given. Each progress notification restarts it.
+	DefaultRequestTimeout = 60 * time.Second
+)
+
+// Host handlers for server→client requests.
+type (
+	// SamplingHandler answers sampling/createMessage.
+	SamplingHandler func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// ElicitationHandler answers elicitation/create.
+	ElicitationHandler func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// RootsHandler answers roots/list.
+	RootsHandler func(ctx context.Context) ([]mcp.Root, error)
+)
+
+type options struct {
+	logger         *slog.Logger
+	clientInfo     mcp.Implementation
+	requestTimeout time.Duration
+	maxCallTime    time.Duration
+
+	// HTTP transports
+	httpClient *http.Client
+	header     http.Header
+
+	sampling      SamplingHandler
+	elicitForm    ElicitationHandler
+	elicitURL     ElicitationHandler
+	roots         RootsHandler
+	onLog         func(mcp.LoggingMessageParams)
+	onToolsChg    func()
+	onResChg      func()
+	onPromptsChg  func()
+	onResUpdated  func(uri string)
+	onCancelled   func(mcp.CancelledParams)
+	onNotify      func(method string, params []byte)
+	transportName string
+}
+
+func newOptions(opts []Option) *options {
+	o := &options{
+		logger:         slog.New(slog.DiscardHandler),
+		clientInfo:     mcp.Implementation{Name: "anymcp", Version: Version},
+		requestTimeout: DefaultRequestTimeout,
+	}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
+}
+
+// Version is the library's version, sent as clientInfo.version by default.
+const Version = "0.1.0"
+
+// WithLogger sends the Conn's logs (dropped messages, retries, handler
+// failures) to l. The default discards them.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l != nil {
+			o.logger = l
+		}
+	}
+}
+
+// WithClientInfo sets the clientInfo sent in initialize.
+func WithClientInfo(name, version string) Option {
+	return func(o *options) { o.clientInfo = mcp.Implementation{Name: name, Version: version} }
+}
+
+// WithRequestTimeout sets how long a call waits for its answer; each
+// progress notification for the call restarts the wait. Zero or less means
+// no timeout. The default is DefaultRequestTimeout.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(o *options) { o.requestTimeout = d }
+}
+
+// WithMaxCallTime bounds a call's total time, progress or not. Zero (the
+// default) means no bound beyond the call's context.
+func WithMaxCallTime(d time.Duration) Option {
+	return func(o *options) { o.maxCallTime = d }
+}
+
+// WithHTTPClient makes HTTP transports use c for every request: its
+// RoundTripper, proxy and TLS settings apply. Its Timeout is not applied to
+// long-lived streams.
+func WithHTTPClient(c *http.Client) Option {
+	return func(o *options) { o.httpClient = c }
+}
+
+// WithHeader adds a header sent on every HTTP request, e.g. Authorization.
+func WithHeader(name, value string) Option {
+	return func(o *options) {
+		if o.header == nil {
+			o.header = make(http.Header)
+		}
+		o.header.Add(name, value)
+	}
+}
+
+// WithSampling answers the server's sampling/createMessage requests with h
+// and declares the sampling capability.
+func WithSampling(h SamplingHandler) Option { return func(o *options) { o.sampling = h } }
+
+// WithElicitation answers form-mode elicitation/create requests with h and
+// declares elicitation.form.
+func WithElicitation(h ElicitationHandler) Option { return func(o *options) { o.elicitForm = h } }
+
+// WithURLElicitation answers URL-mode elicitation/create requests with h
+// and declares elicitation.url.
+func WithURLElicitation(h ElicitationHandler) Option { return func(o *options) { o.elicitURL = h } }
+
+// WithRoots answers roots/list with h and declares the roots capability
+// (with listChanged: tell the server with Conn.NotifyRootsChanged).
+func WithRoots(h RootsHandler) Option { return func(o *options) { o.roots = h } }
+
+// Notification handlers run one at a time, in arrival order, on a goroutine
+// of the Conn's own: they may call the Conn, but a slow one delays the next.
+
+// OnLog delivers notifications/message (server log records).
+func OnLog(f func(mcp.LoggingMessageParams)) Option { return func(o *options) { o.onLog = f } }
+
+// OnToolsChanged is called on notifications/tools/list_changed.
+func OnToolsChanged(f func()) Option { return func(o *options) { o.onToolsChg = f } }
+
+// OnResourcesChanged is called on notifications/resources/list_changed.
+func OnResourcesChanged(f func()) Option { return func(o *options) { o.onResChg = f } }
+
+// OnPromptsChanged is called on notifications/prompts/list_changed.
+func OnPromptsChanged(f func()) Option { return func(o *options) { o.onPromptsChg = f } }
+
+// OnResourceUpdated is called on notifications/resources/updated with the URI.
+func OnResourceUpdated(f func(uri string)) Option { return func(o *options) { o.onResUpdated = f } }
+
+// OnCancelled is called when the server cancels one of its requests to us.
+func OnCancelled(f func(mcp.CancelledParams)) Option { return func(o *options) { o.onCancelled = f } }
+
+// OnNotification is called for every notification the Conn has no typed
+// handler for, with the raw params.
+func OnNotification(f func(method string, params []byte)) Option {
+	return func(o *options) { o.onNotify = f }
+}
+
+// WithTransportName sets the name Info reports for a custom transport.
+func WithTransportName(name string) Option { return func(o *options) { o.transportName = name } }
+
+// CallOption configures one call.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	progress    func(mcp.ProgressParams)
+	timeout     time.Duration
+	timeoutSet  bool
+	maxTime     time.Duration
+	maxTimeSet  bool
+}
+
+// WithProgress attaches a progress token to the call and delivers the
+// server's notifications/progress for it to f, in order.
+func WithProgress(f func(mcp.ProgressParams)) CallOption {
+	return func(c *callOptions) { c.progress = f }
+}
+
+// Timeout overrides the Conn's request timeout for this call.
+func Timeout(d time.Duration) CallOption {
+	return func(c *callOptions) { c.timeout, c.timeoutSet = d, true }
+}
+
+// MaxTime overrides the Conn's maximum call time for this call.
+func MaxTime(d time.Duration) CallOption {
+	return func(c *callOptions) { c.maxTime, c.maxTimeSet = d, true }
+}

@@ -1,0 +1,74 @@
+package client
+
+import (
+	"context"
+	"iter"
+
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// maxPages bounds how many pages one listing follows, so that a server
+// that keeps answering with a cursor cannot loop a client forever.
+const maxPages = 10000
+
+// pages iterates over every item of a paginated list method. A failed page
+// ends the iteration with its error.
+func pages[R, T any](ctx context.Context, c *Conn, method string, split func(*R) ([]T, string)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		cursor := ""
+		for range maxPages {
+			var page R
+			var params any
+			if cursor != "" {
+				params = &mcp.PaginatedParams{Cursor: cursor}
+			}
+			if err := c.Call(ctx, method, params, &page); err != nil {
+				yield(zero, err)
+				return
+			}
+			items, next := split(&page)
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if next == "" {
+				return
+			}
+			cursor = next
+		}
+		yield(zero, &pageLimitError{method: method})
+	}
+}
+
+// collect gathers every item of a paginated listing.
+func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	var all []T
+	for it, err := range seq {
+		if err != nil {
+			return all, err
+		}
+		all = append(all, it)
+	}
+	return all, nil
+}
+
+type pageLimitError struct{ method string }
+
+func (e *pageLimitError) Error() string {
+	return e.method + ": the server kept sending cursors past 10000 pages"
+}
+
+// listPage fetches one page of a list method.
+func listPage[R any](ctx context.Context, c *Conn, method, cursor string) (*R, error) {
+	var params any
+	if cursor != "" {
+		params = &mcp.PaginatedParams{Cursor: cursor}
+	}
+	var page R
+	if err := c.Call(ctx, method, params, &page); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}

@@ -1,0 +1,61 @@
+package client
+
+import (
+	"context"
+	"iter"
+
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// ListResources fetches one page of resources/list.
+func (c *Conn) ListResources(ctx context.Context, cursor string) (*mcp.ListResourcesResult, error) {
+	return listPage[mcp.ListResourcesResult](ctx, c, "resources/list", cursor)
+}
+
+// Resources iterates over every resource, following pagination cursors.
+func (c *Conn) Resources(ctx context.Context) iter.Seq2[mcp.Resource, error] {
+	return pages(ctx, c, "resources/list", func(r *mcp.ListResourcesResult) ([]mcp.Resource, string) { return r.Resources, r.NextCursor })
+}
+
+// AllResources returns every resource, all pages.
+func (c *Conn) AllResources(ctx context.Context) ([]mcp.Resource, error) {
+	return collect(c.Resources(ctx))
+}
+
+// ListResourceTemplates fetches one page of resources/templates/list.
+func (c *Conn) ListResourceTemplates(ctx context.Context, cursor string) (*mcp.ListResourceTemplatesResult, error) {
+	return listPage[mcp.ListResourceTemplatesResult](ctx, c, "resources/templates/list", cursor)
+}
+
+// ResourceTemplates iterates over every resource template.
+func (c *Conn) ResourceTemplates(ctx context.Context) iter.Seq2[mcp.ResourceTemplate, error] {
+	return pages(ctx, c, "resources/templates/list", func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, string) {
+		return r.ResourceTemplates, r.NextCursor
+	})
+}
+
+// AllResourceTemplates returns every resource template, all pages.
+func (c *Conn) AllResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
+	return collect(c.ResourceTemplates(ctx))
+}
+
+// ReadResource reads the resource at uri. An unknown URI is a
+// *jsonrpc.Error with code jsonrpc.CodeResourceNotFound.
+func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*mcp.ReadResourceResult, error) {
+	var res mcp.ReadResourceResult
+	if err := c.Call(ctx, "resources/read", &mcp.ReadResourceParams{URI: uri}, &res, opts...); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Subscribe asks for notifications/resources/updated about uri (delivered
+// to the OnResourceUpdated handler).
+func (c *Conn) Subscribe(ctx context.Context, uri string) error {
+	return c.Call(ctx, "resources/subscribe", &mcp.SubscribeParams{URI: uri}, nil)
+}
+
+// Unsubscribe ends a subscription made with Subscribe.
+func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
+	return c.Call(ctx, "resources/unsubscribe", &mcp.SubscribeParams{URI: uri}, nil)
+}

@@ -1,0 +1,116 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// serve answers a request from the server in its own goroutine: ping by
+// itself, roots/sampling/elicitation through the host's handlers, anything
+// else with -32601.
+func (c *Conn) serve(msg *jsonrpc.Message) {
+	key := msg.ID.Raw()
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.served[key] = cancel
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.served, key)
+			c.mu.Unlock()
+			cancel()
+		}()
+		result, err := c.answer(ctx, msg)
+		resp := &jsonrpc.Message{ID: msg.ID}
+		if err != nil {
+			var rpcErr *jsonrpc.Error
+			if !errors.As(err, &rpcErr) {
+				rpcErr = jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
+			}
+			resp.Error = rpcErr
+		} else if resp.Result, err = json.Marshal(result); err != nil {
+			resp.Result = nil
+			resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "encoding result: "+err.Error())
+		}
+		if ctx.Err() != nil && c.ctx.Err() == nil {
+			return // the server cancelled it: no answer is expected
+		}
+		sctx, scancel := context.WithTimeout(c.ctx, 30*time.Second)
+		defer scancel()
+		if err := c.t.Send(sctx, resp); err != nil {
+			c.opts.logger.Warn("anymcp: could not answer the server's request", "method", msg.Method, "id", msg.ID.String(), "err", err)
+		}
+	}()
+}
+
+func (c *Conn) answer(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+	switch msg.Method {
+	case "ping":
+		return struct{}{}, nil
+	case "roots/list":
+		if c.opts.roots == nil {
+			break
+		}
+		roots, err := c.opts.roots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if roots == nil {
+			roots = []mcp.Root{}
+		}
+		return &mcp.ListRootsResult{Roots: roots}, nil
+	case "sampling/createMessage":
+		if c.opts.sampling == nil {
+			break
+		}
+		var p mcp.CreateMessageParams
+		if err := decodeParams(msg.Params, &p); err != nil {
+			return nil, err
+		}
+		return c.opts.sampling(ctx, &p)
+	case "elicitation/create":
+		var p mcp.ElicitParams
+		if err := decodeParams(msg.Params, &p); err != nil {
+			return nil, err
+		}
+		h := c.opts.elicitForm
+		if p.Mode == mcp.ElicitModeURL {
+			h = c.opts.elicitURL
+		}
+		if h == nil {
+			if c.opts.elicitForm == nil && c.opts.elicitURL == nil {
+				break
+			}
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "elicitation mode "+p.Mode+" is not supported by this client")
+		}
+		return h(ctx, &p)
+	}
+	return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+msg.Method)
+}
+
+func decodeParams(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params missing")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error())
+	}
+	return nil
+}
+
+// NotifyRootsChanged tells the server that the host's roots changed.
+func (c *Conn) NotifyRootsChanged(ctx context.Context) error {
+	return c.Notify(ctx, "notifications/roots/list_changed", nil)
+}

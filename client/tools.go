@@ -1,0 +1,32 @@
+package client
+
+import (
+	"context"
+	"iter"
+
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// ListTools fetches one page of tools/list; cursor "" is the first page.
+func (c *Conn) ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
+	return listPage[mcp.ListToolsResult](ctx, c, "tools/list", cursor)
+}
+
+// Tools iterates over every tool, following pagination cursors.
+func (c *Conn) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
+	return pages(ctx, c, "tools/list", func(r *mcp.ListToolsResult) ([]mcp.Tool, string) { return r.Tools, r.NextCursor })
+}
+
+// AllTools returns every tool, all pages.
+func (c *Conn) AllTools(ctx context.Context) ([]mcp.Tool, error) { return collect(c.Tools(ctx)) }
+
+// CallTool calls the tool name with arguments (anything that encodes to a
+// JSON object, or nil). A tool that ran and failed is not an error: the
+// result has IsError set.
+func (c *Conn) CallTool(ctx context.Context, name string, arguments any, opts ...CallOption) (*mcp.CallToolResult, error) {
+	var res mcp.CallToolResult
+	if err := c.Call(ctx, "tools/call", &mcp.CallToolParams{Name: name, Arguments: arguments}, &res, opts...); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
