@@ -1,0 +1,22 @@
+// Package testservers holds small, real MCP servers that run in-process, for
+// tests, benchmarks and `mcpcall demo`. They speak the wire formats of
+// revision 2025-11-25 (and accept the older revisions in initialize); they
+// are not mocks.
+//
+// The package is one wire-independent core plus front-ends:
+//
+//   - Server and Session (core.go) implement the protocol: lifecycle, tools,
+//     resources, prompts, completion, logging, cancellation, progress, and
+//     requests from the server to the client (sampling, elicitation, roots).
+//     A Session handles decoded jsonrpc.Messages from one client and sends
+//     its own messages through a Peer, which a front-end implements.
+//   - StartStreamable and NewStreamableHandler (streamable.go) serve the
+//     core over Streamable HTTP, with or without sessions, SSE or JSON
+//     answers, and an optional standalone GET stream.
+//   - ServeStdio, RunFromEnv and StdioCommand (stdio.go) serve it over
+//     newline-delimited JSON, in-process or as a child process that is the
+//     test binary itself.
+//
+// What the servers offer (tools, resources, prompts) is listed on Server.
+// Server.Stats tells tests what the server saw.
+package testservers

@@ -1,0 +1,230 @@
+package testservers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// ServeStdio serves a new Server configured by opts over the stdio
+// transport: newline-delimited JSON-RPC read from in and written to out.
+// See Server.ServeStdio.
+func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	return NewServer(opts).ServeStdio(ctx, in, out)
+}
+
+// ServeStdio serves one session of s over the stdio transport: it reads
+// newline-delimited JSON-RPC messages from in and writes its own to out,
+// one a line, never two writes at once.
+//
+// On EOF of in, running requests are allowed to finish (requests sent to
+// the client fail, as nothing can answer them), their responses written,
+// and ServeStdio returns nil. When ctx ends first, running requests are
+// cancelled and ServeStdio returns ctx.Err(); the goroutine reading in
+// then stays until in returns (the caller closes it).
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	p := &stdioPeer{w: out}
+	ss := s.NewSession(p)
+	readDone := make(chan error, 1)
+	go func() { readDone <- s.readStdio(ctx, in, ss, p) }()
+	defer p.close()
+	select {
+	case err := <-readDone:
+		ss.Drain()
+		return err
+	case <-ctx.Done():
+		ss.Close()
+		return ctx.Err()
+	}
+}
+
+// readStdio feeds the session with the lines of in until EOF (nil) or
+// a read error.
+func (s *Server) readStdio(ctx context.Context, in io.Reader, ss *Session, p *stdioPeer) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 && ctx.Err() == nil {
+			s.handleLine(ctx, line, ss, p)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("testservers: reading stdin: %w", err)
+		}
+	}
+}
+
+func (s *Server) handleLine(ctx context.Context, line []byte, ss *Session, p *stdioPeer) {
+	m, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		s.log.Warn("stdio: invalid message", "err", err)
+		code := int64(jsonrpc.CodeParseError)
+		var de *jsonrpc.DecodeError
+		if errors.As(err, &de) && !strings.HasPrefix(de.Reason, "not JSON") {
+			code = jsonrpc.CodeInvalidRequest
+		}
+		_ = p.write(&jsonrpc.Message{Error: jsonrpc.NewError(code, err.Error())})
+		return
+	}
+	ss.Handle(ctx, m)
+}
+
+// stdioPeer writes a session's messages to out, one a line.
+type stdioPeer struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+	err error // the first write error; later writes fail with it
+}
+
+func (p *stdioPeer) write(m *jsonrpc.Message) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return p.err
+	}
+	b, err := jsonrpc.Append(p.buf[:0], m)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := p.w.Write(b); err != nil {
+		p.err = err
+		return err
+	}
+	if cap(b) <= 1<<20 {
+		p.buf = b // keep a modest buffer for the next message
+	}
+	return nil
+}
+
+// close makes later writes fail: nothing reaches out once ServeStdio returned.
+func (p *stdioPeer) close() {
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = errSessionClosed
+	}
+	p.mu.Unlock()
+}
+
+// Send writes a notification or request to out.
+func (p *stdioPeer) Send(_ context.Context, m *jsonrpc.Message) error { return p.write(m) }
+
+// Reply writes resp to out, if there is one.
+func (p *stdioPeer) Reply(_ context.Context, _ jsonrpc.ID, resp *jsonrpc.Message) error {
+	if resp == nil {
+		return nil
+	}
+	return p.write(resp)
+}
+
+// EnvVar names the environment variable that turns a binary that calls
+// RunFromEnv into a stdio test server: its value must be "stdio".
+const EnvVar = "ANYMCP_TESTSERVER"
+
+// Environment variables RunFromEnv reads the Options from.
+const (
+	EnvName         = EnvVar + "_NAME"         // Options.Name
+	EnvVersions     = EnvVar + "_VERSIONS"     // Options.Versions, comma-separated
+	EnvInstructions = EnvVar + "_INSTRUCTIONS" // Options.Instructions
+	EnvPageSize     = EnvVar + "_PAGESIZE"     // Options.PageSize
+	EnvLog          = EnvVar + "_LOG"          // a slog level (debug, info, warn, error) for logs on stderr; none when unset
+)
+
+// RunFromEnv makes the running binary a stdio test server when the
+// environment asks for it: if EnvVar is "stdio", it serves ServeStdio on
+// os.Stdin and os.Stdout with Options read from the environment (EnvName,
+// EnvVersions, EnvInstructions, EnvPageSize, EnvLog) and exits: status 0
+// after EOF of stdin, 1 on an error. Otherwise it returns at once.
+//
+// Test binaries call it first thing in TestMain, the mcpcall binary first
+// thing in main; StdioCommand tells how to start them that way.
+func RunFromEnv() {
+	if os.Getenv(EnvVar) != "stdio" {
+		return
+	}
+	opts, err := OptionsFromEnv()
+	if err == nil {
+		err = ServeStdio(context.Background(), os.Stdin, os.Stdout, opts)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testservers:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// OptionsFromEnv reads Options from the environment variables RunFromEnv
+// uses.
+func OptionsFromEnv() (Options, error) {
+	opts := Options{
+		Name:         os.Getenv(EnvName),
+		Instructions: os.Getenv(EnvInstructions),
+	}
+	if v := os.Getenv(EnvVersions); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				opts.Versions = append(opts.Versions, s)
+			}
+		}
+	}
+	if v := os.Getenv(EnvPageSize); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return opts, fmt.Errorf("%s: %w", EnvPageSize, err)
+		}
+		opts.PageSize = n
+	}
+	if v := os.Getenv(EnvLog); v != "" {
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			return opts, fmt.Errorf("%s: %w", EnvLog, err)
+		}
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	return opts, nil
+}
+
+// StdioCommand returns how to start the running binary as a stdio test
+// server: its path (os.Executable), its arguments (none), and the
+// environment variables to add to the current environment (EnvVar=stdio).
+// The binary must call RunFromEnv first thing. StdioEnv gives the
+// variables for other Options.
+func StdioCommand() (path string, args []string, env []string) {
+	path, err := os.Executable()
+	if err != nil {
+		path = os.Args[0]
+	}
+	return path, nil, StdioEnv(Options{})
+}
+
+// StdioEnv returns the environment variables that make a binary calling
+// RunFromEnv serve a stdio test server configured by opts (Logger aside).
+func StdioEnv(opts Options) []string {
+	env := []string{EnvVar + "=stdio"}
+	if opts.Name != "" {
+		env = append(env, EnvName+"="+opts.Name)
+	}
+	if len(opts.Versions) > 0 {
+		env = append(env, EnvVersions+"="+strings.Join(opts.Versions, ","))
+	}
+	if opts.Instructions != "" {
+		env = append(env, EnvInstructions+"="+opts.Instructions)
+	}
+	if opts.PageSize > 0 {
+		env = append(env, EnvPageSize+"="+strconv.Itoa(opts.PageSize))
+	}
+	return env
+}

@@ -1,0 +1,478 @@
+package testservers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// call is what a tool sees of the request it runs in.
+type call struct {
+	ss            *Session
+	ctx           context.Context
+	id            jsonrpc.ID
+	progressToken json.RawMessage // nil when the client asked for no progress
+}
+
+func (c *call) notify(method string, params any) error {
+	return c.ss.notify(c.ctx, method, params)
+}
+
+func (c *call) request(method string, params any) (json.RawMessage, error) {
+	return c.ss.request(c.ctx, method, params)
+}
+
+// toolFunc runs a tool on its decoded arguments. It returns a
+// *mcp.CallToolResult or a ready json.RawMessage. An error becomes a result
+// with isError set and the error's text, unless the request was cancelled.
+type toolFunc func(c *call, args json.RawMessage) (any, error)
+
+type toolDef struct {
+	tool mcp.Tool
+	run  toolFunc
+}
+
+// toolErr is a tool execution error: it is reported in the result.
+type toolErr string
+
+func (e toolErr) Error() string { return string(e) }
+
+var (
+	yes   = true
+	tools = []toolDef{
+		{mcp.Tool{
+			Name:        "echo",
+			Title:       "Echo",
+			Description: "Returns the text it is given.",
+			InputSchema: schema(`{"type":"object","properties":{"text":{"type":"string","description":"text to echo"}},"required":["text"]}`),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: &yes},
+		}, toolEcho},
+		{mcp.Tool{
+			Name:         "add",
+			Title:        "Add",
+			Description:  "Adds two numbers; the sum is also in structuredContent.",
+			InputSchema:  schema(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
+			OutputSchema: schema(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`),
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: &yes},
+		}, toolAdd},
+		{mcp.Tool{
+			Name:        "slow",
+			Description: "Takes steps×delayMs milliseconds, reporting progress after each step when asked; stops when cancelled.",
+			InputSchema: schema(`{"type":"object","properties":{"steps":{"type":"integer","minimum":0},"delayMs":{"type":"integer","minimum":0}},"required":["steps","delayMs"]}`),
+		}, toolSlow},
+		{mcp.Tool{
+			Name:        "fail",
+			Description: "Fails: returns a result with isError and the message.",
+			InputSchema: schema(`{"type":"object","properties":{"message":{"type":"string"}}}`),
+		}, toolFail},
+		{mcp.Tool{
+			Name:        "sample",
+			Description: "Asks the client for an LLM completion of prompt (sampling/createMessage) and returns its text.",
+			InputSchema: schema(`{"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}`),
+		}, toolSample},
+		{mcp.Tool{
+			Name:        "elicit",
+			Description: "Asks the user, through the client, for a name (elicitation/create, form mode); returns the action and content.",
+			InputSchema: schema(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
+		}, toolElicit},
+		{mcp.Tool{
+			Name:        "roots",
+			Description: "Asks the client for its roots (roots/list); returns their URIs, one a line.",
+			InputSchema: schema(`{"type":"object"}`),
+		}, toolRoots},
+		{mcp.Tool{
+			Name:        "big",
+			Description: "Returns one text block of exactly mib MiB of 'x'.",
+			InputSchema: schema(`{"type":"object","properties":{"mib":{"type":"integer","minimum":0,"maximum":1024}},"required":["mib"]}`),
+		}, toolBig},
+		{mcp.Tool{
+			Name:        "content_types",
+			Description: "Returns one block of each content type: text, image, audio, resource_link, resource.",
+			InputSchema: schema(`{"type":"object"}`),
+		}, toolContentTypes},
+		{mcp.Tool{
+			Name:        "log",
+			Description: "Sends a log message (notifications/message) at level, if the session's level lets it through.",
+			InputSchema: schema(`{"type":"object","properties":{"level":{"type":"string","enum":["debug","info","notice","warning","error","critical","alert","emergency"]},"message":{"type":"string"}},"required":["level","message"]}`),
+		}, toolLog},
+		{mcp.Tool{
+			Name:        "notify_changes",
+			Description: "Sends the tools, resources and prompts list_changed notifications.",
+			InputSchema: schema(`{"type":"object"}`),
+		}, toolNotifyChanges},
+		{mcp.Tool{
+			Name:        "touch",
+			Description: "Sends notifications/resources/updated for uri if this session subscribed to it.",
+			InputSchema: schema(`{"type":"object","properties":{"uri":{"type":"string"}},"required":["uri"]}`),
+		}, toolTouch},
+		{mcp.Tool{
+			Name:        "counter",
+			Description: "Increments the server's execution counter and returns its new value.",
+			InputSchema: schema(`{"type":"object"}`),
+		}, toolCounter},
+	}
+	toolsByName = func() map[string]*toolDef {
+		m := make(map[string]*toolDef, len(tools))
+		for i := range tools {
+			m[tools[i].tool.Name] = &tools[i]
+		}
+		return m
+	}()
+	toolList = func() []mcp.Tool {
+		l := make([]mcp.Tool, len(tools))
+		for i := range tools {
+			l[i] = tools[i].tool
+		}
+		return l
+	}()
+)
+
+// ToolNames returns the names of the tools every test server offers, in
+// the order tools/list returns them.
+func ToolNames() []string {
+	names := make([]string, len(tools))
+	for i := range tools {
+		names[i] = tools[i].tool.Name
+	}
+	return names
+}
+
+func schema(s string) json.RawMessage { return json.RawMessage(s) }
+
+func (ss *Session) listTools(params json.RawMessage) (any, error) {
+	items, next, err := page(params, toolList, ss.srv.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.ListToolsResult{Tools: items, NextCursor: next}, nil
+}
+
+// callParams is tools/call's params as the server reads them.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+	} `json:"_meta"`
+}
+
+func (ss *Session) callTool(ctx context.Context, id jsonrpc.ID, params json.RawMessage) (any, error) {
+	var p callParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, invalidParams("tools/call: name is required")
+	}
+	def := toolsByName[p.Name]
+	if def == nil {
+		return nil, invalidParams("unknown tool: " + p.Name)
+	}
+	args := p.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	c := &call{ss: ss, ctx: ctx, id: id}
+	if len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
+		c.progressToken = p.Meta.ProgressToken
+	}
+	ss.srv.count(func(st *Stats) { st.ToolCalls[p.Name]++ })
+	res, err := def.run(c, args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(err.Error())}, IsError: true}, nil
+	}
+	return res, nil
+}
+
+// args decodes a tool's arguments; a mismatch is a tool execution error
+// (as input validation errors are since 2025-11-25).
+func args(raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return toolErr("invalid arguments: " + err.Error())
+	}
+	return nil
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(text)}}
+}
+
+func toolEcho(_ *call, raw json.RawMessage) (any, error) {
+	var a struct {
+		Text *string `json:"text"`
+	}
+	if err := args(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Text == nil {
+		return nil, toolErr("invalid arguments: text is required")
+	}
+	return textResult(*a.Text), nil
+}
+
+func toolAdd(_ *call, raw json.RawMessage) (any, error) {
+	var a struct {
+		A *float64 `json:"a"`
+		B *float64 `json:"b"`
+	}
+	if err := args(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.A == nil || a.B == nil {
+		return nil, toolErr("invalid arguments: a and b are required")
+	}
+	sum := *a.A + *a.B
+	structured, err := json.Marshal(map[string]float64{"sum": sum})
+	if err != nil {
+		return nil, err
+	}
+	res := textResult(formatNumber(*a.A) + "+" + formatNumber(*a.B) + "=" + formatNumber(sum))
+	res.StructuredContent = structured
+	return res, nil
+}
+
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func toolSlow(c *call, raw json.RawMessage) (any, error) {
+	var a struct {
+		Steps   int `json:"steps"`
+		DelayMs int `json:"delayMs"`
+	}
+	if err := args(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Steps < 0 || a.DelayMs < 0 {
+		return nil, toolErr("invalid arguments: steps and delayMs must not be negative")
+	}
+	delay := time.Duration(a.DelayMs) * time.Millisecond
+	for i := 1; i <= a.Steps; i++ {
+		timer := time.NewTimer(delay)
+		select {
+		case <-timer.C:
+		case <-c.ctx.Done():
+			timer.Stop()
+			return nil, c.ctx.Err()
+		}
+		if c.progressToken != nil {
+			_ = c.notify("notifications/progress", mcp.ProgressParams{
+				ProgressToken: c.progressToken,
+				Progress:      float64(i),
+				Total:         float64(a.Steps),
+				Message:       fmt.Sprintf("step %d of %d", i, a.Steps),
+			})
+		}
+	}
+	return textResult(fmt.Sprintf("done %d steps", a.Steps)), nil
+}
+
+func toolFail(_ *call, raw json.RawMessage) (any, error) {
+	var a struct {
+		Message string `json:"message"`
+	}
+	if err := args(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Message == "" {
+		a.Message = "failed as asked"
+	}
+	return nil, toolErr(a.Message)
+}
+
+// clientRequestErr turns the failure of a server→client request into the
+// tool's error text.
+func clientRequestErr(method string, err error) error {
+	if errors.Is(err, ErrNoChannel) {
+		return toolErr(method + ": no channel to the client is available (open a GET stream or use SSE responses)")
+	}
+	return toolErr(method + " failed: " + err.Error())
+}
+
+func toolSample(c *call, raw json.RawMessage) (any, error) {
+	var a struct {
+		Prompt string `json:"prompt"`
+	}
+	if err := args(raw, &a); err != nil {
+		return nil, err
+	}
+	if c.ss.capabilities().Sampling == nil {
+		return nil, toolErr("the client did not declare the sampling capability")
+	}
+	res, err := c.request("sampling/createMessage", mcp.CreateMessageParams{
+		Messages:  []mcp.SamplingMessage{{Role: "user", Content: mcp.Contents{mcp.TextContent(a.Prompt)}}},
+		MaxTokens: 100,
+	})
+	if err != nil {
+		return nil, clientRequestErr("sampling/createMessage", err)
+	}
+	var r mcp.CreateMessageResult
+	if err := json.Unmarshal(res, &r); err != nil {
+		return nil, toolErr("sampling/createMessage: bad result: " + err.Error())
+	}
+	var text strings.Builder
+	for _, b := range r.Content {
+		if b.Type == mcp.ContentText {
+			text.WriteString(b.Text)
+		}
+	}
+	return textResult(text.String()), nil
+}
+
+// elicitSchema is what the elicit tool asks the user for.
+const elicitSchema = `{"type":"object","properties":{"name":{"type":"string","title":"Name","description":"your name"}},"required":["name"]}`
+
+func toolElicit(c *call, raw json.RawMessage) (any, error) {
+	var a struct {
+		Message string `json:"message"`
+	}
+	if err := args(raw, &a); err != nil {
+		return nil, err
+	}
+	if c.ss.capabilities().Elicitation == nil {
+		return nil, toolErr("the client did not declare the elicitation capability")
+	}
+	res, err := c.request("elicitation/create", mcp.ElicitParams{
+		Mode:            mcp.ElicitModeForm,
+		Message:         a.Message,
+		RequestedSchema: json.RawMessage(elicitSchema),
+	})
+	if err != nil {
+		return nil, clientRequestErr("elicitation/create", err)
+	}
+	var r mcp.ElicitResult
+	if err := json.Unmarshal(res, &r); err != nil {
+		return nil, toolErr("elicitation/create: bad result: " + err.Error())
+	}
+	text := r.Action
+	if len(r.Content) > 0 {
+		b, err := json.Marshal(r.Content)
+		if err != nil {
+			return nil, err
+		}
+		text += " " + string(b)
+	}
+	return textResult(text), nil
+}
+
+func toolRoots(c *call, _ json.RawMessage) (any, error) {
+	if c.ss.capabilities().Roots == nil {
+		return nil, toolErr("the client did not declare the roots capability")
+	}
+	res, err := c.request("roots/list", struct{}{})
+	if err != nil {
+		return nil, clientRequestErr("roots/list", err)
+	}
+	var r mcp.ListRootsResult
+	if err := json.Unmarshal(res, &r); err != nil {
+		return nil, toolErr("roots/list: bad result: " + err.Error())
+	}
+	uris := make([]string, len(r.Roots))
+	for i, root := range r.Roots {
+		uris[i] = root.URI
+	}
+	return textResult(strings.Join(uris, "\n")), nil
+}
+
+// maxBigMiB bounds the big tool.
+const maxBigMiB = 1024
+
+func toolBig(_ *call, raw json.RawMessage) (any, error) {
+	var a struct {
+		MiB int `json:"mib"`
+	}
+	if err := args(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.MiB < 0 || a.MiB > maxBigMiB {
+		return nil, toolErr(fmt.Sprintf("invalid arguments: mib must be within 0…%d", maxBigMiB))
+	}
+	// Written directly: 'x' needs no escaping, and this spares encoding
+	// (and copying) a large string.
+	const head, tail = `{"content":[{"type":"text","text":"`, `"}]}`
+	n := a.MiB << 20
+	b := make([]byte, 0, len(head)+n+len(tail))
+	b = append(b, head...)
+	b = append(b, strings.Repeat("x", n)...)
+	b = append(b, tail...)
+	return json.RawMessage(b), nil
+}
+
+func toolContentTypes(_ *call, _ json.RawMessage) (any, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{
+		mcp.TextContent("hello"),
+		{Type: mcp.ContentImage, Data: tinyPNG, MimeType: "image/png"},
+		{Type: mcp.ContentAudio, Data: tinyWAV, MimeType: "audio/wav"},
+		{Type: mcp.ContentResourceLink, URI: "test://static/text", Name: "text", MimeType: "text/plain"},
+		{Type: mcp.ContentResource, Resource: &mcp.ResourceContents{URI: "test://static/text", MimeType: "text/plain", Text: staticText}},
+	}}, nil
+}
+
+// LoggerName is the logger field of the log tool's notifications/message.
+const LoggerName = "testserver"
+
+func toolLog(c *call, raw json.RawMessage) (any, error) {
+	var a struct {
+		Level   mcp.LoggingLevel `json:"level"`
+		Message string           `json:"message"`
+	}
+	if err := args(raw, &a); err != nil {
+		return nil, err
+	}
+	if severity(a.Level) < 0 {
+		return nil, toolErr("invalid arguments: unknown level " + strconv.Quote(string(a.Level)))
+	}
+	if !c.ss.logEnabled(a.Level) {
+		return textResult("filtered"), nil
+	}
+	data, err := json.Marshal(a.Message)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.notify("notifications/message", mcp.LoggingMessageParams{Level: a.Level, Logger: LoggerName, Data: data}); err != nil {
+		return nil, toolErr("notifications/message not sent: " + err.Error())
+	}
+	return textResult("logged"), nil
+}
+
+func toolNotifyChanges(c *call, _ json.RawMessage) (any, error) {
+	for _, method := range listChangedMethods {
+		if err := c.notify(method, struct{}{}); err != nil {
+			return nil, toolErr(method + " not sent: " + err.Error())
+		}
+	}
+	return textResult("sent"), nil
+}
+
+func toolTouch(c *call, raw json.RawMessage) (any, error) {
+	var a struct {
+		URI string `json:"uri"`
+	}
+	if err := args(raw, &a); err != nil {
+		return nil, err
+	}
+	if !c.ss.Subscribed(a.URI) {
+		return textResult("not subscribed"), nil
+	}
+	if err := c.notify("notifications/resources/updated", mcp.ResourceUpdatedParams{URI: a.URI}); err != nil {
+		return nil, toolErr("notifications/resources/updated not sent: " + err.Error())
+	}
+	return textResult("notified"), nil
+}
+
+func toolCounter(c *call, _ json.RawMessage) (any, error) {
+	var n int64
+	c.ss.srv.count(func(st *Stats) {
+		st.Counter++
+		n = st.Counter
+	})
+	return textResult(strconv.FormatInt(n, 10)), nil
+}
