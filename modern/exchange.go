@@ -1,0 +1,345 @@
+package modern
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/sse"
+)
+
+// drainTimeout bounds how long the rest of an answered POST stream is read,
+// in the background, to let its connection be reused.
+const drainTimeout = 250 * time.Millisecond
+
+// Send POSTs m to the endpoint.
+//
+// For a request, Send returns nil once the response has been queued for
+// Recv, together with every message the server sent before it in the same
+// answer; an error means no response will be queued. An error wraps
+// jsonrpc.ErrSessionExpired (404 on a request that carried the session; the
+// session is forgotten), jsonrpc.ErrOutcomeUnknown (the answer stream ended
+// or broke before the response, or the server accepted the request with no
+// body: ErrNoResponse), jsonrpc.ErrClosed, ctx.Err(), or is a
+// *jsonrpc.HTTPError for any other status.
+//
+// For a notification or a response, Send returns nil once the server has
+// accepted it (any 2xx); messages in a JSON body, if any, are queued.
+//
+// An initialize request never carries the session headers: its answer
+// establishes the session (the Mcp-Session-Id header) and the protocol
+// version (result.protocolVersion) that later requests carry. A successful
+// notifications/initialized opens the standalone GET stream.
+func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
+	if err := t.closedErr("send " + m.Method); err != nil {
+		return err
+	}
+	buf, err := encodeMessage(m)
+	if err != nil {
+		return fmt.Errorf("modern: %s: %w", label(m), err)
+	}
+	defer buf.release()
+
+	isInit := m.IsRequest() && m.Method == "initialize"
+	var session, version []string
+	if !isInit {
+		session, version = t.sessionHeaders()
+	}
+
+	// The request lives until Close or until the caller's ctx is done,
+	// whichever comes first; after Send returns, only Close (or the drain
+	// timer) ends it.
+	reqCtx, cancelReq := context.WithCancel(t.ctx)
+	stop := context.AfterFunc(ctx, cancelReq)
+	handedOff := false
+	defer func() {
+		stop()
+		if !handedOff {
+			cancelReq()
+		}
+	}()
+
+	req, err := t.newRequest(reqCtx, http.MethodPost, buf, acceptBoth, session, version)
+	if err != nil {
+		return err
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return t.failed(ctx, m, err)
+	}
+	body := resp.Body
+	defer func() {
+		if !handedOff {
+			body.Close()
+		}
+	}()
+
+	if resp.StatusCode == http.StatusNotFound && session != nil {
+		herr := newHTTPError(resp, http.MethodPost, t.redacted)
+		t.forgetSession(session)
+		return fmt.Errorf("modern: %s: %w: %w", label(m), jsonrpc.ErrSessionExpired, herr)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("modern: %s: %w", label(m), newHTTPError(resp, http.MethodPost, t.redacted))
+	}
+
+	if !m.IsRequest() {
+		if err := t.accepted(m, resp); err != nil {
+			return err
+		}
+		if m.Method == "notifications/initialized" {
+			t.startListening()
+		}
+		return nil
+	}
+
+	x := exchange{t: t, ctx: ctx, req: m, isInit: isInit}
+	if isInit {
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			if !validSessionID(sid) {
+				return fmt.Errorf("modern: %s: %w: %q holds bytes outside visible ASCII 0x21-0x7E",
+					label(m), ErrInvalidSessionID, excerpt([]byte(sid)))
+			}
+			x.session = sid
+		}
+	}
+	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
+		return x.noResponse(resp.StatusCode)
+	}
+	switch ct := mediaType(resp.Header.Get("Content-Type")); ct {
+	case "application/json":
+		return x.readJSON(resp)
+	case "text/event-stream":
+		err := x.readSSE(body)
+		if err == nil {
+			handedOff = true
+			t.finish(body, cancelReq)
+		}
+		return err
+	default:
+		return fmt.Errorf("modern: %s: HTTP %d with %w %q (want application/json or text/event-stream)",
+			label(m), resp.StatusCode, ErrContentType, excerpt([]byte(ct)))
+	}
+}
+
+// label names a message in errors: its method and id.
+func label(m *jsonrpc.Message) string {
+	switch {
+	case m.Method == "":
+		return "response (id " + m.ID.String() + ")"
+	case m.ID.IsZero():
+		return m.Method
+	default:
+		return m.Method + " (id " + m.ID.String() + ")"
+	}
+}
+
+// failed turns an error from the HTTP client into Send's error, telling a
+// cancelled context and a closed transport apart from a network failure.
+func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("modern: %s: %w", label(m), ctx.Err())
+	}
+	if cerr := t.closedErr(label(m)); cerr != nil {
+		return cerr
+	}
+	return fmt.Errorf("modern: %s: %w", label(m), err)
+}
+
+// accepted handles the server's 2xx answer to a notification or a response:
+// usually 202 with no body; a JSON body that holds messages is delivered,
+// anything else discarded.
+func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
+	if resp.StatusCode == http.StatusAccepted || resp.ContentLength == 0 {
+		drain(resp.Body)
+		return nil
+	}
+	switch mediaType(resp.Header.Get("Content-Type")) {
+	case "application/json":
+		p, err := readBody(resp.Body, resp.ContentLength, t.maxSize)
+		if err != nil {
+			t.log.Debug("modern: discarded the body of an accepted message", "message", label(m), "err", err)
+			return nil
+		}
+		defer p.release()
+		if len(bytes.TrimSpace(p.b)) == 0 {
+			return nil
+		}
+		msgs, derr := jsonrpc.Decode(p.b)
+		if derr != nil {
+			t.log.Debug("modern: discarded the body of an accepted message", "message", label(m), "err", derr)
+		}
+		if len(msgs) > 0 && !t.queue.push(msgs...) {
+			return t.closedErr(label(m))
+		}
+	case "text/event-stream":
+		// A stream nobody asked for: reading it could block until the
+		// server ends it, so drop the connection instead.
+		t.log.Debug("modern: discarded an event stream answering a message", "message", label(m))
+	default:
+		drain(resp.Body)
+	}
+	return nil
+}
+
+// finish closes an answered POST stream in the background: it first reads
+// what is left (bounded in bytes and time), so that a server that ends the
+// stream right after the response gets its connection reused.
+func (t *Transport) finish(body io.ReadCloser, cancel context.CancelFunc) {
+	ok := t.spawn(func() {
+		timer := time.AfterFunc(drainTimeout, cancel)
+		n, _ := io.CopyN(io.Discard, body, drainLimit)
+		timer.Stop()
+		body.Close()
+		cancel()
+		if n > 0 {
+			t.log.Debug("modern: discarded data after the response on a POST stream", "bytes", n)
+		}
+	})
+	if !ok {
+		body.Close()
+		cancel()
+	}
+}
+
+// exchange is the answer to one POSTed request being read.
+type exchange struct {
+	t       *Transport
+	ctx     context.Context // the caller's
+	req     *jsonrpc.Message
+	isInit  bool
+	session string // Mcp-Session-Id of the initialize answer
+}
+
+// noResponse is the error for a 2xx answer without a body.
+func (x *exchange) noResponse(status int) error {
+	return fmt.Errorf("modern: %s: HTTP %d with no body: %w: %w",
+		label(x.req), status, ErrNoResponse, jsonrpc.ErrOutcomeUnknown)
+}
+
+// interrupted returns Send's error when reading an answer failed because
+// the caller gave up or the transport closed, or nil.
+func (x *exchange) interrupted() error {
+	if x.ctx.Err() != nil {
+		return fmt.Errorf("modern: %s: %w", label(x.req), x.ctx.Err())
+	}
+	return x.t.closedErr(label(x.req))
+}
+
+// deliver queues msgs. It reports whether they held the response to the
+// request, and returns an error when the server answered with an error that
+// has no id (it could not even read the request) or the transport closed.
+func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
+	found := false
+	var anonymous *jsonrpc.Error
+	keep := msgs[:0]
+	for _, msg := range msgs {
+		if msg.Method == "" && msg.ID.IsZero() {
+			if msg.Error != nil && anonymous == nil {
+				anonymous = msg.Error
+			}
+			continue
+		}
+		if msg.Method == "" && msg.ID.Raw() == x.req.ID.Raw() {
+			found = true
+			if x.isInit && msg.Error == nil {
+				x.t.setSession(x.session, x.protocolVersion(msg.Result))
+			}
+		}
+		keep = append(keep, msg)
+	}
+	if len(keep) > 0 && !x.t.queue.push(keep...) {
+		return false, x.t.closedErr(label(x.req))
+	}
+	if !found && anonymous != nil {
+		return false, fmt.Errorf("modern: %s: the server answered with an error without an id: %w", label(x.req), anonymous)
+	}
+	return found, nil
+}
+
+// protocolVersion reads result.protocolVersion of an initialize result.
+func (x *exchange) protocolVersion(result json.RawMessage) string {
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		x.t.log.Warn("modern: unreadable initialize result", "err", err, "excerpt", excerpt(result))
+		return ""
+	}
+	if r.ProtocolVersion != "" && !validSessionID(r.ProtocolVersion) {
+		x.t.log.Warn("modern: protocolVersion is not a valid header value; not sending MCP-Protocol-Version",
+			"protocolVersion", excerpt([]byte(r.ProtocolVersion)))
+		return ""
+	}
+	return r.ProtocolVersion
+}
+
+// readJSON reads an application/json answer: one message or a batch.
+func (x *exchange) readJSON(resp *http.Response) error {
+	p, err := readBody(resp.Body, resp.ContentLength, x.t.maxSize)
+	if err != nil {
+		if ierr := x.interrupted(); ierr != nil {
+			return ierr
+		}
+		return fmt.Errorf("modern: %s: reading the answer: %w: %w", label(x.req), err, jsonrpc.ErrOutcomeUnknown)
+	}
+	defer p.release()
+	if len(bytes.TrimSpace(p.b)) == 0 {
+		return x.noResponse(resp.StatusCode)
+	}
+	msgs, derr := jsonrpc.Decode(p.b)
+	if derr != nil {
+		x.t.log.Warn("modern: dropped invalid input from the server", "stream", "POST "+x.req.Method, "err", derr)
+	}
+	found, err := x.deliver(msgs)
+	if err != nil {
+		return err
+	}
+	if !found {
+		if derr != nil {
+			return fmt.Errorf("modern: %s: the answer holds no valid response: %w: %w", label(x.req), derr, jsonrpc.ErrOutcomeUnknown)
+		}
+		return fmt.Errorf("modern: %s: the answer holds no response to this request: %w", label(x.req), jsonrpc.ErrOutcomeUnknown)
+	}
+	return nil
+}
+
+// readSSE reads an event stream answer until the response to the request
+// has been delivered. It leaves closing the body to the caller.
+func (x *exchange) readSSE(body io.Reader) error {
+	rd := sse.NewReader(body, x.t.maxSize)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if ierr := x.interrupted(); ierr != nil {
+				return ierr
+			}
+			e := &streamError{method: x.req.Method, id: x.req.ID, lastEventID: rd.LastEventID(), cause: err}
+			e.retry, e.hasRetry = rd.Retry()
+			return e
+		}
+		if ev.Type != "message" {
+			x.t.log.Debug("modern: ignored an event", "stream", "POST "+x.req.Method, "type", ev.Type)
+			continue
+		}
+		if len(bytes.TrimSpace(ev.Data)) == 0 {
+			continue // a priming event: an id for resumption, nothing to deliver
+		}
+		msgs, derr := jsonrpc.Decode(ev.Data)
+		if derr != nil {
+			x.t.log.Warn("modern: dropped invalid input from the server", "stream", "POST "+x.req.Method, "err", derr)
+		}
+		if len(msgs) == 0 {
+			continue
+		}
+		found, err := x.deliver(msgs)
+		if err != nil || found {
+			return err
+		}
+	}
+}

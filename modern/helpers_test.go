@@ -1,0 +1,273 @@
+package modern
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// wait bounds every blocking step of a test.
+const wait = 5 * time.Second
+
+// seen is one request as the test server received it.
+type seen struct {
+	Method string
+	Header http.Header
+	Body   string
+}
+
+// handler answers one request; body is the request body, already read.
+type handler func(w http.ResponseWriter, r *http.Request, body []byte)
+
+// server is an httptest server on loopback that records every request.
+type server struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs []seen
+}
+
+func newServer(t *testing.T, h handler) *server {
+	t.Helper()
+	s := &server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.reqs = append(s.reqs, seen{Method: r.Method, Header: r.Header.Clone(), Body: string(body)})
+		s.mu.Unlock()
+		h(w, r, body)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// requests returns what the server received so far.
+func (s *server) requests() []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]seen(nil), s.reqs...)
+}
+
+// count returns how many requests with the HTTP method the server received.
+func (s *server) count(method string) int {
+	n := 0
+	for _, r := range s.requests() {
+		if r.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+const initResult = `{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"test","version":"1"}}`
+
+// mcp answers like a small MCP server: initialize gets initResult (and the
+// session id, if any), other requests get {"ok":true}, notifications and
+// responses get 202, GET gets 405 and DELETE 200. Tests wrap it.
+func mcp(session string) handler {
+	return func(w http.ResponseWriter, r *http.Request, body []byte) {
+		switch r.Method {
+		case http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		case http.MethodDelete:
+			return
+		}
+		m, err := jsonrpc.DecodeMessage(body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if !m.IsRequest() {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		result := `{"ok":true}`
+		if m.Method == "initialize" {
+			result = initResult
+			if session != "" {
+				w.Header().Set("Mcp-Session-Id", session)
+			}
+		}
+		writeJSON(w, response(m.ID.Raw(), result))
+	}
+}
+
+func response(id, result string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"result":` + result + `}`
+}
+
+func writeJSON(w http.ResponseWriter, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, body)
+}
+
+// startSSE sends the headers of an event stream and returns a function
+// that writes one event (data may hold a JSON message) and flushes it.
+func startSSE(w http.ResponseWriter) func(event string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	f := w.(http.Flusher)
+	f.Flush()
+	return func(event string) {
+		io.WriteString(w, event)
+		f.Flush()
+	}
+}
+
+func data(msg string) string { return "data: " + msg + "\n\n" }
+
+func request(id int64, method string) *jsonrpc.Message {
+	return &jsonrpc.Message{ID: jsonrpc.Int(id), Method: method, Params: []byte(`{"name":"echo"}`)}
+}
+
+func notification(method string) *jsonrpc.Message {
+	return &jsonrpc.Message{Method: method}
+}
+
+func initialize() *jsonrpc.Message {
+	return &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "initialize",
+		Params: []byte(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)}
+}
+
+// dial returns a transport to s, closed at the end of the test, and the
+// channel its Recv loop feeds.
+func dial(t *testing.T, s *server, opts Options) (*Transport, <-chan *jsonrpc.Message) {
+	t.Helper()
+	tr, err := New(s.URL+"/mcp", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *jsonrpc.Message, 1000)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			m, err := tr.Recv()
+			if err != nil {
+				return
+			}
+			ch <- m
+		}
+	}()
+	t.Cleanup(func() {
+		tr.Close()
+		<-done
+	})
+	return tr, ch
+}
+
+// next returns the next message from the Recv loop.
+func next(t *testing.T, ch <-chan *jsonrpc.Message) *jsonrpc.Message {
+	t.Helper()
+	select {
+	case m := <-ch:
+		return m
+	case <-time.After(wait):
+		t.Fatal("no message within", wait)
+		return nil
+	}
+}
+
+// none checks that the Recv loop got nothing more.
+func none(t *testing.T, ch <-chan *jsonrpc.Message) {
+	t.Helper()
+	select {
+	case m := <-ch:
+		t.Fatalf("unexpected message %s", describe(m))
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+// describe is a message in a few words, for comparisons.
+func describe(m *jsonrpc.Message) string {
+	switch {
+	case m.IsRequest():
+		return "request " + m.Method + " " + m.ID.Raw()
+	case m.IsNotification():
+		return "notification " + m.Method
+	case m.Error != nil:
+		return fmt.Sprintf("error %s %d", m.ID.Raw(), m.Error.Code)
+	default:
+		return "response " + m.ID.Raw() + " " + string(m.Result)
+	}
+}
+
+func send(t *testing.T, tr *Transport, m *jsonrpc.Message) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := tr.Send(ctx, m); err != nil {
+		t.Fatalf("Send %s: %v", describe(m), err)
+	}
+}
+
+func sendErr(tr *Transport, m *jsonrpc.Message) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	return tr.Send(ctx, m)
+}
+
+// handshake sends initialize and notifications/initialized and consumes
+// the initialize response.
+func handshake(t *testing.T, tr *Transport, ch <-chan *jsonrpc.Message) {
+	t.Helper()
+	send(t, tr, initialize())
+	if got := describe(next(t, ch)); !strings.HasPrefix(got, "response 1 ") {
+		t.Fatalf("initialize answered by %s", got)
+	}
+	send(t, tr, notification("notifications/initialized"))
+}
+
+// logs records log records, for tests that check what was logged.
+type logs struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logs) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logs) WithAttrs([]slog.Attr) slog.Handler        { return l }
+func (l *logs) WithGroup(string) slog.Handler             { return l }
+func (l *logs) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+
+// at returns the messages logged at level.
+func (l *logs) at(level slog.Level) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.recs {
+		if r.Level == level {
+			out = append(out, r.Message)
+		}
+	}
+	return out
+}
+
+// eventually polls cond until it holds or the wait is over.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

@@ -1,0 +1,312 @@
+package modern
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/sse"
+)
+
+// Options configure a Transport. The zero value works.
+type Options struct {
+	// HTTPClient sends every request. Nil means http.DefaultClient. POST and
+	// DELETE use it as given; the long-lived GET stream uses a shallow copy
+	// whose Timeout is zero, so that a client-wide timeout does not cut the
+	// stream (its RoundTripper, Jar and redirect policy are kept).
+	HTTPClient *http.Client
+	// Header holds static headers sent on every request (POST, GET and
+	// DELETE), e.g. Authorization. New copies it.
+	Header http.Header
+	// Logger receives what the transport drops or gives up on. Nil discards.
+	Logger *slog.Logger
+	// MaxEventSize bounds one SSE event, and one application/json body.
+	// Zero means sse.DefaultMaxEventSize.
+	MaxEventSize int
+	// CloseTimeout bounds the DELETE that ends the session at Close.
+	// Zero means 2 seconds.
+	CloseTimeout time.Duration
+}
+
+const defaultCloseTimeout = 2 * time.Second
+
+// Transport is a Streamable HTTP client transport. It implements
+// jsonrpc.Transport; all its methods are safe for concurrent use.
+type Transport struct {
+	endpoint     string // as given to New, for requests
+	redacted     string // for errors and logs
+	client       *http.Client
+	streamClient *http.Client
+	header       http.Header
+	log          *slog.Logger
+	maxSize      int
+	closeTimeout time.Duration
+
+	queue *queue
+
+	ctx    context.Context // cancelled by Close: every request derives from it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the GET stream and body drainers
+
+	mu          sync.Mutex
+	session     []string // Mcp-Session-Id header value; nil when none
+	version     []string // MCP-Protocol-Version header value; nil when unknown
+	closed      bool
+	listening   bool // the GET stream goroutine is running
+	noGETStream bool // the server refused the GET stream: never ask again
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New returns a transport for the MCP endpoint at endpoint, an http or
+// https URL. It does no I/O: the first request is the first Send.
+func New(endpoint string, opts Options) (*Transport, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("modern: endpoint: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("modern: endpoint %q: scheme must be http or https", u.Redacted())
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("modern: endpoint %q: no host", u.Redacted())
+	}
+	client := opts.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	stream := *client
+	stream.Timeout = 0
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	maxSize := opts.MaxEventSize
+	if maxSize <= 0 {
+		maxSize = sse.DefaultMaxEventSize
+	}
+	closeTimeout := opts.CloseTimeout
+	if closeTimeout <= 0 {
+		closeTimeout = defaultCloseTimeout
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Transport{
+		endpoint:     u.String(),
+		redacted:     u.Redacted(),
+		client:       client,
+		streamClient: &stream,
+		header:       opts.Header.Clone(),
+		log:          logger,
+		maxSize:      maxSize,
+		closeTimeout: closeTimeout,
+		queue:        newQueue(),
+		ctx:          ctx,
+		cancel:       cancel,
+	}, nil
+}
+
+// SessionID returns the session id the server assigned in its answer to
+// initialize, or "" when there is none (not initialized yet, a server
+// without sessions, or a session that expired).
+func (t *Transport) SessionID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.session == nil {
+		return ""
+	}
+	return t.session[0]
+}
+
+// ProtocolVersion returns the protocolVersion of the last initialize
+// result, sent as MCP-Protocol-Version, or "" when not known.
+func (t *Transport) ProtocolVersion() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.version == nil {
+		return ""
+	}
+	return t.version[0]
+}
+
+var errRecvClosed = fmt.Errorf("modern: recv: %w", jsonrpc.ErrClosed)
+
+// Recv returns the next message from the server, in the order the messages
+// arrived on their stream. It blocks until there is one; after Close it
+// returns an error wrapping jsonrpc.ErrClosed, and messages still queued
+// are dropped.
+func (t *Transport) Recv() (*jsonrpc.Message, error) {
+	m, ok := t.queue.pop()
+	if !ok {
+		return nil, errRecvClosed
+	}
+	return m, nil
+}
+
+// Close stops the GET stream, cancels every request in flight, ends the
+// session with a DELETE bounded by Options.CloseTimeout (a 404 or 405 answer
+// is fine), and returns once all the transport's goroutines have exited. It
+// is idempotent; every call returns the first call's result, which is
+// non-nil only when the DELETE failed.
+func (t *Transport) Close() error {
+	t.closeOnce.Do(func() {
+		t.mu.Lock()
+		t.closed = true
+		session, version := t.session, t.version
+		t.mu.Unlock()
+		t.cancel()
+		t.queue.close()
+		if session != nil {
+			t.closeErr = t.endSession(session, version)
+		}
+		t.wg.Wait()
+	})
+	return t.closeErr
+}
+
+// endSession sends the DELETE that tells the server the session is over.
+func (t *Transport) endSession(session, version []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), t.closeTimeout)
+	defer cancel()
+	req, err := t.newRequest(ctx, http.MethodDelete, nil, nil, session, version)
+	if err != nil {
+		return err
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("modern: ending the session: %w", err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300,
+		resp.StatusCode == http.StatusNotFound,         // already gone
+		resp.StatusCode == http.StatusMethodNotAllowed: // the server does not let clients end sessions
+		drain(resp.Body)
+		return nil
+	}
+	return fmt.Errorf("modern: ending the session: %w", newHTTPError(resp, http.MethodDelete, t.redacted))
+}
+
+// spawn runs f in a goroutine Close waits for; it reports false, and does
+// not run f, once the transport is closed.
+func (t *Transport) spawn(f func()) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// sessionHeaders returns the values of the session headers to send.
+func (t *Transport) sessionHeaders() (session, version []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.session, t.version
+}
+
+// setSession records the session an initialize exchange established.
+func (t *Transport) setSession(session, version string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.session, t.version = nil, nil
+	if session != "" {
+		t.session = []string{session}
+	}
+	if version != "" {
+		t.version = []string{version}
+	}
+}
+
+// forgetSession drops the session if it is still the one that expired (a
+// concurrent initialize may have replaced it already).
+func (t *Transport) forgetSession(expired []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.session != nil && t.session[0] == expired[0] {
+		t.session, t.version = nil, nil
+	}
+}
+
+// Header values shared by all requests; net/http never writes to them.
+var (
+	acceptBoth = []string{"application/json, text/event-stream"}
+	acceptSSE  = []string{"text/event-stream"}
+	typeJSON   = []string{"application/json"}
+)
+
+// newRequest builds a request to the endpoint with the static headers, the
+// given Accept and session headers, and body (nil for none).
+func (t *Transport) newRequest(ctx context.Context, method string, body *pooledBuf, accept, session, version []string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, t.endpoint, nil)
+	if err != nil {
+		return nil, fmt.Errorf("modern: %w", err)
+	}
+	h := req.Header
+	for k, v := range t.header {
+		h[k] = v
+	}
+	if accept != nil {
+		h["Accept"] = accept
+	}
+	if body != nil {
+		rb, err := newRequestBody(body)
+		if err != nil {
+			return nil, err
+		}
+		req.Body = rb
+		req.ContentLength = int64(len(body.b))
+		req.GetBody = func() (io.ReadCloser, error) { return newRequestBody(body) }
+		h["Content-Type"] = typeJSON
+	}
+	if session != nil {
+		h["Mcp-Session-Id"] = session
+	}
+	if version != nil {
+		h["Mcp-Protocol-Version"] = version
+	}
+	return req, nil
+}
+
+// mediaType returns the media type of a Content-Type value, lower case,
+// without parameters.
+func mediaType(contentType string) string {
+	if i := strings.IndexByte(contentType, ';'); i >= 0 {
+		contentType = contentType[:i]
+	}
+	contentType = strings.TrimSpace(contentType)
+	for i := 0; i < len(contentType); i++ {
+		if c := contentType[i]; 'A' <= c && c <= 'Z' {
+			return strings.ToLower(contentType)
+		}
+	}
+	return contentType
+}
+
+// drain reads and discards a little of body so that its connection can be
+// reused; the caller closes it.
+func drain(body io.Reader) {
+	_, _ = io.CopyN(io.Discard, body, drainLimit)
+}
+
+// closedErr reports whether Close is under way, as the error Send returns.
+func (t *Transport) closedErr(what string) error {
+	if t.ctx.Err() != nil {
+		return fmt.Errorf("modern: %s: %w", what, jsonrpc.ErrClosed)
+	}
+	return nil
+}
+
+var _ jsonrpc.Transport = (*Transport)(nil)
