@@ -446,15 +446,19 @@ func parseRetry(v []byte) (time.Duration, bool) {
 	return time.Duration(ms) * time.Millisecond, true
 }
 
-// grow makes room for n more bytes in the data buffer, doubling its capacity
-// so that appending a large event stays linear, but never beyond what the
-// size limit can allow.
+// grow makes room for n more bytes in the data buffer. Capacities are powers
+// of two, doubled as needed, so that appending a large event stays linear and
+// allocates at most about twice its final size in total; they never go
+// beyond what the size limit allows.
 func (r *Reader) grow(n int) {
 	need := len(r.data) + n
 	if need <= cap(r.data) {
 		return
 	}
-	c := max(2*cap(r.data), 512, need)
+	c := max(2*cap(r.data), 512)
+	for c < need {
+		c *= 2
+	}
 	if c > r.max && need <= r.max {
 		c = r.max
 	}
