@@ -1,0 +1,577 @@
+package testservers
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// HTTPOptions configure a Streamable HTTP front-end.
+type HTTPOptions struct {
+	Options
+	// JSONResponse answers requests with one application/json body
+	// instead of an SSE stream. Messages the server sends while handling
+	// a request then go on the GET stream, if one is open; a server
+	// request with no GET stream fails the tool that needed it.
+	JSONResponse bool
+	// Stateless issues no Mcp-Session-Id and requires none: every
+	// request goes to one shared core session, as with a stateless
+	// server. DELETE is then refused with 405.
+	Stateless bool
+	// NoGETStream answers GET with GETStatus (405 when 0) instead of
+	// opening the standalone SSE stream.
+	NoGETStream bool
+	// GETStatus is the status of GET when NoGETStream is set.
+	GETStatus int
+	// Priming gives every SSE event an id (unique within the session) and
+	// starts every SSE stream with a priming event: an id and empty data.
+	Priming bool
+	// OnRequest, when set, is called first with every HTTP request.
+	OnRequest func(*http.Request)
+}
+
+// Header names of the Streamable HTTP transport.
+const (
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+)
+
+// CodeSessionNotFound is the JSON-RPC error code in the body of a 404 for
+// an unknown session (the code other servers commonly use).
+const CodeSessionNotFound = -32001
+
+// maxBody bounds a POST body.
+const maxBody = 256 << 20
+
+// StreamableHandler serves the core over the Streamable HTTP transport of
+// 2025-11-25 at whatever path it is mounted on. Close ends its sessions
+// and streams.
+type StreamableHandler struct {
+	opts    HTTPOptions
+	srv     *Server
+	closing chan struct{}
+	once    sync.Once
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[string]*httpSession
+	shared   *httpSession // Stateless
+}
+
+// NewStreamableHandler returns a handler serving a new core configured by
+// opts.Options.
+func NewStreamableHandler(opts HTTPOptions) *StreamableHandler {
+	h := &StreamableHandler{
+		opts:     opts,
+		srv:      NewServer(opts.Options),
+		closing:  make(chan struct{}),
+		sessions: make(map[string]*httpSession),
+	}
+	if opts.Stateless {
+		h.shared = h.newHTTPSession("")
+	}
+	return h
+}
+
+// Server returns the core, for its Stats.
+func (h *StreamableHandler) Server() *Server { return h.srv }
+
+// SessionIDs returns the ids of the sessions open now (none when Stateless).
+func (h *StreamableHandler) SessionIDs() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids := make([]string, 0, len(h.sessions))
+	for id := range h.sessions {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// EndSession ends the session id as if the server had expired it: its
+// streams close, its requests are cancelled, and later requests carrying
+// the id get 404. It reports whether the session existed.
+func (h *StreamableHandler) EndSession(id string) bool {
+	h.mu.Lock()
+	hs := h.sessions[id]
+	h.mu.Unlock()
+	if hs == nil {
+		return false
+	}
+	h.endSession(hs)
+	return true
+}
+
+// Close ends every session and stream and makes the handler answer 503.
+// It returns once the sessions' request goroutines are gone. It is
+// idempotent.
+func (h *StreamableHandler) Close() {
+	h.once.Do(func() {
+		h.mu.Lock()
+		h.closed = true
+		close(h.closing)
+		all := make([]*httpSession, 0, len(h.sessions)+1)
+		for _, hs := range h.sessions {
+			all = append(all, hs)
+		}
+		if h.shared != nil {
+			all = append(all, h.shared)
+		}
+		h.mu.Unlock()
+		for _, hs := range all {
+			h.endSession(hs)
+		}
+	})
+}
+
+// httpSession is one core session and its standalone GET stream.
+type httpSession struct {
+	id      string // "" when Stateless
+	h       *StreamableHandler
+	core    *Session
+	ended   chan struct{}
+	endOnce sync.Once
+	streams atomic.Int64 // numbers the session's streams, for event ids
+
+	mu  sync.Mutex
+	get *sseStream
+}
+
+func (h *StreamableHandler) newHTTPSession(id string) *httpSession {
+	hs := &httpSession{id: id, h: h, ended: make(chan struct{})}
+	hs.core = h.srv.NewSession(hs)
+	return hs
+}
+
+// createSession registers a new session with a fresh id, or returns nil
+// once the handler is closed.
+func (h *StreamableHandler) createSession() *httpSession {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	hs := h.newHTTPSession(hex.EncodeToString(b[:]))
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		hs.core.Close()
+		return nil
+	}
+	h.sessions[hs.id] = hs
+	h.mu.Unlock()
+	return hs
+}
+
+func (h *StreamableHandler) endSession(hs *httpSession) {
+	h.mu.Lock()
+	if h.sessions[hs.id] == hs {
+		delete(h.sessions, hs.id)
+	}
+	h.mu.Unlock()
+	hs.endOnce.Do(func() {
+		close(hs.ended)
+		hs.core.Close()
+	})
+}
+
+func (hs *httpSession) newStream(w http.ResponseWriter) *sseStream {
+	return newSSEStream(w, strconv.FormatInt(hs.streams.Add(1), 10), hs.h.opts.Priming)
+}
+
+// Send puts m on the stream of the POST it belongs to, else on the GET
+// stream; ErrNoChannel when neither is open.
+func (hs *httpSession) Send(ctx context.Context, m *jsonrpc.Message) error {
+	if ex := exchangeFrom(ctx); ex != nil && ex.send(m) {
+		return nil
+	}
+	hs.mu.Lock()
+	get := hs.get
+	hs.mu.Unlock()
+	if get == nil {
+		return ErrNoChannel
+	}
+	if err := get.write(m); err != nil {
+		return errors.Join(ErrNoChannel, err)
+	}
+	return nil
+}
+
+// Reply ends a request of the POST exchange it belongs to.
+func (hs *httpSession) Reply(ctx context.Context, _ jsonrpc.ID, resp *jsonrpc.Message) error {
+	ex := exchangeFrom(ctx)
+	if ex == nil {
+		return ErrNoChannel
+	}
+	ex.reply(resp)
+	return nil
+}
+
+// ServeHTTP serves POST, GET and DELETE on the MCP endpoint.
+func (h *StreamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.opts.OnRequest != nil {
+		h.opts.OnRequest(r)
+	}
+	select {
+	case <-h.closing:
+		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
+		return
+	default:
+	}
+	if !originAllowed(r) {
+		httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "method not allowed")
+	}
+}
+
+func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r, "application/json") || !accepts(r, "text/event-stream") {
+		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest,
+			"Accept must list both application/json and text/event-stream")
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, "Content-Type must be application/json")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		status := http.StatusBadRequest
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			status = http.StatusRequestEntityTooLarge
+		}
+		httpError(w, status, jsonrpc.CodeInvalidRequest, "reading body: "+err.Error())
+		return
+	}
+	msgs, err := jsonrpc.Decode(body)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeParseError, err.Error())
+		return
+	}
+	batch := bytes.HasPrefix(bytes.TrimSpace(body), []byte("["))
+	requests, initialize := 0, false
+	for _, m := range msgs {
+		if m.IsRequest() {
+			requests++
+			initialize = initialize || m.Method == "initialize"
+		}
+	}
+	if initialize && batch {
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "initialize must not be part of a batch")
+		return
+	}
+
+	var hs *httpSession
+	if initialize && !h.opts.Stateless {
+		if hs = h.createSession(); hs == nil {
+			httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
+			return
+		}
+		w.Header().Set(HeaderSessionID, hs.id)
+	} else {
+		var ok bool
+		if hs, ok = h.session(w, r); !ok {
+			return
+		}
+	}
+	if batch && hs.core.ProtocolVersion() != mcp.Version20250326 {
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported in this protocol revision")
+		return
+	}
+
+	if requests == 0 {
+		for _, m := range msgs {
+			hs.core.Handle(r.Context(), m)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+
+	var stream *sseStream
+	if !h.opts.JSONResponse {
+		stream = hs.newStream(w)
+		stream.start()
+	}
+	ex := newExchange(requests, stream)
+	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
+	for _, m := range msgs {
+		hs.core.Handle(ctx, m)
+	}
+	select {
+	case <-ex.done:
+	case <-r.Context().Done():
+	case <-hs.ended:
+	case <-h.closing:
+	}
+	responses, complete, failed := ex.abandon()
+	if initialize && failed && !h.opts.Stateless {
+		h.endSession(hs) // a failed initialize leaves no session behind
+	}
+	if stream != nil || r.Context().Err() != nil {
+		return
+	}
+	switch {
+	case !complete && isClosed(hs.ended):
+		httpError(w, http.StatusNotFound, CodeSessionNotFound, "session ended")
+	case !complete:
+		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
+	case len(responses) == 0:
+		w.WriteHeader(http.StatusNoContent) // every request was cancelled
+	default:
+		writeJSONResponses(w, responses, batch)
+	}
+}
+
+func writeJSONResponses(w http.ResponseWriter, responses []*jsonrpc.Message, batch bool) {
+	var out []byte
+	var err error
+	if batch {
+		out = append(out, '[')
+		for i, m := range responses {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			if out, err = jsonrpc.Append(out, m); err != nil {
+				break
+			}
+		}
+		out = append(out, ']')
+	} else {
+		out, err = jsonrpc.Encode(responses[0])
+	}
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+func (h *StreamableHandler) get(w http.ResponseWriter, r *http.Request) {
+	if h.opts.NoGETStream {
+		status := h.opts.GETStatus
+		if status == 0 {
+			status = http.StatusMethodNotAllowed
+		}
+		if status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", "POST, DELETE")
+		}
+		httpError(w, status, jsonrpc.CodeInvalidRequest, "no GET stream on this server")
+		return
+	}
+	if !accepts(r, "text/event-stream") {
+		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Accept must list text/event-stream")
+		return
+	}
+	hs, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	stream := hs.newStream(w)
+	hs.mu.Lock()
+	if hs.get != nil {
+		hs.mu.Unlock()
+		httpError(w, http.StatusConflict, jsonrpc.CodeInvalidRequest, "a GET stream is already open for this session")
+		return
+	}
+	hs.get = stream
+	hs.mu.Unlock()
+	stream.start()
+	select {
+	case <-r.Context().Done():
+	case <-hs.ended:
+	case <-h.closing:
+	}
+	hs.mu.Lock()
+	if hs.get == stream {
+		hs.get = nil
+	}
+	hs.mu.Unlock()
+	stream.close()
+}
+
+func (h *StreamableHandler) delete(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Stateless {
+		w.Header().Set("Allow", "GET, POST")
+		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "no sessions on this server")
+		return
+	}
+	hs, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	h.endSession(hs)
+	w.WriteHeader(http.StatusOK)
+}
+
+// session finds the session a request belongs to and checks its
+// MCP-Protocol-Version header; on failure it has answered the request.
+func (h *StreamableHandler) session(w http.ResponseWriter, r *http.Request) (*httpSession, bool) {
+	hs := h.shared
+	if !h.opts.Stateless {
+		id := r.Header.Get(HeaderSessionID)
+		if id == "" {
+			httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Mcp-Session-Id header is required")
+			return nil, false
+		}
+		h.mu.Lock()
+		hs = h.sessions[id]
+		h.mu.Unlock()
+		if hs == nil {
+			httpError(w, http.StatusNotFound, CodeSessionNotFound, "session not found")
+			return nil, false
+		}
+	}
+	if v := r.Header.Get(HeaderProtocolVersion); v != "" {
+		if !slices.Contains(h.srv.opts.Versions, v) {
+			httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "unsupported MCP-Protocol-Version: "+v)
+			return nil, false
+		}
+		if negotiated := hs.core.ProtocolVersion(); !h.opts.Stateless && negotiated != "" && negotiated != v {
+			httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+				"MCP-Protocol-Version "+v+" differs from the negotiated "+negotiated)
+			return nil, false
+		}
+	}
+	return hs, true
+}
+
+// httpError answers with status and a JSON-RPC error response without id.
+func httpError(w http.ResponseWriter, status int, code int64, msg string) {
+	body, _ := jsonrpc.Encode(&jsonrpc.Message{Error: jsonrpc.NewError(code, msg)})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// accepts reports whether the Accept header lists mediaType (or a
+// wildcard that covers it).
+func accepts(r *http.Request, mediaType string) bool {
+	major, _, _ := strings.Cut(mediaType, "/")
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.ToLower(strings.TrimSpace(mt))
+			if mt == mediaType || mt == "*/*" || mt == major+"/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// originAllowed accepts requests without Origin and those from a loopback
+// host or the server's own host (DNS-rebinding protection).
+func originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" || host == "127.0.0.1" || host == "::1" {
+		return true
+	}
+	reqHost := r.Host
+	if h, _, ok := strings.Cut(reqHost, ":"); ok && !strings.HasPrefix(reqHost, "[") {
+		reqHost = h
+	}
+	return strings.EqualFold(host, strings.Trim(reqHost, "[]"))
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// HTTPServer is a Streamable HTTP test server listening on 127.0.0.1.
+type HTTPServer struct {
+	// URL is the MCP endpoint, http://127.0.0.1:PORT/mcp.
+	URL string
+
+	ts   *httptest.Server
+	h    *StreamableHandler
+	once sync.Once
+}
+
+// StartStreamable starts a Streamable HTTP test server configured by
+// opts, serving the MCP endpoint at /mcp (other paths answer 404).
+func StartStreamable(opts HTTPOptions) *HTTPServer {
+	h := NewStreamableHandler(opts)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	ts := httptest.NewServer(mux)
+	return &HTTPServer{URL: ts.URL + "/mcp", ts: ts, h: h}
+}
+
+// Server returns the core, for its Stats.
+func (s *HTTPServer) Server() *Server { return s.h.srv }
+
+// Handler returns the front-end, to end sessions or list them.
+func (s *HTTPServer) Handler() *StreamableHandler { return s.h }
+
+// closeGrace is how long Close lets sessions and handlers end by
+// themselves before cutting the client connections.
+const closeGrace = time.Second
+
+// Close ends the sessions and their open GET and SSE streams, then closes
+// the listener and waits for the HTTP handlers. Connections whose client
+// does not read are cut after a grace period, so Close does not hang. It
+// is idempotent.
+func (s *HTTPServer) Close() {
+	s.once.Do(func() {
+		within(s.h.Close, closeGrace, s.ts.CloseClientConnections)
+		within(s.ts.Close, closeGrace, s.ts.CloseClientConnections)
+	})
+}
+
+// within runs f; if it takes longer than d, it calls unstick and keeps
+// waiting for f.
+func within(f func(), d time.Duration, unstick func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		unstick()
+		<-done
+	}
+}
