@@ -27,6 +27,7 @@ type seen struct {
 	Method string
 	Header http.Header
 	Body   string
+	Remote string // the client's address: one per connection
 }
 
 // handler answers one request; body is the request body, already read.
@@ -45,7 +46,7 @@ func newServer(t *testing.T, h handler) *server {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
-		s.reqs = append(s.reqs, seen{Method: r.Method, Header: r.Header.Clone(), Body: string(body)})
+		s.reqs = append(s.reqs, seen{Method: r.Method, Header: r.Header.Clone(), Body: string(body), Remote: r.RemoteAddr})
 		s.mu.Unlock()
 		h(w, r, body)
 	}))
@@ -238,8 +239,8 @@ type logs struct {
 }
 
 func (l *logs) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logs) WithAttrs([]slog.Attr) slog.Handler        { return l }
-func (l *logs) WithGroup(string) slog.Handler             { return l }
+func (l *logs) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *logs) WithGroup(string) slog.Handler            { return l }
 func (l *logs) Handle(_ context.Context, r slog.Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
