@@ -174,7 +174,13 @@ func mustDecode(t *testing.T, s string) *jsonrpc.Message {
 // initialize opens a session and sends notifications/initialized.
 func (w *httpWire) initialize(t *testing.T) *jsonrpc.Message {
 	t.Helper()
-	resp := w.do(t, http.MethodPost, reqJSON(0, "initialize", initParams), nil)
+	return w.initializeWith(t, initParams)
+}
+
+// initializeWith is initialize with other params.
+func (w *httpWire) initializeWith(t *testing.T, params string) *jsonrpc.Message {
+	t.Helper()
+	resp := w.do(t, http.MethodPost, reqJSON(0, "initialize", params), nil)
 	defer resp.Body.Close()
 	m, _ := readAnswer(t, resp, nil)
 	if m.Error != nil {
