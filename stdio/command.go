@@ -1,0 +1,100 @@
+package stdio
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// DefaultMaxLineSize is the longest stdout line, in bytes and without its
+// newline, that a Transport accepts when Command.MaxLineSize is zero.
+const DefaultMaxLineSize = 64 << 20
+
+const (
+	defaultStdinCloseWait = 2 * time.Second
+	defaultTermWait       = 2 * time.Second
+)
+
+// Command describes the server process to start. Only Path is required; the
+// zero value of every other field is a sensible default.
+type Command struct {
+	// Path is the program to run. A name without a slash is looked up in
+	// PATH, as exec.Command does.
+	Path string
+	// Args are the arguments, without the program name.
+	Args []string
+	// Dir is the working directory; empty means the current one.
+	Dir string
+	// Env holds "KEY=VALUE" entries added to the server's environment.
+	// They override inherited variables of the same name.
+	Env []string
+	// InheritEnv starts the server's environment from the whole of
+	// os.Environ() instead of the allowlist HOME, LOGNAME, PATH, SHELL,
+	// TERM and USER. Leave it false unless the server needs more: the
+	// environment often holds credentials meant for other programs.
+	InheritEnv bool
+
+	// Stderr, if set, receives a copy of every byte the server writes to
+	// stderr. Writes happen on the transport's stderr goroutine; a writer
+	// that blocks holds up the draining of stderr, and one that fails is
+	// dropped. The transport never closes it.
+	Stderr io.Writer
+	// StderrLogger, if set, gets each stderr line as an Info record with
+	// the line in the attribute "stderr" (lines are cut at 4 KiB).
+	StderrLogger *slog.Logger
+	// Logger receives the transport's own diagnostics: skipped stdout
+	// lines, shutdown steps. Nil discards them.
+	Logger *slog.Logger
+
+	// MaxLineSize bounds one stdout line in bytes; 0 means
+	// DefaultMaxLineSize (64 MiB). The transport never buffers more than
+	// this per line.
+	MaxLineSize int
+	// StdinCloseWait is how long Close waits for the server to exit after
+	// closing its stdin before it sends SIGTERM; 0 means 2s, a negative
+	// value means no wait.
+	StdinCloseWait time.Duration
+	// TermWait is how long Close waits after SIGTERM before it sends
+	// SIGKILL; 0 means 2s, a negative value means no wait.
+	TermWait time.Duration
+}
+
+// baseEnvKeys are the variables a server gets when InheritEnv is false:
+// enough to find programs, a home directory and a terminal type, and
+// nothing that is likely to be a secret.
+var baseEnvKeys = [...]string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+// environ returns the server's environment. Command.Env comes last, and
+// os/exec keeps only the last value of a repeated key, so it overrides.
+func (c *Command) environ() []string {
+	var env []string
+	if c.InheritEnv {
+		env = os.Environ()
+	} else {
+		env = make([]string, 0, len(baseEnvKeys)+len(c.Env))
+		for _, k := range baseEnvKeys {
+			if v, ok := os.LookupEnv(k); ok {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	return append(env, c.Env...)
+}
+
+func (c *Command) maxLineSize() int {
+	if c.MaxLineSize <= 0 {
+		return DefaultMaxLineSize
+	}
+	return c.MaxLineSize
+}
+
+func waitOrDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}

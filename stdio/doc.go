@@ -1,0 +1,31 @@
+// Package stdio is the stdio transport of anymcp: it runs an MCP server as a
+// child process and exchanges newline-delimited JSON-RPC messages with it
+// over the process's stdin and stdout.
+//
+// Start launches the process and returns a *Transport, which implements
+// jsonrpc.Transport. The transport supervises the process for its whole
+// life:
+//
+//   - The server runs in its own process group, so that the helpers it
+//     spawns (npx, uvx and shells start grandchildren) are stopped with it.
+//   - By default the server sees only a small allowlist of environment
+//     variables (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus Command.Env;
+//     Command.InheritEnv passes the whole environment.
+//   - stdout is read line by line. Each line is decoded once; a batch (a JSON
+//     array) becomes separate messages; lines that are not JSON-RPC (start-up
+//     banners, stray prints) are logged and skipped. A line longer than
+//     Command.MaxLineSize ends the transport with a *LineTooLongError.
+//   - stderr is always drained, so a chatty server never blocks on it. Its
+//     last 4 KiB are kept for StderrTail and for the *ExitError that reports
+//     the end of the process; it can also be copied to a writer or logged
+//     line by line.
+//   - Close shuts the server down the way the MCP specification asks:
+//     close stdin, wait, SIGTERM the process group, wait, SIGKILL the group.
+//     It returns once the process is reaped and every goroutine of the
+//     transport has ended.
+//
+// When the server exits on its own, Recv first returns every message the
+// server wrote and then an *ExitError with the exit status and the tail of
+// stderr. After Close, Recv and Send return an error that matches
+// jsonrpc.ErrClosed.
+package stdio

@@ -1,0 +1,406 @@
+package stdio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+const (
+	// queueLen is how many decoded messages wait for Recv before the
+	// stdout goroutine stops reading (and the server blocks on stdout).
+	queueLen = 64
+	// keepWriteBuf is the largest encoding buffer kept between Sends.
+	keepWriteBuf = 1 << 20
+)
+
+// Transport is a running server process and the JSON-RPC stream over its
+// stdin and stdout. It implements jsonrpc.Transport. Send may be called
+// from many goroutines; Recv from one at a time; Close from any.
+type Transport struct {
+	cmd      *exec.Cmd
+	pid      int
+	log      *slog.Logger
+	stdin    *os.File
+	stdinRaw syscall.RawConn
+	stdout   *os.File
+	stderr   *os.File
+
+	maxLine        int
+	stdinCloseWait time.Duration
+	termWait       time.Duration
+	stderrCopy     io.Writer
+	stderrLog      *slog.Logger
+
+	// wlock is a one-slot semaphore that serializes writes to stdin; a
+	// channel so that waiting for it can honour a context. It guards the
+	// fields that follow.
+	wlock    chan struct{}
+	wbuf     []byte
+	wp       []byte
+	wn       int
+	werr     error
+	rawWrite func(fd uintptr) bool
+	wgen     uint64     // bumped after a write that a context may interrupt
+	dlMu     sync.Mutex // orders deadline changes against context callbacks
+
+	msgs chan *jsonrpc.Message // decoded messages, for Recv
+
+	closed    atomic.Bool // Close was called
+	stopping  atomic.Bool // the shutdown has begun
+	closeOnce sync.Once
+	closeCh   chan struct{} // closed by Close
+	brokeOnce sync.Once
+	brokeCh   chan struct{} // closed when a write to stdin fails
+
+	exited chan struct{} // closed once the process is reaped
+	state  *os.ProcessState
+
+	stdoutDone chan struct{} // closed when the stdout goroutine ends
+	readErr    error         // why stdout reading failed (nil at EOF)
+	outSeq     atomic.Uint64
+
+	stderrDone chan struct{} // closed when stderr is drained
+	errSeq     atomic.Uint64
+	tail       tailBuffer
+
+	stopped  chan struct{} // closed once process and stderr are done
+	cause    error         // why the transport stopped, for Send
+	done     chan struct{} // closed when everything is over
+	recvErr  error         // what Recv returns after the last message
+	closeErr error         // what Close returns
+}
+
+var _ jsonrpc.Transport = (*Transport)(nil)
+
+// Start starts the server process described by cmd and returns the
+// transport connected to it. It fails when the process cannot be started;
+// a server that starts and then dies is reported by Recv.
+func Start(cmd Command) (*Transport, error) {
+	if cmd.Path == "" {
+		return nil, errors.New("stdio: Command.Path is empty")
+	}
+	c := exec.Command(cmd.Path, cmd.Args...)
+	c.Dir = cmd.Dir
+	c.Env = cmd.environ()
+	c.SysProcAttr = procAttr()
+
+	var files []*os.File // every pipe end, closed on failure
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdio: %w", err)
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stdio: %w", err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stdio: %w", err)
+	}
+	raw, err := inW.SyscallConn()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stdio: %w", err)
+	}
+	c.Stdin, c.Stdout, c.Stderr = inR, outW, errW
+	if err := c.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stdio: starting server: %w", err)
+	}
+	// The child has its copies; the parent keeps only its own ends, so
+	// that the server's exit is seen as EOF.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+
+	log := cmd.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	t := &Transport{
+		cmd:            c,
+		pid:            c.Process.Pid,
+		log:            log,
+		stdin:          inW,
+		stdinRaw:       raw,
+		stdout:         outR,
+		stderr:         errR,
+		maxLine:        cmd.maxLineSize(),
+		stdinCloseWait: waitOrDefault(cmd.StdinCloseWait, defaultStdinCloseWait),
+		termWait:       waitOrDefault(cmd.TermWait, defaultTermWait),
+		stderrCopy:     cmd.Stderr,
+		stderrLog:      cmd.StderrLogger,
+		wlock:          make(chan struct{}, 1),
+		msgs:           make(chan *jsonrpc.Message, queueLen),
+		closeCh:        make(chan struct{}),
+		brokeCh:        make(chan struct{}),
+		exited:         make(chan struct{}),
+		stdoutDone:     make(chan struct{}),
+		stderrDone:     make(chan struct{}),
+		stopped:        make(chan struct{}),
+		done:           make(chan struct{}),
+	}
+	t.rawWrite = t.newRawWrite()
+	log.Debug("stdio: server started", slog.String("path", c.Path), slog.Int("pid", t.pid))
+	go t.wait()
+	go t.readStdout()
+	go t.drainStderr()
+	go t.supervise()
+	return t, nil
+}
+
+// Pid returns the server's process id, which is also its process group id.
+func (t *Transport) Pid() int { return t.pid }
+
+// StderrTail returns the last 4 KiB the server wrote to stderr so far.
+func (t *Transport) StderrTail() string { return t.tail.String() }
+
+// Send writes m to the server's stdin as one line. Concurrent calls are
+// serialized; lines never interleave.
+//
+// If ctx is done before the line is written, Send returns ctx.Err() and
+// nothing was sent. If ctx ends while a long line is half written (the
+// server is not reading), the rest is written in the background so the
+// stream stays well-formed, and Send returns an error matching both
+// ctx.Err() and jsonrpc.ErrOutcomeUnknown.
+//
+// When the server is gone Send returns the reason: an *ExitError (or the
+// *LineTooLongError that stopped it), or jsonrpc.ErrClosed after Close.
+func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
+	if m == nil {
+		return errNilMessage
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t.closed.Load() {
+		return jsonrpc.ErrClosed
+	}
+	select {
+	case t.wlock <- struct{}{}:
+	default:
+		select {
+		case t.wlock <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.stopped:
+			return t.stopErr()
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		<-t.wlock
+		return err
+	}
+	if t.stopping.Load() {
+		<-t.wlock
+		return t.waitStopped(ctx)
+	}
+	buf, err := jsonrpc.Append(t.wbuf[:0], m)
+	if err != nil {
+		<-t.wlock
+		return fmt.Errorf("stdio: %w", err)
+	}
+	// Params and Result were checked to be valid JSON, where a raw newline
+	// can only be whitespace between tokens: a space does as well and
+	// keeps the message on one line.
+	blankOut(buf, '\n')
+	blankOut(buf, '\r')
+	buf = append(buf, '\n')
+	if cap(buf) <= keepWriteBuf {
+		t.wbuf = buf
+	} else {
+		t.wbuf = nil
+	}
+
+	n, err := t.tryWrite(buf)
+	if err == nil && n < len(buf) {
+		var handedOff bool
+		handedOff, err = t.writeSlow(ctx, buf, n)
+		if handedOff {
+			return err // the background writer releases the lock
+		}
+	}
+	<-t.wlock
+	if err == nil {
+		return nil
+	}
+	if isCtxErr(err) {
+		return err
+	}
+	t.log.Debug("stdio: write to server stdin failed", slog.String("error", err.Error()))
+	t.brokeOnce.Do(func() { close(t.brokeCh) })
+	return t.waitStopped(ctx)
+}
+
+// writeSlow writes the rest of buf, of which sent bytes are in the pipe
+// already, waiting for the server to read. A done ctx interrupts the wait
+// through a write deadline. When that leaves part of the line in the pipe,
+// a background goroutine finishes the line and then releases the write
+// lock; writeSlow then reports handedOff.
+func (t *Transport) writeSlow(ctx context.Context, buf []byte, sent int) (handedOff bool, err error) {
+	var stop func() bool
+	if ctx.Done() != nil {
+		gen := t.wgen
+		stop = context.AfterFunc(ctx, func() {
+			t.dlMu.Lock()
+			if t.wgen == gen {
+				_ = t.stdin.SetWriteDeadline(time.Unix(1, 0))
+			}
+			t.dlMu.Unlock()
+		})
+	}
+	n, err := t.stdin.Write(buf[sent:])
+	sent += n
+	if stop != nil && !stop() {
+		// The callback ran or is running: undo its deadline, and make it a
+		// no-op should it still be on its way.
+		t.dlMu.Lock()
+		t.wgen++
+		_ = t.stdin.SetWriteDeadline(time.Time{})
+		t.dlMu.Unlock()
+	}
+	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || ctx.Err() == nil {
+		return false, err
+	}
+	if sent == 0 {
+		return false, ctx.Err()
+	}
+	rest := buf[sent:]
+	go func() {
+		if _, err := t.stdin.Write(rest); err != nil {
+			t.brokeOnce.Do(func() { close(t.brokeCh) })
+		}
+		<-t.wlock
+	}()
+	return true, &sendCanceled{ctx.Err()}
+}
+
+// sendCanceled is a Send whose context ended with part of the line
+// written: the server will get the whole message, too late for the caller.
+type sendCanceled struct{ ctxErr error }
+
+func (e *sendCanceled) Error() string {
+	return "stdio: send interrupted with the message partly written (" + e.ctxErr.Error() + "); the server may still run it"
+}
+
+// Is makes the error match both the context's error and
+// jsonrpc.ErrOutcomeUnknown.
+func (e *sendCanceled) Is(target error) bool {
+	return target == jsonrpc.ErrOutcomeUnknown || target == e.ctxErr
+}
+
+func isCtxErr(err error) bool {
+	var sc *sendCanceled
+	return err == context.Canceled || err == context.DeadlineExceeded || errors.As(err, &sc)
+}
+
+func blankOut(b []byte, c byte) {
+	for {
+		i := bytes.IndexByte(b, c)
+		if i < 0 {
+			return
+		}
+		b[i] = ' '
+		b = b[i+1:]
+	}
+}
+
+// waitStopped waits until the reason the transport stopped is known.
+func (t *Transport) waitStopped(ctx context.Context) error {
+	if t.closed.Load() {
+		return jsonrpc.ErrClosed
+	}
+	select {
+	case <-t.stopped:
+		return t.stopErr()
+	case <-ctx.Done():
+		return fmt.Errorf("stdio: server is shutting down: %w", ctx.Err())
+	}
+}
+
+// stopErr is what Send returns once the transport has stopped.
+func (t *Transport) stopErr() error {
+	if t.closed.Load() {
+		return jsonrpc.ErrClosed
+	}
+	return t.cause
+}
+
+// Recv returns the next message from the server, in the order the server
+// wrote them. When the server has exited, it returns, after the last
+// message, an *ExitError (or the *LineTooLongError or read error that ended
+// the transport). After Close it returns jsonrpc.ErrClosed.
+func (t *Transport) Recv() (*jsonrpc.Message, error) {
+	var m *jsonrpc.Message
+	var ok bool
+	select {
+	case m, ok = <-t.msgs:
+	default:
+		select {
+		case m, ok = <-t.msgs:
+		case <-t.closeCh:
+			return nil, jsonrpc.ErrClosed
+		}
+	}
+	if t.closed.Load() {
+		return nil, jsonrpc.ErrClosed
+	}
+	if !ok {
+		return nil, t.recvErr
+	}
+	return m, nil
+}
+
+// Close shuts the server down and releases everything: it closes the
+// server's stdin, waits Command.StdinCloseWait for it to exit, then sends
+// SIGTERM to its process group, waits Command.TermWait, and sends SIGKILL.
+// Processes left in the group after the server exits get the same
+// treatment. Close returns once the server is reaped and the transport's
+// goroutines have ended. It may be called many times and concurrently;
+// every call returns the same result.
+//
+// Close returns nil when the shutdown was clean: the server exited with
+// status 0 after stdin closed, or ended on SIGTERM, or had already exited
+// before Close. It returns an *ExitError when the server exited with
+// another status, or had to be killed with SIGKILL.
+func (t *Transport) Close() error {
+	t.closeOnce.Do(func() {
+		t.closed.Store(true)
+		close(t.closeCh)
+	})
+	<-t.done
+	return t.closeErr
+}
+
+// wait is the goroutine that reaps the process.
+func (t *Transport) wait() {
+	_ = t.cmd.Wait() // the outcome is in ProcessState
+	t.state = t.cmd.ProcessState
+	close(t.exited)
+}
