@@ -545,7 +545,7 @@ func (s *HTTPServer) Handler() *StreamableHandler { return s.h }
 
 // closeGrace is how long Close lets sessions and handlers end by
 // themselves before cutting the client connections.
-const closeGrace = time.Second
+const closeGrace = 500 * time.Millisecond
 
 // Close ends the sessions and their open GET and SSE streams, then closes
 // the listener and waits for the HTTP handlers. Connections whose client
