@@ -5,107 +5,36 @@ import (
 	"fmt"
 	"io"
 	"sync"
-
-	"github.com/anymcp/anymcp/jsonrpc"
 )
 
 // Buffers above this size are left to the garbage collector rather than
 // pooled, so that one huge message does not pin its memory for good.
 const maxPooledBuffer = 1 << 20
 
+// bufPool holds the buffers answers are read into. A request body is not
+// pooled: net/http writes only *bytes.Reader-like bodies in one go with the
+// headers (for any other reader type it flushes the headers first, which
+// costs a round of syscalls and wake-ups per request), and it may still be
+// reading a request body after Do has returned, with no signal when it is
+// done, so a pooled request buffer could not be safely reused.
 var bufPool = sync.Pool{New: func() any { return new(pooledBuf) }}
 
-// pooledBuf is a byte slice shared by a request's body readers. The HTTP
-// client may still be reading a request body after Do has returned (it writes
-// the body and reads the response concurrently), so the buffer goes back to
-// the pool only when every holder has let go: Send, the body given to the
-// request, and any copy made by GetBody for a redirect.
+// pooledBuf is a byte slice from bufPool.
 type pooledBuf struct {
-	b    []byte
-	mu   sync.Mutex
-	refs int
+	b []byte
 }
 
 func getBuf() *pooledBuf {
 	p := bufPool.Get().(*pooledBuf)
 	p.b = p.b[:0]
-	p.refs = 1
 	return p
 }
 
-// acquire takes another reference; it fails once the buffer was released.
-func (p *pooledBuf) acquire() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.refs == 0 {
-		return false
-	}
-	p.refs++
-	return true
-}
-
+// release gives the buffer back; nothing may use it afterwards.
 func (p *pooledBuf) release() {
-	p.mu.Lock()
-	p.refs--
-	done := p.refs == 0
-	p.mu.Unlock()
-	if done && cap(p.b) <= maxPooledBuffer {
+	if cap(p.b) <= maxPooledBuffer {
 		bufPool.Put(p)
 	}
-}
-
-var errBodyClosed = errors.New("modern: request body read after close")
-
-// requestBody reads a pooledBuf it holds a reference to. Read and Close are
-// serialised, so a Read racing a Close cannot see the buffer after release.
-type requestBody struct {
-	mu     sync.Mutex
-	buf    *pooledBuf
-	off    int
-	closed bool
-}
-
-func newRequestBody(p *pooledBuf) (*requestBody, error) {
-	if !p.acquire() {
-		return nil, errBodyClosed
-	}
-	return &requestBody{buf: p}, nil
-}
-
-func (r *requestBody) Read(b []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return 0, errBodyClosed
-	}
-	if r.off >= len(r.buf.b) {
-		return 0, io.EOF
-	}
-	n := copy(b, r.buf.b[r.off:])
-	r.off += n
-	return n, nil
-}
-
-func (r *requestBody) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.closed {
-		r.closed = true
-		r.buf.release()
-	}
-	return nil
-}
-
-// encodeMessage encodes m into a pooled buffer; the caller releases it.
-func encodeMessage(m *jsonrpc.Message) (*pooledBuf, error) {
-	p := getBuf()
-	b, err := jsonrpc.Append(p.b, m)
-	if err != nil {
-		p.release()
-		return nil, err
-	}
-	p.b = b
-	return p, nil
 }
 
 var errTooLarge = errors.New("modern: message body exceeds the size limit")

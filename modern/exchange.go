@@ -36,14 +36,13 @@ const drainTimeout = 250 * time.Millisecond
 // version (result.protocolVersion) that later requests carry. A successful
 // notifications/initialized opens the standalone GET stream.
 func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
-	if err := t.closedErr("send " + m.Method); err != nil {
+	if err := t.closedErr(m); err != nil {
 		return err
 	}
-	buf, err := encodeMessage(m)
+	body, err := jsonrpc.Encode(m)
 	if err != nil {
 		return fmt.Errorf("modern: %s: %w", label(m), err)
 	}
-	defer buf.release()
 
 	isInit := m.IsRequest() && m.Method == "initialize"
 	var session, version []string
@@ -55,7 +54,10 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	// whichever comes first; after Send returns, only Close (or the drain
 	// timer) ends it.
 	reqCtx, cancelReq := context.WithCancel(t.ctx)
-	stop := context.AfterFunc(ctx, cancelReq)
+	stop := func() bool { return false }
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, cancelReq)
+	}
 	handedOff := false
 	defer func() {
 		stop()
@@ -64,7 +66,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	req, err := t.newRequest(reqCtx, http.MethodPost, buf, acceptBoth, session, version)
+	req, err := t.newRequest(reqCtx, http.MethodPost, body, acceptBoth, session, version)
 	if err != nil {
 		return err
 	}
@@ -72,10 +74,9 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if err != nil {
 		return t.failed(ctx, m, err)
 	}
-	body := resp.Body
 	defer func() {
 		if !handedOff {
-			body.Close()
+			resp.Body.Close()
 		}
 	}()
 
@@ -115,10 +116,10 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	case "application/json":
 		return x.readJSON(resp)
 	case "text/event-stream":
-		err := x.readSSE(body)
+		err := x.readSSE(resp.Body)
 		if err == nil {
 			handedOff = true
-			t.finish(body, cancelReq)
+			t.finish(resp.Body, cancelReq)
 		}
 		return err
 	default:
@@ -145,7 +146,7 @@ func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error) e
 	if ctx.Err() != nil {
 		return fmt.Errorf("modern: %s: %w", label(m), ctx.Err())
 	}
-	if cerr := t.closedErr(label(m)); cerr != nil {
+	if cerr := t.closedErr(m); cerr != nil {
 		return cerr
 	}
 	return fmt.Errorf("modern: %s: %w", label(m), err)
@@ -175,7 +176,7 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 			t.log.Debug("modern: discarded the body of an accepted message", "message", label(m), "err", derr)
 		}
 		if len(msgs) > 0 && !t.queue.push(msgs...) {
-			return t.closedErr(label(m))
+			return t.closedErr(m)
 		}
 	case "text/event-stream":
 		// A stream nobody asked for: reading it could block until the
@@ -228,7 +229,7 @@ func (x *exchange) interrupted() error {
 	if x.ctx.Err() != nil {
 		return fmt.Errorf("modern: %s: %w", label(x.req), x.ctx.Err())
 	}
-	return x.t.closedErr(label(x.req))
+	return x.t.closedErr(x.req)
 }
 
 // deliver queues msgs. It reports whether they held the response to the
@@ -254,7 +255,7 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
 		keep = append(keep, msg)
 	}
 	if len(keep) > 0 && !x.t.queue.push(keep...) {
-		return false, x.t.closedErr(label(x.req))
+		return false, x.t.closedErr(x.req)
 	}
 	if !found && anonymous != nil {
 		return false, fmt.Errorf("modern: %s: the server answered with an error without an id: %w", label(x.req), anonymous)

@@ -1,6 +1,7 @@
 package modern
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -249,8 +250,12 @@ var (
 
 // newRequest builds a request to the endpoint with the static headers, the
 // given Accept and session headers, and body (nil for none).
-func (t *Transport) newRequest(ctx context.Context, method string, body *pooledBuf, accept, session, version []string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, method, t.endpoint, nil)
+func (t *Transport) newRequest(ctx context.Context, method string, body []byte, accept, session, version []string) (*http.Request, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body) // sets ContentLength and GetBody
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.endpoint, r)
 	if err != nil {
 		return nil, fmt.Errorf("modern: %w", err)
 	}
@@ -262,13 +267,6 @@ func (t *Transport) newRequest(ctx context.Context, method string, body *pooledB
 		h["Accept"] = accept
 	}
 	if body != nil {
-		rb, err := newRequestBody(body)
-		if err != nil {
-			return nil, err
-		}
-		req.Body = rb
-		req.ContentLength = int64(len(body.b))
-		req.GetBody = func() (io.ReadCloser, error) { return newRequestBody(body) }
 		h["Content-Type"] = typeJSON
 	}
 	if session != nil {
@@ -301,10 +299,11 @@ func drain(body io.Reader) {
 	_, _ = io.CopyN(io.Discard, body, drainLimit)
 }
 
-// closedErr reports whether Close is under way, as the error Send returns.
-func (t *Transport) closedErr(what string) error {
+// closedErr returns the error Send returns for m once Close is under way,
+// or nil.
+func (t *Transport) closedErr(m *jsonrpc.Message) error {
 	if t.ctx.Err() != nil {
-		return fmt.Errorf("modern: %s: %w", what, jsonrpc.ErrClosed)
+		return fmt.Errorf("modern: %s: %w", label(m), jsonrpc.ErrClosed)
 	}
 	return nil
 }
