@@ -17,15 +17,36 @@ func TestSession(t *testing.T) {
 	tests := []struct {
 		name    string
 		session string
+		sse     bool // initialize is answered with an event stream
 	}{
-		{"with a session", "sess-0123456789abcdef~!{}"},
-		{"stateless server", ""},
+		{"with a session", "sess-0123456789abcdef~!{}", false},
+		{"with a session, SSE answer", "sess-sse", true},
+		{"stateless server", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t, mcp(tt.session))
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if m, _ := jsonrpc.DecodeMessage(body); tt.sse && m != nil && m.Method == "initialize" {
+					w.Header().Set("Mcp-Session-Id", tt.session)
+					ev := startSSE(w)
+					ev("id: p0\ndata:\n\n")
+					ev(data(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`))
+					ev(data(response("1", initResult)))
+					return
+				}
+				mcp(tt.session)(w, r, body)
+			})
 			tr, ch := dial(t, s, Options{})
-			handshake(t, tr, ch)
+			if tt.sse {
+				send(t, tr, initialize())
+				if got := describe(next(t, ch)); got != "notification notifications/message" {
+					t.Fatalf("got %s", got)
+				}
+				next(t, ch)
+				send(t, tr, notification("notifications/initialized"))
+			} else {
+				handshake(t, tr, ch)
+			}
 			if got := tr.SessionID(); got != tt.session {
 				t.Errorf("SessionID() = %q, want %q", got, tt.session)
 			}
