@@ -65,7 +65,7 @@ func fakeServer(mode string) int {
 	grandchild := 0
 	switch mode {
 	case modeSleep, modeNoRead:
-		time.Sleep(time.Hour)
+		time.Sleep(2 * time.Minute) // "forever", bounded in case a test leaks it
 		return 0
 	case modeIgnoreSigterm:
 		signal.Ignore(syscall.SIGTERM)
@@ -130,7 +130,7 @@ func fakeServer(mode string) int {
 	}
 	switch mode {
 	case modeIgnoreStdinClose, modeIgnoreSigterm:
-		time.Sleep(time.Hour)
+		time.Sleep(2 * time.Minute) // "forever", bounded in case a test leaks it
 	case modeFailOnEOF:
 		return 7
 	}
