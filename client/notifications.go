@@ -100,8 +100,8 @@ func (c *Conn) progress(raw json.RawMessage) {
 	cl.touch()
 	pp := p.ProgressParams
 	pp.ProgressToken = id
-	f := cl.progress
-	c.events.push(func() { f(pp) })
+	cl.progress(pp) // on the read loop, so it comes before the call's answer
+
 }
 
 func excerpt(b []byte) string {

@@ -171,7 +171,9 @@ type callOptions struct {
 }
 
 // WithProgress attaches a progress token to the call and delivers the
-// server's notifications/progress for it to f, in order.
+// server's notifications/progress for it to f, in order, all of them before
+// the call returns. f runs on the Conn's read loop: it must return quickly
+// and must not call the Conn.
 func WithProgress(f func(mcp.ProgressParams)) CallOption {
 	return func(c *callOptions) { c.progress = f }
 }
