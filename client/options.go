@@ -163,11 +163,11 @@ func WithTransportName(name string) Option { return func(o *options) { o.transpo
 type CallOption func(*callOptions)
 
 type callOptions struct {
-	progress    func(mcp.ProgressParams)
-	timeout     time.Duration
-	timeoutSet  bool
-	maxTime     time.Duration
-	maxTimeSet  bool
+	progress   func(mcp.ProgressParams)
+	timeout    time.Duration
+	timeoutSet bool
+	maxTime    time.Duration
+	maxTimeSet bool
 }
 
 // WithProgress attaches a progress token to the call and delivers the

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -51,6 +52,7 @@ const (
 	modeStdoutClose      = "stdout-close"       // closes stdout after the first answer, exits 0 at stdin EOF
 	modeFloodExit        = "flood-exit"         // writes 200 notifications, then exits 0
 	modeNoRead           = "noread"             // never reads stdin
+	modeSink             = "sink"               // reads stdin and answers nothing
 	modeSleep            = "sleep"              // the grandchild: sleeps
 )
 
@@ -92,6 +94,9 @@ func fakeServer(mode string) int {
 			return 1
 		}
 		grandchild = c.Process.Pid
+	case modeSink:
+		io.Copy(io.Discard, os.Stdin)
+		return 0
 	case modeFloodExit:
 		for i := range floodCount {
 			fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","method":"notifications/message","params":{"n":%d}}`+"\n", i)

@@ -467,6 +467,12 @@ func TestAllMessagesBeforeExit(t *testing.T) {
 	// none may be lost when the server exits.
 	tr := start(t, fakeCommand(t, modeFloodExit))
 	time.Sleep(800 * time.Millisecond)
+	// The server is gone while its messages wait for Recv: Send reports
+	// the exit at once, without waiting for them to be received.
+	var ee *stdio.ExitError
+	if err := tr.Send(context.Background(), request(1, "echo", `{}`)); !errors.As(err, &ee) {
+		t.Fatalf("Send: %v, want *ExitError", err)
+	}
 	for i := range floodCount {
 		m := mustRecv(t, tr)
 		if want := fmt.Sprintf(`{"n":%d}`, i); string(m.Params) != want {
@@ -474,7 +480,6 @@ func TestAllMessagesBeforeExit(t *testing.T) {
 		}
 	}
 	_, err := recv(t, tr)
-	var ee *stdio.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode != 0 {
 		t.Fatalf("Recv after the last message: %v, want *ExitError status 0", err)
 	}
@@ -614,4 +619,19 @@ func TestEscapedHolderOfStdoutDoesNotHangClose(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 	assertReaped(t, pid)
+}
+
+func TestSendDoesNotAllocate(t *testing.T) {
+	tr := start(t, fakeCommand(t, modeSink))
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	m := request(1, "tools/call", `{"name":"echo","arguments":{"text":"hello"}}`)
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := tr.Send(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Send allocates %v times per message, want 0", allocs)
+	}
 }
