@@ -23,8 +23,9 @@ type sseStream struct {
 	rc     *http.ResponseController
 	ids    bool   // events carry ids
 	prefix string // the stream's part of its event ids, unique in the session
-	seq    int
-	closed bool
+	seq     int
+	started bool // the header is written
+	closed  bool
 }
 
 func newSSEStream(w http.ResponseWriter, prefix string, ids bool) *sseStream {
@@ -32,10 +33,18 @@ func newSSEStream(w http.ResponseWriter, prefix string, ids bool) *sseStream {
 }
 
 // start writes the response header and, when events carry ids, the
-// priming event: an id and empty data.
+// priming event: an id and empty data. The first event starts a stream
+// not started yet.
 func (s *sseStream) start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.started && !s.closed {
+		s.startLocked()
+	}
+}
+
+func (s *sseStream) startLocked() {
+	s.started = true
 	h := s.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -64,6 +73,9 @@ func (s *sseStream) write(m *jsonrpc.Message) error {
 	defer s.mu.Unlock()
 	if s.closed {
 		return errStreamClosed
+	}
+	if !s.started {
+		s.startLocked()
 	}
 	head := "event: message\n"
 	if s.ids {
@@ -102,6 +114,9 @@ type exchange struct {
 	responses []*jsonrpc.Message // JSON mode only
 	failed    bool               // some response was an error
 	done      chan struct{}
+	// beforeReply, when set, sees each request's end (resp nil: no
+	// response) before anything of it is written.
+	beforeReply func(resp *jsonrpc.Message)
 }
 
 type exchangeKey struct{}
@@ -133,6 +148,9 @@ func (ex *exchange) reply(resp *jsonrpc.Message) {
 	defer ex.mu.Unlock()
 	if ex.remaining == 0 {
 		return
+	}
+	if ex.beforeReply != nil {
+		ex.beforeReply(resp)
 	}
 	if resp != nil {
 		if resp.Error != nil {

@@ -176,12 +176,20 @@ func (h *StreamableHandler) createSession() *httpSession {
 	return hs
 }
 
-func (h *StreamableHandler) endSession(hs *httpSession) {
+// unregister makes the session unknown to later requests (404) and to
+// the core's open sessions, without waiting for anything: endSession
+// finishes the job.
+func (h *StreamableHandler) unregister(hs *httpSession) {
 	h.mu.Lock()
 	if h.sessions[hs.id] == hs {
 		delete(h.sessions, hs.id)
 	}
 	h.mu.Unlock()
+	hs.core.stop()
+}
+
+func (h *StreamableHandler) endSession(hs *httpSession) {
+	h.unregister(hs)
 	hs.endOnce.Do(func() {
 		close(hs.ended)
 		hs.core.Close()
@@ -314,9 +322,19 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	var stream *sseStream
 	if !h.opts.JSONResponse {
 		stream = hs.newStream(w)
-		stream.start()
+		if !initialize {
+			stream.start()
+		} // else the header waits for the answer: a failed initialize gets no session id
 	}
 	ex := newExchange(requests, stream)
+	if initialize && !h.opts.Stateless {
+		ex.beforeReply = func(resp *jsonrpc.Message) {
+			if resp == nil || resp.Error != nil {
+				w.Header().Del(HeaderSessionID)
+				h.unregister(hs)
+			}
+		}
+	}
 	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
 	for _, m := range msgs {
 		hs.core.Handle(ctx, m)
@@ -328,7 +346,7 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	case <-h.closing:
 	}
 	responses, complete, failed := ex.abandon()
-	if initialize && failed && !h.opts.Stateless {
+	if initialize && (failed || !complete) && !h.opts.Stateless {
 		h.endSession(hs) // a failed initialize leaves no session behind
 	}
 	if stream != nil || r.Context().Err() != nil {
