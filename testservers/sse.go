@@ -18,11 +18,11 @@ var errStreamClosed = errors.New("testservers: stream closed")
 // once closed (by its handler, which must not return while a write is in
 // progress) nothing more is written.
 type sseStream struct {
-	mu     sync.Mutex
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	ids    bool   // events carry ids
-	prefix string // the stream's part of its event ids, unique in the session
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	ids     bool   // events carry ids
+	prefix  string // the stream's part of its event ids, unique in the session
 	seq     int
 	started bool // the header is written
 	closed  bool
