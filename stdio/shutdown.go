@@ -25,6 +25,15 @@ func (t *Transport) supervise() {
 	case <-t.brokeCh:
 	case <-t.exited:
 	}
+	if byOwner {
+		// A server that was already dead when Close came did not fail
+		// to shut down; Recv has its exit to report.
+		select {
+		case <-t.exited:
+			byOwner = false
+		default:
+		}
+	}
 	t.stopping.Store(true)
 
 	forced, termSent := t.stopProcess()
