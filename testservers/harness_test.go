@@ -285,11 +285,19 @@ func newStdioWire(t *testing.T, ctx context.Context, opts Options) *stdioWire {
 			}
 		}
 	}()
-	t.Cleanup(func() { w.shutdown(t) })
+	t.Cleanup(func() {
+		w.shutdown(t)
+		go func() {
+			for range w.msgs {
+			}
+		}()
+		w.read.Wait()
+	})
 	return w
 }
 
-// shutdown closes stdin and returns ServeStdio's result.
+// shutdown closes stdin and returns ServeStdio's result. The messages
+// the server wrote stay readable from msgs, which is then closed.
 func (w *stdioWire) shutdown(t *testing.T) error {
 	var err error
 	w.close.Do(func() {
@@ -299,11 +307,6 @@ func (w *stdioWire) shutdown(t *testing.T) error {
 		case <-time.After(testTimeout):
 			t.Error("ServeStdio did not return after EOF")
 		}
-		go func() {
-			for range w.msgs {
-			}
-		}()
-		w.read.Wait()
 	})
 	return err
 }
