@@ -309,7 +309,8 @@ func TestStreamableServerRequestJSONMode(t *testing.T) {
 		m, _ := w.request(t, 2, "tools/call", `{"name":"sample","arguments":{"prompt":"hi"}}`)
 		done <- m
 	}()
-	ev, err := newSSEReader(get.Body).next()
+	getEvents := newSSEReader(get.Body)
+	ev, err := getEvents.next()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,5 +329,19 @@ func TestStreamableServerRequestJSONMode(t *testing.T) {
 	}
 	if st := s.Server().Stats(); st.ToolCalls["sample"] != 2 {
 		t.Errorf("stats %v", st.ToolCalls)
+	}
+
+	// Notifications sent during a request in JSON mode go on the GET
+	// stream too.
+	m, _ = w.request(t, 3, "tools/call", `{"name":"slow","arguments":{"steps":1,"delayMs":1},"_meta":{"progressToken":"j"}}`)
+	if text, _ := toolText(t, m); text != "done 1 steps" {
+		t.Errorf("slow: %q", text)
+	}
+	ev, err = getEvents.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := mustDecode(t, ev.data); p.Method != "notifications/progress" || !strings.Contains(string(p.Params), `"progressToken":"j"`) {
+		t.Errorf("on the GET stream: %s", ev.data)
 	}
 }
