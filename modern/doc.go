@@ -7,7 +7,9 @@
 // and notifications; notifications and responses are answered with 202.
 // After the client sends notifications/initialized, the transport opens the
 // optional standalone GET stream on which the server may send requests and
-// notifications at any time.
+// notifications at any time; that Send returns once the server has answered
+// the GET (stream open or refused, waiting 2 s at most), so whatever the
+// server sends after the handshake has a way to the client.
 //
 // The transport keeps the session: the Mcp-Session-Id header of the HTTP
 // response to initialize, and the protocolVersion of the initialize result,

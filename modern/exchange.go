@@ -94,7 +94,15 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 			return err
 		}
 		if m.Method == "notifications/initialized" {
-			t.startListening()
+			// Wait, within a bound, until the GET stream is open or refused.
+			timer := time.NewTimer(listenSettleWait)
+			defer timer.Stop()
+			select {
+			case <-t.startListening():
+			case <-timer.C:
+				t.log.Debug("modern: the GET stream is slow to open; going on without waiting", "url", t.redacted)
+			case <-ctx.Done():
+			}
 		}
 		return nil
 	}

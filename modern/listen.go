@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -13,11 +14,17 @@ import (
 
 // startListening opens the standalone GET stream in a goroutine, unless it
 // is open already, the server refused it before, or the transport is closed.
-func (t *Transport) startListening() {
+// The channel it returns is closed once the server's answer to the GET is
+// known (the stream is open, or refused, or failed), so that the caller can
+// wait for it: a server notification sent right after the handshake then
+// has a stream to travel on.
+func (t *Transport) startListening() <-chan struct{} {
+	settled := make(chan struct{})
 	t.mu.Lock()
 	if t.listening || t.noGETStream || t.closed {
 		t.mu.Unlock()
-		return
+		close(settled)
+		return settled
 	}
 	t.listening = true
 	session, version := t.session, t.version
@@ -25,12 +32,19 @@ func (t *Transport) startListening() {
 	t.mu.Unlock()
 	go func() {
 		defer t.wg.Done()
-		t.listen(session, version)
+		var once sync.Once
+		t.listen(session, version, func() { once.Do(func() { close(settled) }) })
+		once.Do(func() { close(settled) })
 		t.mu.Lock()
 		t.listening = false
 		t.mu.Unlock()
 	}()
+	return settled
 }
+
+// listenSettleWait bounds how long Send of notifications/initialized waits
+// for the server's answer to the GET that opens the standalone stream.
+const listenSettleWait = 2 * time.Second
 
 // streamCursor is where an SSE stream stood when it ended: what resuming it
 // with Last-Event-ID will need.
@@ -44,7 +58,7 @@ type streamCursor struct {
 // (405 per the specification; 404 and 400 from real servers) means the
 // server offers no such stream: it is logged at debug level and never asked
 // for again. Any other failure is logged once as a warning.
-func (t *Transport) listen(session, version []string) streamCursor {
+func (t *Transport) listen(session, version []string, settled func()) streamCursor {
 	req, err := t.newRequest(t.ctx, http.MethodGet, nil, acceptSSE, session, version)
 	if err != nil {
 		t.log.Warn("modern: GET stream not opened", "err", err)
@@ -76,6 +90,7 @@ func (t *Transport) listen(session, version []string) streamCursor {
 		return streamCursor{}
 	}
 
+	settled()
 	rd := sse.NewReader(resp.Body, t.maxSize)
 	for {
 		ev, err := rd.Next()
