@@ -1,0 +1,93 @@
+package negotiate
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Policy says which HTTP transports the ladder may try, and in what order.
+type Policy int
+
+const (
+	// Auto tries Streamable HTTP, then HTTP+SSE on 400/404/405 (the default).
+	Auto Policy = iota
+	// StreamableOnly tries Streamable HTTP only.
+	StreamableOnly
+	// SSEOnly tries HTTP+SSE only.
+	SSEOnly
+	// SSEFirst tries HTTP+SSE, then Streamable HTTP when the GET is refused.
+	SSEFirst
+)
+
+var policyNames = []string{"auto", "streamable-only", "sse-only", "sse-first"}
+
+func (p Policy) String() string {
+	if int(p) < len(policyNames) {
+		return policyNames[p]
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// ParsePolicy reads a policy name as String writes it.
+func ParsePolicy(s string) (Policy, error) {
+	for i, n := range policyNames {
+		if n == s {
+			return Policy(i), nil
+		}
+	}
+	return Auto, fmt.Errorf("negotiate: unknown policy %q (want one of %s)", s, strings.Join(policyNames, ", "))
+}
+
+// Transport names, as Info and the report give them.
+const (
+	StreamableHTTP = "streamable-http"
+	SSE            = "sse"
+)
+
+// Attempt is one rung of the ladder: one HTTP exchange and what came of it.
+type Attempt struct {
+	Transport string        `json:"transport"` // StreamableHTTP or SSE
+	Method    string        `json:"method"`    // POST or GET
+	URL       string        `json:"url"`
+	Status    int           `json:"status,omitempty"` // 0 when no HTTP answer came
+	Duration  time.Duration `json:"durationNs"`
+	Error     string        `json:"error,omitempty"`
+	Decision  string        `json:"decision"` // what the ladder did next, and why
+}
+
+// Report is the whole negotiation: every attempt in order and the outcome.
+type Report struct {
+	URL       string    `json:"url"`
+	Policy    string    `json:"policy"`
+	FromCache bool      `json:"fromCache"` // the first rung came from a cached outcome
+	Attempts  []Attempt `json:"attempts"`
+	Chosen    string    `json:"chosen,omitempty"` // the transport in use; empty on failure
+}
+
+// String prints the report for a person, one attempt a line.
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "negotiation for %s (policy %s", r.URL, r.Policy)
+	if r.FromCache {
+		b.WriteString(", cached outcome first")
+	}
+	b.WriteString(")\n")
+	for i, a := range r.Attempts {
+		status := "no answer"
+		if a.Status != 0 {
+			status = fmt.Sprint(a.Status)
+		}
+		fmt.Fprintf(&b, "  %d. %-15s %-4s %s → %s in %v", i+1, a.Transport, a.Method, a.URL, status, a.Duration.Round(time.Microsecond))
+		if a.Error != "" {
+			fmt.Fprintf(&b, " (%s)", a.Error)
+		}
+		fmt.Fprintf(&b, "\n     %s\n", a.Decision)
+	}
+	if r.Chosen != "" {
+		fmt.Fprintf(&b, "  using %s\n", r.Chosen)
+	} else {
+		b.WriteString("  no transport worked\n")
+	}
+	return b.String()
+}
