@@ -10,6 +10,7 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 // Conn is a live, initialized connection to one MCP server. It is safe for
@@ -40,6 +41,9 @@ type Info struct {
 	ServerInfo      mcp.Implementation
 	Capabilities    mcp.ServerCapabilities
 	Instructions    string
+	// Negotiation is the report of the HTTP transport ladder; nil for
+	// stdio and for transports given to Open.
+	Negotiation *negotiate.Report
 }
 
 // Open runs the MCP lifecycle over t: initialize, version check,
@@ -50,6 +54,9 @@ func Open(ctx context.Context, t jsonrpc.Transport, opts ...Option) (*Conn, erro
 }
 
 func open(ctx context.Context, t jsonrpc.Transport, o *options) (*Conn, error) {
+	if o.hook != nil {
+		t = &hooked{Transport: t, hook: o.hook}
+	}
 	c := &Conn{
 		t:       t,
 		opts:    o,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 // Option configures a Conn, in Dial or Open.
@@ -51,6 +52,8 @@ type options struct {
 	onCancelled   func(mcp.CancelledParams)
 	onNotify      func(method string, params []byte)
 	transportName string
+	hook          MessageHook
+	policy        negotiate.Policy
 }
 
 func newOptions(opts []Option) *options {
@@ -155,6 +158,10 @@ func OnCancelled(f func(mcp.CancelledParams)) Option { return func(o *options) {
 func OnNotification(f func(method string, params []byte)) Option {
 	return func(o *options) { o.onNotify = f }
 }
+
+// WithTransportPolicy chooses which HTTP transports Dial tries for a URL,
+// and in what order; the default is negotiate.Auto.
+func WithTransportPolicy(p negotiate.Policy) Option { return func(o *options) { o.policy = p } }
 
 // WithTransportName sets the name Info reports for a custom transport.
 func WithTransportName(name string) Option { return func(o *options) { o.transportName = name } }
