@@ -35,11 +35,18 @@ func (t *Transport) supervise() {
 		}
 	}
 	t.stopping.Store(true)
+	if byStdout {
+		// Nobody reads stdout any more (it ended, or its reader gave up
+		// on an oversize line): let the server's writes fail, not block.
+		t.stdout.Close()
+	}
 
 	forced, termSent := t.stopProcess()
 	t.stopGroup()
 
-	t.awaitReaders(byStdout)
+	t.awaitReaders()
+	t.stdout.Close()
+	t.stderr.Close()
 
 	// Writers fail fast once stdin is closed; holding the write lock for
 	// good makes sure none is left, the background one included.
@@ -123,9 +130,9 @@ func (t *Transport) stopGroup() {
 // stdout reader may also be waiting for Recv to take a message; that wait
 // is not cut: the messages are delivered, or dropped by Close.
 //
-// The cause (for Send) is the exit error, or the stdout failure when that
-// is what began the shutdown (an oversize line).
-func (t *Transport) awaitReaders(byStdout bool) {
+// The cause (for Send) is the exit error, or the stdout failure (an
+// oversize line) when there is one, since that is what ends the process.
+func (t *Transport) awaitReaders() {
 	ticker := time.NewTicker(drainTick)
 	defer ticker.Stop()
 	outDone, errDone := t.stdoutDone, t.stderrDone
@@ -137,8 +144,12 @@ func (t *Transport) awaitReaders(byStdout bool) {
 		case <-errDone:
 			errDone = nil
 			t.cause = t.exitError()
-			if byStdout && t.readErr != nil {
-				t.cause = t.readErr
+			select {
+			case <-t.stdoutDone:
+				if t.readErr != nil {
+					t.cause = t.readErr
+				}
+			default:
 			}
 			close(t.stopped)
 		case <-ticker.C:

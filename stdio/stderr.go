@@ -96,8 +96,7 @@ func (l *lineLogger) flush() {
 // drainStderr is the stderr goroutine: it reads stderr to its end, whatever
 // anyone else does, keeping the tail and feeding the optional copy and log.
 func (t *Transport) drainStderr() {
-	defer close(t.stderrDone)
-	defer t.stderr.Close()
+	defer close(t.stderrDone) // the supervisor closes the file
 	r := seqReader{t.stderr, &t.errSeq}
 	buf := make([]byte, 32<<10)
 	w := t.stderrCopy

@@ -115,8 +115,7 @@ func (r seqReader) Read(p []byte) (int, error) {
 // readStdout is the stdout goroutine: it splits stdout into lines, decodes
 // them and queues the messages for Recv, in order.
 func (t *Transport) readStdout() {
-	defer close(t.stdoutDone)
-	defer t.stdout.Close()
+	defer close(t.stdoutDone) // the supervisor closes the file
 	lr := lineReader{r: seqReader{t.stdout, &t.outSeq}, max: t.maxLine}
 	for {
 		line, err := lr.next()
