@@ -1,0 +1,107 @@
+package legacy
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// ErrNoEndpoint: the SSE stream did not start with an "endpoint" event that
+// holds a usable URI: its first event had another type, its data was empty
+// or not a URI, or the stream ended before any event.
+var ErrNoEndpoint = errors.New("no endpoint event on the SSE stream")
+
+// ErrConnectionLost: the SSE stream ended or broke after Dial. The session
+// went with it: nothing more will arrive from the server, so no request in
+// flight will be answered. Recv and Send return errors that wrap it (and,
+// for a broken stream, the read error too).
+var ErrConnectionLost = errors.New("connection lost")
+
+// NotSSEError is returned by Dial when the server answered the GET with a
+// 2xx status but a body that is not an event stream (text/event-stream):
+// the URL is not the SSE endpoint of an HTTP+SSE server (it may well be a
+// Streamable HTTP endpoint, or a web page).
+type NotSSEError struct {
+	URL         string // the SSE URL, password redacted
+	Status      int    // the HTTP status code
+	ContentType string // the Content-Type of the answer, as sent ("" if none)
+}
+
+// Error reads like "GET http://h/mcp → 200, not an SSE stream (application/json)".
+func (e *NotSSEError) Error() string {
+	ct := e.ContentType
+	if ct == "" {
+		ct = "no content type"
+	}
+	return "GET " + e.URL + " → " + strconv.Itoa(e.Status) + ", not an SSE stream (" + ct + ")"
+}
+
+// CrossOriginError is returned by Dial when the endpoint event names a URI
+// whose origin (scheme, host or port, default ports filled in) differs from
+// the SSE URL's. The endpoint is refused and the stream closed before any
+// request goes there, so the host's headers never reach another origin.
+type CrossOriginError struct {
+	SSEURL   string // the SSE URL, password redacted
+	Endpoint string // the endpoint as resolved, password redacted
+}
+
+func (e *CrossOriginError) Error() string {
+	return "endpoint " + e.Endpoint + " is on another origin than the SSE URL " + e.SSEURL + ": refused"
+}
+
+const (
+	// errorBodyLimit bounds how much of an error body is read: room for a
+	// JSON-RPC error object, not enough to let a server make the client
+	// buffer megabytes in order to report a failure.
+	errorBodyLimit = 16 << 10
+	// excerptLimit bounds HTTPError.Body and logged excerpts.
+	excerptLimit = 512
+	// drainLimit bounds how much of an unneeded body is read so that its
+	// connection can be reused.
+	drainLimit = 64 << 10
+)
+
+// newHTTPError describes an exchange that ended in an unusable status,
+// reading at most errorBodyLimit bytes of its body. The caller closes it.
+func newHTTPError(resp *http.Response, method, url string) *jsonrpc.HTTPError {
+	e := &jsonrpc.HTTPError{Method: method, URL: url, StatusCode: resp.StatusCode}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	e.Body = excerpt(body)
+	msgs, _ := jsonrpc.Decode(body)
+	for _, m := range msgs {
+		if m.Error != nil {
+			e.RPCError = m.Error
+			break
+		}
+	}
+	return e
+}
+
+// excerpt returns the start of b as valid UTF-8 of at most excerptLimit
+// bytes, without surrounding white space.
+func excerpt(b []byte) string {
+	if len(b) > 4*excerptLimit {
+		b = b[:4*excerptLimit]
+	}
+	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if len(s) <= excerptLimit {
+		return s
+	}
+	cut := excerptLimit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// drain reads and discards a bounded amount of body so that its connection
+// can be reused; it returns how much it read. The caller closes the body.
+func drain(body io.Reader) int64 {
+	n, _ := io.CopyN(io.Discard, body, drainLimit)
+	return n
+}

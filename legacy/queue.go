@@ -1,0 +1,91 @@
+package legacy
+
+import (
+	"sync"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// queue is the unbounded FIFO between the stream reader and Recv. The
+// reader never waits for the host: a push always succeeds at once, and the
+// queue grows for as long as nobody calls Recv. A drained queue reuses its
+// backing array, so a host that keeps up allocates nothing per message.
+//
+// A queue ends in one of two ways: end(err) lets the consumer take what is
+// pending and then reports err; close(err) drops what is pending and
+// reports err at once.
+type queue struct {
+	mu    sync.Mutex
+	cond  sync.Cond // signalled on push, broadcast on end and close
+	items []*jsonrpc.Message
+	head  int   // items[head:] are pending
+	err   error // set by end or close: what pop reports once items are drained
+}
+
+func newQueue() *queue {
+	q := &queue{}
+	q.cond.L = &q.mu
+	return q
+}
+
+// push appends msgs in order. It reports false once the queue has ended
+// or been closed.
+func (q *queue) push(msgs ...*jsonrpc.Message) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return false
+	}
+	switch {
+	case q.head == len(q.items):
+		clear(q.items[:q.head])
+		q.items, q.head = q.items[:0], 0
+	case q.head > 64 && q.head > len(q.items)/2:
+		// Never empty but mostly consumed: move the pending tail to the
+		// front so the array does not grow without end.
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+	q.items = append(q.items, msgs...)
+	q.cond.Signal()
+	return true
+}
+
+// pop waits for the next message; once there is none left and the queue
+// has ended or been closed, it returns the error it ended with.
+func (q *queue) pop() (*jsonrpc.Message, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.head == len(q.items) && q.err == nil {
+		q.cond.Wait()
+	}
+	if q.head == len(q.items) {
+		return nil, q.err
+	}
+	m := q.items[q.head]
+	q.items[q.head] = nil
+	q.head++
+	return m, nil
+}
+
+// end stops the queue after what is pending: pops return err once the
+// pending messages are taken. Only the first end or close counts.
+func (q *queue) end(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err == nil {
+		q.err = err
+	}
+	q.cond.Broadcast()
+}
+
+// close drops what is pending and makes every pop, waiting or to come,
+// return err.
+func (q *queue) close(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.err = err
+	q.items, q.head = nil, 0
+	q.cond.Broadcast()
+}
