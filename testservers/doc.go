@@ -1,7 +1,7 @@
 // Package testservers holds small, real MCP servers that run in-process, for
 // tests, benchmarks and `mcpcall demo`. They speak the wire formats of
-// revision 2025-11-25 (and accept the older revisions in initialize); they
-// are not mocks.
+// revision 2025-11-25 and of 2024-11-05 (and accept the older revisions in
+// initialize); they are not mocks.
 //
 // The package is one wire-independent core plus front-ends:
 //
@@ -13,6 +13,17 @@
 //   - StartStreamable and NewStreamableHandler (streamable.go) serve the
 //     core over Streamable HTTP, with or without sessions, SSE or JSON
 //     answers, and an optional standalone GET stream.
+//   - StartLegacy (legacy.go) serves it over HTTP+SSE, the transport of
+//     2024-11-05: a GET stream per session whose first event names the
+//     message endpoint (relative, absolute or, for security tests, on
+//     another origin; at once or late), and messages POSTed there.
+//   - StartHybrid (hybrid.go) hosts both HTTP transports on one listener,
+//     at different paths or on the same one, as servers do while they
+//     migrate.
+//   - StartStatus (status.go) is a URL whose POST always fails with a
+//     chosen status, body and delay, and whose GET fails too or serves
+//     HTTP+SSE: the edges of a client's transport ladder, including a
+//     newer-revision server (MethodNotFoundBody, UnsupportedVersionBody).
 //   - ServeStdio, RunFromEnv and StdioCommand (stdio.go) serve it over
 //     newline-delimited JSON, in-process or as a child process that is the
 //     test binary itself.

@@ -69,6 +69,12 @@ func (s *sseStream) write(m *jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
+	// JSON as encoded holds no raw newline, so the message is one data line.
+	return s.event("message", data)
+}
+
+// event sends one event of type name whose data, one line, is data.
+func (s *sseStream) event(name string, data []byte) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -77,12 +83,11 @@ func (s *sseStream) write(m *jsonrpc.Message) error {
 	if !s.started {
 		s.startLocked()
 	}
-	head := "event: message\n"
+	head := "event: " + name + "\n"
 	if s.ids {
 		head += "id: " + s.nextID() + "\n"
 	}
 	head += "data: "
-	// JSON as encoded holds no raw newline, so the message is one data line.
 	if _, err = s.w.Write([]byte(head)); err == nil {
 		if _, err = s.w.Write(data); err == nil {
 			if _, err = s.w.Write([]byte("\n\n")); err == nil {

@@ -1,0 +1,416 @@
+package testservers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// EndpointMode says how a legacy server writes the URI of its endpoint
+// event.
+type EndpointMode int
+
+const (
+	// EndpointRelative sends a path and query, as most servers do:
+	// /message?sessionId=ID.
+	EndpointRelative EndpointMode = iota
+	// EndpointAbsolute sends a full URL on the server's own origin:
+	// http://127.0.0.1:PORT/message?sessionId=ID.
+	EndpointAbsolute
+	// EndpointCrossOrigin sends a full URL on another loopback origin: a
+	// second server that refuses and counts every request it gets (see
+	// LegacyServer.CrossOriginHits). A client must never POST there.
+	EndpointCrossOrigin
+)
+
+// String returns "relative", "absolute" or "cross-origin".
+func (m EndpointMode) String() string {
+	switch m {
+	case EndpointRelative:
+		return "relative"
+	case EndpointAbsolute:
+		return "absolute"
+	case EndpointCrossOrigin:
+		return "cross-origin"
+	}
+	return "EndpointMode(?)"
+}
+
+// DefaultSessionParam is the query parameter that carries the session id
+// in a legacy endpoint URI when LegacyOptions.SessionParam is empty.
+const DefaultSessionParam = "sessionId"
+
+// LegacyOptions configure an HTTP+SSE front-end (revision 2024-11-05).
+// When Options.Versions is empty, the server accepts only 2024-11-05, as
+// servers of that transport typically do.
+type LegacyOptions struct {
+	Options
+	// Endpoint is how the endpoint event names the message endpoint.
+	Endpoint EndpointMode
+	// EndpointDelay holds the endpoint event back this long after the
+	// stream's response header (a slow server).
+	EndpointDelay time.Duration
+	// SessionParam is the query parameter of the session id;
+	// DefaultSessionParam when empty (some servers use session_id).
+	SessionParam string
+	// AcceptStatus is the status that accepts a POSTed message;
+	// 202 Accepted when 0 (some servers answer 200).
+	AcceptStatus int
+	// AcceptBody is the body of that answer; none when empty (some
+	// servers send "Accepted").
+	AcceptBody string
+	// OnRequest, when set, is called first with every HTTP request the
+	// front-end serves.
+	OnRequest func(*http.Request)
+}
+
+func (o LegacyOptions) withDefaults() LegacyOptions {
+	if len(o.Versions) == 0 {
+		o.Versions = []string{mcp.Version20241105}
+	}
+	if o.SessionParam == "" {
+		o.SessionParam = DefaultSessionParam
+	}
+	if o.AcceptStatus == 0 {
+		o.AcceptStatus = http.StatusAccepted
+	}
+	return o
+}
+
+// legacyHandler serves the core over HTTP+SSE: a GET stream per session
+// (served wherever the front-end mounts stream) and a message endpoint
+// (messagePath, served by message).
+type legacyHandler struct {
+	opts        LegacyOptions
+	srv         *Server
+	messagePath string
+	cross       *crossOrigin // EndpointCrossOrigin only
+	closing     chan struct{}
+	once        sync.Once
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[string]*legacySession
+}
+
+// newLegacyHandler returns a front-end of a new core whose endpoint
+// event names messagePath. With EndpointCrossOrigin it starts the other
+// origin's server, which close stops.
+func newLegacyHandler(opts LegacyOptions, messagePath string) *legacyHandler {
+	opts = opts.withDefaults()
+	h := &legacyHandler{
+		opts:        opts,
+		srv:         NewServer(opts.Options),
+		messagePath: messagePath,
+		closing:     make(chan struct{}),
+		sessions:    make(map[string]*legacySession),
+	}
+	if opts.Endpoint == EndpointCrossOrigin {
+		h.cross = startCrossOrigin()
+	}
+	return h
+}
+
+// legacySession is one core session tied to one GET stream.
+type legacySession struct {
+	id       string
+	h        *legacyHandler
+	core     *Session
+	kill     chan struct{} // closed to end the stream now
+	killOnce sync.Once
+	endOnce  sync.Once
+
+	mu     sync.Mutex
+	stream *sseStream // set once the endpoint event is out
+}
+
+// Send puts m on the session's GET stream.
+func (ls *legacySession) Send(_ context.Context, m *jsonrpc.Message) error {
+	ls.mu.Lock()
+	stream := ls.stream
+	ls.mu.Unlock()
+	if stream == nil {
+		return ErrNoChannel
+	}
+	if err := stream.write(m); err != nil {
+		return errors.Join(ErrNoChannel, err)
+	}
+	return nil
+}
+
+// Reply puts the response, if any, on the session's GET stream.
+func (ls *legacySession) Reply(ctx context.Context, _ jsonrpc.ID, resp *jsonrpc.Message) error {
+	if resp == nil {
+		return nil
+	}
+	return ls.Send(ctx, resp)
+}
+
+func (ls *legacySession) killStream() {
+	ls.killOnce.Do(func() { close(ls.kill) })
+}
+
+// stream serves GET on the SSE URL: a new session, its endpoint event,
+// then its messages, until the client goes away, the stream is killed or
+// the front-end closes. The session ends with the stream.
+func (h *legacyHandler) stream(w http.ResponseWriter, r *http.Request) {
+	if h.opts.OnRequest != nil {
+		h.opts.OnRequest(r)
+	}
+	if !h.admit(w, r) {
+		return
+	}
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "method not allowed: this is an SSE stream")
+		return
+	}
+	if !accepts(r, "text/event-stream") {
+		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Accept must list text/event-stream")
+		return
+	}
+	ls := h.createSession()
+	if ls == nil {
+		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
+		return
+	}
+	defer h.endSession(ls)
+	stream := newSSEStream(w, "", false)
+	defer stream.close()
+	stream.start()
+
+	if d := h.opts.EndpointDelay; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		case <-ls.kill:
+			return
+		case <-h.closing:
+			return
+		}
+	}
+	if err := stream.event("endpoint", []byte(h.endpoint(r, ls.id))); err != nil {
+		return
+	}
+	ls.mu.Lock()
+	ls.stream = stream
+	ls.mu.Unlock()
+
+	select {
+	case <-r.Context().Done():
+	case <-ls.kill:
+	case <-h.closing:
+	}
+	ls.mu.Lock()
+	ls.stream = nil
+	ls.mu.Unlock()
+}
+
+// endpoint returns the URI of the endpoint event for session id.
+func (h *legacyHandler) endpoint(r *http.Request, id string) string {
+	rel := h.messagePath + "?" + url.QueryEscape(h.opts.SessionParam) + "=" + url.QueryEscape(id)
+	switch h.opts.Endpoint {
+	case EndpointAbsolute:
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		return scheme + "://" + r.Host + rel
+	case EndpointCrossOrigin:
+		return h.cross.baseURL() + rel
+	}
+	return rel
+}
+
+// message serves POST on the message endpoint: the message is accepted
+// (AcceptStatus) before the core handles it; its answer, if any, goes on
+// the session's GET stream.
+func (h *legacyHandler) message(w http.ResponseWriter, r *http.Request) {
+	if h.opts.OnRequest != nil {
+		h.opts.OnRequest(r)
+	}
+	if !h.admit(w, r) {
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "method not allowed")
+		return
+	}
+	id := r.URL.Query().Get(h.opts.SessionParam)
+	if id == "" {
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "missing "+h.opts.SessionParam)
+		return
+	}
+	h.mu.Lock()
+	ls := h.sessions[id]
+	h.mu.Unlock()
+	if ls == nil {
+		httpError(w, http.StatusNotFound, CodeSessionNotFound, "session not found")
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, "Content-Type must be application/json")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "reading body: "+err.Error())
+		return
+	}
+	m, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeParseError, err.Error())
+		return
+	}
+	if h.opts.AcceptBody != "" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	w.WriteHeader(h.opts.AcceptStatus)
+	_, _ = io.WriteString(w, h.opts.AcceptBody)
+	_ = http.NewResponseController(w).Flush()
+	ls.core.Handle(r.Context(), m)
+}
+
+// admit refuses requests once the front-end is closing and those from a
+// foreign Origin; it reports whether the request may go on.
+func (h *legacyHandler) admit(w http.ResponseWriter, r *http.Request) bool {
+	select {
+	case <-h.closing:
+		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
+		return false
+	default:
+	}
+	if !originAllowed(r) {
+		httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
+		return false
+	}
+	return true
+}
+
+// createSession registers a session with a fresh id, or returns nil once
+// the front-end is closed.
+func (h *legacyHandler) createSession() *legacySession {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	ls := &legacySession{id: hex.EncodeToString(b[:]), h: h, kill: make(chan struct{})}
+	ls.core = h.srv.NewSession(ls)
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		ls.core.Close()
+		return nil
+	}
+	h.sessions[ls.id] = ls
+	h.mu.Unlock()
+	return ls
+}
+
+// endSession forgets the session (its id then gets 404) and closes its
+// core session; it returns once that is done, whoever called first.
+func (h *legacyHandler) endSession(ls *legacySession) {
+	h.mu.Lock()
+	if h.sessions[ls.id] == ls {
+		delete(h.sessions, ls.id)
+	}
+	h.mu.Unlock()
+	ls.endOnce.Do(ls.core.Close)
+}
+
+// live returns the sessions open now.
+func (h *legacyHandler) live() []*legacySession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*legacySession, 0, len(h.sessions))
+	for _, ls := range h.sessions {
+		out = append(out, ls)
+	}
+	return out
+}
+
+// killStreams ends every open GET stream, and so its session.
+func (h *legacyHandler) killStreams() {
+	for _, ls := range h.live() {
+		ls.killStream()
+	}
+}
+
+// close ends every stream and session, makes the front-end answer 503,
+// and stops the other origin's server. It is idempotent.
+func (h *legacyHandler) close() {
+	h.once.Do(func() {
+		h.mu.Lock()
+		h.closed = true
+		close(h.closing)
+		h.mu.Unlock()
+		for _, ls := range h.live() {
+			h.endSession(ls)
+		}
+		h.cross.close()
+	})
+}
+
+// LegacyServer is an HTTP+SSE (2024-11-05) test server listening on
+// 127.0.0.1: GET /sse opens a session's stream, whose first event,
+// endpoint, names /message?sessionId=ID (see LegacyOptions.Endpoint);
+// messages POSTed there are answered on the stream. A POST to /sse is
+// refused with 405, as on a server that predates Streamable HTTP.
+type LegacyServer struct {
+	// URL is the SSE URL, http://127.0.0.1:PORT/sse.
+	URL string
+
+	ts   *httptest.Server
+	h    *legacyHandler
+	hits hitCounter
+	once sync.Once
+}
+
+// StartLegacy starts an HTTP+SSE test server configured by opts.
+func StartLegacy(opts LegacyOptions) *LegacyServer {
+	s := &LegacyServer{h: newLegacyHandler(opts, "/message")}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/sse", s.h.stream)
+	mux.HandleFunc("/message", s.h.message)
+	s.ts = httptest.NewServer(s.hits.wrap(mux))
+	s.URL = s.ts.URL + "/sse"
+	return s
+}
+
+// Server returns the core, for its Stats.
+func (s *LegacyServer) Server() *Server { return s.h.srv }
+
+// Hits returns how many requests the server got, by "METHOD /path"
+// (for example "POST /sse" or "GET /sse").
+func (s *LegacyServer) Hits() map[string]int { return s.hits.snapshot() }
+
+// CrossOriginHits returns how many requests reached the other origin of
+// EndpointCrossOrigin (always 0 in the other modes).
+func (s *LegacyServer) CrossOriginHits() int { return s.h.cross.count() }
+
+// KillStreams ends every open GET stream now, as a lost connection would;
+// their sessions end with them. New streams can still be opened.
+func (s *LegacyServer) KillStreams() { s.h.killStreams() }
+
+// Close ends the streams and sessions, then closes the listener and
+// waits for the HTTP handlers. Connections whose client does not read
+// are cut after a grace period, so Close does not hang. It is idempotent.
+func (s *LegacyServer) Close() {
+	s.once.Do(func() {
+		within(s.h.close, closeGrace, s.ts.CloseClientConnections)
+		within(s.ts.Close, closeGrace, s.ts.CloseClientConnections)
+	})
+}
