@@ -1,0 +1,326 @@
+package legacy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// wait bounds every blocking step of a test.
+const wait = 5 * time.Second
+
+// seen is one request as a test server received it.
+type seen struct {
+	Method string
+	Path   string // with the query, if any
+	Header http.Header
+	Body   string
+}
+
+// handler answers one request; body is the request body, already read.
+type handler func(w http.ResponseWriter, r *http.Request, body []byte)
+
+// server is an httptest server on loopback that records every request.
+type server struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs []seen
+}
+
+func newServer(t testing.TB, h handler) *server {
+	t.Helper()
+	s := &server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.reqs = append(s.reqs, seen{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: string(body)})
+		s.mu.Unlock()
+		h(w, r, body)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// requests returns what the server received so far.
+func (s *server) requests() []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]seen(nil), s.reqs...)
+}
+
+// count returns how many requests with the HTTP method the server received.
+func (s *server) count(method string) int {
+	n := 0
+	for _, r := range s.requests() {
+		if r.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// startSSE sends the headers of an event stream and returns a function
+// that writes raw event text and flushes it.
+func startSSE(w http.ResponseWriter) func(text string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	f := w.(http.Flusher)
+	f.Flush()
+	return func(text string) {
+		io.WriteString(w, text)
+		f.Flush()
+	}
+}
+
+func endpointEvent(uri string) string { return "event: endpoint\ndata: " + uri + "\n\n" }
+func messageEvent(msg string) string  { return "event: message\ndata: " + msg + "\n\n" }
+
+// sseServer is a small HTTP+SSE server: GET /sse opens a stream that starts
+// with the endpoint event and then carries whatever is put on events until
+// the client goes away or end is closed; POST answers with post, by default
+// 202 and, for a request, a response on the stream whose result names the
+// method. It serves one stream at a time. Tests may change its fields
+// before they Dial.
+type sseServer struct {
+	*server
+	endpoint string                  // data of the endpoint event
+	events   chan string             // raw event text for the stream
+	end      chan struct{}           // close to end the stream
+	gone     chan struct{}           // closed when the GET handler returns
+	post     handler                 // nil: accept and echo
+	onGET    func(send func(string)) // runs after the endpoint event, if set
+}
+
+func newSSEServer(t testing.TB) *sseServer {
+	t.Helper()
+	l := &sseServer{
+		endpoint: "/message?sessionId=s1",
+		events:   make(chan string, 1024),
+		end:      make(chan struct{}),
+		gone:     make(chan struct{}),
+	}
+	l.server = newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		switch r.Method {
+		case http.MethodGet:
+			defer close(l.gone)
+			send := startSSE(w)
+			send(endpointEvent(l.endpoint))
+			if l.onGET != nil {
+				l.onGET(send)
+			}
+			for {
+				select {
+				case ev := <-l.events:
+					send(ev)
+				case <-l.end:
+					return
+				case <-r.Context().Done():
+					return
+				}
+			}
+		case http.MethodPost:
+			if l.post != nil {
+				l.post(w, r, body)
+				return
+			}
+			l.echo(w, body)
+		default:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	})
+	return l
+}
+
+// echo accepts a POST with 202 and answers a request on the stream.
+func (l *sseServer) echo(w http.ResponseWriter, body []byte) {
+	m, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if m.IsRequest() {
+		l.events <- messageEvent(response(m.ID.Raw(), `{"method":"`+m.Method+`"}`))
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func response(id, result string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"result":` + result + `}`
+}
+
+func note(method string) string { return `{"jsonrpc":"2.0","method":"` + method + `"}` }
+
+func request(id int64, method string) *jsonrpc.Message {
+	return &jsonrpc.Message{ID: jsonrpc.Int(id), Method: method, Params: []byte(`{"name":"echo"}`)}
+}
+
+func notification(method string) *jsonrpc.Message { return &jsonrpc.Message{Method: method} }
+
+// recvLoop is a host's Recv loop: messages go to msgs, and the error that
+// ends the loop to end.
+type recvLoop struct {
+	msgs chan *jsonrpc.Message
+	end  chan error
+}
+
+// dial connects to sseURL, closes the transport at the end of the test and
+// runs a Recv loop.
+func dial(t testing.TB, sseURL string, opts Options) (*Transport, *recvLoop) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	tr, err := Dial(ctx, sseURL, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := &recvLoop{msgs: make(chan *jsonrpc.Message, 1024), end: make(chan error, 1)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			m, err := tr.Recv()
+			if err != nil {
+				loop.end <- err
+				return
+			}
+			loop.msgs <- m
+		}
+	}()
+	t.Cleanup(func() {
+		tr.Close()
+		<-done
+	})
+	return tr, loop
+}
+
+// dialErr runs Dial expecting it to fail.
+func dialErr(t testing.TB, sseURL string, opts Options) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	tr, err := Dial(ctx, sseURL, opts)
+	if err == nil {
+		tr.Close()
+		t.Fatal("Dial succeeded; want an error")
+	}
+	return err
+}
+
+// next returns the next message of the Recv loop.
+func (l *recvLoop) next(t testing.TB) *jsonrpc.Message {
+	t.Helper()
+	select {
+	case m := <-l.msgs:
+		return m
+	case err := <-l.end:
+		t.Fatalf("Recv ended: %v", err)
+	case <-time.After(wait):
+		t.Fatal("no message within", wait)
+	}
+	return nil
+}
+
+// ended returns the error that ended the Recv loop, failing the test if a
+// message comes first.
+func (l *recvLoop) ended(t testing.TB) error {
+	t.Helper()
+	select {
+	case m := <-l.msgs:
+		t.Fatalf("unexpected message %s", describe(m))
+	case err := <-l.end:
+		return err
+	case <-time.After(wait):
+		t.Fatal("Recv did not end within", wait)
+	}
+	return nil
+}
+
+// describe is a message in a few words, for comparisons.
+func describe(m *jsonrpc.Message) string {
+	switch {
+	case m.IsRequest():
+		return "request " + m.Method + " " + m.ID.Raw()
+	case m.IsNotification():
+		return "notification " + m.Method
+	case m.Error != nil:
+		return fmt.Sprintf("error %s %d", m.ID.Raw(), m.Error.Code)
+	default:
+		return "response " + m.ID.Raw() + " " + string(m.Result)
+	}
+}
+
+func send(t testing.TB, tr *Transport, m *jsonrpc.Message) {
+	t.Helper()
+	if err := sendErr(tr, m); err != nil {
+		t.Fatalf("Send %s: %v", describe(m), err)
+	}
+}
+
+func sendErr(tr *Transport, m *jsonrpc.Message) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	return tr.Send(ctx, m)
+}
+
+// closed waits for ch to be closed.
+func closed(t testing.TB, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(wait):
+		t.Fatal("timed out waiting for", what)
+	}
+}
+
+// eventually polls cond until it holds or the wait is over.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// logs records log records, for tests that check what was logged.
+type logs struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logs) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logs) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *logs) WithGroup(string) slog.Handler            { return l }
+func (l *logs) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+
+// at returns the messages logged at level.
+func (l *logs) at(level slog.Level) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.recs {
+		if r.Level == level {
+			out = append(out, r.Message)
+		}
+	}
+	return out
+}
