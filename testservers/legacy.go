@@ -203,12 +203,18 @@ func (h *legacyHandler) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := stream.event("endpoint", []byte(h.endpoint(r, ls.id))); err != nil {
+	// The stream is set in the same critical section as the endpoint goes
+	// out: the client may POST as soon as it reads the event, and the
+	// answer must find the stream.
+	ls.mu.Lock()
+	err := stream.event("endpoint", []byte(h.endpoint(r, ls.id)))
+	if err == nil {
+		ls.stream = stream
+	}
+	ls.mu.Unlock()
+	if err != nil {
 		return
 	}
-	ls.mu.Lock()
-	ls.stream = stream
-	ls.mu.Unlock()
 
 	select {
 	case <-r.Context().Done():
