@@ -1,6 +1,7 @@
 package testservers_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -55,4 +56,54 @@ func ExampleStartStreamable() {
 	// Output:
 	// 200 application/json true
 	// 2025-06-18 anymcp-testserver
+}
+
+// An HTTP+SSE (2024-11-05) server: the GET stream names the endpoint to
+// POST to, and the answer comes back on the stream.
+func ExampleStartLegacy() {
+	srv := testservers.StartLegacy(testservers.LegacyOptions{})
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	stream, err := hc.Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	defer stream.Body.Close()
+	events := bufio.NewScanner(stream.Body)
+	next := func() (event, data string) { // one event of one data line
+		for events.Scan() {
+			line := events.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				event = v
+			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
+				data = v
+			} else if line == "" && event != "" {
+				return event, data
+			}
+		}
+		return "", ""
+	}
+	_, endpoint := next()
+	fmt.Println("endpoint", strings.Split(endpoint, "=")[0]+"=…")
+
+	post, err := hc.Post(strings.TrimSuffix(srv.URL, "/sse")+endpoint, "application/json", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"example","version":"1"}}}`))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	post.Body.Close()
+	fmt.Println("POST", post.StatusCode)
+	event, data := next()
+	fmt.Println(event, strings.Contains(data, `"protocolVersion":"2024-11-05"`))
+	// Output:
+	// endpoint /message?sessionId=…
+	// POST 202
+	// message true
 }
