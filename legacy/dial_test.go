@@ -27,27 +27,11 @@ func TestDialEndpoint(t *testing.T) {
 		{"relative path", "/mcp/sse", func(string) string { return "messages/?session_id=rel" }, "/mcp/messages/?session_id=rel"},
 		{"dot segments", "/a/b/sse", func(string) string { return "../post?x=1" }, "/a/post?x=1"},
 		{"absolute URL", "/sse", func(base string) string { return base + "/abs?sessionId=1" }, "/abs?sessionId=1"},
-		{"default port spelled out", "/sse", func(base string) string { return base + ":80/p" }, "/p"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSSEServer(t)
 			s.endpoint = tt.endpoint(s.URL)
-			if tt.name == "default port spelled out" {
-				// http://host:80 is the same origin as http://host: only a
-				// URL without a port can show that, so dial a name the
-				// test transport maps to the server.
-				s.endpoint = "http://mcp.test:80/p"
-				tr, _ := dial(t, "http://mcp.test/sse", Options{HTTPClient: redirectTo(t, s.URL)})
-				send(t, tr, notification("notifications/initialized"))
-				if got := s.requests()[1].Path; got != tt.want {
-					t.Errorf("POST reached %q, want %q", got, tt.want)
-				}
-				if tr.Endpoint() != "http://mcp.test:80/p" {
-					t.Errorf("Endpoint() = %q", tr.Endpoint())
-				}
-				return
-			}
 			tr, _ := dial(t, s.URL+tt.sse, Options{})
 			if want := s.URL + tt.want; tr.Endpoint() != want {
 				t.Errorf("Endpoint() = %q, want %q", tr.Endpoint(), want)
@@ -58,6 +42,22 @@ func TestDialEndpoint(t *testing.T) {
 				t.Fatalf("requests %+v, want GET then POST %s", reqs, tt.want)
 			}
 		})
+	}
+}
+
+// TestDialDefaultPort: http://host:80 is the same origin as http://host.
+// Only a URL without a port can show that, so the test dials a name that
+// the client's RoundTripper sends to the test server.
+func TestDialDefaultPort(t *testing.T) {
+	s := newSSEServer(t)
+	s.endpoint = "http://mcp.test:80/p?s=1"
+	tr, _ := dial(t, "http://mcp.test/sse", Options{HTTPClient: redirectTo(t, s.URL)})
+	if tr.Endpoint() != s.endpoint {
+		t.Errorf("Endpoint() = %q, want %q", tr.Endpoint(), s.endpoint)
+	}
+	send(t, tr, notification("notifications/initialized"))
+	if got := s.requests()[1]; got.Path != "/p?s=1" {
+		t.Errorf("POST reached %q", got.Path)
 	}
 }
 
