@@ -124,7 +124,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 	rd, body, err := t.open(ctx, &stream, origin)
 	if !stop() && err == nil {
 		// ctx ended just as the endpoint arrived: honour it.
-		err = fmt.Errorf("legacy: GET %s: %w", t.sseURL, context.Cause(ctx))
+		err = fmt.Errorf("legacy: GET %s: %w", t.sseURL, ctx.Err())
 	}
 	if err != nil {
 		if body != nil {
