@@ -54,6 +54,22 @@ func Open(ctx context.Context, t jsonrpc.Transport, opts ...Option) (*Conn, erro
 }
 
 func open(ctx context.Context, t jsonrpc.Transport, o *options) (*Conn, error) {
+	c := newConn(t, o)
+	params := initializeParams(o)
+	var raw json.RawMessage
+	if err := c.Call(ctx, "initialize", params, &raw); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	if err := c.finishInitialize(ctx, params.ProtocolVersion, raw); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// newConn starts the Conn's read loop over t.
+func newConn(t jsonrpc.Transport, o *options) *Conn {
 	if o.hook != nil {
 		t = &hooked{Transport: t, hook: o.hook}
 	}
@@ -72,25 +88,28 @@ func open(ctx context.Context, t jsonrpc.Transport, o *options) (*Conn, error) {
 	}
 	c.wg.Add(1)
 	go c.readLoop()
-	if err := c.initialize(ctx); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
+	return c
 }
 
-func (c *Conn) initialize(ctx context.Context) error {
-	params := mcp.InitializeParams{
+// initializeParams are what initialize offers: the latest revision, the
+// host's client info, and the capabilities its handlers provide.
+func initializeParams(o *options) *mcp.InitializeParams {
+	return &mcp.InitializeParams{
 		ProtocolVersion: mcp.LatestVersion,
-		Capabilities:    c.capabilities(),
-		ClientInfo:      c.opts.clientInfo,
+		Capabilities:    capabilities(o),
+		ClientInfo:      o.clientInfo,
 	}
+}
+
+// finishInitialize checks the initialize result, records what it says and
+// sends notifications/initialized.
+func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.RawMessage) error {
 	var res mcp.InitializeResult
-	if err := c.Call(ctx, "initialize", &params, &res); err != nil {
-		return fmt.Errorf("initialize: %w", err)
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("initialize: decoding result: %w", err)
 	}
 	if !mcp.IsSupportedVersion(res.ProtocolVersion) {
-		return &VersionError{Offered: params.ProtocolVersion, Got: res.ProtocolVersion}
+		return &VersionError{Offered: offered, Got: res.ProtocolVersion}
 	}
 	c.mu.Lock()
 	c.info.ProtocolVersion = res.ProtocolVersion
@@ -105,20 +124,20 @@ func (c *Conn) initialize(ctx context.Context) error {
 }
 
 // capabilities declares what the host's handlers can answer.
-func (c *Conn) capabilities() mcp.ClientCapabilities {
+func capabilities(o *options) mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
-	if c.opts.roots != nil {
+	if o.roots != nil {
 		caps.Roots = &mcp.RootsCap{ListChanged: true}
 	}
-	if c.opts.sampling != nil {
+	if o.sampling != nil {
 		caps.Sampling = &mcp.SamplingCap{}
 	}
-	if c.opts.elicitForm != nil || c.opts.elicitURL != nil {
+	if o.elicitForm != nil || o.elicitURL != nil {
 		caps.Elicitation = &mcp.ElicitCap{}
-		if c.opts.elicitForm != nil {
+		if o.elicitForm != nil {
 			caps.Elicitation.Form = &struct{}{}
 		}
-		if c.opts.elicitURL != nil {
+		if o.elicitURL != nil {
 			caps.Elicitation.URL = &struct{}{}
 		}
 	}

@@ -2,12 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 
 	"github.com/anymcp/anymcp/jsonrpc"
-	"github.com/anymcp/anymcp/modern"
+	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/stdio"
 )
 
@@ -71,8 +72,8 @@ func (t Target) String() string {
 
 // Transport names reported by Info.
 const (
-	TransportStreamableHTTP = "streamable-http"
-	TransportSSE            = "sse"
+	TransportStreamableHTTP = negotiate.StreamableHTTP
+	TransportSSE            = negotiate.SSE
 	TransportStdio          = "stdio"
 )
 
@@ -100,13 +101,53 @@ func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("anymcp: %q is not an http(s) URL", target.url)
 		}
-		mt, err := modern.New(target.url, modern.Options{HTTPClient: o.httpClient, Header: o.header, Logger: o.logger})
-		if err != nil {
-			return nil, err
-		}
-		t, o.transportName = mt, TransportStreamableHTTP
+		return dialHTTP(ctx, target.url, o)
 	default:
 		return nil, ErrNoTarget
 	}
 	return open(ctx, t, o)
 }
+
+// dialHTTP runs the transport ladder for an http(s) URL, then finishes the
+// handshake on whichever transport answered initialize.
+func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
+	params := initializeParams(o)
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("initialize: encoding params: %w", err)
+	}
+	init := &jsonrpc.Message{ID: jsonrpc.Int(initializeID), Method: "initialize", Params: raw}
+	if o.hook != nil {
+		o.hook(true, init)
+	}
+	res, err := negotiate.Connect(ctx, rawURL, init, negotiate.Config{
+		HTTPClient: o.httpClient,
+		Header:     o.header,
+		Logger:     o.logger,
+		Policy:     o.policy,
+		Cache:      o.cache,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.hook != nil {
+		o.hook(false, res.Response)
+	}
+	o.transportName = res.Name
+	c := newConn(res.Transport, o)
+	c.nextID.Store(initializeID)
+	c.info.Negotiation = res.Report
+	if res.Response.Error != nil {
+		c.Close()
+		return nil, fmt.Errorf("initialize: %w", res.Response.Error)
+	}
+	if err := c.finishInitialize(ctx, params.ProtocolVersion, res.Response.Result); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// initializeID is the id of the initialize request the ladder sends; the
+// Conn's own ids start after it.
+const initializeID = 1

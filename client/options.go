@@ -54,6 +54,7 @@ type options struct {
 	transportName string
 	hook          MessageHook
 	policy        negotiate.Policy
+	cache         *negotiate.Cache
 }
 
 func newOptions(opts []Option) *options {
@@ -162,6 +163,10 @@ func OnNotification(f func(method string, params []byte)) Option {
 // WithTransportPolicy chooses which HTTP transports Dial tries for a URL,
 // and in what order; the default is negotiate.Auto.
 func WithTransportPolicy(p negotiate.Policy) Option { return func(o *options) { o.policy = p } }
+
+// WithCache shares a negotiation cache across Dials: a URL known to speak
+// HTTP+SSE is then dialled without the Streamable HTTP probe.
+func WithCache(c *negotiate.Cache) Option { return func(o *options) { o.cache = c } }
 
 // WithTransportName sets the name Info reports for a custom transport.
 func WithTransportName(name string) Option { return func(o *options) { o.transportName = name } }

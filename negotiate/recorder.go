@@ -1,0 +1,51 @@
+package negotiate
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// recorder is the RoundTripper of one attempt's HTTP client: while the
+// negotiation runs it notes the status of the attempt's first exchange, for
+// the report; afterwards it only passes requests through.
+type recorder struct {
+	base   http.RoundTripper
+	active atomic.Bool
+	mu     sync.Mutex
+	status int
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.base.RoundTrip(req)
+	if err == nil && r.active.Load() {
+		r.mu.Lock()
+		if r.status == 0 {
+			r.status = resp.StatusCode
+		}
+		r.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (r *recorder) firstStatus() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status
+}
+
+// recordingClient returns a shallow copy of c whose transport records.
+func recordingClient(c *http.Client) (*http.Client, *recorder) {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	rec := &recorder{base: base}
+	rec.active.Store(true)
+	cc := *c
+	cc.Transport = rec
+	return &cc, rec
+}
