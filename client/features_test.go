@@ -13,7 +13,9 @@ import (
 
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/legacy"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -23,17 +25,23 @@ type server struct {
 	transport string
 	target    client.Target
 	stats     func() testservers.Stats // nil for stdio (another process)
+	version   string                   // the revision the server answers by default
 }
 
 // eachServer runs f against a fresh test server of every kind: stdio,
-// Streamable HTTP answering with SSE (with priming events), and Streamable
-// HTTP answering with JSON.
+// HTTP+SSE (2024-11-05), Streamable HTTP answering with SSE (with priming
+// events), and Streamable HTTP answering with JSON.
 func eachServer(t *testing.T, opts testservers.Options, f func(t *testing.T, s server)) {
 	t.Helper()
 	t.Run("stdio", func(t *testing.T) {
 		path, args, env := testservers.StdioCommand()
 		env = append(env, testservers.StdioEnv(opts)...)
-		f(t, server{name: "stdio", transport: client.TransportStdio, target: client.Command(path, args...).WithEnv(env...)})
+		f(t, server{name: "stdio", transport: client.TransportStdio, target: client.Command(path, args...).WithEnv(env...), version: mcp.LatestVersion})
+	})
+	t.Run("legacy-sse", func(t *testing.T) {
+		ls := testservers.StartLegacy(testservers.LegacyOptions{Options: opts})
+		t.Cleanup(ls.Close)
+		f(t, server{name: "legacy-sse", transport: client.TransportSSE, target: client.URL(ls.URL), stats: ls.Server().Stats, version: mcp.Version20241105})
 	})
 	for _, h := range []struct {
 		name string
@@ -45,7 +53,7 @@ func eachServer(t *testing.T, opts testservers.Options, f func(t *testing.T, s s
 		t.Run(h.name, func(t *testing.T) {
 			hs := testservers.StartStreamable(h.o)
 			t.Cleanup(hs.Close)
-			f(t, server{name: h.name, transport: client.TransportStreamableHTTP, target: client.URL(hs.URL), stats: hs.Server().Stats})
+			f(t, server{name: h.name, transport: client.TransportStreamableHTTP, target: client.URL(hs.URL), stats: hs.Server().Stats, version: mcp.LatestVersion})
 		})
 	}
 }
@@ -84,12 +92,85 @@ func TestInfo(t *testing.T) {
 	eachServer(t, testservers.Options{Instructions: "use echo"}, func(t *testing.T, s server) {
 		c := dial(t, s)
 		info := c.Info()
-		if info.Transport != s.transport || info.ProtocolVersion != mcp.LatestVersion ||
+		if info.Transport != s.transport || info.ProtocolVersion != s.version ||
 			info.ServerInfo.Name != testservers.DefaultName || info.Instructions != "use echo" ||
 			info.Capabilities.Tools == nil || info.Capabilities.Resources == nil || !info.Capabilities.Resources.Subscribe {
 			t.Errorf("info = %+v", info)
 		}
+		if s.transport == client.TransportStdio {
+			if info.Negotiation != nil {
+				t.Errorf("stdio has no negotiation: %+v", info.Negotiation)
+			}
+		} else if info.Negotiation == nil || info.Negotiation.Chosen != s.transport {
+			t.Errorf("negotiation report %+v", info.Negotiation)
+		}
 	})
+}
+
+func TestLegacyStreamLossFailsPendingCalls(t *testing.T) {
+	ls := testservers.StartLegacy(testservers.LegacyOptions{})
+	defer ls.Close()
+	c, err := client.Dial(ctxT(t), client.URL(ls.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(context.Background(), "slow", map[string]int{"steps": 50, "delayMs": 100})
+		res <- err
+	}()
+	waitStats(t, server{stats: ls.Server().Stats}, func(st testservers.Stats) bool { return st.ToolCalls["slow"] == 1 })
+	ls.KillStreams()
+	select {
+	case err := <-res:
+		var lost *client.LostError
+		if !errors.As(err, &lost) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) || !errors.Is(err, legacy.ErrConnectionLost) {
+			t.Fatalf("want LostError wrapping legacy.ErrConnectionLost, got %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pending call hung after the stream died")
+	}
+	<-c.Done()
+}
+
+func TestDialErrors(t *testing.T) {
+	if _, err := client.Dial(ctxT(t), client.Target{}); !errors.Is(err, client.ErrNoTarget) {
+		t.Errorf("empty target: %v", err)
+	}
+	if _, err := client.Dial(ctxT(t), client.URL("ftp://x/")); err == nil {
+		t.Error("ftp URL accepted")
+	}
+	_, err := client.Dial(ctxT(t), client.Command("/nonexistent/anymcp-server"))
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/anymcp-server") {
+		t.Errorf("missing program: %v", err)
+	}
+	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, PostBodyFunc: testservers.MethodNotFoundBody})
+	defer srv.Close()
+	_, err = client.Dial(ctxT(t), client.URL(srv.URL))
+	var newer *negotiate.NewerServerError
+	if !errors.As(err, &newer) {
+		t.Errorf("newer server: %v", err)
+	}
+}
+
+func TestCacheAcrossDials(t *testing.T) {
+	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 405, GETServesLegacy: true})
+	defer srv.Close()
+	cache := negotiate.NewCache(0)
+	for range 3 {
+		c, err := client.Dial(ctxT(t), client.URL(srv.URL), client.WithCache(cache))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Info().Transport != client.TransportSSE {
+			t.Errorf("transport %s", c.Info().Transport)
+		}
+		c.Close()
+	}
+	if n := srv.Hits()["POST /mcp"]; n != 1 {
+		t.Errorf("%d POST probes for three dials with a shared cache, want 1", n)
+	}
 }
 
 func TestOlderServerRevision(t *testing.T) {
