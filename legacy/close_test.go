@@ -97,9 +97,7 @@ func TestCloseDropsQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the message to be queued", func() bool {
-		tr.queue.mu.Lock()
-		defer tr.queue.mu.Unlock()
-		return len(tr.queue.items) == 1
+		return tr.queue.Len() == 1
 	})
 	tr.Close()
 	if m, err := tr.Recv(); !errors.Is(err, jsonrpc.ErrClosed) {

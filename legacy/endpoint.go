@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/anymcp/anymcp/internal/wire"
 )
 
 // resolveEndpoint turns the data of an endpoint event into the URL to POST
@@ -16,7 +18,7 @@ func resolveEndpoint(data []byte, base, origin *url.URL) (*url.URL, error) {
 	}
 	ref, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("the endpoint event holds no URI (%q): %w", excerpt([]byte(raw)), ErrNoEndpoint)
+		return nil, fmt.Errorf("the endpoint event holds no URI (%q): %w", wire.Excerpt([]byte(raw)), ErrNoEndpoint)
 	}
 	u := base.ResolveReference(ref)
 	u.Fragment, u.RawFragment = "", ""

@@ -2,13 +2,7 @@ package legacy
 
 import (
 	"errors"
-	"io"
-	"net/http"
 	"strconv"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/anymcp/anymcp/jsonrpc"
 )
 
 // ErrNoEndpoint: the SSE stream did not start with an "endpoint" event that
@@ -52,56 +46,4 @@ type CrossOriginError struct {
 
 func (e *CrossOriginError) Error() string {
 	return "endpoint " + e.Endpoint + " is on another origin than the SSE URL " + e.SSEURL + ": refused"
-}
-
-const (
-	// errorBodyLimit bounds how much of an error body is read: room for a
-	// JSON-RPC error object, not enough to let a server make the client
-	// buffer megabytes in order to report a failure.
-	errorBodyLimit = 16 << 10
-	// excerptLimit bounds HTTPError.Body and logged excerpts.
-	excerptLimit = 512
-	// drainLimit bounds how much of an unneeded body is read so that its
-	// connection can be reused.
-	drainLimit = 64 << 10
-)
-
-// newHTTPError describes an exchange that ended in an unusable status,
-// reading at most errorBodyLimit bytes of its body. The caller closes it.
-func newHTTPError(resp *http.Response, method, url string) *jsonrpc.HTTPError {
-	e := &jsonrpc.HTTPError{Method: method, URL: url, StatusCode: resp.StatusCode}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
-	e.Body = excerpt(body)
-	msgs, _ := jsonrpc.Decode(body)
-	for _, m := range msgs {
-		if m.Error != nil {
-			e.RPCError = m.Error
-			break
-		}
-	}
-	return e
-}
-
-// excerpt returns the start of b as valid UTF-8 of at most excerptLimit
-// bytes, without surrounding white space.
-func excerpt(b []byte) string {
-	if len(b) > 4*excerptLimit {
-		b = b[:4*excerptLimit]
-	}
-	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
-	if len(s) <= excerptLimit {
-		return s
-	}
-	cut := excerptLimit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
-}
-
-// drain reads and discards a bounded amount of body so that its connection
-// can be reused; it returns how much it read. The caller closes the body.
-func drain(body io.Reader) int64 {
-	n, _ := io.CopyN(io.Discard, body, drainLimit)
-	return n
 }

@@ -242,9 +242,7 @@ func TestQueueUnbounded(t *testing.T) {
 	}
 	defer tr.Close()
 	eventually(t, "every message to be queued", func() bool {
-		tr.queue.mu.Lock()
-		defer tr.queue.mu.Unlock()
-		return len(tr.queue.items) == n
+		return tr.queue.Len() == n
 	})
 	got := make([]string, 0, n)
 	for range n {

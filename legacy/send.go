@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -49,12 +50,12 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("legacy: %s: %w", label(m), newHTTPError(resp, http.MethodPost, t.redacted))
+		return fmt.Errorf("legacy: %s: %w", label(m), wire.NewHTTPError(resp, http.MethodPost, t.redacted))
 	}
 	if resp.ContentLength == 0 {
 		return nil // the usual 202: nothing to read
 	}
-	if n := drain(resp.Body); n > 0 {
+	if n := wire.Drain(resp.Body); n > 0 {
 		t.log.Debug("legacy: discarded the body of an accepted POST", "message", label(m), "status", resp.StatusCode, "bytes", n)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/sse"
 )
@@ -26,10 +27,10 @@ func (t *Transport) read(rd *sse.Reader) {
 		case "message":
 		case "endpoint":
 			t.log.Debug("legacy: ignored a later endpoint event; keeping the first",
-				"endpoint", t.redacted, "ignored", excerpt(ev.Data))
+				"endpoint", t.redacted, "ignored", wire.Excerpt(ev.Data))
 			continue
 		default:
-			t.log.Debug("legacy: ignored an event", "type", excerpt([]byte(ev.Type)))
+			t.log.Debug("legacy: ignored an event", "type", wire.Excerpt([]byte(ev.Type)))
 			continue
 		}
 		if len(bytes.TrimSpace(ev.Data)) == 0 {
@@ -39,9 +40,9 @@ func (t *Transport) read(rd *sse.Reader) {
 		msgs, derr := jsonrpc.Decode(ev.Data)
 		if derr != nil {
 			t.log.Warn("legacy: dropped invalid input from the server",
-				"err", excerpt([]byte(derr.Error())), "excerpt", excerpt(ev.Data))
+				"err", wire.Excerpt([]byte(derr.Error())), "excerpt", wire.Excerpt(ev.Data))
 		}
-		if len(msgs) > 0 && !t.queue.push(msgs...) {
+		if len(msgs) > 0 && !t.queue.Push(msgs...) {
 			return // closed
 		}
 	}
@@ -70,5 +71,5 @@ func (t *Transport) lost(rd *sse.Reader, cause error) {
 		t.log.Warn("legacy: the SSE stream broke; the session is over", "url", t.sseURL, "err", cause)
 	}
 	t.cancel(err)
-	t.queue.end(fmt.Errorf("legacy: recv: %w", err))
+	t.queue.End(fmt.Errorf("legacy: recv: %w", err))
 }

@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/sse"
 )
@@ -44,7 +44,7 @@ type Transport struct {
 	log      *slog.Logger
 	maxSize  int
 
-	queue *queue
+	queue *wire.Queue
 
 	// ctx is the life of the session: every request derives from it. It
 	// is cancelled with ErrClosed by Close, or with the stream's error when
@@ -114,7 +114,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 		header:  opts.Header.Clone(),
 		log:     logger,
 		maxSize: opts.MaxEventSize,
-		queue:   newQueue(),
+		queue:   wire.NewQueue(),
 	}
 	t.ctx, t.cancel = context.WithCancelCause(context.Background())
 	// Until the endpoint is known, ctx may end the dial; afterwards only
@@ -159,13 +159,13 @@ func (t *Transport) open(ctx context.Context, client *http.Client, origin *url.U
 		return nil, nil, t.dialFailed(ctx, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		herr := newHTTPError(resp, http.MethodGet, t.sseURL)
+		herr := wire.NewHTTPError(resp, http.MethodGet, t.sseURL)
 		return nil, resp.Body, fmt.Errorf("legacy: %w", herr)
 	}
 	ct := resp.Header.Get("Content-Type")
-	if mediaType(ct) != "text/event-stream" {
-		drain(resp.Body)
-		nerr := &NotSSEError{URL: t.sseURL, Status: resp.StatusCode, ContentType: excerpt([]byte(ct))}
+	if wire.MediaType(ct) != "text/event-stream" {
+		wire.Drain(resp.Body)
+		nerr := &NotSSEError{URL: t.sseURL, Status: resp.StatusCode, ContentType: wire.Excerpt([]byte(ct))}
 		return nil, resp.Body, fmt.Errorf("legacy: %w", nerr)
 	}
 
@@ -182,7 +182,7 @@ func (t *Transport) open(ctx context.Context, client *http.Client, origin *url.U
 	}
 	if ev.Type != "endpoint" {
 		return nil, resp.Body, fmt.Errorf("legacy: GET %s: the first event is %q, not \"endpoint\": %w",
-			t.sseURL, excerpt([]byte(ev.Type)), ErrNoEndpoint)
+			t.sseURL, wire.Excerpt([]byte(ev.Type)), ErrNoEndpoint)
 	}
 	// Relative references resolve against the URL the stream came from,
 	// after redirects; the origin check is against the URL the host gave.
@@ -208,15 +208,6 @@ func (t *Transport) dialFailed(ctx context.Context, err error) error {
 	return fmt.Errorf("legacy: GET %s: %w", t.sseURL, err)
 }
 
-// mediaType returns the media type of a Content-Type value, in lower case,
-// without parameters.
-func mediaType(contentType string) string {
-	if i := strings.IndexByte(contentType, ';'); i >= 0 {
-		contentType = contentType[:i]
-	}
-	return strings.ToLower(strings.TrimSpace(contentType))
-}
-
 // Endpoint returns the URL the transport POSTs to: the endpoint event's
 // URI resolved against the SSE URL. It may carry the session id, and the
 // user information of the SSE URL; do not log it carelessly.
@@ -230,7 +221,7 @@ var errRecvClosed = fmt.Errorf("legacy: recv: %w", jsonrpc.ErrClosed)
 // ErrConnectionLost. After Close it returns an error wrapping
 // jsonrpc.ErrClosed, and messages still queued are dropped.
 func (t *Transport) Recv() (*jsonrpc.Message, error) {
-	return t.queue.pop()
+	return t.queue.Pop()
 }
 
 // Close ends the session: it closes the GET stream, cancels every POST in
@@ -244,7 +235,7 @@ func (t *Transport) Close() error {
 		t.closed = true
 		t.mu.Unlock()
 		t.cancel(jsonrpc.ErrClosed)
-		t.queue.close(errRecvClosed)
+		t.queue.Close(errRecvClosed)
 		t.wg.Wait()
 	})
 	return nil

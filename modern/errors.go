@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -25,52 +23,6 @@ var ErrInvalidSessionID = errors.New("invalid Mcp-Session-Id from server")
 // ErrContentType: a 2xx answer to a request had a content type that is
 // neither application/json nor text/event-stream.
 var ErrContentType = errors.New("unexpected content type")
-
-const (
-	// errorBodyLimit bounds how much of an error body is read: enough for a
-	// JSON-RPC error object, little enough that a hostile server cannot make
-	// the client buffer megabytes to report a failure.
-	errorBodyLimit = 16 << 10
-	// excerptLimit bounds HTTPError.Body and logged excerpts.
-	excerptLimit = 512
-	// drainLimit bounds how much of a body nobody needs is read so that its
-	// connection can be reused.
-	drainLimit = 64 << 10
-)
-
-// newHTTPError reads at most errorBodyLimit bytes of resp's body and
-// describes the exchange. The caller closes the body.
-func newHTTPError(resp *http.Response, method, url string) *jsonrpc.HTTPError {
-	e := &jsonrpc.HTTPError{Method: method, URL: url, StatusCode: resp.StatusCode}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
-	e.Body = excerpt(body)
-	if msgs, _ := jsonrpc.Decode(body); len(msgs) > 0 {
-		for _, m := range msgs {
-			if m.Error != nil {
-				e.RPCError = m.Error
-				break
-			}
-		}
-	}
-	return e
-}
-
-// excerpt returns the start of b as valid UTF-8 text of at most excerptLimit
-// bytes, surrounding white space removed.
-func excerpt(b []byte) string {
-	if len(b) > 4*excerptLimit {
-		b = b[:4*excerptLimit]
-	}
-	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
-	if len(s) <= excerptLimit {
-		return s
-	}
-	cut := excerptLimit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
-}
 
 // streamError reports an SSE stream that ended before the response to the
 // request it answers. It keeps the stream's cursor (the last event id and the

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/sse"
 )
@@ -81,12 +82,12 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}()
 
 	if resp.StatusCode == http.StatusNotFound && session != nil {
-		herr := newHTTPError(resp, http.MethodPost, t.redacted)
+		herr := wire.NewHTTPError(resp, http.MethodPost, t.redacted)
 		t.forgetSession(session)
 		return fmt.Errorf("modern: %s: %w: %w", label(m), jsonrpc.ErrSessionExpired, herr)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("modern: %s: %w", label(m), newHTTPError(resp, http.MethodPost, t.redacted))
+		return fmt.Errorf("modern: %s: %w", label(m), wire.NewHTTPError(resp, http.MethodPost, t.redacted))
 	}
 
 	if !m.IsRequest() {
@@ -112,7 +113,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			if !validSessionID(sid) {
 				return fmt.Errorf("modern: %s: %w: %q holds bytes outside visible ASCII 0x21-0x7E",
-					label(m), ErrInvalidSessionID, excerpt([]byte(sid)))
+					label(m), ErrInvalidSessionID, wire.Excerpt([]byte(sid)))
 			}
 			x.session = sid
 		}
@@ -120,7 +121,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
 		return x.noResponse(resp.StatusCode)
 	}
-	switch ct := mediaType(resp.Header.Get("Content-Type")); ct {
+	switch ct := wire.MediaType(resp.Header.Get("Content-Type")); ct {
 	case "application/json":
 		return x.readJSON(resp)
 	case "text/event-stream":
@@ -132,7 +133,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return err
 	default:
 		return fmt.Errorf("modern: %s: HTTP %d with %w %q (want application/json or text/event-stream)",
-			label(m), resp.StatusCode, ErrContentType, excerpt([]byte(ct)))
+			label(m), resp.StatusCode, ErrContentType, wire.Excerpt([]byte(ct)))
 	}
 }
 
@@ -165,10 +166,10 @@ func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error) e
 // anything else discarded.
 func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 	if resp.StatusCode == http.StatusAccepted || resp.ContentLength == 0 {
-		drain(resp.Body)
+		wire.Drain(resp.Body)
 		return nil
 	}
-	switch mediaType(resp.Header.Get("Content-Type")) {
+	switch wire.MediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
 		p, err := readBody(resp.Body, resp.ContentLength, t.maxSize)
 		if err != nil {
@@ -183,7 +184,7 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 		if derr != nil {
 			t.log.Debug("modern: discarded the body of an accepted message", "message", label(m), "err", derr)
 		}
-		if len(msgs) > 0 && !t.queue.push(msgs...) {
+		if len(msgs) > 0 && !t.queue.Push(msgs...) {
 			return t.closedErr(m)
 		}
 	case "text/event-stream":
@@ -191,7 +192,7 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 		// server ends it, so drop the connection instead.
 		t.log.Debug("modern: discarded an event stream answering a message", "message", label(m))
 	default:
-		drain(resp.Body)
+		wire.Drain(resp.Body)
 	}
 	return nil
 }
@@ -202,7 +203,7 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 func (t *Transport) finish(body io.ReadCloser, cancel context.CancelFunc) {
 	ok := t.spawn(func() {
 		timer := time.AfterFunc(drainTimeout, cancel)
-		n, _ := io.CopyN(io.Discard, body, drainLimit)
+		n, _ := io.CopyN(io.Discard, body, wire.DrainLimit)
 		timer.Stop()
 		body.Close()
 		cancel()
@@ -262,7 +263,7 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
 		}
 		keep = append(keep, msg)
 	}
-	if len(keep) > 0 && !x.t.queue.push(keep...) {
+	if len(keep) > 0 && !x.t.queue.Push(keep...) {
 		return false, x.t.closedErr(x.req)
 	}
 	if !found && anonymous != nil {
@@ -277,12 +278,12 @@ func (x *exchange) protocolVersion(result json.RawMessage) string {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	if err := json.Unmarshal(result, &r); err != nil {
-		x.t.log.Warn("modern: unreadable initialize result", "err", err, "excerpt", excerpt(result))
+		x.t.log.Warn("modern: unreadable initialize result", "err", err, "excerpt", wire.Excerpt(result))
 		return ""
 	}
 	if r.ProtocolVersion != "" && !validSessionID(r.ProtocolVersion) {
 		x.t.log.Warn("modern: protocolVersion is not a valid header value; not sending MCP-Protocol-Version",
-			"protocolVersion", excerpt([]byte(r.ProtocolVersion)))
+			"protocolVersion", wire.Excerpt([]byte(r.ProtocolVersion)))
 		return ""
 	}
 	return r.ProtocolVersion

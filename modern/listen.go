@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/sse"
 )
@@ -78,15 +79,15 @@ func (t *Transport) listen(session, version []string, settled func()) streamCurs
 		t.noGETStream = true
 		t.mu.Unlock()
 		t.log.Debug("modern: the server offers no GET stream", "url", t.redacted, "status", code)
-		drain(resp.Body)
+		wire.Drain(resp.Body)
 		return streamCursor{}
 	case code < 200 || code > 299:
-		t.log.Warn("modern: GET stream not opened", "err", newHTTPError(resp, http.MethodGet, t.redacted))
+		t.log.Warn("modern: GET stream not opened", "err", wire.NewHTTPError(resp, http.MethodGet, t.redacted))
 		return streamCursor{}
 	}
-	if ct := mediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+	if ct := wire.MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
 		t.log.Warn("modern: GET stream not opened: unexpected content type",
-			"url", t.redacted, "content_type", excerpt([]byte(ct)))
+			"url", t.redacted, "content_type", wire.Excerpt([]byte(ct)))
 		return streamCursor{}
 	}
 
@@ -117,7 +118,7 @@ func (t *Transport) listen(session, version []string, settled func()) streamCurs
 		if derr != nil {
 			t.log.Warn("modern: dropped invalid input from the server", "stream", "GET", "err", derr)
 		}
-		if len(msgs) > 0 && !t.queue.push(msgs...) {
+		if len(msgs) > 0 && !t.queue.Push(msgs...) {
 			return streamCursor{}
 		}
 	}

@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/sse"
 )
@@ -50,7 +50,7 @@ type Transport struct {
 	maxSize      int
 	closeTimeout time.Duration
 
-	queue *queue
+	queue *wire.Queue
 
 	ctx    context.Context // cancelled by Close: every request derives from it
 	cancel context.CancelFunc
@@ -108,7 +108,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		log:          logger,
 		maxSize:      maxSize,
 		closeTimeout: closeTimeout,
-		queue:        newQueue(),
+		queue:        wire.NewQueue(),
 		ctx:          ctx,
 		cancel:       cancel,
 	}, nil
@@ -144,11 +144,7 @@ var errRecvClosed = fmt.Errorf("modern: recv: %w", jsonrpc.ErrClosed)
 // returns an error wrapping jsonrpc.ErrClosed, and messages still queued
 // are dropped.
 func (t *Transport) Recv() (*jsonrpc.Message, error) {
-	m, ok := t.queue.pop()
-	if !ok {
-		return nil, errRecvClosed
-	}
-	return m, nil
+	return t.queue.Pop()
 }
 
 // Close stops the GET stream, cancels every request in flight, ends the
@@ -163,7 +159,7 @@ func (t *Transport) Close() error {
 		session, version := t.session, t.version
 		t.mu.Unlock()
 		t.cancel()
-		t.queue.close()
+		t.queue.Close(errRecvClosed)
 		if session != nil {
 			t.closeErr = t.endSession(session, version)
 		}
@@ -189,10 +185,10 @@ func (t *Transport) endSession(session, version []string) error {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300,
 		resp.StatusCode == http.StatusNotFound,         // already gone
 		resp.StatusCode == http.StatusMethodNotAllowed: // the server does not let clients end sessions
-		drain(resp.Body)
+		wire.Drain(resp.Body)
 		return nil
 	}
-	return fmt.Errorf("modern: ending the session: %w", newHTTPError(resp, http.MethodDelete, t.redacted))
+	return fmt.Errorf("modern: ending the session: %w", wire.NewHTTPError(resp, http.MethodDelete, t.redacted))
 }
 
 // spawn runs f in a goroutine Close waits for; it reports false, and does
@@ -276,27 +272,6 @@ func (t *Transport) newRequest(ctx context.Context, method string, body []byte, 
 		h["Mcp-Protocol-Version"] = version
 	}
 	return req, nil
-}
-
-// mediaType returns the media type of a Content-Type value, lower case,
-// without parameters.
-func mediaType(contentType string) string {
-	if i := strings.IndexByte(contentType, ';'); i >= 0 {
-		contentType = contentType[:i]
-	}
-	contentType = strings.TrimSpace(contentType)
-	for i := 0; i < len(contentType); i++ {
-		if c := contentType[i]; 'A' <= c && c <= 'Z' {
-			return strings.ToLower(contentType)
-		}
-	}
-	return contentType
-}
-
-// drain reads and discards a little of body so that its connection can be
-// reused; the caller closes it.
-func drain(body io.Reader) {
-	_, _ = io.CopyN(io.Discard, body, drainLimit)
 }
 
 // closedErr returns the error Send returns for m once Close is under way,

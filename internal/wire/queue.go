@@ -1,4 +1,4 @@
-package legacy
+package wire
 
 import (
 	"sync"
@@ -6,15 +6,15 @@ import (
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
-// queue is the unbounded FIFO between the stream reader and Recv. The
+// Queue is the unbounded FIFO between the stream reader and Recv. The
 // reader never waits for the host: a push always succeeds at once, and the
 // queue grows for as long as nobody calls Recv. A drained queue reuses its
 // backing array, so a host that keeps up allocates nothing per message.
 //
-// A queue ends in one of two ways: end(err) lets the consumer take what is
-// pending and then reports err; close(err) drops what is pending and
+// A Queue ends in one of two ways: End(err) lets the consumer take what is
+// pending and then reports err; Close(err) drops what is pending and
 // reports err at once.
-type queue struct {
+type Queue struct {
 	mu    sync.Mutex
 	cond  sync.Cond // signalled on push, broadcast on end and close
 	items []*jsonrpc.Message
@@ -22,15 +22,15 @@ type queue struct {
 	err   error // set by end or close: what pop reports once items are drained
 }
 
-func newQueue() *queue {
-	q := &queue{}
+func NewQueue() *Queue {
+	q := &Queue{}
 	q.cond.L = &q.mu
 	return q
 }
 
-// push appends msgs in order. It reports false once the queue has ended
+// Push appends msgs in order. It reports false once the queue has ended
 // or been closed.
-func (q *queue) push(msgs ...*jsonrpc.Message) bool {
+func (q *Queue) Push(msgs ...*jsonrpc.Message) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.err != nil {
@@ -52,9 +52,9 @@ func (q *queue) push(msgs ...*jsonrpc.Message) bool {
 	return true
 }
 
-// pop waits for the next message; once there is none left and the queue
+// Pop waits for the next message; once there is none left and the queue
 // has ended or been closed, it returns the error it ended with.
-func (q *queue) pop() (*jsonrpc.Message, error) {
+func (q *Queue) Pop() (*jsonrpc.Message, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.head == len(q.items) && q.err == nil {
@@ -69,9 +69,9 @@ func (q *queue) pop() (*jsonrpc.Message, error) {
 	return m, nil
 }
 
-// end stops the queue after what is pending: pops return err once the
-// pending messages are taken. Only the first end or close counts.
-func (q *queue) end(err error) {
+// End stops the queue after what is pending: pops return err once the
+// pending messages are taken. Only the first End or Close counts.
+func (q *Queue) End(err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.err == nil {
@@ -80,12 +80,19 @@ func (q *queue) end(err error) {
 	q.cond.Broadcast()
 }
 
-// close drops what is pending and makes every pop, waiting or to come,
+// Close drops what is pending and makes every pop, waiting or to come,
 // return err.
-func (q *queue) close(err error) {
+func (q *Queue) Close(err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.err = err
 	q.items, q.head = nil, 0
 	q.cond.Broadcast()
+}
+
+// Len returns how many messages are pending.
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) - q.head
 }
