@@ -4,62 +4,82 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
 )
 
-func demoCommand(g *globalFlags) *cobra.Command {
+func (c *cli) demoCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",
 		Short: "Start the built-in test servers and show the library working against each",
-		Long: `demo starts, inside this process, a Streamable HTTP server answering with SSE, one
-answering with JSON, and a stdio server (this binary started again as a child), then
-connects to each, lists its tools and calls two of them, one with progress.
-No outside server is needed.`,
+		Long: `demo starts, inside this process, servers of every kind the library speaks to:
+Streamable HTTP answering with SSE and with JSON, a 2024-11-05 HTTP+SSE server
+(found by the fallback after its POST is refused), a hybrid server hosting both
+transports (once at its Streamable HTTP path, once forced onto HTTP+SSE), and a
+stdio server (this binary started again as a child). It connects to each,
+prints how the transport was negotiated, lists the tools and calls two of them,
+one with progress. No outside server is needed.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
+		RunE: c.runE(func(cmd *cobra.Command, _ []string) error {
 			sseSrv := testservers.StartStreamable(testservers.HTTPOptions{Priming: true})
 			defer sseSrv.Close()
 			jsonSrv := testservers.StartStreamable(testservers.HTTPOptions{JSONResponse: true})
 			defer jsonSrv.Close()
+			legacySrv := testservers.StartLegacy(testservers.LegacyOptions{})
+			defer legacySrv.Close()
+			hybrid := testservers.StartHybrid(testservers.HybridOptions{})
+			defer hybrid.Close()
 			path, args, env := testservers.StdioCommand()
 
 			targets := []struct {
 				label  string
 				target client.Target
+				policy negotiate.Policy
 			}{
-				{"Streamable HTTP, SSE answers", client.URL(sseSrv.URL)},
-				{"Streamable HTTP, JSON answers", client.URL(jsonSrv.URL)},
-				{"stdio child process", client.Command(path, args...).WithEnv(env...)},
+				{"Streamable HTTP, SSE answers", client.URL(sseSrv.URL), negotiate.Auto},
+				{"Streamable HTTP, JSON answers", client.URL(jsonSrv.URL), negotiate.Auto},
+				{"HTTP+SSE (2024-11-05) server, found by fallback", client.URL(legacySrv.URL), negotiate.Auto},
+				{"hybrid server, Streamable HTTP path", client.URL(hybrid.URL), negotiate.Auto},
+				{"hybrid server, HTTP+SSE path (--transport sse)", client.URL(hybrid.SSEURL), negotiate.SSEOnly},
+				{"stdio child process", client.Command(path, args...).WithEnv(env...), negotiate.Auto},
 			}
 			for _, tg := range targets {
-				if err := demoOne(cmd.Context(), g, out, tg.label, tg.target); err != nil {
+				if err := c.demoOne(cmd.Context(), c.stdout, tg.label, tg.target, tg.policy); err != nil {
 					return fmt.Errorf("%s: %w", tg.label, err)
 				}
 			}
-			fmt.Fprintln(out, "all servers answered.")
+			fmt.Fprintln(c.stdout, "all servers answered.")
 			return nil
-		},
+		}),
 	}
 }
 
-func demoOne(ctx context.Context, g *globalFlags, out io.Writer, label string, target client.Target) error {
+func (c *cli) demoOne(ctx context.Context, out io.Writer, label string, target client.Target, policy negotiate.Policy) error {
 	fmt.Fprintf(out, "== %s: %s\n", label, target)
 	start := time.Now()
-	dctx, cancel := context.WithTimeout(ctx, g.connectTimeout)
+	dctx, cancel := context.WithTimeoutCause(ctx, c.f.connectTimeout, errConnectTimeout)
 	defer cancel()
-	conn, err := client.Dial(dctx, target, client.WithClientInfo("mcpcall-demo", client.Version))
+	conn, err := client.Dial(dctx, target,
+		client.WithClientInfo("mcpcall-demo", moduleVersion()),
+		client.WithLogger(c.log),
+		client.WithTransportPolicy(policy))
 	if err != nil {
-		return err
+		return &connectError{err}
 	}
 	defer conn.Close()
 	info := conn.Info()
+	if info.Negotiation != nil {
+		for _, line := range strings.Split(strings.TrimRight(info.Negotiation.String(), "\n"), "\n") {
+			fmt.Fprintln(out, "   "+line)
+		}
+	}
 	fmt.Fprintf(out, "   connected in %v: transport %s, protocol %s, server %s %s\n",
 		time.Since(start).Round(time.Millisecond), info.Transport, info.ProtocolVersion, info.ServerInfo.Name, info.ServerInfo.Version)
 	tools, err := conn.AllTools(ctx)

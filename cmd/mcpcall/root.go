@@ -7,118 +7,205 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/anymcp/anymcp/client"
-	"github.com/anymcp/anymcp/jsonrpc"
 )
 
-// Exit codes.
-const (
-	exitOK        = 0
-	exitToolError = 1 // the tool answered isError: true
-	exitUsage     = 2
-	exitAuth      = 3 // 401/403
-	exitConnect   = 4 // connection, transport or negotiation failure
-	exitRPC       = 5 // JSON-RPC error from the server
-	exitTimeout   = 6
-	exitInterrupt = 130
-)
+// cli is one run of mcpcall: its streams, environment and flags. Tests
+// build one with a fake home, working directory and environment.
+type cli struct {
+	stdin     io.Reader
+	stdout    io.Writer
+	stderr    io.Writer // locked: many goroutines write to it
+	stderrTTY bool
+	stdinTTY  bool
+	lookupEnv func(string) (string, bool)
+	places    configPlaces
 
-// exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	err  error
+	f           flags
+	log         *slog.Logger
+	ran         bool // a command's RunE started: later errors are not usage errors
+	logLevelSet bool // --log-level was given: ask the server for it too
+	lastURL     string
+	lastTr      string // the transport of the connection, or the one tried
+	stop        context.CancelFunc
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
+// flags are the persistent flags every command takes.
+type flags struct {
+	json      bool
+	verbose   bool
+	logLevel  string
+	trace     string
+	config    string
+	server    string
+	transport string
+	headers   []string
+	bearerEnv string
+	env       []string
+	cwd       string
+	inherit   bool
 
-type globalFlags struct {
-	json           bool
-	verbose        bool
 	connectTimeout time.Duration
 	timeout        time.Duration
+	maxTime        time.Duration
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	g := &globalFlags{}
-	root := &cobra.Command{
-		Use:           "mcpcall",
-		Short:         "Call any MCP server from the shell",
-		Long:          "mcpcall connects to an MCP server — an http(s) URL (Streamable HTTP) or a local command after `--` (stdio) — and runs one command against it. The target always comes last.",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.PersistentFlags().BoolVar(&g.json, "json", false, "print one JSON document on stdout")
-	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log connection details to stderr")
-	root.PersistentFlags().DurationVar(&g.connectTimeout, "connect-timeout", 30*time.Second, "bound on connecting and the handshake")
-	root.PersistentFlags().DurationVar(&g.timeout, "timeout", client.DefaultRequestTimeout, "per-request timeout, restarted by progress")
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	root.SetArgs(args)
-	root.AddCommand(toolsCommand(g), demoCommand(g))
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{exitUsage, err} })
+// run is mcpcall with its arguments and streams: main calls it with the
+// process's, tests with their own. ctx cancelled means interrupted (130).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return newCLI(stdin, stdout, stderr, os.LookupEnv, nil).main(ctx, args)
+}
 
+// newCLI prepares a run. places nil means the real home and directory.
+func newCLI(stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool), places *configPlaces) *cli {
+	c := &cli{
+		stdin:     stdin,
+		stdout:    stdout,
+		stderr:    &lockedWriter{w: stderr},
+		stderrTTY: isTerminal(stderr),
+		stdinTTY:  isTerminal(stdin),
+		lookupEnv: lookupEnv,
+	}
+	if places != nil {
+		c.places = *places
+	} else {
+		c.places = defaultPlaces(c.getenv)
+	}
+	if c.places.getenv == nil {
+		c.places.getenv = c.getenv
+	}
+	c.log = slog.New(slog.DiscardHandler)
+	return c
+}
+
+func (c *cli) getenv(k string) string {
+	v, _ := c.lookupEnv(k)
+	return v
+}
+
+// main runs the command line and returns the exit status.
+func (c *cli) main(ctx context.Context, args []string) int {
+	root := c.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(c.stdin)
+	root.SetOut(c.stdout)
+	root.SetErr(c.stderr)
 	err := root.ExecuteContext(ctx)
+	if c.stop != nil {
+		c.stop()
+	}
 	if err == nil {
 		return exitOK
 	}
-	code := exitCode(ctx, err)
-	if code != exitToolError {
-		fmt.Fprintln(stderr, "mcpcall:", err)
+	if !c.ran {
+		var ee *exitError
+		if !errors.As(err, &ee) {
+			err = &exitError{code: exitUsage, kind: kindUsage, err: err}
+		}
 	}
-	return code
+	f := classify(err, ctx.Err() != nil)
+	if f.url == "" {
+		f.url = c.lastURL
+	}
+	f.transport = c.lastTr
+	f.report(c.stderr, c.f.json)
+	return f.code
 }
 
-func exitCode(ctx context.Context, err error) int {
-	var ee *exitError
-	var httpErr *jsonrpc.HTTPError
-	var rpcErr *jsonrpc.Error
-	switch {
-	case errors.As(err, &ee):
-		return ee.code
-	case ctx.Err() != nil:
-		return exitInterrupt
-	case errors.Is(err, client.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return exitTimeout
-	case errors.As(err, &httpErr) && (httpErr.StatusCode == 401 || httpErr.StatusCode == 403):
-		return exitAuth
-	case errors.As(err, &httpErr):
-		return exitConnect
-	case errors.As(err, &rpcErr):
-		return exitRPC
+func (c *cli) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mcpcall",
+		Short: "Call any MCP server from the shell",
+		Long: `mcpcall connects to an MCP server and runs one command against it. The target
+always comes last on the line, so scripts can append it:
+  an http(s) URL            Streamable HTTP, or HTTP+SSE for older servers
+  -- command args...        a local server spoken to over stdio
+  NAME                      a server from your MCP config files (mcpcall servers)
+  FILE:NAME                 a server from that config file
+
+Results go to stdout: text for people, or with --json exactly one JSON document
+(the result as the protocol shapes it, plus "meta": transport, protocolVersion,
+serverInfo). Logs, progress and server stderr go to stderr only.
+
+` + exitCodesHelp,
+		Example: `  mcpcall tools list http://127.0.0.1:8080/mcp
+  mcpcall tools call add a=1 b=2 -- npx -y @modelcontextprotocol/server-everything
+  mcpcall tools call echo --args '{"text":"hi"}' --json myserver | jq -r '.content[0].text'
+  mcpcall probe -v https://example.com/mcp`,
+		Version:           versionString(),
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: c.setup,
 	}
-	return exitConnect
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, kind: kindUsage, err: err}
+	})
+	c.addFlags(root)
+	root.AddCommand(
+		c.toolsCommand(), c.resourcesCommand(), c.promptsCommand(),
+		c.completeCommand(), c.pingCommand(), c.probeCommand(), c.callCommand(),
+		c.serversCommand(), c.demoCommand(),
+	)
+	c.registerFlagCompletions(root)
+	return root
 }
 
-func (g *globalFlags) logger(stderr io.Writer) *slog.Logger {
-	if !g.verbose {
-		return slog.New(slog.DiscardHandler)
-	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+func (c *cli) addFlags(root *cobra.Command) {
+	pf := root.PersistentFlags()
+	f := &c.f
+	pf.BoolVar(&f.json, "json", false, "print exactly one JSON document on stdout; errors, logs and progress as JSON lines on stderr")
+	pf.BoolVarP(&f.verbose, "verbose", "v", false, "print the negotiation report, connection details and retries on stderr")
+	pf.StringVar(&f.logLevel, "log-level", "warning", "least severe log shown on stderr ("+strings.Join(logLevels, ", ")+"); when given, also asks the server (logging/setLevel)")
+	pf.StringVar(&f.trace, "trace", "", "write every JSON-RPC message and HTTP exchange as NDJSON to `FILE` (- for stderr), credentials redacted")
+	pf.StringVar(&f.config, "config", "", "read server names from this config `FILE` only")
+	pf.StringVar(&f.server, "server", "", "the target is the server `NAME` from the config files")
+	pf.StringVar(&f.transport, "transport", "", "auto (default: Streamable HTTP, HTTP+SSE for older servers), http (Streamable HTTP only), sse (HTTP+SSE only), or stdio (needs a command)")
+	pf.StringArrayVarP(&f.headers, "header", "H", nil, "add an HTTP header, \"Name: value\" (repeatable)")
+	pf.StringVar(&f.bearerEnv, "bearer-env", "", "send Authorization: Bearer with the token in environment variable `VAR` (never printed)")
+	pf.StringArrayVarP(&f.env, "env", "e", nil, "stdio: add KEY=VALUE to the server's environment (repeatable)")
+	pf.StringVar(&f.cwd, "cwd", "", "stdio: the server's working `DIR`")
+	pf.BoolVar(&f.inherit, "inherit-env", false, "stdio: give the server this whole environment (default: PATH, HOME, USER, LOGNAME, SHELL, TERM only)")
+	pf.DurationVar(&f.connectTimeout, "connect-timeout", 30*time.Second, "limit on connecting and the handshake")
+	pf.DurationVar(&f.timeout, "timeout", client.DefaultRequestTimeout, "limit on waiting for each answer, restarted by every progress notification (0: none)")
+	pf.DurationVar(&f.maxTime, "max-time", 0, "limit on the whole run, progress or not (0: none)")
 }
 
-// dial connects to the target named by the trailing arguments.
-func (g *globalFlags) dial(cmd *cobra.Command, target client.Target) (*client.Conn, error) {
-	ctx, cancel := context.WithTimeout(cmd.Context(), g.connectTimeout)
-	defer cancel()
-	conn, err := client.Dial(ctx, target,
-		client.WithLogger(g.logger(cmd.ErrOrStderr())),
-		client.WithRequestTimeout(g.timeout),
-		client.WithClientInfo("mcpcall", client.Version))
+// setup runs before every command: logging, the total time limit.
+func (c *cli) setup(cmd *cobra.Command, _ []string) error {
+	_, level, err := parseLogLevel(c.f.logLevel)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if g.verbose {
-		info := conn.Info()
-		fmt.Fprintf(cmd.ErrOrStderr(), "connected: transport=%s protocol=%s server=%s %s\n",
-			info.Transport, info.ProtocolVersion, info.ServerInfo.Name, info.ServerInfo.Version)
+	c.logLevelSet = cmd.Flags().Changed("log-level")
+	if c.f.verbose && !c.logLevelSet {
+		level = slog.LevelDebug
 	}
-	return conn, nil
+	c.log = newLogger(c.stderr, c.f.json, level, colorWanted(c.stderrTTY, c.getenv))
+	if c.f.maxTime > 0 {
+		ctx, cancel := context.WithTimeoutCause(cmd.Context(), c.f.maxTime, errMaxTime)
+		c.stop = cancel
+		cmd.SetContext(ctx)
+	}
+	return nil
+}
+
+// runE wraps a command's body: errors from here on are the command's own.
+func (c *cli) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c.ran = true
+		return fn(cmd, args)
+	}
+}
+
+// note prints a line for people on stderr (not in --json mode).
+func (c *cli) note(format string, a ...any) {
+	if !c.f.json {
+		fmt.Fprintf(c.stderr, format+"\n", a...)
+	}
 }

@@ -1,38 +1,227 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/negotiate"
+	"github.com/anymcp/anymcp/stdio"
 )
 
-// splitTarget separates a command's own positional arguments from the
-// target at the end of the line: either one http(s) URL as the last
-// argument, or everything after `--` as a command to start.
-func splitTarget(cmd *cobra.Command, args []string, own int) ([]string, client.Target, error) {
-	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-		if dash != own {
-			return nil, client.Target{}, usageError(cmd, "expected %d argument(s) before `--`, got %d", own, dash)
-		}
-		if len(args) == dash {
-			return nil, client.Target{}, usageError(cmd, "no command after `--`")
-		}
-		return args[:dash], client.Command(args[dash], args[dash+1:]...), nil
-	}
-	if len(args) != own+1 {
-		return nil, client.Target{}, usageError(cmd, "expected %d argument(s) and a target (a URL, or `-- command args...`) last", own)
-	}
-	u, err := url.Parse(args[own])
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, client.Target{}, usageError(cmd, "target %q is not an http(s) URL; for a command, put it after `--`", args[own])
-	}
-	return args[:own], client.URL(args[own]), nil
+// target is what a command connects to, resolved from the end of the
+// command line, --server/--config, and the config files.
+type target struct {
+	url     string
+	header  [][2]string // name, value: from the config entry, then -H, then --bearer-env
+	cmd     *stdio.Command
+	policy  negotiate.Policy
+	name    string // the server name, when it came from a config file
+	source  string // the config file
+	display string // for messages
 }
 
-func usageError(cmd *cobra.Command, format string, a ...any) error {
-	return &exitError{exitUsage, errors.New(cmd.CommandPath() + ": " + fmt.Sprintf(format, a...))}
+func (t *target) isCommand() bool { return t.cmd != nil }
+
+// splitTarget separates a command's own arguments from its target: the
+// arguments after `--` (a command), --server NAME, or the last argument
+// (a URL, FILE:NAME, or a server name).
+func (c *cli) splitTarget(cmd *cobra.Command, args []string) ([]string, *target, error) {
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		if c.f.server != "" {
+			return nil, nil, usageErr("give either --server or `-- command`, not both")
+		}
+		if dash == len(args) {
+			return nil, nil, usageErr("no command after `--`")
+		}
+		t, err := c.commandTarget(args[dash], args[dash+1:], nil, "")
+		return args[:dash], t, err
+	}
+	if c.f.server != "" {
+		t, err := c.configTarget(c.f.config, c.f.server)
+		return args, t, err
+	}
+	if len(args) == 0 {
+		return nil, nil, usageErr("no target: end the line with a URL, a server name, or `-- command args...`")
+	}
+	last, own := args[len(args)-1], args[:len(args)-1]
+	if strings.HasPrefix(last, "http://") || strings.HasPrefix(last, "https://") {
+		t, err := c.urlTarget(last, nil, negotiate.Auto)
+		return own, t, err
+	}
+	if c.f.config != "" {
+		t, err := c.configTarget(c.f.config, last)
+		return own, t, err
+	}
+	if file, name, ok := splitFileName(last); ok {
+		t, err := c.configTarget(file, name)
+		return own, t, err
+	}
+	if strings.Contains(last, "://") {
+		return nil, nil, usageErr("target %q: only http and https URLs are supported; for a command, put it after `--`", last)
+	}
+	if looksLikePair(last) {
+		return nil, nil, usageErr("no target: %q is an argument; end the line with a URL, a server name, or `-- command args...`", last)
+	}
+	t, err := c.configTarget("", last)
+	return own, t, err
+}
+
+// splitFileName reads FILE:NAME when FILE exists.
+func splitFileName(s string) (file, name string, ok bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 || i == len(s)-1 {
+		return "", "", false
+	}
+	if st, err := os.Stat(s[:i]); err != nil || st.IsDir() {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
+// configTarget looks a server name up: in file only, or along the search
+// order when file is "".
+func (c *cli) configTarget(file, name string) (*target, error) {
+	locs := c.places.searchOrder()
+	strict := file != ""
+	if strict {
+		locs = []location{c.places.explicitLocation(file)}
+	}
+	e, err := c.places.findServer(locs, name, strict)
+	if err != nil {
+		return nil, err
+	}
+	x := &expander{lookup: c.lookupEnv, workspace: e.workspace, home: c.places.home}
+	fail := func(what string, err error) error {
+		return usageErr("server %q in %s: %s: %v", name, e.Source, what, err)
+	}
+	var t *target
+	switch e.kind() {
+	case "stdio":
+		command, err := x.expand(e.Command)
+		if err != nil {
+			return nil, fail("command", err)
+		}
+		args, err := x.expandAll(e.Args)
+		if err != nil {
+			return nil, fail("args", err)
+		}
+		env, err := x.expandMap(e.Env)
+		if err != nil {
+			return nil, fail("env", err)
+		}
+		dir, err := x.expand(e.Cwd)
+		if err != nil {
+			return nil, fail("cwd", err)
+		}
+		list := make([]string, 0, len(env))
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			list = append(list, k+"="+env[k])
+		}
+		if t, err = c.commandTarget(command, args, list, dir); err != nil {
+			return nil, err
+		}
+	default:
+		u, err := x.expand(e.URL)
+		if err != nil {
+			return nil, fail("url", err)
+		}
+		headers, err := x.expandMap(e.Headers)
+		if err != nil {
+			return nil, fail("headers", err)
+		}
+		var hs [][2]string
+		for _, k := range slices.Sorted(maps.Keys(headers)) {
+			hs = append(hs, [2]string{k, headers[k]})
+		}
+		policy := negotiate.Auto
+		switch e.kind() {
+		case "http":
+			policy = negotiate.StreamableOnly
+		case "sse":
+			policy = negotiate.SSEOnly
+		}
+		if t, err = c.urlTarget(u, hs, policy); err != nil {
+			return nil, fail("url", err)
+		}
+	}
+	t.name, t.source = name, e.Source
+	t.display = fmt.Sprintf("%s (%s, %s)", name, e.Source, t.display)
+	return t, nil
+}
+
+// urlTarget checks an http(s) URL and applies the HTTP flags.
+func (c *cli) urlTarget(raw string, header [][2]string, policy negotiate.Policy) (*target, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageErr("target %q is not an http(s) URL", raw)
+	}
+	if len(c.f.env) > 0 || c.f.cwd != "" || c.f.inherit {
+		return nil, usageErr("-e, --cwd and --inherit-env are for stdio servers; %s is a URL", redactURL(raw))
+	}
+	t := &target{url: raw, header: header, policy: policy, display: redactURL(raw)}
+	for _, h := range c.f.headers {
+		name, value, ok := strings.Cut(h, ":")
+		if name = strings.TrimSpace(name); !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, usageErr("-H %q: want \"Name: value\"", h)
+		}
+		t.header = append(t.header, [2]string{name, strings.TrimSpace(value)})
+	}
+	if c.f.bearerEnv != "" {
+		token, _ := c.lookupEnv(c.f.bearerEnv)
+		if token = strings.TrimSpace(token); token == "" {
+			return nil, usageErr("--bearer-env %s: the variable is unset or empty", c.f.bearerEnv)
+		}
+		t.header = append(t.header, [2]string{"Authorization", "Bearer " + token})
+	}
+	switch c.f.transport {
+	case "":
+	case "auto":
+		t.policy = negotiate.Auto
+	case "http", "streamable-http":
+		t.policy = negotiate.StreamableOnly
+	case "sse":
+		t.policy = negotiate.SSEOnly
+	case "stdio":
+		return nil, usageErr("--transport stdio needs a command target (`-- command args...` or a stdio server name), not %s", redactURL(raw))
+	default:
+		return nil, usageErr("--transport %q: want auto, http, sse or stdio", c.f.transport)
+	}
+	return t, nil
+}
+
+// commandTarget builds a stdio target and applies the stdio flags; env
+// holds the config entry's variables, which -e overrides.
+func (c *cli) commandTarget(path string, args, env []string, dir string) (*target, error) {
+	if len(c.f.headers) > 0 || c.f.bearerEnv != "" {
+		return nil, usageErr("-H and --bearer-env are for HTTP servers; %s is a command", path)
+	}
+	switch c.f.transport {
+	case "", "auto", "stdio":
+	case "http", "sse", "streamable-http":
+		return nil, usageErr("--transport %s needs a URL; %s is a command", c.f.transport, path)
+	default:
+		return nil, usageErr("--transport %q: want auto, http, sse or stdio", c.f.transport)
+	}
+	for _, kv := range c.f.env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, usageErr("-e %q: want KEY=VALUE", kv)
+		}
+	}
+	if c.f.cwd != "" {
+		dir = c.f.cwd
+	}
+	cmd := &stdio.Command{
+		Path:       path,
+		Args:       args,
+		Dir:        dir,
+		Env:        append(slices.Clone(env), c.f.env...),
+		InheritEnv: c.f.inherit,
+	}
+	return &target{cmd: cmd, display: strings.Join(append([]string{path}, args...), " ")}, nil
 }

@@ -1,144 +1,177 @@
 package main
 
 import (
-	"bytes"
-	"encoding/base64"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
 )
 
-func toolsCommand(g *globalFlags) *cobra.Command {
+func (c *cli) toolsCommand() *cobra.Command {
 	tools := &cobra.Command{Use: "tools", Short: "List and call the server's tools"}
-	tools.AddCommand(&cobra.Command{
-		Use:   "list TARGET",
-		Short: "List every tool (all pages)",
-		Example: `  mcpcall tools list http://127.0.0.1:8080/mcp
-  mcpcall tools list --json -- npx -y @modelcontextprotocol/server-everything`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			_, target, err := splitTarget(cmd, args, 0)
-			if err != nil {
-				return err
-			}
-			conn, err := g.dial(cmd, target)
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			list, err := conn.AllTools(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"tools": list, "meta": meta(conn)})
-			}
-			for _, t := range list {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", t.Name, firstLine(t.Description))
-			}
-			return nil
-		},
-	})
-	var argsJSON string
-	call := &cobra.Command{
-		Use:   "call NAME TARGET",
-		Short: "Call a tool; exit status 1 when the tool reports isError",
-		Example: `  mcpcall tools call echo --args '{"text":"hi"}' http://127.0.0.1:8080/mcp
-  mcpcall tools call add --args '{"a":1,"b":2}' -- ./my-server --stdio`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			own, target, err := splitTarget(cmd, args, 1)
-			if err != nil {
-				return err
-			}
-			var arguments json.RawMessage
-			if argsJSON != "" {
-				if !json.Valid([]byte(argsJSON)) || !bytes.HasPrefix(bytes.TrimSpace([]byte(argsJSON)), []byte("{")) {
-					return usageError(cmd, "--args must be a JSON object")
-				}
-				arguments = json.RawMessage(argsJSON)
-			}
-			conn, err := g.dial(cmd, target)
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			res, err := conn.CallTool(cmd.Context(), own[0], arguments, client.WithProgress(func(p mcp.ProgressParams) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "progress %v/%v %s\n", p.Progress, p.Total, p.Message)
-			}))
-			if err != nil {
-				return err
-			}
-			if g.json {
-				err = writeJSON(cmd.OutOrStdout(), struct {
-					*mcp.CallToolResult
-					Meta map[string]any `json:"meta"`
-				}{res, meta(conn)})
-			} else {
-				err = printContent(cmd.OutOrStdout(), res)
-			}
-			if err != nil {
-				return err
-			}
-			if res.IsError {
-				return &exitError{exitToolError, fmt.Errorf("tool %s reported an error", own[0])}
-			}
-			return nil
-		},
-	}
-	call.Flags().StringVar(&argsJSON, "args", "", "the tool's arguments as a JSON object")
-	tools.AddCommand(call)
+	tools.AddCommand(c.toolsListCommand(), c.toolsCallCommand())
 	return tools
 }
 
-func meta(conn *client.Conn) map[string]any {
-	info := conn.Info()
-	return map[string]any{"transport": info.Transport, "protocolVersion": info.ProtocolVersion, "serverInfo": info.ServerInfo}
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// printContent writes a tool result for a person: text as text, binary
-// content summarised, structured content pretty-printed.
-func printContent(w io.Writer, res *mcp.CallToolResult) error {
-	for _, c := range res.Content {
-		switch c.Type {
-		case mcp.ContentText:
-			fmt.Fprintln(w, c.Text)
-		case mcp.ContentImage, mcp.ContentAudio:
-			fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, c.MimeType, base64.StdEncoding.DecodedLen(len(c.Data)))
-		case mcp.ContentResourceLink:
-			fmt.Fprintf(w, "[resource link %s %s]\n", c.URI, c.Name)
-		case mcp.ContentResource:
-			if c.Resource == nil {
-				fmt.Fprintln(w, "[resource]")
-			} else if c.Resource.Blob != "" {
-				fmt.Fprintf(w, "[resource %s %s, %d bytes]\n", c.Resource.URI, c.Resource.MimeType, base64.StdEncoding.DecodedLen(len(c.Resource.Blob)))
-			} else {
-				fmt.Fprintf(w, "[resource %s]\n%s\n", c.Resource.URI, c.Resource.Text)
+func (c *cli) toolsListCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list TARGET",
+		Short: "List every tool (all pages) with its parameters",
+		Example: `  mcpcall tools list http://127.0.0.1:8080/mcp
+  mcpcall tools list --json myserver | jq -r '.tools[].name'
+  mcpcall tools list -- npx -y @modelcontextprotocol/server-everything`,
+		ValidArgsFunction: c.completeTarget(0),
+		RunE: c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
+			raw, err := s.listAll(ctx, "tools/list", "tools")
+			if err != nil {
+				return err
 			}
-		default:
-			fmt.Fprintf(w, "[%s content]\n", c.Type)
+			if c.f.json {
+				return s.writeList("tools", raw)
+			}
+			tools, err := decodeItems[mcp.Tool](raw)
+			if err != nil {
+				return err
+			}
+			for _, t := range tools {
+				fmt.Fprintln(c.stdout, signature(t.Name, parseSchema(t.InputSchema)))
+				if d := firstLine(t.Description); d != "" {
+					fmt.Fprintln(c.stdout, "    "+d)
+				}
+			}
+			return nil
+		}),
+	}
+}
+
+func (c *cli) toolsCallCommand() *cobra.Command {
+	var argsFlag string
+	var noValidate bool
+	cmd := &cobra.Command{
+		Use:   "call NAME [key=value | key:=json]... TARGET",
+		Short: "Call a tool; exit status 1 when the tool answers isError",
+		Long: `Call the tool NAME with arguments and print its result: text as text, images,
+audio and blobs summarised, structuredContent pretty-printed; with --json the
+whole result plus "meta". A tool that runs and fails (isError: true) exits 1;
+an unknown tool or arguments the inputSchema refuses exit 5 before anything is
+called, with the closest tool names suggested (never called in its place).
+
+` + argsHelp,
+		Example: `  mcpcall tools call echo text=hi http://127.0.0.1:8080/mcp
+  mcpcall tools call add a=1 b=2 -- ./my-server --stdio
+  mcpcall tools call search --args '{"query":"mcp","limit":5}' myserver
+  echo '{"text":"hi"}' | mcpcall tools call echo --json myserver | jq -r '.content[0].text'
+  mcpcall tools call tag_issue id:=42 labels=bug labels=ui myserver`,
+		ValidArgsFunction: c.completeToolCall,
+		RunE: c.connected(1, -1, func(ctx context.Context, s *session, own []string) error {
+			return c.callTool(ctx, s, own[0], own[1:], argsFlag, noValidate)
+		}),
+	}
+	cmd.Flags().StringVar(&argsFlag, "args", "", "the arguments as a JSON object, @file, or - for stdin")
+	cmd.Flags().BoolVar(&noValidate, "no-validate", false, "send the arguments without looking the tool up or checking its inputSchema (key=value values stay strings)")
+	return cmd
+}
+
+// callTool runs tools call once connected.
+func (c *cli) callTool(ctx context.Context, s *session, name string, pairList []string, argsFlag string, noValidate bool) error {
+	pairs, err := parsePairs(pairList)
+	if err != nil {
+		return err
+	}
+	base, err := c.baseArgs(argsFlag, len(pairs) > 0)
+	if err != nil {
+		return err
+	}
+	var sch schema
+	if !noValidate {
+		tool, err := s.findTool(ctx, name)
+		if err != nil {
+			return err
+		}
+		sch = parseSchema(tool.InputSchema)
+	}
+	obj, arguments, err := callArgs(base, pairs, sch)
+	if err != nil {
+		return err
+	}
+	if !noValidate {
+		if problems := sch.validate(obj); len(problems) > 0 {
+			return invalidParamsErr("tool %s: %s", name, strings.Join(problems, "; "))
 		}
 	}
-	if len(res.StructuredContent) > 0 {
-		var buf bytes.Buffer
-		if json.Indent(&buf, res.StructuredContent, "", "  ") == nil {
-			fmt.Fprintln(w, buf.String())
-		}
+	var raw json.RawMessage
+	err = s.conn.Call(ctx, "tools/call", &mcp.CallToolParams{Name: name, Arguments: arguments}, &raw, s.callOptions()...)
+	s.progress.finish()
+	if err != nil {
+		return s.callFailed(ctx, err)
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("tools/call: decoding the result: %w", err)
+	}
+	if c.f.json {
+		err = s.writeResult(raw)
+	} else {
+		printContent(c.stdout, res.Content)
+		printStructured(c.stdout, res.StructuredContent)
+	}
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return &exitError{code: exitToolError, kind: kindToolError, err: fmt.Errorf("tool %s answered isError: true", name)}
 	}
 	return nil
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
+// baseArgs reads --args, or a JSON object on stdin when nothing else gives
+// arguments and stdin is a pipe or a file.
+func (c *cli) baseArgs(flag string, havePairs bool) (json.RawMessage, error) {
+	if flag != "" {
+		return readJSONArg("--args", flag, c.stdin)
+	}
+	if havePairs || !c.stdinHasData() {
+		return nil, nil
+	}
+	data, err := readAllStdin(c.stdin)
+	if err != nil {
+		return nil, usageErr("reading arguments from stdin: %v", err)
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return nil, nil
+	}
+	return checkObject(data, "arguments on stdin")
+}
+
+// findTool looks the tool up; an unknown name is an error that suggests
+// the closest names.
+func (s *session) findTool(ctx context.Context, name string) (*mcp.Tool, error) {
+	raw, err := s.listAll(ctx, "tools/list", "tools")
+	if err != nil {
+		return nil, err
+	}
+	tools, err := decodeItems[mcp.Tool](raw)
+	if err != nil {
+		return nil, fmt.Errorf("tools/list: %w", err)
+	}
+	names := make([]string, len(tools))
+	for i := range tools {
+		if tools[i].Name == name {
+			return &tools[i], nil
+		}
+		names[i] = tools[i].Name
+	}
+	msg := fmt.Sprintf("unknown tool %q", name)
+	if near := closest(name, names, 3); len(near) > 0 {
+		msg += "; did you mean " + quoteList(near) + "?"
+	} else if len(names) > 0 {
+		msg += " (`mcpcall tools list` shows the " + fmt.Sprint(len(names)) + " there are)"
+	} else {
+		msg += ": the server has no tools"
+	}
+	return nil, invalidParamsErr("%s", msg)
 }

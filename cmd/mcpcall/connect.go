@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// session is a live connection for one command.
+type session struct {
+	conn     *client.Conn
+	info     client.Info
+	trace    *tracer
+	progress *progressView
+	target   *target
+	c        *cli
+
+	cancelSeen chan struct{} // closed when a notifications/cancelled went out
+	cancelOnce sync.Once
+}
+
+// connected wraps a command body that needs a connection. The command's
+// own arguments (everything before the target) must number between min
+// and max (max < 0: any); they are checked before connecting.
+func (c *cli) connected(minOwn, maxOwn int, body func(ctx context.Context, s *session, own []string) error) func(*cobra.Command, []string) error {
+	return c.runE(func(cmd *cobra.Command, args []string) error {
+		own, t, err := c.splitTarget(cmd, args)
+		if err != nil {
+			return err
+		}
+		if len(own) < minOwn || (maxOwn >= 0 && len(own) > maxOwn) {
+			return usageErr("%s: wrong number of arguments before the target (usage: %s)", cmd.CommandPath(), cmd.UseLine())
+		}
+		s, err := c.dial(cmd.Context(), t)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		return body(cmd.Context(), s, own)
+	})
+}
+
+// dial connects to t with every connection flag applied.
+func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
+	s := &session{c: c, target: t, cancelSeen: make(chan struct{})}
+	sec := &secrets{}
+	for _, h := range t.header {
+		if sensitiveHeader(h[0]) {
+			sec.add(h[1])
+		}
+	}
+	if c.f.trace != "" {
+		tr, err := openTrace(c.f.trace, c.stderr, sec)
+		if err != nil {
+			return nil, err
+		}
+		s.trace = tr
+	}
+	s.progress = newProgressView(c.stderr, c.f.json, c.stderrTTY)
+
+	opts := []client.Option{
+		client.WithClientInfo("mcpcall", moduleVersion()),
+		client.WithLogger(c.log),
+		client.WithRequestTimeout(c.f.timeout),
+		client.WithMessageHook(s.hook),
+		client.OnLog(func(p mcp.LoggingMessageParams) { serverLog(c.log, p) }),
+	}
+	var ct client.Target
+	if t.isCommand() {
+		cmd := *t.cmd
+		cmd.Logger = c.log
+		if c.f.json {
+			cmd.StderrLogger = slog.New(slog.NewJSONHandler(c.stderr, nil))
+		} else {
+			cmd.Stderr = c.stderr
+		}
+		ct = client.Process(cmd)
+		c.lastTr = client.TransportStdio
+	} else {
+		ct = client.URL(t.url)
+		c.lastURL = t.url
+		for _, h := range t.header {
+			opts = append(opts, client.WithHeader(h[0], h[1]))
+		}
+		opts = append(opts, client.WithTransportPolicy(t.policy))
+		if s.trace != nil {
+			opts = append(opts, client.WithHTTPClient(&http.Client{Transport: &roundTripper{base: http.DefaultTransport, t: s.trace}}))
+		}
+	}
+
+	start := time.Now()
+	dctx, cancel := context.WithTimeoutCause(ctx, c.f.connectTimeout, errConnectTimeout)
+	defer cancel()
+	c.log.Debug("connecting", "target", t.display)
+	conn, err := client.Dial(dctx, ct, opts...)
+	if err != nil {
+		s.trace.Close()
+		if dctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w: %w", context.Cause(dctx), err)
+		}
+		return nil, &connectError{fmt.Errorf("connecting to %s: %w", t.display, err)}
+	}
+	s.conn, s.info = conn, conn.Info()
+	c.lastTr = s.info.Transport
+	c.showNegotiation(s.info, time.Since(start))
+	if c.logLevelSet && s.info.Capabilities.Logging != nil {
+		lvl, _, _ := parseLogLevel(c.f.logLevel)
+		if err := conn.SetLogLevel(ctx, lvl); err != nil {
+			c.log.Warn("logging/setLevel failed", "err", err)
+		}
+	}
+	return s, nil
+}
+
+// showNegotiation prints, with -v, what was negotiated.
+func (c *cli) showNegotiation(info client.Info, took time.Duration) {
+	if !c.f.verbose {
+		return
+	}
+	if c.f.json {
+		b, _ := json.Marshal(map[string]any{"negotiation": info.Negotiation, "transport": info.Transport, "protocolVersion": info.ProtocolVersion, "serverInfo": info.ServerInfo})
+		fmt.Fprintf(c.stderr, "%s\n", b)
+		return
+	}
+	if info.Negotiation != nil {
+		fmt.Fprint(c.stderr, info.Negotiation.String())
+	}
+	fmt.Fprintf(c.stderr, "connected in %v: transport %s, protocol %s, server %s %s\n",
+		took.Round(time.Millisecond), info.Transport, info.ProtocolVersion, info.ServerInfo.Name, info.ServerInfo.Version)
+}
+
+// hook sees every message: it feeds the trace and notices cancellations.
+func (s *session) hook(sent bool, m *jsonrpc.Message) {
+	if s.trace != nil {
+		s.trace.message(sent, m)
+	}
+	if sent && m.Method == "notifications/cancelled" {
+		s.cancelOnce.Do(func() { close(s.cancelSeen) })
+	}
+}
+
+// callOptions are the options of a request that may report progress.
+func (s *session) callOptions() []client.CallOption {
+	return []client.CallOption{client.WithProgress(s.progress.update)}
+}
+
+// close ends the connection and the trace.
+func (s *session) close() {
+	s.progress.finish()
+	if err := s.conn.Close(); err != nil {
+		s.c.log.Debug("closing the connection", "err", err)
+	}
+	if err := s.trace.Close(); err != nil {
+		s.c.log.Warn("--trace", "err", err)
+	}
+}
+
+// callFailed passes a request's error on. When the request was abandoned
+// (interrupt, timeout), the library sends notifications/cancelled from a
+// goroutine of its own; closing the connection at once could stop it
+// before it leaves, so wait, briefly, until it has gone out.
+func (s *session) callFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, client.ErrTimeout) {
+		t := time.NewTimer(2 * time.Second)
+		select {
+		case <-s.cancelSeen:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	return err
+}

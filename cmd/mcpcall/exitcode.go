@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// Exit codes. They are part of the interface: scripts test them.
+const (
+	exitOK        = 0
+	exitToolError = 1 // the tool answered isError: true
+	exitUsage     = 2 // bad command line, unknown server name, unreadable --args
+	exitAuth      = 3 // 401/403
+	exitConnect   = 4 // connection, transport or negotiation failure
+	exitRPC       = 5 // JSON-RPC error from the server (unknown tool, invalid params, ...)
+	exitTimeout   = 6
+	exitInterrupt = 130
+)
+
+// exitCodesHelp is the table printed by --help and kept in the README.
+const exitCodesHelp = `Exit status:
+  0    ok
+  1    the tool answered isError: true
+  2    usage error (flags, arguments, unknown server name)
+  3    authentication or authorization refused (HTTP 401/403)
+  4    connection, transport or negotiation failure
+  5    JSON-RPC error from the server (unknown tool, invalid params, ...)
+  6    timeout (--timeout, --max-time, --connect-timeout)
+  130  interrupted (Ctrl-C); the server is sent notifications/cancelled`
+
+// Error kinds, as the "kind" of a --json error line.
+const (
+	kindToolError   = "tool_error"
+	kindUsage       = "usage"
+	kindAuth        = "auth"
+	kindConnect     = "connection"
+	kindRPC         = "rpc"
+	kindTimeout     = "timeout"
+	kindInterrupted = "interrupted"
+)
+
+// exitError carries an exit code (and a kind for --json) out of a command.
+type exitError struct {
+	code int
+	kind string
+	err  error
+	rpc  int64 // a JSON-RPC code that goes with it, if any
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{code: exitUsage, kind: kindUsage, err: fmt.Errorf(format, a...)}
+}
+
+// invalidParamsErr is a failure found before sending that the server would
+// have answered with -32602: an unknown tool, arguments against the schema.
+func invalidParamsErr(format string, a ...any) error {
+	return &exitError{code: exitRPC, kind: kindRPC, rpc: jsonrpc.CodeInvalidParams, err: fmt.Errorf(format, a...)}
+}
+
+// connectError marks a failure that happened while connecting (before the
+// handshake finished), so that it counts as a connection failure even when
+// the server answered with a JSON-RPC error.
+type connectError struct{ err error }
+
+func (e *connectError) Error() string { return e.err.Error() }
+func (e *connectError) Unwrap() error { return e.err }
+
+// Causes set on contexts, so that a deadline says which limit ran out.
+var (
+	errMaxTime        = errors.New("--max-time ran out")
+	errConnectTimeout = errors.New("--connect-timeout ran out")
+)
+
+// failure is an error sorted out for the exit code and the --json line.
+type failure struct {
+	code      int
+	kind      string
+	message   string
+	status    int    // HTTP status, 0 when none
+	rpcCode   int64  // JSON-RPC code, 0 when none
+	url       string // where it happened, when known
+	transport string
+}
+
+// classify decides the exit code of err. interrupted says the caller's
+// context (Ctrl-C) was cancelled.
+func classify(err error, interrupted bool) failure {
+	f := failure{message: err.Error()}
+	var ee *exitError
+	var httpErr *jsonrpc.HTTPError
+	var rpcErr *jsonrpc.Error
+	var connErr *connectError
+	var netErr net.Error
+	if errors.As(err, &httpErr) {
+		f.status = httpErr.StatusCode
+		f.url = httpErr.URL
+	}
+	if errors.As(err, &rpcErr) {
+		f.rpcCode = rpcErr.Code
+	}
+	switch {
+	case errors.As(err, &ee):
+		f.code, f.kind = ee.code, ee.kind
+		if ee.rpc != 0 {
+			f.rpcCode = ee.rpc
+		}
+	case interrupted:
+		f.code, f.kind = exitInterrupt, kindInterrupted
+	case errors.Is(err, client.ErrTimeout), errors.Is(err, errMaxTime), errors.Is(err, errConnectTimeout),
+		errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		f.code, f.kind = exitTimeout, kindTimeout
+	case httpErr != nil && (httpErr.StatusCode == 401 || httpErr.StatusCode == 403):
+		f.code, f.kind = exitAuth, kindAuth
+	case errors.As(err, &connErr):
+		f.code, f.kind = exitConnect, kindConnect
+	case rpcErr != nil: // also one an HTTP error body carried, once connected
+		f.code, f.kind = exitRPC, kindRPC
+	default:
+		f.code, f.kind = exitConnect, kindConnect
+	}
+	return f
+}
+
+// hint adds advice for a person to a failure, when there is some.
+func (f failure) hint() string {
+	switch {
+	case f.code == exitAuth:
+		return "the server wants credentials: pass them with --bearer-env VAR or -H 'Authorization: ...'"
+	case f.code == exitConnect && strings.Contains(f.message, "connection refused"):
+		return "nothing is listening there: is the server running, and is the URL right?"
+	}
+	return ""
+}
+
+// errorLine is the one JSON line --json mode writes to stderr on failure.
+type errorLine struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Kind      string  `json:"kind"`
+	Message   string  `json:"message"`
+	Status    *int    `json:"status"`
+	Code      *int64  `json:"code"`
+	URL       *string `json:"url"`
+	Transport *string `json:"transport"`
+}
+
+// report writes f to w: one JSON line in --json mode, else a sentence.
+func (f failure) report(w io.Writer, asJSON bool) {
+	if asJSON {
+		b := errorBody{Kind: f.kind, Message: f.message}
+		if f.status != 0 {
+			b.Status = &f.status
+		}
+		if f.rpcCode != 0 {
+			b.Code = &f.rpcCode
+		}
+		if f.url != "" {
+			u := redactURL(f.url)
+			b.URL = &u
+		}
+		if f.transport != "" {
+			b.Transport = &f.transport
+		}
+		line, err := json.Marshal(errorLine{b})
+		if err != nil { // cannot happen: only strings and numbers
+			line = []byte(`{"error":{"kind":"internal","message":"cannot encode the error"}}`)
+		}
+		fmt.Fprintf(w, "%s\n", line)
+		return
+	}
+	fmt.Fprintln(w, "mcpcall:", f.message)
+	if h := f.hint(); h != "" {
+		fmt.Fprintln(w, "hint:", h)
+	}
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/anymcp/anymcp/testservers"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden with the current output")
+
+func TestMain(m *testing.M) {
+	testservers.RunFromEnv() // this test binary doubles as the stdio test server
+	goleak.VerifyTestMain(m)
+}
+
+// result is what one run of mcpcall left behind.
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// runner runs mcpcall in-process with a home and working directory of its
+// own, so that no real config file is read.
+type runner struct {
+	t     *testing.T
+	home  string
+	cwd   string
+	env   map[string]string // looked up before the process environment
+	stdin io.Reader
+	ctx   context.Context
+}
+
+func newRunner(t *testing.T) *runner {
+	t.Helper()
+	dir := t.TempDir()
+	r := &runner{t: t, home: filepath.Join(dir, "home"), cwd: filepath.Join(dir, "project"), env: map[string]string{}}
+	for _, d := range []string{r.home, r.cwd} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+func (r *runner) lookup(k string) (string, bool) {
+	if v, ok := r.env[k]; ok {
+		return v, true
+	}
+	if k == "NO_COLOR" || k == "MCPCALL_CONFIG" || k == "XDG_CONFIG_HOME" {
+		return "", false // the machine's settings must not leak into tests
+	}
+	return os.LookupEnv(k)
+}
+
+func (r *runner) run(args ...string) result {
+	r.t.Helper()
+	var stdout, stderr bytes.Buffer
+	places := &configPlaces{home: r.home, cwd: r.cwd, goos: runtime.GOOS}
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	stdin := r.stdin
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	code := newCLI(stdin, &stdout, &stderr, r.lookup, places).main(ctx, args)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// runOK runs mcpcall and fails the test unless it exits 0.
+func (r *runner) runOK(args ...string) result {
+	r.t.Helper()
+	res := r.run(args...)
+	if res.code != 0 {
+		r.t.Fatalf("mcpcall %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), res.code, res.stdout, res.stderr)
+	}
+	return res
+}
+
+// writeFile writes a file under dir, making its directories.
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// stdioTarget is the arguments that make this test binary the target,
+// as a stdio server: -e for its environment, then `-- path`.
+func stdioTarget(opts testservers.Options) []string {
+	path, args, _ := testservers.StdioCommand()
+	// A -race child sleeps a second at exit unless told not to.
+	out := []string{"-e", "GORACE=atexit_sleep_ms=0"}
+	for _, kv := range testservers.StdioEnv(opts) {
+		out = append(out, "-e", kv)
+	}
+	out = append(out, "--", path)
+	return append(out, args...)
+}
+
+// transportCase is one way to reach a test server.
+type transportCase struct {
+	name   string
+	target func(t *testing.T) []string // the arguments that end the line
+}
+
+// transports are the three ways mcpcall reaches a server: Streamable
+// HTTP, HTTP+SSE (found by the fallback), stdio.
+var transports = []transportCase{
+	{"http", func(t *testing.T) []string {
+		srv := testservers.StartStreamable(testservers.HTTPOptions{})
+		t.Cleanup(srv.Close)
+		return []string{srv.URL}
+	}},
+	{"sse", func(t *testing.T) []string {
+		srv := testservers.StartLegacy(testservers.LegacyOptions{})
+		t.Cleanup(srv.Close)
+		return []string{srv.URL}
+	}},
+	{"stdio", func(*testing.T) []string { return stdioTarget(testservers.Options{}) }},
+}
+
+var (
+	portRE     = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+	durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m)\b`)
+	durNsRE    = regexp.MustCompile(`"durationNs": \d+`)
+	sessionRE  = regexp.MustCompile(`sessionId=[0-9a-f]+`)
+	pathRE     = regexp.MustCompile(`"(/[^"\s]*/)?[^"/\s]*\.test"`)
+	metaTrRE   = regexp.MustCompile(`"(transport|protocolVersion)": "[^"]*"`)
+)
+
+// normalise removes what changes from run to run: ports, durations,
+// session ids.
+func normalise(s string) string {
+	s = portRE.ReplaceAllString(s, "127.0.0.1:PORT")
+	s = durNsRE.ReplaceAllString(s, `"durationNs": 0`)
+	s = durationRE.ReplaceAllString(s, "DURATION")
+	s = sessionRE.ReplaceAllString(s, "sessionId=ID")
+	return s
+}
+
+// normaliseMeta also hides the transport and revision, which differ
+// between transports while everything else must not.
+func normaliseMeta(s string) string {
+	return metaTrRE.ReplaceAllString(normalise(s), `"$1": "X"`)
+}
+
+// golden compares got with testdata/name.golden, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the output (run go test -update if the change is right)\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
