@@ -395,6 +395,9 @@ func TestReportString(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, s)
 		}
 	}
+	if strings.Contains(s, "sessionId=") && !strings.Contains(s, "sessionId=…") {
+		t.Errorf("the report shows a session id:\n%s", s)
+	}
 	b, err := json.Marshal(res.Report)
 	if err != nil || !strings.Contains(string(b), `"attempts"`) {
 		t.Errorf("JSON report %s %v", b, err)

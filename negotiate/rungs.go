@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -106,7 +108,7 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 		}
 		return nil, stopped
 	}
-	endpoint := t.Endpoint()
+	endpoint := redactQuery(t.Endpoint())
 	err = t.Send(ctx, l.init)
 	var resp *jsonrpc.Message
 	var before []*jsonrpc.Message
@@ -127,4 +129,22 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 	a.Decision = "endpoint " + endpoint + ", but initialize failed: stopping"
 	l.record(a, err, "initialize failed")
 	return nil, stopped
+}
+
+// redactQuery hides the values of a URL's query, where HTTP+SSE servers put
+// the session id: the report is meant to be shown and logged.
+func redactQuery(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.RawQuery == "" {
+		return raw
+	}
+	u.User = nil
+	parts := strings.Split(u.RawQuery, "&")
+	for i, p := range parts {
+		if k, _, ok := strings.Cut(p, "="); ok {
+			parts[i] = k + "=…"
+		}
+	}
+	u.RawQuery = strings.Join(parts, "&")
+	return u.String()
 }
