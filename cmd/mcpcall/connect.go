@@ -26,9 +26,13 @@ type session struct {
 	target   *target
 	c        *cli
 
-	cancelSeen chan struct{} // closed when a notifications/cancelled went out
+	// cancelSent is closed once a notifications/cancelled has gone out:
+	// its POST answered (HTTP), or its line handed to the process (stdio).
+	cancelSent chan struct{}
 	cancelOnce sync.Once
 }
+
+func (s *session) markCancelSent() { s.cancelOnce.Do(func() { close(s.cancelSent) }) }
 
 // connected wraps a command body that needs a connection. The command's
 // own arguments (everything before the target) must number between min
@@ -53,7 +57,7 @@ func (c *cli) connected(minOwn, maxOwn int, body func(ctx context.Context, s *se
 
 // dial connects to t with every connection flag applied.
 func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
-	s := &session{c: c, target: t, cancelSeen: make(chan struct{})}
+	s := &session{c: c, target: t, cancelSent: make(chan struct{})}
 	sec := &secrets{}
 	for _, h := range t.header {
 		if sensitiveHeader(h[0]) {
@@ -94,9 +98,8 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 			opts = append(opts, client.WithHeader(h[0], h[1]))
 		}
 		opts = append(opts, client.WithTransportPolicy(t.policy))
-		if s.trace != nil {
-			opts = append(opts, client.WithHTTPClient(&http.Client{Transport: &roundTripper{base: http.DefaultTransport, t: s.trace}}))
-		}
+		rt := &roundTripper{base: http.DefaultTransport, t: s.trace, cancelled: s.markCancelSent}
+		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: rt}))
 	}
 
 	start := time.Now()
@@ -145,8 +148,9 @@ func (s *session) hook(sent bool, m *jsonrpc.Message) {
 	if s.trace != nil {
 		s.trace.message(sent, m)
 	}
-	if sent && m.Method == "notifications/cancelled" {
-		s.cancelOnce.Do(func() { close(s.cancelSeen) })
+	if sent && m.Method == "notifications/cancelled" && s.target.isCommand() {
+		// stdio writes the line right after this hook returns
+		time.AfterFunc(stdioCancelGrace, s.markCancelSent)
 	}
 }
 
@@ -166,15 +170,21 @@ func (s *session) close() {
 	}
 }
 
+// Waits for notifications/cancelled to leave before closing.
+const (
+	cancelFlushLimit = 2 * time.Second
+	stdioCancelGrace = 20 * time.Millisecond
+)
+
 // callFailed passes a request's error on. When the request was abandoned
 // (interrupt, timeout), the library sends notifications/cancelled from a
-// goroutine of its own; closing the connection at once could stop it
-// before it leaves, so wait, briefly, until it has gone out.
+// goroutine of its own, and Conn.Close aborts that send if it is still
+// under way; so wait, briefly, until it has gone out.
 func (s *session) callFailed(ctx context.Context, err error) error {
 	if ctx.Err() != nil || errors.Is(err, client.ErrTimeout) {
-		t := time.NewTimer(2 * time.Second)
+		t := time.NewTimer(cancelFlushLimit)
 		select {
-		case <-s.cancelSeen:
+		case <-s.cancelSent:
 		case <-t.C:
 		}
 		t.Stop()

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/testservers"
+)
+
+// refusedURL is a URL on a loopback port nothing listens on.
+func refusedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/mcp"
+}
+
+// TestExitCodes provokes every exit code for real, one by one.
+func TestExitCodes(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	unauthorized := testservers.StartStatus(testservers.StatusOptions{PostStatus: http.StatusUnauthorized, PostHeader: http.Header{"Www-Authenticate": {`Bearer realm="mcp"`}}})
+	defer unauthorized.Close()
+	forbidden := testservers.StartStatus(testservers.StatusOptions{PostStatus: http.StatusForbidden})
+	defer forbidden.Close()
+	unavailable := testservers.StartStatus(testservers.StatusOptions{PostStatus: http.StatusInternalServerError})
+	defer unavailable.Close()
+	notMCP := testservers.StartStatus(testservers.StatusOptions{PostStatus: http.StatusNotFound, GETStatus: http.StatusNotFound})
+	defer notMCP.Close()
+	slowConnect := testservers.StartStatus(testservers.StatusOptions{PostStatus: http.StatusOK, PostDelay: 10 * time.Second})
+	defer slowConnect.Close()
+	u := srv.URL
+
+	cases := []struct {
+		name string
+		code int
+		args []string
+	}{
+		{"ok", exitOK, []string{"ping", u}},
+		{"tool isError", exitToolError, []string{"tools", "call", "fail", u}},
+		{"no target", exitUsage, []string{"tools", "list"}},
+		{"unknown flag", exitUsage, []string{"tools", "list", "--bogus", u}},
+		{"unknown command", exitUsage, []string{"frobnicate", u}},
+		{"missing tool name", exitUsage, []string{"tools", "call", u}},
+		{"bad --args JSON", exitUsage, []string{"tools", "call", "echo", "--args", "{nope", u}},
+		{"--args not an object", exitUsage, []string{"tools", "call", "echo", "--args", "[1]", u}},
+		{"bad pair", exitUsage, []string{"tools", "call", "echo", "=x", u}},
+		{"unknown server name", exitUsage, []string{"ping", "nosuchserver"}},
+		{"ftp URL", exitUsage, []string{"ping", "ftp://example.com/mcp"}},
+		{"-e with a URL", exitUsage, []string{"ping", "-e", "A=b", u}},
+		{"-H with a command", exitUsage, append([]string{"ping", "-H", "X-A: b"}, stdioTarget(testservers.Options{})...)},
+		{"--transport stdio with a URL", exitUsage, []string{"ping", "--transport", "stdio", u}},
+		{"--transport bogus", exitUsage, []string{"ping", "--transport", "carrier-pigeon", u}},
+		{"--bearer-env unset", exitUsage, []string{"ping", "--bearer-env", "MCPCALL_TEST_UNSET_TOKEN", u}},
+		{"--log-level bogus", exitUsage, []string{"ping", "--log-level", "chatty", u}},
+		{"401", exitAuth, []string{"ping", unauthorized.URL}},
+		{"403", exitAuth, []string{"tools", "list", forbidden.URL}},
+		{"refused", exitConnect, []string{"ping", refusedURL(t)}},
+		{"500, no fallback", exitConnect, []string{"ping", unavailable.URL}},
+		{"not an MCP endpoint", exitConnect, []string{"ping", notMCP.URL}},
+		{"no such command", exitConnect, []string{"ping", "--", "/nonexistent/mcp-server"}},
+		{"unknown tool, found locally", exitRPC, []string{"tools", "call", "ech", "text=x", u}},
+		{"unknown tool, from the server", exitRPC, []string{"tools", "call", "--no-validate", "nosuchtool", u}},
+		{"invalid arguments", exitRPC, []string{"tools", "call", "add", "a=1", u}},
+		{"unknown method", exitRPC, []string{"call", "bogus/method", u}},
+		{"unknown resource", exitRPC, []string{"resources", "read", "test://nope", u}},
+		{"unknown prompt", exitRPC, []string{"prompts", "get", "gret", u}},
+		{"--timeout", exitTimeout, []string{"tools", "call", "slow", "steps=1", "delayMs=5000", "--timeout", "200ms", u}},
+		{"--max-time", exitTimeout, []string{"tools", "call", "slow", "steps=20", "delayMs=100", "--timeout", "1s", "--max-time", "400ms", u}},
+		{"--connect-timeout", exitTimeout, []string{"ping", "--connect-timeout", "200ms", slowConnect.URL}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunner(t)
+			res := r.run(tc.args...)
+			if res.code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", res.code, tc.code, res.stdout, res.stderr)
+			}
+			if tc.code != exitOK && !strings.Contains(res.stderr, "mcpcall:") {
+				t.Errorf("no error message on stderr: %q", res.stderr)
+			}
+			if tc.code > exitToolError && res.stdout != "" {
+				t.Errorf("stdout not empty on failure: %q", res.stdout)
+			}
+		})
+	}
+}
+
+// TestExitCodeJSONErrors checks the one JSON line --json writes on stderr
+// for each kind of failure.
+func TestExitCodeJSONErrors(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	unauthorized := testservers.StartStatus(testservers.StatusOptions{PostStatus: http.StatusUnauthorized})
+	defer unauthorized.Close()
+	cases := []struct {
+		args      []string
+		code      int
+		kind      string
+		status    float64
+		rpcCode   float64
+		transport string
+		url       string
+	}{
+		{[]string{"ping", unauthorized.URL}, exitAuth, kindAuth, 401, 0, "", unauthorized.URL},
+		{[]string{"call", "bogus/method", srv.URL}, exitRPC, kindRPC, 0, -32601, "streamable-http", srv.URL},
+		{[]string{"tools", "call", "ech", srv.URL}, exitRPC, kindRPC, 0, -32602, "streamable-http", srv.URL},
+		{[]string{"tools", "list"}, exitUsage, kindUsage, 0, 0, "", ""},
+		{[]string{"tools", "call", "fail", srv.URL}, exitToolError, kindToolError, 0, 0, "streamable-http", srv.URL},
+		{[]string{"tools", "call", "slow", "steps=1", "delayMs=3000", "--timeout", "100ms", srv.URL}, exitTimeout, kindTimeout, 0, 0, "streamable-http", srv.URL},
+	}
+	for _, tc := range cases {
+		r := newRunner(t)
+		res := r.run(append([]string{"--json"}, tc.args...)...)
+		if res.code != tc.code {
+			t.Errorf("%v: exit %d, want %d; stderr %s", tc.args, res.code, tc.code, res.stderr)
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
+		var line struct {
+			Error map[string]any `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &line); err != nil || line.Error == nil {
+			t.Errorf("%v: last stderr line is not an error object: %q", tc.args, res.stderr)
+			continue
+		}
+		e := line.Error
+		for _, k := range []string{"kind", "message", "status", "code", "url", "transport"} {
+			if _, ok := e[k]; !ok {
+				t.Errorf("%v: error has no %q: %v", tc.args, k, e)
+			}
+		}
+		if e["kind"] != tc.kind || e["message"] == "" {
+			t.Errorf("%v: kind %v, want %s (message %q)", tc.args, e["kind"], tc.kind, e["message"])
+		}
+		if status, _ := e["status"].(float64); status != tc.status {
+			t.Errorf("%v: status %v, want %v", tc.args, e["status"], tc.status)
+		}
+		if code, _ := e["code"].(float64); code != tc.rpcCode {
+			t.Errorf("%v: code %v, want %v", tc.args, e["code"], tc.rpcCode)
+		}
+		if tr, _ := e["transport"].(string); tr != tc.transport {
+			t.Errorf("%v: transport %v, want %q", tc.args, e["transport"], tc.transport)
+		}
+		if u, _ := e["url"].(string); u != tc.url {
+			t.Errorf("%v: url %v, want %q", tc.args, e["url"], tc.url)
+		}
+	}
+}
+
+// TestInterrupt cancels the context mid-call, as Ctrl-C does: exit 130,
+// and the server is told with notifications/cancelled.
+func TestInterrupt(t *testing.T) {
+	for _, tr := range []string{"http", "sse"} {
+		t.Run(tr, func(t *testing.T) {
+			var url string
+			var stats func() testservers.Stats
+			if tr == "http" {
+				srv := testservers.StartStreamable(testservers.HTTPOptions{})
+				defer srv.Close()
+				url, stats = srv.URL, srv.Server().Stats
+			} else {
+				srv := testservers.StartLegacy(testservers.LegacyOptions{})
+				defer srv.Close()
+				url, stats = srv.URL, srv.Server().Stats
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				deadline := time.Now().Add(5 * time.Second)
+				for stats().ToolCalls["slow"] == 0 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+				}
+				cancel()
+			}()
+			r := newRunner(t)
+			r.ctx = ctx
+			res := r.run("tools", "call", "slow", "steps=1", "delayMs=10000", url)
+			if res.code != exitInterrupt {
+				t.Fatalf("exit %d, want 130; stderr %s", res.code, res.stderr)
+			}
+			deadline := time.Now().Add(2 * time.Second)
+			for stats().Cancelled == 0 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if st := stats(); st.Cancelled != 1 {
+				t.Errorf("the server saw %d notifications/cancelled, want 1", st.Cancelled)
+			}
+		})
+	}
+}
+
+// TestInterruptStdio: Ctrl-C during a call to a stdio server exits 130.
+func TestInterruptStdio(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := newRunner(t)
+	r.ctx = ctx
+	time.AfterFunc(500*time.Millisecond, cancel)
+	res := r.run(append([]string{"tools", "call", "slow", "steps=1", "delayMs=10000"}, stdioTarget(testservers.Options{})...)...)
+	if res.code != exitInterrupt {
+		t.Fatalf("exit %d, want 130; stderr %s", res.code, res.stderr)
+	}
+}
+
+// TestTimeoutSendsCancelled: a request given up for --timeout is
+// cancelled on the server too.
+func TestTimeoutSendsCancelled(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	r := newRunner(t)
+	res := r.run("tools", "call", "slow", "steps=1", "delayMs=5000", "--timeout", "150ms", srv.URL)
+	if res.code != exitTimeout {
+		t.Fatalf("exit %d, want 6; stderr %s", res.code, res.stderr)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for srv.Server().Stats().Cancelled == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := srv.Server().Stats().Cancelled; n != 1 {
+		t.Errorf("server saw %d cancellations, want 1", n)
+	}
+}
+
+// TestTimeoutResetByProgress: --timeout is per answer and every progress
+// notification restarts it, so a long call that reports progress lives.
+func TestTimeoutResetByProgress(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	r := newRunner(t)
+	res := r.runOK("tools", "call", "slow", "steps=6", "delayMs=100", "--timeout", "300ms", srv.URL)
+	if !strings.Contains(res.stdout, "done 6 steps") {
+		t.Errorf("stdout %q", res.stdout)
+	}
+	if !strings.Contains(res.stderr, "progress 6/6 step 6 of 6") {
+		t.Errorf("no progress lines on stderr: %q", res.stderr)
+	}
+}
