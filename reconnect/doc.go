@@ -1,0 +1,12 @@
+// Package reconnect owns time for the transports: how long to wait before
+// trying again, and when to give up.
+//
+// A Policy is a plain value (initial delay, maximum delay, multiplier,
+// jitter, attempts and a time budget without progress, caps on what servers
+// may ask for). A Backoff is one run of it: each Next gives the next delay;
+// Progress (a new event id, a delivered message, a good connection) starts
+// the run over; a server's SSE retry: field sets the next delay, within
+// the cap. Retry-After (delta-seconds or an HTTP date) is parsed here too,
+// and honoured within a cap; a wait the cap or the caller's deadline cuts
+// short becomes a *RetryAfterError that says how long the server asked for.
+package reconnect
