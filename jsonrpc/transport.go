@@ -19,7 +19,15 @@ import (
 //
 // Recv returns the next message from the server; one goroutine calls it in
 // a loop. It returns an error once the transport is closed (ErrClosed) or
-// broken for good (a transport-specific error).
+// broken for good (a transport-specific error) — with one exception: a
+// *SessionLostError says the session ended but the transport goes on (it
+// reconnected, or restarted its process); Recv may be called again.
+//
+// Sessions: a transport whose session is gone (a 404 for the session id,
+// a reconnected HTTP+SSE stream, a restarted process) refuses to send
+// anything but an initialize request, with an error matching
+// ErrSessionExpired: the message was not delivered, so the protocol layer
+// may re-initialize and send it again.
 //
 // Close releases everything the transport holds; it is idempotent and
 // returns after the transport's goroutines (and processes) are gone.
@@ -41,6 +49,24 @@ var (
 	// it may or may not have run on the server.
 	ErrOutcomeUnknown = errors.New("outcome unknown: the request may have run")
 )
+
+// SessionLostError is what Recv returns when the transport's session ended
+// while the transport itself goes on: requests in flight will get no answer
+// (their outcome is unknown) and the next session needs initialize. It
+// matches ErrSessionExpired.
+type SessionLostError struct {
+	Cause error // why the session ended
+}
+
+func (e *SessionLostError) Error() string {
+	return "session lost (the transport reconnected; initialize needed): " + e.Cause.Error()
+}
+
+// Unwrap returns the cause.
+func (e *SessionLostError) Unwrap() error { return e.Cause }
+
+// Is matches ErrSessionExpired.
+func (e *SessionLostError) Is(target error) bool { return target == ErrSessionExpired }
 
 // HTTPError is an HTTP exchange that ended in a status the transport
 // could not use.
