@@ -230,7 +230,11 @@ func decodeEntry(name string, raw json.RawMessage, loc location) serverEntry {
 		if e.Command == "" {
 			e.Problem = "a stdio entry needs a command"
 		}
-	case "http", "sse", "auto":
+	case "auto":
+		if e.URL == "" {
+			e.Problem = "an entry needs a command (stdio) or a url (HTTP)"
+		}
+	case "http", "sse":
 		if e.URL == "" {
 			e.Problem = "an HTTP entry needs a url"
 		}

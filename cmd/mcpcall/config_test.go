@@ -1,0 +1,353 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/anymcp/anymcp/testservers"
+)
+
+// stdioEntry is a config entry that starts this test binary as a stdio
+// server named name.
+func stdioEntry(name string) string {
+	path, _, _ := testservers.StdioCommand()
+	b, _ := json.Marshal(map[string]any{
+		"command": path,
+		"env": map[string]string{
+			testservers.EnvVar:  "stdio",
+			testservers.EnvName: name,
+			"GORACE":            "atexit_sleep_ms=0",
+		},
+	})
+	return string(b)
+}
+
+// serverName probes target and returns the serverInfo.name it answered with.
+func serverName(t *testing.T, r *runner, args ...string) string {
+	t.Helper()
+	res := r.runOK(append([]string{"probe", "--json"}, args...)...)
+	var p struct {
+		ServerInfo struct{ Name string } `json:"serverInfo"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &p); err != nil {
+		t.Fatalf("probe output: %v\n%s", err, res.stdout)
+	}
+	return p.ServerInfo.Name
+}
+
+// configFile is one of the files mcpcall reads, and how to write an entry
+// into it.
+type configFile struct {
+	label string
+	path  func(r *runner) string
+	doc   func(r *runner, name, entry string) string
+}
+
+func mcpServersDoc(_ *runner, name, entry string) string {
+	return fmt.Sprintf(`{"mcpServers": {%q: %s}}`, name, entry)
+}
+
+// configFiles are in the documented search order.
+var configFiles = []configFile{
+	{"Claude Code (local scope)", func(r *runner) string { return filepath.Join(r.home, ".claude.json") },
+		func(r *runner, name, entry string) string {
+			return fmt.Sprintf(`{"numStartups": 3, "projects": {%q: {"mcpServers": {%q: %s}}, "/elsewhere": {"mcpServers": {}}}}`, r.cwd, name, entry)
+		}},
+	{"Claude Code (project)", func(r *runner) string { return filepath.Join(r.cwd, ".mcp.json") }, mcpServersDoc},
+	{"VS Code (workspace)", func(r *runner) string { return filepath.Join(r.cwd, ".vscode", "mcp.json") },
+		func(_ *runner, name, entry string) string {
+			// VS Code's files are JSON with comments and trailing commas.
+			return fmt.Sprintf("{\n  // servers for this workspace\n  \"inputs\": [],\n  \"servers\": {\n    %q: %s, /* the test server */\n  },\n}\n", name, entry)
+		}},
+	{"Cursor (project)", func(r *runner) string { return filepath.Join(r.cwd, ".cursor", "mcp.json") }, mcpServersDoc},
+	{"Claude Code (user)", func(r *runner) string { return filepath.Join(r.home, ".claude.json") }, mcpServersDoc},
+	{"Cursor (global)", func(r *runner) string { return filepath.Join(r.home, ".cursor", "mcp.json") }, mcpServersDoc},
+	{"VS Code (user)", func(r *runner) string { return filepath.Join(r.home, ".config", "Code", "User", "mcp.json") },
+		func(_ *runner, name, entry string) string { return fmt.Sprintf(`{"servers": {%q: %s}}`, name, entry) }},
+	{"Claude Desktop", func(r *runner) string {
+		return filepath.Join(r.home, ".config", "Claude", "claude_desktop_config.json")
+	}, mcpServersDoc},
+}
+
+// TestConfigFormats reads a server from each kind of file on its own.
+func TestConfigFormats(t *testing.T) {
+	for _, cf := range configFiles {
+		t.Run(cf.label, func(t *testing.T) {
+			r := newRunner(t)
+			writeFile(t, cf.path(r), cf.doc(r, "test", stdioEntry("from-file")))
+			if got := serverName(t, r, "test"); got != "from-file" {
+				t.Errorf("server name %q", got)
+			}
+			res := r.runOK("servers")
+			if !strings.Contains(res.stdout, cf.label) || !strings.Contains(res.stdout, cf.path(r)) {
+				t.Errorf("servers does not say where the entry came from:\n%s", res.stdout)
+			}
+		})
+	}
+}
+
+// TestConfigSearchOrder defines one name in every file and checks that the
+// first file in the documented order wins, then the next once it is gone.
+func TestConfigSearchOrder(t *testing.T) {
+	r := newRunner(t)
+	// ~/.claude.json holds two places: write it once with both.
+	claude := filepath.Join(r.home, ".claude.json")
+	writeDocs := func(from int) {
+		for i, cf := range configFiles {
+			if i < from {
+				writeFile(t, cf.path(r), `{}`)
+			}
+		}
+		localAt, userAt := 0, 4
+		local, user := "", ""
+		if from <= localAt {
+			local = fmt.Sprintf(`"projects": {%q: {"mcpServers": {"dup": %s}}},`, r.cwd, stdioEntry("order-0"))
+		}
+		if from <= userAt {
+			user = fmt.Sprintf(`"mcpServers": {"dup": %s},`, stdioEntry("order-4"))
+		}
+		writeFile(t, claude, "{"+local+user+`"x": 1}`)
+		for i, cf := range configFiles {
+			if i >= from && cf.path(r) != claude {
+				writeFile(t, cf.path(r), cf.doc(r, "dup", stdioEntry(fmt.Sprintf("order-%d", i))))
+			}
+		}
+	}
+	for from := range configFiles {
+		writeDocs(from)
+		if got, want := serverName(t, r, "dup"), fmt.Sprintf("order-%d", from); got != want {
+			t.Errorf("with files %d… defining dup: used %s, want %s", from, got, want)
+		}
+	}
+	// $MCPCALL_CONFIG comes before them all.
+	writeDocs(0)
+	r.env["MCPCALL_CONFIG"] = writeFile(t, filepath.Join(r.home, "extra.json"), mcpServersDoc(r, "dup", stdioEntry("from-env")))
+	if got := serverName(t, r, "dup"); got != "from-env" {
+		t.Errorf("MCPCALL_CONFIG: used %s", got)
+	}
+	res := r.runOK("servers", "--json")
+	var list struct {
+		Servers []serverEntry `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Servers) != len(configFiles)+1 || list.Servers[0].Shadowed || !list.Servers[1].Shadowed {
+		t.Errorf("servers --json: %+v", list.Servers)
+	}
+}
+
+// TestConfigExplicit covers --config FILE NAME, --config FILE --server
+// NAME, --server NAME and FILE:NAME.
+func TestConfigExplicit(t *testing.T) {
+	r := newRunner(t)
+	writeFile(t, filepath.Join(r.cwd, ".mcp.json"), mcpServersDoc(r, "a", stdioEntry("searched")))
+	file := writeFile(t, filepath.Join(r.home, "mine.json"), `{"servers": {"a": `+stdioEntry("explicit-a")+`}, "mcpServers": {"b": `+stdioEntry("explicit-b")+`}}`)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"a"}, "searched"},
+		{[]string{"--server", "a"}, "searched"},
+		{[]string{"--config", file, "a"}, "explicit-a"},
+		{[]string{"--config", file, "--server", "b"}, "explicit-b"},
+		{[]string{file + ":b"}, "explicit-b"},
+	} {
+		if got := serverName(t, r, tc.args...); got != tc.want {
+			t.Errorf("%v: used %s, want %s", tc.args, got, tc.want)
+		}
+	}
+	res := r.run("ping", "--config", file, "a-typo")
+	if res.code != exitUsage || !strings.Contains(res.stderr, `did you mean "a"`) {
+		t.Errorf("unknown name in --config: exit %d, %s", res.code, res.stderr)
+	}
+	res = r.run("ping", "--config", filepath.Join(r.home, "missing.json"), "a")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "missing.json") {
+		t.Errorf("missing --config file: exit %d, %s", res.code, res.stderr)
+	}
+}
+
+// TestConfigUnknownName suggests close names and never connects to one.
+func TestConfigUnknownName(t *testing.T) {
+	r := newRunner(t)
+	writeFile(t, filepath.Join(r.cwd, ".mcp.json"), `{"mcpServers": {"github": `+stdioEntry("gh")+`, "gitlab": `+stdioEntry("gl")+`}}`)
+	res := r.run("tools", "list", "githb")
+	if res.code != exitUsage || !strings.Contains(res.stderr, `did you mean "github"`) {
+		t.Errorf("exit %d, stderr %s", res.code, res.stderr)
+	}
+	res = newRunner(t).run("tools", "list", "anything")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "no config file defines servers") {
+		t.Errorf("no config at all: exit %d, stderr %s", res.code, res.stderr)
+	}
+}
+
+// TestConfigExpansion expands ${VAR}, ${VAR:-default} and ${env:VAR} in
+// command, env, url and headers, and refuses an unset variable.
+func TestConfigExpansion(t *testing.T) {
+	var mu sync.Mutex
+	var seen http.Header
+	srv := testservers.StartStreamable(testservers.HTTPOptions{OnRequest: func(r *http.Request) {
+		mu.Lock()
+		seen = r.Header.Clone()
+		mu.Unlock()
+	}})
+	defer srv.Close()
+	port := strings.TrimSuffix(strings.TrimPrefix(srv.URL, "http://127.0.0.1:"), "/mcp")
+	path, _, _ := testservers.StdioCommand()
+
+	r := newRunner(t)
+	r.env["TEST_PORT"] = port
+	r.env["TEST_TOKEN"] = "tok-123"
+	r.env["TEST_BIN"] = path
+	r.env["TEST_NAME"] = "expanded-name"
+	r.env["TEST_EMPTY"] = ""
+	writeFile(t, filepath.Join(r.cwd, ".mcp.json"), `{"mcpServers": {
+		"remote": {"type": "http", "url": "http://127.0.0.1:${TEST_PORT}/${TEST_PATH:-mcp}",
+			"headers": {"Authorization": "Bearer ${TEST_TOKEN}", "X-Team": "${TEST_TEAM:-core}", "X-Empty": "${TEST_EMPTY:-fallback}"}},
+		"local": {"command": "${env:TEST_BIN}", "args": [],
+			"env": {"ANYMCP_TESTSERVER": "${TEST_MODE:-stdio}", "ANYMCP_TESTSERVER_NAME": "${TEST_NAME}", "GORACE": "atexit_sleep_ms=0"}},
+		"broken": {"command": "${TEST_NOT_SET}/server"}
+	}}`)
+	r.runOK("ping", "remote")
+	mu.Lock()
+	if got := seen.Get("Authorization"); got != "Bearer tok-123" {
+		t.Errorf("Authorization %q", got)
+	}
+	if got := seen.Get("X-Team"); got != "core" {
+		t.Errorf("X-Team %q", got)
+	}
+	if got := seen.Get("X-Empty"); got != "fallback" {
+		t.Errorf("X-Empty %q", got)
+	}
+	mu.Unlock()
+	if got := serverName(t, r, "local"); got != "expanded-name" {
+		t.Errorf("stdio env not expanded: %q", got)
+	}
+	res := r.run("ping", "broken")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "TEST_NOT_SET") {
+		t.Errorf("unset variable: exit %d, stderr %s", res.code, res.stderr)
+	}
+	// servers shows entries as written: no token, no expansion.
+	out := r.runOK("servers").stdout
+	if strings.Contains(out, "tok-123") || !strings.Contains(out, "${TEST_PORT}") {
+		t.Errorf("servers output:\n%s", out)
+	}
+}
+
+// TestConfigTypes maps entry types to transport policies.
+func TestConfigTypes(t *testing.T) {
+	hybrid := testservers.StartHybrid(testservers.HybridOptions{})
+	defer hybrid.Close()
+	legacy := testservers.StartLegacy(testservers.LegacyOptions{})
+	defer legacy.Close()
+	r := newRunner(t)
+	writeFile(t, filepath.Join(r.cwd, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {
+		"streamable": {"type": "streamable-http", "url": %q},
+		"plainhttp": {"type": "http", "url": %q},
+		"legacy-sse": {"type": "sse", "url": %q},
+		"guess": {"url": %q},
+		"stdio-typed": {"type": "stdio", "command": %q, "env": {"ANYMCP_TESTSERVER": "stdio", "GORACE": "atexit_sleep_ms=0"}},
+		"weird": {"type": "carrier-pigeon", "url": "http://x"}
+	}}`, hybrid.URL, legacy.URL, hybrid.SSEURL, legacy.URL, func() string { p, _, _ := testservers.StdioCommand(); return p }()))
+	transport := func(name string) string {
+		res := r.runOK("probe", "--json", name)
+		var p probeResult
+		if err := json.Unmarshal([]byte(res.stdout), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Transport
+	}
+	for name, want := range map[string]string{"streamable": "streamable-http", "legacy-sse": "sse", "guess": "sse", "stdio-typed": "stdio"} {
+		if got := transport(name); got != want {
+			t.Errorf("%s: transport %s, want %s", name, got, want)
+		}
+	}
+	if res := r.run("ping", "plainhttp"); res.code != exitConnect {
+		t.Errorf("type http at a legacy server must not fall back: exit %d %s", res.code, res.stderr)
+	}
+	if res := r.run("ping", "weird"); res.code != exitUsage || !strings.Contains(res.stderr, "carrier-pigeon") {
+		t.Errorf("unknown type: exit %d %s", res.code, res.stderr)
+	}
+	// --transport overrides the entry's type.
+	if res := r.runOK("probe", "--json", "--transport", "auto", "plainhttp"); !strings.Contains(res.stdout, `"transport": "sse"`) {
+		t.Errorf("--transport auto over type http:\n%s", res.stdout)
+	}
+}
+
+// TestServersGolden keeps the output of `mcpcall servers`.
+func TestServersGolden(t *testing.T) {
+	r := newRunner(t)
+	writeFile(t, filepath.Join(r.cwd, ".mcp.json"), `{"mcpServers": {
+		"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},
+		"remote": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer literal-secret", "X-Org": "${ORG}"}}
+	}}`)
+	writeFile(t, filepath.Join(r.home, ".cursor", "mcp.json"), `{"mcpServers": {
+		"remote": {"url": "https://other.example.com/sse"},
+		"nothing": {"args": ["x"]}
+	}}`)
+	for _, mode := range []string{"", "--json"} {
+		args := []string{"servers"}
+		name := "servers"
+		if mode != "" {
+			args = append(args, mode)
+			name += ".json"
+		}
+		res := r.runOK(args...)
+		if strings.Contains(res.stdout, "literal-secret") {
+			t.Errorf("servers printed a credential:\n%s", res.stdout)
+		}
+		out := strings.ReplaceAll(res.stdout, filepath.Dir(r.home), "$TMP")
+		golden(t, name, out)
+	}
+}
+
+func TestExpander(t *testing.T) {
+	env := map[string]string{"A": "1", "EMPTY": "", "B": "two words"}
+	x := &expander{lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, workspace: "/ws", home: "/home/u"}
+	for in, want := range map[string]string{
+		"plain":                "plain",
+		"${A}":                 "1",
+		"x${A}y${B}z":          "x1ytwo wordsz",
+		"${MISSING:-dflt}":     "dflt",
+		"${EMPTY:-dflt}":       "dflt",
+		"${A:-dflt}":           "1",
+		"${MISSING:-}":         "",
+		"${env:A}":             "1",
+		"${workspaceFolder}/x": "/ws/x",
+		"${userHome}/.config":  "/home/u/.config",
+		"cost: $5, $$A, $":     "cost: $5, $A, $",
+		"${EMPTY}":             "",
+		"${MISSING:-a:-b}":     "a:-b",
+	} {
+		got, err := x.expand(in)
+		if err != nil || got != want {
+			t.Errorf("expand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"${MISSING}", "${A", "${}", "${input:token}", "${A B}"} {
+		if got, err := x.expand(in); err == nil {
+			t.Errorf("expand(%q) = %q, want an error", in, got)
+		}
+	}
+}
+
+func TestStripJSONC(t *testing.T) {
+	in := `{
+  // a comment with "quotes" and a , comma
+  "a": "http://x//y", /* block
+  comment */ "b": [1, 2,],
+  "c": "a,}",
+}`
+	var v map[string]any
+	if err := json.Unmarshal(stripJSONC([]byte(in)), &v); err != nil {
+		t.Fatalf("%v\n%s", err, stripJSONC([]byte(in)))
+	}
+	if v["a"] != "http://x//y" || v["c"] != "a,}" || len(v["b"].([]any)) != 2 {
+		t.Errorf("%v", v)
+	}
+}
