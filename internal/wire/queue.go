@@ -17,9 +17,15 @@ import (
 type Queue struct {
 	mu    sync.Mutex
 	cond  sync.Cond // signalled on push, broadcast on end and close
-	items []*jsonrpc.Message
+	items []item
 	head  int   // items[head:] are pending
 	err   error // set by end or close: what pop reports once items are drained
+}
+
+// item is a message, or a non-terminal error for Pop to return in its place.
+type item struct {
+	m   *jsonrpc.Message
+	err error
 }
 
 func NewQueue() *Queue {
@@ -47,7 +53,23 @@ func (q *Queue) Push(msgs ...*jsonrpc.Message) bool {
 		clear(q.items[n:])
 		q.items, q.head = q.items[:n], 0
 	}
-	q.items = append(q.items, msgs...)
+	for _, m := range msgs {
+		q.items = append(q.items, item{m: m})
+	}
+	q.cond.Signal()
+	return true
+}
+
+// PushErr queues err in order among the messages: Pop returns it once, in
+// its turn, and the queue goes on (for example a jsonrpc.SessionLostError).
+// It reports false once the queue has ended or been closed.
+func (q *Queue) PushErr(err error) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return false
+	}
+	q.items = append(q.items, item{err: err})
 	q.cond.Signal()
 	return true
 }
@@ -63,10 +85,10 @@ func (q *Queue) Pop() (*jsonrpc.Message, error) {
 	if q.head == len(q.items) {
 		return nil, q.err
 	}
-	m := q.items[q.head]
-	q.items[q.head] = nil
+	it := q.items[q.head]
+	q.items[q.head] = item{}
 	q.head++
-	return m, nil
+	return it.m, it.err
 }
 
 // End stops the queue after what is pending: pops return err once the

@@ -69,3 +69,20 @@ func TestQueuePopWaits(t *testing.T) {
 		t.Errorf("got %v", m.ID)
 	}
 }
+
+func TestQueuePushErrInOrder(t *testing.T) {
+	q := NewQueue()
+	lost := errors.New("session lost")
+	q.Push(msg(1))
+	q.PushErr(lost)
+	q.Push(msg(2))
+	if m, err := q.Pop(); err != nil || m.ID.Raw() != "1" {
+		t.Fatalf("first: %v %v", m, err)
+	}
+	if m, err := q.Pop(); m != nil || !errors.Is(err, lost) {
+		t.Fatalf("second must be the error: %v %v", m, err)
+	}
+	if m, err := q.Pop(); err != nil || m.ID.Raw() != "2" {
+		t.Fatalf("the queue must go on after the error: %v %v", m, err)
+	}
+}
