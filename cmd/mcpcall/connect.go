@@ -15,6 +15,7 @@ import (
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 // session is a live connection for one command.
@@ -109,6 +110,10 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	conn, err := client.Dial(dctx, ct, opts...)
 	if err != nil {
 		s.trace.Close()
+		var negErr *negotiate.Error
+		if errors.As(err, &negErr) {
+			c.showReport(negErr.Report)
+		}
 		if dctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("%w: %w", context.Cause(dctx), err)
 		}
@@ -124,6 +129,19 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		}
 	}
 	return s, nil
+}
+
+// showReport prints, with -v, the report of a failed negotiation.
+func (c *cli) showReport(r *negotiate.Report) {
+	if !c.f.verbose || r == nil {
+		return
+	}
+	if c.f.json {
+		b, _ := json.Marshal(map[string]any{"negotiation": r})
+		fmt.Fprintf(c.stderr, "%s\n", b)
+		return
+	}
+	fmt.Fprint(c.stderr, r.String())
 }
 
 // showNegotiation prints, with -v, what was negotiated.

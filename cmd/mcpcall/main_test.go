@@ -40,6 +40,7 @@ type runner struct {
 	env   map[string]string // looked up before the process environment
 	stdin io.Reader
 	ctx   context.Context
+	tty   bool // pretend stderr is a terminal
 }
 
 func newRunner(t *testing.T) *runner {
@@ -76,7 +77,9 @@ func (r *runner) run(args ...string) result {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	code := newCLI(stdin, &stdout, &stderr, r.lookup, places).main(ctx, args)
+	c := newCLI(stdin, &stdout, &stderr, r.lookup, places)
+	c.stderrTTY = r.tty
+	code := c.main(ctx, args)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
