@@ -16,6 +16,15 @@ import (
 // names one, that server's tools, prompts and resources, asked of the
 // server itself within a few seconds.
 
+// afterDash reports whether the word being completed follows `--` (a
+// command line). Cobra parses the flags once with an extra "--" while
+// completing, which leaves ArgsLenAtDash at len(args) when no dash was
+// typed; a dash typed before some argument shows as a smaller value.
+func afterDash(cmd *cobra.Command, args []string) bool {
+	d := cmd.ArgsLenAtDash()
+	return d >= 0 && d < len(args)
+}
+
 // completionDialLimit bounds connecting to a server to complete a name.
 const completionDialLimit = 5 * time.Second
 
@@ -40,7 +49,7 @@ func (c *cli) serverNames(prefix string) []string {
 // positional arguments: a server name.
 func (c *cli) completeTarget(own int) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if cmd.ArgsLenAtDash() >= 0 {
+		if afterDash(cmd, args) {
 			return nil, cobra.ShellCompDirectiveDefault // a command line: files
 		}
 		if c.f.server != "" || len(args) < own {
@@ -78,7 +87,7 @@ func (c *cli) withCompletionConn(cmd *cobra.Command, fn func(ctx context.Context
 // completeToolCall completes `tools call`: tool names first, then the
 // tool's argument names as key=, given --server; else server names.
 func (c *cli) completeToolCall(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if cmd.ArgsLenAtDash() >= 0 {
+	if afterDash(cmd, args) {
 		return nil, cobra.ShellCompDirectiveDefault
 	}
 	if c.f.server == "" {

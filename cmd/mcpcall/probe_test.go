@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/anymcp/anymcp/testservers"
+)
+
+// TestProbeGolden keeps probe's output over each transport: the
+// negotiation report (none for stdio), transport, revision, server info
+// and capabilities.
+func TestProbeGolden(t *testing.T) {
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			target := tc.target(t)
+			r := newRunner(t)
+			res := r.runOK(append([]string{"probe"}, target...)...)
+			golden(t, "probe_"+tc.name, normalise(res.stdout))
+			res = r.runOK(append([]string{"probe", "--json"}, target...)...)
+			golden(t, "probe_"+tc.name+".json", normalise(res.stdout))
+			var p map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(res.stdout), &p); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"transport", "protocolVersion", "serverInfo", "capabilities", "negotiation"} {
+				if _, ok := p[k]; !ok {
+					t.Errorf("probe --json has no %q", k)
+				}
+			}
+			want := map[string]string{"http": `"streamable-http"`, "sse": `"sse"`, "stdio": `"stdio"`}[tc.name]
+			if string(p["transport"]) != want {
+				t.Errorf("transport %s, want %s", p["transport"], want)
+			}
+			if (tc.name == "stdio") != (string(p["negotiation"]) == "null") {
+				t.Errorf("negotiation %s", p["negotiation"])
+			}
+		})
+	}
+}
+
+// TestTransportFlag: --transport picks the negotiation policy.
+func TestTransportFlag(t *testing.T) {
+	hybrid := testservers.StartHybrid(testservers.HybridOptions{})
+	defer hybrid.Close()
+	legacy := testservers.StartLegacy(testservers.LegacyOptions{})
+	defer legacy.Close()
+	modern := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer modern.Close()
+	r := newRunner(t)
+	probe := func(args ...string) (probeResult, result) {
+		t.Helper()
+		res := r.run(append([]string{"probe", "--json"}, args...)...)
+		var p probeResult
+		if res.code == 0 {
+			if err := json.Unmarshal([]byte(res.stdout), &p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p, res
+	}
+	for _, tc := range []struct {
+		args      []string
+		transport string
+		policy    string
+		attempts  int
+	}{
+		{[]string{legacy.URL}, "sse", "auto", 2},
+		{[]string{"--transport", "auto", legacy.URL}, "sse", "auto", 2},
+		{[]string{"--transport", "sse", legacy.URL}, "sse", "sse-only", 1},
+		{[]string{"--transport", "sse", hybrid.SSEURL}, "sse", "sse-only", 1},
+		{[]string{"--transport", "http", hybrid.URL}, "streamable-http", "streamable-only", 1},
+		{[]string{hybrid.URL}, "streamable-http", "auto", 1},
+	} {
+		p, res := probe(tc.args...)
+		if res.code != 0 {
+			t.Errorf("%v: exit %d %s", tc.args, res.code, res.stderr)
+			continue
+		}
+		if p.Transport != tc.transport || p.Negotiation == nil || p.Negotiation.Policy != tc.policy || len(p.Negotiation.Attempts) != tc.attempts {
+			t.Errorf("%v: transport %s, negotiation %+v", tc.args, p.Transport, p.Negotiation)
+		}
+	}
+	// forced onto the wrong transport: the real error, exit 4
+	if _, res := probe("--transport", "http", legacy.URL); res.code != exitConnect || !strings.Contains(res.stderr, "405") {
+		t.Errorf("--transport http at a legacy server: exit %d %s", res.code, res.stderr)
+	}
+	if _, res := probe("--transport", "sse", modern.URL); res.code != exitConnect {
+		t.Errorf("--transport sse at a Streamable HTTP server: exit %d %s", res.code, res.stderr)
+	}
+	p, res := probe(append([]string{"--transport", "stdio"}, stdioTarget(testservers.Options{})...)...)
+	if res.code != 0 || p.Transport != "stdio" || p.Negotiation != nil {
+		t.Errorf("--transport stdio: exit %d %+v %s", res.code, p, res.stderr)
+	}
+	if _, res := probe(append([]string{"--transport", "sse"}, stdioTarget(testservers.Options{})...)...); res.code != exitUsage {
+		t.Errorf("--transport sse with a command: exit %d", res.code)
+	}
+}
+
+// TestNewerServer: a server of a later revision is reported as such, not
+// masked by a fallback, and exits 4.
+func TestNewerServer(t *testing.T) {
+	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, PostBodyFunc: testservers.MethodNotFoundBody})
+	defer srv.Close()
+	res := newRunner(t).run("--json", "ping", srv.URL)
+	if res.code != exitConnect || !strings.Contains(res.stderr, "newer MCP revision") {
+		t.Errorf("exit %d %s", res.code, res.stderr)
+	}
+}
