@@ -114,32 +114,46 @@ func (b *Backoff) Policy() Policy { return b.p }
 // next one. ok is false when the policy gives up: MaxAttempts failures in
 // a row, or Budget spent, without progress in between.
 func (b *Backoff) Next() (wait time.Duration, ok bool) {
-	now := b.now()
+	wait, why := b.step(b.now(), -1)
+	return wait, why == ""
+}
+
+// Why a run of the policy ends.
+const (
+	reasonAttempts = "attempts used up without progress"
+	reasonBudget   = "time budget spent without progress"
+)
+
+// step records a failed attempt at now and returns the wait before the
+// next one: given when a server named it (given >= 0), else a pending
+// ServerRetry, else the backoff's. why is non-empty when the run is over.
+func (b *Backoff) step(now time.Time, given time.Duration) (wait time.Duration, why string) {
 	if b.attempts == 0 {
 		b.since = now
 	}
 	b.attempts++
 	if b.p.MaxAttempts > 0 && b.attempts > b.p.MaxAttempts {
-		return 0, false
+		return 0, reasonAttempts
 	}
-	if b.server > 0 {
+	switch {
+	case given >= 0:
+		wait = given
+	case b.server > 0:
 		wait, b.server = b.server, 0
-	} else {
-		wait = b.exp.NextBackOff()
-		if wait > b.p.MaxDelay {
-			wait = b.p.MaxDelay
-		}
+	default:
+		wait = min(b.exp.NextBackOff(), b.p.MaxDelay)
 	}
 	if b.p.Budget > 0 && now.Add(wait).Sub(b.since) > b.p.Budget {
-		return 0, false
+		return wait, reasonBudget
 	}
-	return wait, true
+	return wait, ""
 }
 
-// Progress says an attempt got somewhere: the run starts over.
+// Progress says an attempt got somewhere: the run starts over (attempts,
+// budget and growth). A pending ServerRetry stays: a server's retry: often
+// comes with the event that made progress, and still rules the next wait.
 func (b *Backoff) Progress() {
 	b.attempts = 0
-	b.server = 0
 	b.exp.Reset()
 }
 

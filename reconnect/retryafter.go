@@ -50,46 +50,84 @@ func allDigits(s string) bool {
 	return true
 }
 
-// RetryAfterError is a 429 or 503 whose wait was not (fully) waited: the
-// server asked for longer than the cap, or longer than the caller's
-// context allowed. The request was not run by the server.
+// RetryAfterError is a 429 or 503 that was not sent again: the server
+// asked for a wait over the cap, or one that would end past the caller's
+// deadline, or the caller's context ended during the wait, or the policy's
+// attempts (or budget) ran out. The server did not run the request.
 type RetryAfterError struct {
 	Status int           // 429 or 503
-	Wait   time.Duration // what the server asked for (0 when it gave no Retry-After)
-	Cap    time.Duration // the cap in force
-	Reason string        // "over the cap" or the context's error
-	Err    error         // the HTTP error
+	Wait   time.Duration // the wait not waited: the server's Retry-After, else the backoff's (0 when none was reached)
+	Cap    time.Duration // MaxRetryAfter, the cap in force
+	Reason string        // why the request was not sent again
+	Err    error         // the HTTP error of the last answer (a *jsonrpc.HTTPError from Retrying)
+
+	ctxErr error // the context's error, when it ended the wait
 }
 
 func (e *RetryAfterError) Error() string {
-	return fmt.Sprintf("server answered %d and asked to retry after %v (%s, cap %v): %v", e.Status, e.Wait, e.Reason, e.Cap, e.Err)
+	return fmt.Sprintf("server answered %d, retry after %v not waited (%s; cap %v): %v", e.Status, e.Wait, e.Reason, e.Cap, e.Err)
 }
 
-func (e *RetryAfterError) Unwrap() error { return e.Err }
+// Unwrap returns the HTTP error and, when the caller's context ended the
+// wait, the context's error: errors.Is(err, context.Canceled) holds then.
+func (e *RetryAfterError) Unwrap() []error {
+	if e.ctxErr != nil {
+		return []error{e.Err, e.ctxErr}
+	}
+	return []error{e.Err}
+}
+
+// Reasons a *RetryAfterError gives besides the policy's own.
+const (
+	reasonOverCap  = "over the cap"
+	reasonDeadline = "would end past the caller's deadline"
+)
 
 // Throttled decides what to do with a 429 or 503 answer: wait and return
 // nil (the caller then sends again), or return a *RetryAfterError when the
-// server's wait is over the cap or past ctx's deadline, or when the
-// policy's attempts ran out. A 503 without Retry-After waits as b says.
+// server's wait is over the cap or past ctx's deadline, when ctx ends
+// during the wait, or when the policy's attempts or budget ran out. A
+// Retry-After counts as one of b's attempts; without one, b says how long
+// to wait. httpErr becomes the error's Err. For a single request, Retrying
+// does all of this.
 func Throttled(ctx context.Context, b *Backoff, resp *http.Response, httpErr error) error {
-	p := b.Policy()
-	wait, has := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	wait, err := b.throttle(ctx, resp)
+	if err != nil {
+		err.Err = httpErr
+		return err
+	}
+	return b.await(ctx, resp.StatusCode, wait, httpErr)
+}
+
+// throttle decides how long to wait after a 429 or 503, or why not to.
+func (b *Backoff) throttle(ctx context.Context, resp *http.Response) (time.Duration, *RetryAfterError) {
+	now := b.now()
+	given, has := ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	e := &RetryAfterError{Status: resp.StatusCode, Wait: given, Cap: b.p.MaxRetryAfter}
+	if has && given > b.p.MaxRetryAfter {
+		e.Reason = reasonOverCap
+		return 0, e
+	}
 	if !has {
-		var ok bool
-		if wait, ok = b.Next(); !ok {
-			return &RetryAfterError{Status: resp.StatusCode, Cap: p.MaxRetryAfter, Reason: "retries without progress used up", Err: httpErr}
-		}
-	} else if b.attempts++; p.MaxAttempts > 0 && b.attempts > p.MaxAttempts {
-		return &RetryAfterError{Status: resp.StatusCode, Wait: wait, Cap: p.MaxRetryAfter, Reason: "retries without progress used up", Err: httpErr}
+		given = -1
 	}
-	if wait > p.MaxRetryAfter {
-		return &RetryAfterError{Status: resp.StatusCode, Wait: wait, Cap: p.MaxRetryAfter, Reason: "over the cap", Err: httpErr}
+	wait, why := b.step(now, given)
+	e.Wait = wait
+	if why != "" {
+		e.Reason = why
+		return 0, e
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-		return &RetryAfterError{Status: resp.StatusCode, Wait: wait, Cap: p.MaxRetryAfter, Reason: "past the caller's deadline", Err: httpErr}
+	if dl, ok := ctx.Deadline(); ok && dl.Sub(now) < wait {
+		e.Reason = reasonDeadline
+		return 0, e
 	}
+	return wait, nil
+}
+
+// await sleeps wait, or reports the context's end as a *RetryAfterError.
+func (b *Backoff) await(ctx context.Context, status int, wait time.Duration, httpErr error) error {
 	if err := Sleep(ctx, wait); err != nil {
-		return &RetryAfterError{Status: resp.StatusCode, Wait: wait, Cap: p.MaxRetryAfter, Reason: err.Error(), Err: httpErr}
+		return &RetryAfterError{Status: status, Wait: wait, Cap: b.p.MaxRetryAfter, Reason: err.Error(), Err: httpErr, ctxErr: err}
 	}
 	return nil
 }

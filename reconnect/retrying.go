@@ -1,0 +1,211 @@
+package reconnect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/anymcp/anymcp/internal/wire"
+)
+
+// Retrying returns a go-retryablehttp client over base (nil means
+// http.DefaultClient, used as is: its Transport, Jar, CheckRedirect and
+// Timeout, the Timeout bounding each attempt) that sends a request again
+// only when the server provably did not run it:
+//   - 429 Too Many Requests and 503 Service Unavailable: after the wait
+//     the Retry-After header asks for (delta-seconds or an HTTP date), or
+//     without one after the policy's backoff; within MaxRetryAfter,
+//     MaxAttempts and Budget;
+//   - a connection refused before anything was sent (a dial error with
+//     ECONNREFUSED), after the policy's backoff.
+//
+// Anything else — other 5xx, 4xx, resets, timeouts once the request went
+// out — is returned as is, never retried. Build requests with
+// retryablehttp.NewRequestWithContext and a []byte body: every attempt
+// sends the same bytes.
+//
+// When a 429 or 503 is not sent again — the wait is over the cap, would
+// end past the request context's deadline, or the attempts or budget ran
+// out — Do returns (nil, *RetryAfterError) at once, its Err a
+// *jsonrpc.HTTPError of the last answer, whose body is closed. A context
+// that ends during a wait ends it at once: a *RetryAfterError that wraps
+// the context's error, or for a refused connection the dial error and the
+// context's error together. A refused connection the policy gives up on
+// returns the dial error.
+//
+// Every retry is logged at Info on logger (nil means none) with the
+// reason, the status and the wait. The client's CheckRetry, Backoff,
+// ErrorHandler and RequestLogHook work together (the hook gives each Do
+// its own run of the policy); replace none of them.
+func (p Policy) Retrying(base *http.Client, logger *slog.Logger) *retryablehttp.Client {
+	p = p.withDefaults()
+	if base == nil {
+		base = http.DefaultClient
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	r := &retrier{p: p, log: logger}
+	retryMax := p.MaxAttempts
+	if retryMax < 0 {
+		retryMax = math.MaxInt
+	}
+	return &retryablehttp.Client{
+		HTTPClient:     base,
+		Logger:         nil, // the retries are logged here, at Info
+		RetryWaitMin:   p.InitialDelay,
+		RetryWaitMax:   p.MaxDelay,
+		RetryMax:       retryMax,
+		RequestLogHook: r.begin,
+		CheckRetry:     r.check,
+		Backoff:        waited,
+		ErrorHandler:   giveUp,
+	}
+}
+
+// retrier holds what every Do of one Retrying client shares.
+type retrier struct {
+	p   Policy
+	log *slog.Logger
+}
+
+// run is one Do: its request and, from its first failure on, its run of
+// the policy. It travels in the request's context, from begin to check.
+type run struct {
+	req *http.Request
+	b   *Backoff
+}
+
+type runKey struct{}
+
+// begin is the RequestLogHook: before the first attempt it puts a new
+// run in the request's context, where CheckRetry finds it. The request
+// has not been sent yet, and every retry copies it, context and all.
+func (r *retrier) begin(_ retryablehttp.Logger, req *http.Request, attempt int) {
+	if attempt == 0 {
+		*req = *req.WithContext(context.WithValue(req.Context(), runKey{}, &run{req: req}))
+	}
+}
+
+// check is the CheckRetry. It returns true only for a 429, a 503 or a
+// refused connection, after waiting; the wait is here rather than in
+// go-retryablehttp, so that a context ending during it still yields a
+// typed error.
+func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	st, _ := ctx.Value(runKey{}).(*run)
+	if st == nil { // no run: the hook was replaced; retry nothing
+		return false, nil
+	}
+	if err != nil {
+		if !refused(err) {
+			return false, nil
+		}
+		return r.retryRefused(ctx, st, err)
+	}
+	if !IsThrottle(resp.StatusCode) {
+		return false, nil
+	}
+	herr := wire.NewHTTPError(resp, st.req.Method, redact(st.req.URL))
+	wire.Drain(resp.Body)
+	resp.Body.Close()
+	b := st.backoff(r.p)
+	wait, rerr := b.throttle(ctx, resp)
+	if rerr != nil {
+		rerr.Err = herr
+		return false, rerr
+	}
+	reason := "server busy, backing off"
+	if resp.Header.Get("Retry-After") != "" {
+		reason = "server asked to retry after"
+	}
+	r.logRetry(ctx, st, reason, resp.StatusCode, wait, b.Attempts())
+	if err := b.await(ctx, resp.StatusCode, wait, herr); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// retryRefused waits the backoff after a refused connection, or returns
+// false (the dial error then goes to the caller as is) when the policy
+// gives up or the wait would end past the deadline.
+func (r *retrier) retryRefused(ctx context.Context, st *run, dialErr error) (bool, error) {
+	b := st.backoff(r.p)
+	wait, ok := b.Next()
+	if !ok {
+		return false, nil
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+		return false, nil
+	}
+	r.logRetry(ctx, st, "connection refused", 0, wait, b.Attempts())
+	if err := Sleep(ctx, wait); err != nil {
+		return false, fmt.Errorf("%w (the wait to retry ended: %w)", dialErr, err)
+	}
+	return true, nil
+}
+
+func (st *run) backoff(p Policy) *Backoff {
+	if st.b == nil {
+		st.b = p.Start()
+	}
+	return st.b
+}
+
+func (r *retrier) logRetry(ctx context.Context, st *run, reason string, status int, wait time.Duration, attempt int) {
+	r.log.LogAttrs(ctx, slog.LevelInfo, "reconnect: retrying request",
+		slog.String("method", st.req.Method),
+		slog.String("url", redact(st.req.URL)),
+		slog.String("reason", reason),
+		slog.Int("status", status),
+		slog.Duration("wait", wait),
+		slog.Int("attempt", attempt))
+}
+
+// waited is the Backoff: check has already waited.
+func waited(_, _ time.Duration, _ int, _ *http.Response) time.Duration { return 0 }
+
+// giveUp is the ErrorHandler: the error as check or the transport gave
+// it, no response. (go-retryablehttp's default one drops the status.)
+func giveUp(resp *http.Response, err error, attempts int) (*http.Response, error) {
+	if resp != nil {
+		resp.Body.Close()
+	}
+	if err == nil { // RetryMax reached while check still asked to retry
+		err = fmt.Errorf("reconnect: gave up after %d attempts", attempts)
+	}
+	return nil, err
+}
+
+// refused reports whether err is a connection refused while dialing: the
+// request was never sent.
+func refused(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" && errors.Is(op.Err, syscall.ECONNREFUSED)
+}
+
+// redact returns u for logs and errors: no user info, query values hidden
+// (HTTP+SSE servers put the session id there).
+func redact(u *url.URL) string {
+	c := *u
+	c.User = nil
+	if c.RawQuery != "" {
+		parts := strings.Split(c.RawQuery, "&")
+		for i, kv := range parts {
+			if k, _, ok := strings.Cut(kv, "="); ok {
+				parts[i] = k + "=…"
+			}
+		}
+		c.RawQuery = strings.Join(parts, "&")
+	}
+	return c.String()
+}
