@@ -21,10 +21,26 @@
 // stream reader never waits for the host (which is expected to call Recv in
 // a dedicated loop).
 //
-// What this transport does not do: it does not resume or reopen a stream
-// (2024-11-05 has no resumption, and a new stream is a new session that must
-// be initialized again); when the stream ends, Recv and Send report an error
-// wrapping [ErrConnectionLost] and the protocol layer decides what to do.
-// It sends no batches of its own and no session headers; the endpoint URI
-// is all the session state there is.
+// When the stream drops after Dial (the server ends it, or it breaks),
+// the transport reconnects by itself, as Options.Reconnect says (nil:
+// reconnect.DefaultPolicy()): Recv returns a *jsonrpc.SessionLostError after
+// the messages the lost stream delivered; a POST in flight is cancelled
+// and its Send fails with an error matching jsonrpc.ErrOutcomeUnknown; the
+// transport waits (the server's retry: field first, then the policy's
+// backoff with jitter), GETs the SSE URL again and takes the endpoint the
+// new stream announces (same-origin rule again). A new stream is a new
+// session: until an initialize request has been POSTed on it, Send refuses
+// everything else with an error matching jsonrpc.ErrSessionExpired, and an
+// initialize request sent while the transport reconnects waits for the new
+// endpoint. Re-initializing, and subscribing again, is the protocol layer's
+// job. When the policy gives up, or the server refuses the GET in a way
+// that will not change (a 4xx other than 408, 425 and 429, or an endpoint
+// on another origin), the transport is over: Recv and Send report an error
+// wrapping [ErrConnectionLost]. Options.NoReconnect ends it at the first
+// drop instead.
+//
+// 2024-11-05 has no resumption: the transport never sends Last-Event-ID,
+// and nothing the lost stream would have carried is recovered. It sends no
+// batches of its own and no session headers; the endpoint URI is all the
+// session state there is.
 package legacy

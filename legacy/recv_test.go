@@ -105,9 +105,9 @@ func TestRecvBoundedWarning(t *testing.T) {
 	}
 }
 
-// TestStreamEnd: when the server ends the stream, Recv returns what was
-// queued and then ErrConnectionLost, Send fails without a POST, and Close
-// turns both into ErrClosed.
+// TestStreamEnd: without reconnection, when the server ends the stream,
+// Recv returns what was queued and then ErrConnectionLost, Send fails
+// without a POST, and Close turns both into ErrClosed.
 func TestStreamEnd(t *testing.T) {
 	s := newSSEServer(t)
 	s.onGET = func(send func(string)) {
@@ -116,7 +116,7 @@ func TestStreamEnd(t *testing.T) {
 	}
 	s.end = make(chan struct{})
 	close(s.end)
-	tr, err := Dial(t.Context(), s.URL+"/sse", Options{})
+	tr, err := Dial(t.Context(), s.URL+"/sse", Options{NoReconnect: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +151,9 @@ func TestStreamEnd(t *testing.T) {
 	}
 }
 
-// TestStreamBroken: a stream cut in the middle is ErrConnectionLost with
-// the read error, and a POST in flight at that moment is given up.
+// TestStreamBroken: without reconnection, a stream cut in the middle is
+// ErrConnectionLost with the read error, and a POST in flight at that
+// moment is given up: its outcome is unknown.
 func TestStreamBroken(t *testing.T) {
 	cut := make(chan struct{})
 	posted := make(chan struct{})
@@ -168,7 +169,7 @@ func TestStreamBroken(t *testing.T) {
 		send("event: message\ndata: {\"jsonrpc\":")
 		panic(http.ErrAbortHandler) // drops the connection mid-event
 	})
-	tr, loop := dial(t, s.URL+"/sse", Options{})
+	tr, loop := dial(t, s.URL+"/sse", Options{NoReconnect: true})
 	sent := make(chan error, 1)
 	go func() { sent <- sendErr(tr, request(1, "tools/call")) }()
 	closed(t, "the POST", posted)
@@ -179,8 +180,8 @@ func TestStreamBroken(t *testing.T) {
 	}
 	select {
 	case err := <-sent:
-		if !errors.Is(err, ErrConnectionLost) {
-			t.Errorf("Send = %v, want ErrConnectionLost", err)
+		if !errors.Is(err, ErrConnectionLost) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+			t.Errorf("Send = %v, want ErrConnectionLost and ErrOutcomeUnknown", err)
 		}
 	case <-time.After(wait):
 		t.Fatal("Send still waiting after the stream broke")
@@ -188,14 +189,15 @@ func TestStreamBroken(t *testing.T) {
 }
 
 // TestEventTooLarge: MaxEventSize bounds an event; a bigger one ends the
-// session with an error that says so.
+// session (here, without reconnection, the transport) with an error that
+// says so.
 func TestEventTooLarge(t *testing.T) {
 	s := newSSEServer(t)
 	s.onGET = func(send func(string)) {
 		send(messageEvent(note("notifications/small")))
 		send(messageEvent(`{"jsonrpc":"2.0","method":"big","params":{"x":"` + strings.Repeat("x", 4096) + `"}}`))
 	}
-	_, loop := dial(t, s.URL+"/sse", Options{MaxEventSize: 1024})
+	_, loop := dial(t, s.URL+"/sse", Options{MaxEventSize: 1024, NoReconnect: true})
 	loop.next(t)
 	err := loop.ended(t)
 	if !errors.Is(err, ErrConnectionLost) || !errors.Is(err, sse.ErrEventTooLarge) {
@@ -204,7 +206,7 @@ func TestEventTooLarge(t *testing.T) {
 }
 
 // TestCursorKept: the last event id and retry delay of the stream are
-// kept when it ends, for a later reconnection.
+// kept when it ends.
 func TestCursorKept(t *testing.T) {
 	s := newSSEServer(t)
 	s.onGET = func(send func(string)) {
@@ -213,7 +215,7 @@ func TestCursorKept(t *testing.T) {
 	}
 	s.end = make(chan struct{})
 	close(s.end)
-	tr, loop := dial(t, s.URL+"/sse", Options{})
+	tr, loop := dial(t, s.URL+"/sse", Options{NoReconnect: true})
 	loop.next(t)
 	loop.ended(t)
 	tr.mu.Lock()

@@ -15,27 +15,38 @@ import (
 // status. The answer to a request does not come back in the POST: it
 // arrives later on the stream, through Recv.
 //
-// ctx cancels the POST. An error is a *jsonrpc.HTTPError (wrapped) for a
-// status other than 2xx, wraps ctx.Err() when ctx ended the POST, wraps
-// jsonrpc.ErrClosed once Close has been called, and wraps ErrConnectionLost
-// once the stream has ended (a POST in flight at that moment is cancelled:
-// its answer could never arrive). A failed request may still have reached
-// the server; that is for the protocol layer to weigh.
+// Sessions: after the stream drops, and until an initialize request has
+// been POSTed on the endpoint of the new stream, Send refuses every other
+// message, without sending it, with an error matching
+// jsonrpc.ErrSessionExpired. An initialize request sent while the
+// transport reconnects waits, as long as ctx allows, for the new endpoint,
+// and is then POSTed there; everything after it goes normally.
+//
+// ctx cancels the POST (and the wait). An error is a *jsonrpc.HTTPError
+// (wrapped) for a status other than 2xx, wraps ctx.Err() when ctx ended the
+// POST, wraps jsonrpc.ErrClosed once Close has been called, and wraps
+// ErrConnectionLost once the transport has ended for good. A POST in
+// flight when the stream drops is cancelled, since its answer could only
+// have come on that stream: its error matches jsonrpc.ErrOutcomeUnknown
+// (the server may have run it) and ErrConnectionLost. Any other failed
+// request may still have reached the server too; that is for the protocol
+// layer to weigh.
 func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
-	if err := t.unusable(m); err != nil {
-		return err
-	}
 	body, err := jsonrpc.Encode(m)
 	if err != nil {
 		return fmt.Errorf("legacy: %s: %w", label(m), err)
 	}
-	reqCtx, cancelReq := context.WithCancel(t.ctx)
+	s, initializing, err := t.session(ctx, m)
+	if err != nil {
+		return err
+	}
+	reqCtx, cancelReq := context.WithCancel(s.ctx)
 	defer cancelReq()
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, cancelReq)
 		defer stop()
 	}
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, t.endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, s.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("legacy: %s: %w", label(m), err)
 	}
@@ -44,13 +55,19 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 	req.Header["Content-Type"] = typeJSON
 
-	resp, err := t.client.Do(req)
+	resp, err := t.post(req)
 	if err != nil {
-		return t.failed(ctx, m, err)
+		if initializing {
+			t.initFailed(s)
+		}
+		return t.failed(ctx, s, m, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("legacy: %s: %w", label(m), wire.NewHTTPError(resp, http.MethodPost, t.redacted))
+		if initializing {
+			t.initFailed(s)
+		}
+		return fmt.Errorf("legacy: %s: %w", label(m), wire.NewHTTPError(resp, http.MethodPost, s.redacted))
 	}
 	if resp.ContentLength == 0 {
 		return nil // the usual 202: nothing to read
@@ -61,30 +78,71 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	return nil
 }
 
-// unusable returns the error Send returns for m once the transport is
-// closed or its stream has ended, or nil.
-func (t *Transport) unusable(m *jsonrpc.Message) error {
+// session returns the session m may be POSTed on, applying the session
+// rules (see Send); initializing is true when m is the initialize request
+// that opens a session which came from a reconnection.
+func (t *Transport) session(ctx context.Context, m *jsonrpc.Message) (s *session, initializing bool, err error) {
+	isInit := m.Method == "initialize" && m.IsRequest()
+	for {
+		t.mu.Lock()
+		s, closed, ready := t.sess, t.closed, t.ready
+		switch {
+		case closed:
+			t.mu.Unlock()
+			return nil, false, fmt.Errorf("legacy: %s: %w", label(m), jsonrpc.ErrClosed)
+		case t.ctx.Err() != nil:
+			t.mu.Unlock()
+			return nil, false, fmt.Errorf("legacy: %s: %w", label(m), context.Cause(t.ctx))
+		case s != nil && !s.needInit:
+			t.mu.Unlock()
+			return s, false, nil
+		case s != nil && isInit:
+			s.needInit = false
+			t.mu.Unlock()
+			return s, true, nil
+		case s != nil:
+			t.mu.Unlock()
+			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was reopened and the new session is not initialized; not sent", label(m), jsonrpc.ErrSessionExpired)
+		case !isInit:
+			t.mu.Unlock()
+			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was lost and the transport is reconnecting; not sent", label(m), jsonrpc.ErrSessionExpired)
+		}
+		t.mu.Unlock()
+		select {
+		case <-ready:
+		case <-t.ctx.Done():
+		case <-ctx.Done():
+			return nil, false, fmt.Errorf("legacy: %s: waiting for the SSE stream to reconnect: %w", label(m), ctx.Err())
+		}
+	}
+}
+
+// initFailed puts back the rule that s needs initialize first, after the
+// initialize request that lifted it failed.
+func (t *Transport) initFailed(s *session) {
+	t.mu.Lock()
+	if t.sess == s {
+		s.needInit = true
+	}
+	t.mu.Unlock()
+}
+
+// failed turns an error from the HTTP client into Send's error, telling a
+// cancelled ctx, a closed transport and a lost stream apart from a network
+// failure.
+func (t *Transport) failed(ctx context.Context, s *session, m *jsonrpc.Message, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("legacy: %s: %w", label(m), ctx.Err())
+	}
 	t.mu.Lock()
 	closed := t.closed
 	t.mu.Unlock()
 	if closed {
 		return fmt.Errorf("legacy: %s: %w", label(m), jsonrpc.ErrClosed)
 	}
-	if t.ctx.Err() != nil {
-		return fmt.Errorf("legacy: %s: %w", label(m), context.Cause(t.ctx))
-	}
-	return nil
-}
-
-// failed turns an error from the HTTP client into Send's error, telling a
-// cancelled ctx, a closed transport and a lost stream apart from a network
-// failure.
-func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("legacy: %s: %w", label(m), ctx.Err())
-	}
-	if uerr := t.unusable(m); uerr != nil {
-		return uerr
+	if s.ctx.Err() != nil {
+		return fmt.Errorf("legacy: %s: %w: the SSE stream was lost while the POST was in flight: %w",
+			label(m), jsonrpc.ErrOutcomeUnknown, context.Cause(s.ctx))
 	}
 	return fmt.Errorf("legacy: %s: %w", label(m), err)
 }

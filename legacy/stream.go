@@ -11,23 +11,49 @@ import (
 	"github.com/anymcp/anymcp/sse"
 )
 
+// run is the stream goroutine: it reads the stream of session s and, when
+// that stream ends, either ends the transport (reconnection off) or drops
+// the session and opens a new stream, for as long as the policy allows.
+func (t *Transport) run(rd *sse.Reader, body io.ReadCloser, s *session) {
+	defer t.wg.Done()
+	for {
+		cause := t.read(rd, s)
+		body.Close()
+		t.keepCursor(rd)
+		if t.ctx.Err() != nil {
+			return // closed (or ended for good)
+		}
+		lost := lostError(t.sseURL, cause)
+		if !t.reopen {
+			t.end(lost)
+			return
+		}
+		if !t.drop(s, cause, lost) {
+			return // closed meanwhile
+		}
+		var err error
+		if rd, body, s, err = t.redial(lost); err != nil {
+			t.end(err)
+			return
+		}
+	}
+}
+
 // read delivers the events of the stream, after the endpoint event, until
-// the stream ends or Close cancels it. "message" events carry JSON-RPC
-// messages (a batch is split); invalid ones are logged and dropped, other
-// event types are ignored. The end of the stream is the end of the session:
-// it is recorded as lost, with the stream's cursor kept for later.
-func (t *Transport) read(rd *sse.Reader) {
+// the stream ends or Close cancels it, and returns the read error that
+// ended it. "message" events carry JSON-RPC messages (a batch is split);
+// invalid ones are logged and dropped, other event types are ignored.
+func (t *Transport) read(rd *sse.Reader, s *session) error {
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			t.lost(rd, err)
-			return
+			return err
 		}
 		switch ev.Type {
 		case "message":
 		case "endpoint":
 			t.log.Debug("legacy: ignored a later endpoint event; keeping the first",
-				"endpoint", t.redacted, "ignored", wire.Excerpt(ev.Data))
+				"endpoint", s.redacted, "ignored", wire.Excerpt(ev.Data))
 			continue
 		default:
 			t.log.Debug("legacy: ignored an event", "type", wire.Excerpt([]byte(ev.Type)))
@@ -43,33 +69,45 @@ func (t *Transport) read(rd *sse.Reader) {
 				"err", wire.Excerpt([]byte(derr.Error())), "excerpt", wire.Excerpt(ev.Data))
 		}
 		if len(msgs) > 0 && !t.queue.Push(msgs...) {
-			return // closed
+			return jsonrpc.ErrClosed
 		}
 	}
 }
 
-// lost records the end of the stream: Send fails from now on and Recv,
-// once the queue is drained, returns an error wrapping ErrConnectionLost
-// and the cause. An end caused by Close is not a loss.
-func (t *Transport) lost(rd *sse.Reader, cause error) {
-	cur := streamCursor{lastEventID: rd.LastEventID()}
-	cur.retry, cur.hasRetry = rd.Retry()
+// keepCursor records where the stream stood when it ended: its last event
+// id and the reconnection time it asked for, if any. A stream that sent no
+// retry: field keeps the one an earlier stream sent, as an EventSource
+// does.
+func (t *Transport) keepCursor(rd *sse.Reader) {
 	t.mu.Lock()
-	t.cursor = cur
+	defer t.mu.Unlock()
+	t.cursor.lastEventID = rd.LastEventID()
+	if d, ok := rd.Retry(); ok {
+		t.cursor.retry, t.cursor.hasRetry = d, true
+	}
+}
+
+// lostError is the error that stands for the end of the stream at sseURL:
+// it wraps ErrConnectionLost and, for a broken stream, the read error.
+func lostError(sseURL string, cause error) error {
+	if errors.Is(cause, io.EOF) {
+		return fmt.Errorf("GET %s: the server ended the SSE stream: %w", sseURL, ErrConnectionLost)
+	}
+	return fmt.Errorf("GET %s: the SSE stream broke: %w: %w", sseURL, ErrConnectionLost, cause)
+}
+
+// end ends the transport for good with err (which wraps
+// ErrConnectionLost): Send fails with it from now on, waiting Sends
+// included, and Recv, once the queue is drained, returns it. An end that
+// races with Close is Close's.
+func (t *Transport) end(err error) {
+	t.mu.Lock()
 	closed := t.closed
 	t.mu.Unlock()
-	if closed || t.ctx.Err() != nil {
+	if closed {
 		return
 	}
-	// err is the cause of the session's context: Send reports it too.
-	var err error
-	if errors.Is(cause, io.EOF) {
-		err = fmt.Errorf("GET %s: the server ended the SSE stream: %w", t.sseURL, ErrConnectionLost)
-		t.log.Info("legacy: the server ended the SSE stream; the session is over", "url", t.sseURL)
-	} else {
-		err = fmt.Errorf("GET %s: the SSE stream broke: %w: %w", t.sseURL, ErrConnectionLost, cause)
-		t.log.Warn("legacy: the SSE stream broke; the session is over", "url", t.sseURL, "err", cause)
-	}
+	t.log.Warn("legacy: the transport is over", "url", t.sseURL, "err", err)
 	t.cancel(err)
 	t.queue.End(fmt.Errorf("legacy: recv: %w", err))
 }

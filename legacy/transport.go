@@ -13,6 +13,7 @@ import (
 
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/sse"
 )
 
@@ -31,37 +32,70 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxEventSize bounds one SSE event. Zero means sse.DefaultMaxEventSize.
 	MaxEventSize int
+	// Reconnect says how the transport reopens the stream when it drops
+	// after Dial: how long to wait between attempts (the server's retry:
+	// field overrides the first wait after a drop) and when to give up.
+	// Nil means reconnect.DefaultPolicy(). Dial itself never retries.
+	Reconnect *reconnect.Policy
+	// NoReconnect turns reconnection off: once the stream has ended, Recv
+	// (after the messages already queued) and Send return errors wrapping
+	// ErrConnectionLost for good.
+	NoReconnect bool
 }
 
 // Transport is an HTTP+SSE client transport, connected by Dial. It
 // implements jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	endpoint string // the POST URL, as used
-	redacted string // the POST URL for errors and logs
-	sseURL   string // the SSE URL for errors and logs, password redacted
-	client   *http.Client
-	header   http.Header
-	log      *slog.Logger
-	maxSize  int
+	sseURL  string   // the SSE URL for errors and logs, password redacted
+	origin  *url.URL // the SSE URL as the host gave it
+	client  *http.Client
+	stream  *http.Client // client without a Timeout, for the GETs
+	post    func(*http.Request) (*http.Response, error)
+	header  http.Header
+	log     *slog.Logger
+	maxSize int
+
+	reopen  bool               // reconnect when the stream drops (Options.NoReconnect unset)
+	backoff *reconnect.Backoff // used by the stream goroutine only
 
 	queue *wire.Queue
 
-	// ctx is the life of the session: every request derives from it. It
-	// is cancelled with ErrClosed by Close, or with the stream's error when
-	// the stream ends first (see lost).
+	// ctx is the life of the transport: every request derives from it. It
+	// is cancelled with ErrClosed by Close, or with the error that ended
+	// the transport for good (a lost stream without reconnection, or a
+	// reconnection given up).
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	wg     sync.WaitGroup // the stream reader
+	wg     sync.WaitGroup // the stream goroutine
 
-	mu     sync.Mutex
-	closed bool
-	cursor streamCursor // where the stream stood when it ended
+	mu       sync.Mutex
+	closed   bool
+	sess     *session      // the session in force; nil while reconnecting
+	ready    chan struct{} // closed when sess is set again after a drop
+	endpoint string        // the POST URL of sess, or of the last session
+	cursor   streamCursor  // where the last stream stood when it ended
 
 	closeOnce sync.Once
 }
 
-// streamCursor is where the SSE stream stood when it ended: what reopening
-// it with Last-Event-ID, after the server's retry delay, would need.
+// session is one SSE stream and the endpoint it announced. Every POST to
+// the endpoint derives from ctx, which ends with the stream, so that a
+// POST in flight when the stream drops is given up: its answer could only
+// have come on that stream.
+type session struct {
+	endpoint string // the POST URL, as used
+	redacted string // the POST URL for errors, password redacted
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	// needInit: the session came from a reconnection and no initialize
+	// request has been POSTed on it yet. Guarded by Transport.mu.
+	needInit bool
+}
+
+// streamCursor is where the SSE stream stood when it ended: its last event
+// id (2024-11-05 cannot resume a stream with it; kept for diagnostics) and
+// the reconnection time the server asked for with retry:, which sets the
+// first wait before reopening the stream.
 type streamCursor struct {
 	lastEventID string
 	retry       time.Duration
@@ -78,8 +112,8 @@ var (
 // that accepts text/event-stream, and waits for its first event, which
 // must be "endpoint". ctx bounds the whole wait: when it is done first,
 // Dial closes the GET and returns an error wrapping ctx.Err(). Once Dial has
-// returned, ctx no longer matters: the stream lives until Close or until
-// the server ends it.
+// returned, ctx no longer matters: the stream lives until Close, and when
+// the server ends it the transport reconnects (see Options.Reconnect).
 //
 // Errors: a non-2xx answer is a *jsonrpc.HTTPError; a 2xx answer that is
 // not an event stream is a *NotSSEError; a stream that does not start with
@@ -107,21 +141,31 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	policy := reconnect.DefaultPolicy()
+	if opts.Reconnect != nil {
+		policy = *opts.Reconnect
+	}
 
 	t := &Transport{
 		sseURL:  origin.Redacted(),
+		origin:  origin,
 		client:  client,
+		stream:  &stream,
+		post:    client.Do,
 		header:  opts.Header.Clone(),
 		log:     logger,
 		maxSize: opts.MaxEventSize,
+		reopen:  !opts.NoReconnect,
+		backoff: policy.Start(),
 		queue:   wire.NewQueue(),
 	}
 	t.ctx, t.cancel = context.WithCancelCause(context.Background())
+	sctx, scancel := context.WithCancelCause(t.ctx)
 	// Until the endpoint is known, ctx may end the dial; afterwards only
 	// Close or the server end the stream.
 	stop := context.AfterFunc(ctx, func() { t.cancel(context.Cause(ctx)) })
 
-	rd, body, err := t.open(ctx, &stream, origin)
+	rd, body, u, err := t.open(ctx, sctx)
 	if !stop() && err == nil {
 		// ctx ended just as the endpoint arrived: honour it.
 		err = fmt.Errorf("legacy: GET %s: %w", t.sseURL, ctx.Err())
@@ -130,76 +174,82 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 		if body != nil {
 			body.Close()
 		}
+		scancel(err)
 		t.cancel(err)
 		return nil, err
 	}
+	s := &session{endpoint: u.String(), redacted: u.Redacted(), ctx: sctx, cancel: scancel}
+	t.sess, t.endpoint = s, s.endpoint
+	t.log.Debug("legacy: connected", "url", t.sseURL, "endpoint", redactQuery(u))
 	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		defer body.Close()
-		t.read(rd)
-	}()
+	go t.run(rd, body, s)
 	return t, nil
 }
 
-// open sends the GET and reads the stream up to the endpoint event. On
-// success it returns the reader positioned after that event and the body,
-// which the caller closes; on failure the body may be returned too.
-func (t *Transport) open(ctx context.Context, client *http.Client, origin *url.URL) (*sse.Reader, io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(t.ctx, http.MethodGet, origin.String(), nil)
+// open sends the GET, as part of reqCtx, and reads the stream up to the
+// endpoint event; ctx is what the caller waits on (it tells a wait cut
+// short from a failure). On success it returns the reader positioned after
+// that event, the body, which the caller closes, and the endpoint; on
+// failure the body may be returned too, and so may the reader (for a retry:
+// field the stream sent before failing).
+func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadCloser, *url.URL, error) {
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, t.origin.String(), nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("legacy: %w", err)
+		return nil, nil, nil, fmt.Errorf("legacy: %w", err)
 	}
 	for k, v := range t.header {
 		req.Header[k] = v
 	}
 	req.Header["Accept"] = acceptSSE
-	resp, err := client.Do(req)
+	resp, err := t.stream.Do(req)
 	if err != nil {
-		return nil, nil, t.dialFailed(ctx, err)
+		return nil, nil, nil, t.dialFailed(ctx, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		herr := wire.NewHTTPError(resp, http.MethodGet, t.sseURL)
-		return nil, resp.Body, fmt.Errorf("legacy: %w", herr)
+		var err error = wire.NewHTTPError(resp, http.MethodGet, t.sseURL)
+		if reconnect.IsThrottle(resp.StatusCode) {
+			if d, ok := reconnect.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+				err = &throttledError{wait: d, err: err}
+			}
+		}
+		return nil, resp.Body, nil, fmt.Errorf("legacy: %w", err)
 	}
 	ct := resp.Header.Get("Content-Type")
 	if wire.MediaType(ct) != "text/event-stream" {
 		wire.Drain(resp.Body)
 		nerr := &NotSSEError{URL: t.sseURL, Status: resp.StatusCode, ContentType: wire.Excerpt([]byte(ct))}
-		return nil, resp.Body, fmt.Errorf("legacy: %w", nerr)
+		return nil, resp.Body, nil, fmt.Errorf("legacy: %w", nerr)
 	}
 
 	rd := sse.NewReader(resp.Body, t.maxSize)
 	ev, err := rd.Next()
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, resp.Body, t.dialFailed(ctx, err)
+			return rd, resp.Body, nil, t.dialFailed(ctx, err)
 		}
 		if errors.Is(err, io.EOF) {
-			return nil, resp.Body, fmt.Errorf("legacy: GET %s: the stream ended before the endpoint event: %w", t.sseURL, ErrNoEndpoint)
+			return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the stream ended before the endpoint event: %w", t.sseURL, ErrNoEndpoint)
 		}
-		return nil, resp.Body, fmt.Errorf("legacy: GET %s: the stream broke before the endpoint event: %w: %w", t.sseURL, ErrNoEndpoint, err)
+		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the stream broke before the endpoint event: %w: %w", t.sseURL, ErrNoEndpoint, err)
 	}
 	if ev.Type != "endpoint" {
-		return nil, resp.Body, fmt.Errorf("legacy: GET %s: the first event is %q, not \"endpoint\": %w",
+		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the first event is %q, not \"endpoint\": %w",
 			t.sseURL, wire.Excerpt([]byte(ev.Type)), ErrNoEndpoint)
 	}
 	// Relative references resolve against the URL the stream came from,
 	// after redirects; the origin check is against the URL the host gave.
-	base := origin
+	base := t.origin
 	if resp.Request != nil && resp.Request.URL != nil {
 		base = resp.Request.URL
 	}
-	u, err := resolveEndpoint(ev.Data, base, origin)
+	u, err := resolveEndpoint(ev.Data, base, t.origin)
 	if err != nil {
-		return nil, resp.Body, fmt.Errorf("legacy: GET %s: %w", t.sseURL, err)
+		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: %w", t.sseURL, err)
 	}
-	t.endpoint, t.redacted = u.String(), u.Redacted()
-	t.log.Debug("legacy: connected", "url", t.sseURL, "endpoint", t.redacted)
-	return rd, resp.Body, nil
+	return rd, resp.Body, u, nil
 }
 
-// dialFailed returns Dial's error for a failed GET: the caller's ctx error
+// dialFailed returns the error for a failed GET: the caller's ctx error
 // when ctx is what ended it.
 func (t *Transport) dialFailed(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
@@ -209,26 +259,38 @@ func (t *Transport) dialFailed(ctx context.Context, err error) error {
 }
 
 // Endpoint returns the URL the transport POSTs to: the endpoint event's
-// URI resolved against the SSE URL. It may carry the session id, and the
-// user information of the SSE URL; do not log it carelessly.
-func (t *Transport) Endpoint() string { return t.endpoint }
+// URI resolved against the SSE URL. While the transport reconnects it is
+// the endpoint of the lost session; once the new stream has announced its
+// endpoint, that one. It may carry the session id, and the user
+// information of the SSE URL; do not log it carelessly.
+func (t *Transport) Endpoint() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.endpoint
+}
 
 var errRecvClosed = fmt.Errorf("legacy: recv: %w", jsonrpc.ErrClosed)
 
 // Recv returns the next message from the server, in the order the messages
-// arrived on the stream, waiting until there is one. When the stream has
-// ended, Recv returns the messages still queued and then an error wrapping
-// ErrConnectionLost. After Close it returns an error wrapping
-// jsonrpc.ErrClosed, and messages still queued are dropped.
+// arrived on the stream, waiting until there is one.
+//
+// When the stream drops and the transport reconnects, Recv returns, after
+// the messages the lost stream delivered, a *jsonrpc.SessionLostError whose
+// Cause wraps ErrConnectionLost; Recv may be called again, and returns the
+// messages of the new stream. When the transport ends for good (reconnection
+// off, given up or refused), Recv returns the messages still queued and then
+// an error wrapping ErrConnectionLost. After Close it returns an error
+// wrapping jsonrpc.ErrClosed, and messages still queued are dropped.
 func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	return t.queue.Pop()
 }
 
-// Close ends the session: it closes the GET stream, cancels every POST in
-// flight (their Sends return errors wrapping jsonrpc.ErrClosed) and returns
-// once the transport's goroutines have exited. It is idempotent and always
-// returns nil; 2024-11-05 has no message that ends a session other than
-// closing its stream.
+// Close ends the session: it closes the GET stream (or ends a reconnection
+// under way, its wait or its GET), cancels every POST in flight (their
+// Sends return errors wrapping jsonrpc.ErrClosed) and returns once the
+// transport's goroutines have exited. It is idempotent and always returns
+// nil; 2024-11-05 has no message that ends a session other than closing
+// its stream.
 func (t *Transport) Close() error {
 	t.closeOnce.Do(func() {
 		t.mu.Lock()
