@@ -1,0 +1,307 @@
+package sdkcompare_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+
+	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/anymcp/anymcp/client"
+)
+
+// server is where a client connects: a URL (HTTP) or a command (stdio).
+type server struct {
+	transport string // "http-json", "http-sse" or "stdio"
+	url       string
+	path      string
+	args      []string
+	env       []string // added to the environment of the child
+}
+
+func (s *server) isHTTP() bool { return s.url != "" }
+
+// conn is one connected client, whichever library it comes from.
+type conn interface {
+	// callTool calls a tool and returns the text of the first content
+	// item. The floor decodes nothing and returns "".
+	callTool(ctx context.Context, name string, args map[string]any) (string, error)
+	// listTools returns the number of tools on the first page.
+	listTools(ctx context.Context) (int, error)
+	close() error
+}
+
+// contender is a client under comparison.
+type contender struct {
+	name string
+	dial func(ctx context.Context, s *server) (conn, error)
+	// bigOnly marks a variant run in BenchmarkBigResult only, and
+	// stdioOnly one run over stdio only.
+	bigOnly, stdioOnly bool
+}
+
+var contenders = []contender{
+	{name: "floor", dial: dialFloor},
+	{name: "anymcp", dial: dialAnymcp},
+	{name: "gosdk", dial: dialGoSDK},
+	{name: "mcpgo", dial: dialMCPGo},
+	{name: "gosdk-nocap", dial: dialGoSDKNoCap, bigOnly: true, stdioOnly: true},
+}
+
+// newHTTPClient returns a client with a transport of its own: no client
+// reuses the connections of another, or of an earlier connect.
+func newHTTPClient() *http.Client {
+	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+}
+
+// childEnv is the environment the go-sdk, mcp-go and floor children get:
+// this process's and the server's variables. (anymcp passes a small
+// allowlist plus the server's variables; the child reads only those.)
+func childEnv(s *server) []string { return append(os.Environ(), s.env...) }
+
+// errorResult reports a tool result with isError set.
+func errorResult(text string) error { return fmt.Errorf("tool error: %s", text) }
+
+// ---- anymcp ----
+
+type anymcpConn struct {
+	c  *client.Conn
+	hc *http.Client
+}
+
+func dialAnymcp(ctx context.Context, s *server) (conn, error) {
+	if s.isHTTP() {
+		hc := newHTTPClient()
+		c, err := client.Dial(ctx, client.URL(s.url), client.WithHTTPClient(hc))
+		if err != nil {
+			hc.CloseIdleConnections()
+			return nil, err
+		}
+		return &anymcpConn{c: c, hc: hc}, nil
+	}
+	c, err := client.Dial(ctx, client.Command(s.path, s.args...).WithEnv(s.env...))
+	if err != nil {
+		return nil, err
+	}
+	return &anymcpConn{c: c}, nil
+}
+
+func (a *anymcpConn) callTool(ctx context.Context, name string, args map[string]any) (string, error) {
+	res, err := a.c.CallTool(ctx, name, args)
+	if err != nil {
+		return "", err
+	}
+	if len(res.Content) == 0 {
+		return "", errors.New("no content")
+	}
+	if res.IsError {
+		return "", errorResult(res.Content[0].Text)
+	}
+	return res.Content[0].Text, nil
+}
+
+func (a *anymcpConn) listTools(ctx context.Context) (int, error) {
+	res, err := a.c.ListTools(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Tools), nil
+}
+
+func (a *anymcpConn) close() error {
+	err := a.c.Close()
+	if a.hc != nil {
+		a.hc.CloseIdleConnections()
+	}
+	return err
+}
+
+// ---- go-sdk ----
+
+type gosdkConn struct {
+	cs  *gosdk.ClientSession
+	hc  *http.Client
+	cmd *exec.Cmd // set when this code started the child itself (nocap)
+}
+
+func dialGoSDK(ctx context.Context, s *server) (conn, error) { return dialGoSDKWith(ctx, s, false) }
+
+// dialGoSDKNoCap lifts go-sdk's 16 MiB stdio line limit: its
+// CommandTransport has no knob for it, so this starts the child itself and
+// speaks to it through an IOTransport with MaxLineLength -1. Over HTTP it
+// also sets MaxEventSize -1, though go-sdk v1.8.0's Streamable client does
+// not apply its documented 16 MiB default anyway (0 passes through as "no
+// cap"), so that variant runs over stdio only.
+func dialGoSDKNoCap(ctx context.Context, s *server) (conn, error) {
+	return dialGoSDKWith(ctx, s, true)
+}
+
+func dialGoSDKWith(ctx context.Context, s *server, nocap bool) (conn, error) {
+	cl := gosdk.NewClient(&gosdk.Implementation{Name: "sdkcompare", Version: "v0"}, nil)
+	g := &gosdkConn{}
+	var t gosdk.Transport
+	switch {
+	case s.isHTTP():
+		g.hc = newHTTPClient()
+		st := &gosdk.StreamableClientTransport{Endpoint: s.url, HTTPClient: g.hc}
+		if nocap {
+			st.MaxEventSize = -1
+		}
+		t = st
+	case nocap:
+		cmd := exec.Command(s.path, s.args...)
+		cmd.Env = childEnv(s)
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		g.cmd = cmd
+		t = &gosdk.IOTransport{Reader: out, Writer: in, MaxLineLength: -1}
+	default:
+		cmd := exec.Command(s.path, s.args...)
+		cmd.Env = childEnv(s)
+		t = &gosdk.CommandTransport{Command: cmd}
+	}
+	cs, err := cl.Connect(ctx, t, nil)
+	if err != nil {
+		g.release()
+		return nil, err
+	}
+	g.cs = cs
+	return g, nil
+}
+
+func (g *gosdkConn) callTool(ctx context.Context, name string, args map[string]any) (string, error) {
+	res, err := g.cs.CallTool(ctx, &gosdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "", err
+	}
+	if len(res.Content) == 0 {
+		return "", errors.New("no content")
+	}
+	tc, ok := res.Content[0].(*gosdk.TextContent)
+	if !ok {
+		return "", fmt.Errorf("content is %T, not text", res.Content[0])
+	}
+	if res.IsError {
+		return "", errorResult(tc.Text)
+	}
+	return tc.Text, nil
+}
+
+func (g *gosdkConn) listTools(ctx context.Context) (int, error) {
+	res, err := g.cs.ListTools(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Tools), nil
+}
+
+func (g *gosdkConn) close() error {
+	err := g.cs.Close()
+	g.release()
+	return err
+}
+
+// release frees what dial set up besides the session.
+func (g *gosdkConn) release() {
+	if g.hc != nil {
+		g.hc.CloseIdleConnections()
+	}
+	if g.cmd != nil {
+		// The session closed the pipes; the child sees EOF and exits.
+		_ = g.cmd.Wait()
+	}
+}
+
+// ---- mcp-go ----
+
+type mcpgoConn struct {
+	c  *mcpgoclient.Client
+	hc *http.Client
+}
+
+func dialMCPGo(ctx context.Context, s *server) (conn, error) {
+	m := &mcpgoConn{}
+	var err error
+	if s.isHTTP() {
+		m.hc = newHTTPClient()
+		m.c, err = mcpgoclient.NewStreamableHttpClient(s.url, mcpgotransport.WithHTTPBasicClient(m.hc))
+	} else {
+		// Starts the child at once.
+		m.c, err = mcpgoclient.NewStdioMCPClient(s.path, s.env, s.args...)
+	}
+	if err != nil {
+		m.release()
+		return nil, err
+	}
+	if err := m.c.Start(ctx); err != nil {
+		_ = m.close()
+		return nil, err
+	}
+	req := mcpgo.InitializeRequest{}
+	req.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcpgo.Implementation{Name: "sdkcompare", Version: "v0"}
+	if _, err := m.c.Initialize(ctx, req); err != nil {
+		_ = m.close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *mcpgoConn) callTool(ctx context.Context, name string, args map[string]any) (string, error) {
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := m.c.CallTool(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if len(res.Content) == 0 {
+		return "", errors.New("no content")
+	}
+	tc, ok := mcpgo.AsTextContent(res.Content[0])
+	if !ok {
+		return "", fmt.Errorf("content is %T, not text", res.Content[0])
+	}
+	if res.IsError {
+		return "", errorResult(tc.Text)
+	}
+	return tc.Text, nil
+}
+
+func (m *mcpgoConn) listTools(ctx context.Context) (int, error) {
+	res, err := m.c.ListTools(ctx, mcpgo.ListToolsRequest{})
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Tools), nil
+}
+
+func (m *mcpgoConn) close() error {
+	var err error
+	if m.c != nil {
+		err = m.c.Close()
+	}
+	m.release()
+	return err
+}
+
+func (m *mcpgoConn) release() {
+	if m.hc != nil {
+		m.hc.CloseIdleConnections()
+	}
+}

@@ -1,0 +1,37 @@
+// Package sdkcompare compares anymcp's client with the two other Go MCP
+// clients, the official github.com/modelcontextprotocol/go-sdk and
+// github.com/mark3labs/mcp-go; it holds only tests.
+//
+// Every client talks to the same servers from package testservers:
+// Streamable HTTP on an in-process httptest server answering with
+// application/json ("http-json") or with an SSE stream ("http-sse"), and
+// the stdio test server, which is this test binary started again as a
+// child process ("stdio"). Each client is used with its defaults, as a user
+// who follows its documentation would, except that every HTTP connection
+// gets its own http.Client with a fresh http.Transport so that no client
+// reuses another's (or an earlier iteration's) TCP connections.
+//
+// Next to the clients runs a floor: the least work that still does the
+// same exchange. Over HTTP it is a raw net/http POST of the same request
+// bytes, its answer read to the end into a reused buffer; over stdio it is
+// a raw write of the request line to the child and a read of the answer
+// line. A client's own overhead is its cost minus the floor's.
+//
+// The benchmarks:
+//
+//   - BenchmarkCallTool/{transport}/{client}: one tools/call of echo on a
+//     connected client.
+//   - BenchmarkBigResult/{transport}/{client}: one tools/call of big with
+//     a 16 MiB text result. A client that refuses the result is skipped
+//     with the error it returned, marked REFUSED (go-sdk's CommandTransport
+//     caps a stdio line at 16 MiB); the "gosdk-nocap" row runs go-sdk over
+//     stdio with that cap lifted through the knob it offers (an
+//     IOTransport with MaxLineLength -1 over a child started by hand).
+//   - BenchmarkConnect/{transport}/{client}: connect, handshake, first
+//     tools/list and close, cold every time.
+//
+// The HTTP server runs in this process, so B/op and allocs/op include the
+// server's share too; it is the same for every client and the floor, and
+// cancels out of the overhead figures. run.sh runs everything and prints
+// the tables of RESULTS.md.
+package sdkcompare
