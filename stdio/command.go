@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // DefaultMaxLineSize is the longest stdout line, in bytes and without its
@@ -58,6 +60,27 @@ type Command struct {
 	// TermWait is how long Close waits after SIGTERM before it sends
 	// SIGKILL; 0 means 2s, a negative value means no wait.
 	TermWait time.Duration
+
+	// Restart, if set, has the transport supervise the server: when the
+	// process dies by itself (it exits, a signal ends it, or it closes
+	// its stdout) the transport starts the same command again, waiting
+	// between attempts as the policy says. Nil, the default, means no
+	// supervision: the end of the process ends the transport.
+	//
+	// Under supervision, a death shows in Recv, after the messages the
+	// dead process wrote, as a *jsonrpc.SessionLostError whose Cause is
+	// the *ExitError. From then until an initialize request has been
+	// written to the new process, Send refuses every other message with
+	// an error matching jsonrpc.ErrSessionExpired (nothing is written),
+	// and an initialize request waits, within its context, for the new
+	// process to be up. A new process that sends any message counts as
+	// progress: the policy's run of failed attempts starts over. When the
+	// policy gives up, Recv and Send return a *RestartsExhaustedError
+	// that wraps the last *ExitError, and the transport is over. A server
+	// that breaks the stream (a line over MaxLineSize, a read error) is
+	// not restarted: that error ends the transport as without Restart.
+	// Each restart is logged to Logger as a Warn record.
+	Restart *reconnect.Policy
 }
 
 // baseEnvKeys are the variables a server gets when InheritEnv is false:

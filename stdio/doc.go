@@ -28,4 +28,13 @@
 // server wrote and then an *ExitError with the exit status and the tail of
 // stderr. After Close, Recv and Send return an error that matches
 // jsonrpc.ErrClosed.
+//
+// Supervision is optional: with Command.Restart set, a server that dies is
+// started again under that reconnect.Policy. Recv then reports the death as
+// a *jsonrpc.SessionLostError (its Cause the *ExitError) and goes on with
+// the new process; Send refuses all but initialize, with an error matching
+// jsonrpc.ErrSessionExpired, until the client has initialized the new
+// process. When the policy gives up, the transport ends with a
+// *RestartsExhaustedError. Close stops supervision before it shuts the
+// current process down.
 package stdio

@@ -29,18 +29,68 @@ type ExitError struct {
 func (e *ExitError) Error() string {
 	var b strings.Builder
 	b.WriteString("server process ")
-	if e.Signal != "" {
-		b.WriteString("killed by signal ")
-		b.WriteString(e.Signal)
-	} else {
-		b.WriteString("exited with status ")
-		b.WriteString(strconv.Itoa(e.ExitCode))
-	}
+	b.WriteString(e.status())
 	if tail := strings.TrimSpace(e.Stderr); tail != "" {
 		b.WriteString("; stderr tail:\n")
 		b.WriteString(tail)
 	}
 	return b.String()
+}
+
+// status says how the process ended: "exited with status 3", "killed by
+// signal SIGKILL".
+func (e *ExitError) status() string {
+	if e.Signal != "" {
+		return "killed by signal " + e.Signal
+	}
+	return "exited with status " + strconv.Itoa(e.ExitCode)
+}
+
+// RestartsExhaustedError ends a supervised transport (Command.Restart):
+// the server process kept dying and the restart policy gave up. Recv and
+// Send return it from then on. It unwraps to the last *ExitError and, when
+// the last attempt could not even start the process, to that error too.
+type RestartsExhaustedError struct {
+	// Attempts is how many restarts were tried in a row without progress
+	// before the policy gave up.
+	Attempts int
+	// Restarts is how many times the process was restarted in all.
+	Restarts int
+	// Exit is the last death of the process, with its stderr tail.
+	Exit *ExitError
+	// StartErr is why the last attempt failed to start the process, or
+	// nil when the last attempt was the death in Exit.
+	StartErr error
+}
+
+func (e *RestartsExhaustedError) Error() string {
+	var b strings.Builder
+	b.WriteString("stdio: server restarts exhausted: gave up after ")
+	b.WriteString(strconv.Itoa(e.Attempts))
+	b.WriteString(" restart attempts without progress (")
+	b.WriteString(strconv.Itoa(e.Restarts))
+	b.WriteString(" restarts in all)")
+	if e.StartErr != nil {
+		b.WriteString("; the last start failed: ")
+		b.WriteString(e.StartErr.Error())
+	}
+	if e.Exit != nil {
+		b.WriteString("; last death: ")
+		b.WriteString(e.Exit.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the last *ExitError and the start error, when set.
+func (e *RestartsExhaustedError) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	if e.Exit != nil {
+		errs = append(errs, e.Exit)
+	}
+	if e.StartErr != nil {
+		errs = append(errs, e.StartErr)
+	}
+	return errs
 }
 
 // LineTooLongError reports a stdout line longer than Command.MaxLineSize.

@@ -146,6 +146,9 @@ func (t *Transport) readStdout() {
 			t.log.Warn("stdio: skipped stdout line that is not JSON-RPC",
 				slog.String("error", excerpt(err.Error())), slog.String("line", excerpt(string(line))))
 		}
+		if len(msgs) > 0 && !t.heard.Load() {
+			t.heard.Store(true)
+		}
 		for _, m := range msgs {
 			if !t.deliver(m) {
 				break

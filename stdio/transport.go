@@ -70,6 +70,7 @@ type Transport struct {
 	stdoutDone chan struct{} // closed when the stdout goroutine ends
 	readErr    error         // why stdout reading failed (nil at EOF)
 	outSeq     atomic.Uint64
+	heard      atomic.Bool // the server has sent at least one message
 
 	stderrDone chan struct{} // closed when stderr is drained
 	errSeq     atomic.Uint64
@@ -80,14 +81,28 @@ type Transport struct {
 	done     chan struct{} // closed when everything is over
 	recvErr  error         // what Recv returns after the last message
 	closeErr error         // what Close returns
+
+	// sup, when set, makes this Transport the supervised front of a
+	// series of process transports (see restart.go); every exported
+	// method then defers to it and the fields above are unused.
+	sup *supervisor
 }
 
 var _ jsonrpc.Transport = (*Transport)(nil)
 
 // Start starts the server process described by cmd and returns the
 // transport connected to it. It fails when the process cannot be started;
-// a server that starts and then dies is reported by Recv.
+// a server that starts and then dies is reported by Recv, or restarted when
+// cmd.Restart asks for supervision (see Command.Restart).
 func Start(cmd Command) (*Transport, error) {
+	if cmd.Restart != nil {
+		return startSupervised(cmd)
+	}
+	return startProcess(cmd)
+}
+
+// startProcess starts one server process; its transport ends with it.
+func startProcess(cmd Command) (*Transport, error) {
 	if cmd.Path == "" {
 		return nil, errors.New("stdio: Command.Path is empty")
 	}
@@ -176,10 +191,32 @@ func Start(cmd Command) (*Transport, error) {
 }
 
 // Pid returns the server's process id, which is also its process group id.
-func (t *Transport) Pid() int { return t.pid }
+// Under supervision it is the pid of the process started last: the
+// current one, or the one that just died while the next is awaited.
+func (t *Transport) Pid() int {
+	if t.sup != nil {
+		return t.sup.latest().pid
+	}
+	return t.pid
+}
 
 // StderrTail returns the last 4 KiB the server wrote to stderr so far.
-func (t *Transport) StderrTail() string { return t.tail.String() }
+// Under supervision it is the tail of the process Pid names.
+func (t *Transport) StderrTail() string {
+	if t.sup != nil {
+		return t.sup.latest().tail.String()
+	}
+	return t.tail.String()
+}
+
+// Restarts returns how many times the supervised server process was
+// started again after it died; without Command.Restart it is always 0.
+func (t *Transport) Restarts() int {
+	if t.sup != nil {
+		return t.sup.restartCount()
+	}
+	return 0
+}
 
 // Send writes m to the server's stdin as one line. Concurrent calls are
 // serialized; lines never interleave.
@@ -192,7 +229,15 @@ func (t *Transport) StderrTail() string { return t.tail.String() }
 //
 // When the server is gone Send returns the reason: an *ExitError (or the
 // *LineTooLongError that stopped it), or jsonrpc.ErrClosed after Close.
+// Under supervision (Command.Restart) a dead server is not the end: Send
+// returns an error matching jsonrpc.ErrSessionExpired (and unwrapping to
+// the *ExitError) for anything but an initialize request until one has
+// been written to the new process; an initialize request waits, within
+// ctx, for the new process to start.
 func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
+	if t.sup != nil {
+		return t.sup.send(ctx, m)
+	}
 	if m == nil {
 		return errNilMessage
 	}
@@ -356,7 +401,16 @@ func (t *Transport) stopErr() error {
 // wrote them. When the server has exited, it returns, after the last
 // message, an *ExitError (or the *LineTooLongError or read error that ended
 // the transport). After Close it returns jsonrpc.ErrClosed.
+//
+// Under supervision (Command.Restart) the end of a process is reported as
+// a *jsonrpc.SessionLostError whose Cause is its *ExitError, after the
+// messages it wrote; Recv then goes on with the messages of the restarted
+// process. When the policy gives up, Recv returns a
+// *RestartsExhaustedError for good.
 func (t *Transport) Recv() (*jsonrpc.Message, error) {
+	if t.sup != nil {
+		return t.sup.recv()
+	}
 	var m *jsonrpc.Message
 	var ok bool
 	select {
@@ -389,7 +443,15 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 // status 0 after stdin closed, or ended on SIGTERM, or had already exited
 // before Close. It returns an *ExitError when the server exited with
 // another status, or had to be killed with SIGKILL.
+//
+// Under supervision Close first stops supervision: no process is started
+// after it begins, a wait between restarts ends at once, and a process
+// being started is shut down. The current process, if any, is then shut
+// down as above, and Close reports on it.
 func (t *Transport) Close() error {
+	if t.sup != nil {
+		return t.sup.close()
+	}
 	t.closeOnce.Do(func() {
 		t.closed.Store(true)
 		close(t.closeCh)
