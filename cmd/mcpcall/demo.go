@@ -16,7 +16,8 @@ import (
 )
 
 func (c *cli) demoCommand() *cobra.Command {
-	return &cobra.Command{
+	var serve string
+	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Start the built-in test servers and show the library working against each",
 		Long: `demo starts, inside this process, servers of every kind the library speaks to:
@@ -25,9 +26,18 @@ Streamable HTTP answering with SSE and with JSON, a 2024-11-05 HTTP+SSE server
 transports (once at its Streamable HTTP path, once forced onto HTTP+SSE), and a
 stdio server (this binary started again as a child). It connects to each,
 prints how the transport was negotiated, lists the tools and calls two of them,
-one with progress. No outside server is needed.`,
+one with progress. No outside server is needed.
+
+With --serve ADDR it instead keeps the Streamable HTTP test server running at
+http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
+		Example: `  mcpcall demo
+  mcpcall demo --serve 127.0.0.1:8080 &
+  mcpcall tools call add a=2 b=3 http://127.0.0.1:8080/mcp`,
 		Args: cobra.NoArgs,
 		RunE: c.runE(func(cmd *cobra.Command, _ []string) error {
+			if serve != "" {
+				return c.serveDemo(cmd.Context(), serve)
+			}
 			sseSrv := testservers.StartStreamable(testservers.HTTPOptions{Priming: true})
 			defer sseSrv.Close()
 			jsonSrv := testservers.StartStreamable(testservers.HTTPOptions{JSONResponse: true})
@@ -59,6 +69,8 @@ one with progress. No outside server is needed.`,
 			return nil
 		}),
 	}
+	cmd.Flags().StringVar(&serve, "serve", "", "keep the Streamable HTTP test server running at this `ADDR` (host:port) instead")
+	return cmd
 }
 
 func (c *cli) demoOne(ctx context.Context, out io.Writer, label string, target client.Target, policy negotiate.Policy) error {
