@@ -16,15 +16,41 @@
 // are sent as Mcp-Session-Id and MCP-Protocol-Version on every later request
 // and on the DELETE that ends the session at Close.
 //
+// Recovery that only this transport can do is done here, timed by
+// Options.Reconnect (a reconnect.Policy):
+//
+//   - A request's event stream that breaks before the response is resumed
+//     when the server gave its events ids: after the server's retry: delay
+//     (exactly; otherwise the policy's backoff) a GET with Last-Event-ID set
+//     to the last id seen picks the stream up, again and again while new ids
+//     arrive, until the policy gives up. The response reaches Recv once. A
+//     stream without ids, a server that cannot resume (405), or a policy
+//     that gives up make Send fail with an error matching
+//     jsonrpc.ErrOutcomeUnknown: the request is never sent a second time.
+//   - The standalone GET stream is reopened whenever it ends or fails, for
+//     the life of the transport, with Last-Event-ID and the server's retry:
+//     or the backoff; its failures never fail Send.
+//   - A POST answered 429 or 503 was not run: it is sent again after the
+//     Retry-After the server asked for (within the policy's cap) or the
+//     backoff; a wait over the cap or past the caller's deadline is a
+//     *reconnect.RetryAfterError.
+//
 // Conditions the protocol layer must act on are reported as the wrapped
 // sentinel errors of package jsonrpc: a 404 on a request that carried a
-// session id is jsonrpc.ErrSessionExpired (the transport then forgets the
-// session, so the next initialize starts a new one), a stream that ended
-// before the response is jsonrpc.ErrOutcomeUnknown, and every other status
-// the transport cannot use is a *jsonrpc.HTTPError.
+// session id is jsonrpc.ErrSessionExpired, and the transport forgets the
+// session; from then on it refuses to send anything but an initialize
+// request (with an error matching jsonrpc.ErrSessionExpired, nothing sent)
+// until an initialize succeeds and starts a new session. A 404 that ends
+// the session where no Send can report it (reopening the GET stream,
+// resuming a stream) is a *jsonrpc.SessionLostError from Recv, which goes
+// on. A stream that ended before the response and could not be resumed is
+// jsonrpc.ErrOutcomeUnknown, and every other status the transport cannot
+// use is a *jsonrpc.HTTPError.
 //
 // Messages from the server are queued for Recv in the order they arrived on
 // each stream. The queue is unbounded, so that no stream reader ever waits
 // for the host: the host is expected to call Recv in a dedicated loop.
-// Resuming a broken stream with Last-Event-ID is not done yet.
+//
+// Every retry, resumption and reconnect is logged at Info level with its
+// reason and wait; giving up is logged at Warn level.
 package modern

@@ -26,14 +26,18 @@ var ErrContentType = errors.New("unexpected content type")
 
 // streamError reports an SSE stream that ended before the response to the
 // request it answers. It keeps the stream's cursor (the last event id and the
-// server's retry delay) for the resumption that will use them.
+// server's retry delay) for the resumption that uses them, and, once
+// resuming failed, why and how often it was tried.
 type streamError struct {
 	method      string
 	id          jsonrpc.ID
 	lastEventID string
 	retry       time.Duration
 	hasRetry    bool
-	cause       error // io.EOF or the read error
+	cause       error  // io.EOF or the read error of the last stream
+	resumes     int    // GETs sent to resume the stream
+	gaveUp      string // why resuming stopped; "" when it was not tried
+	last        error  // the failure of the last resuming GET, if it failed
 }
 
 func (e *streamError) Error() string {
@@ -47,16 +51,37 @@ func (e *streamError) Error() string {
 	if e.lastEventID != "" {
 		fmt.Fprintf(&b, "; last event id %q", e.lastEventID)
 	}
+	if e.gaveUp != "" {
+		b.WriteString("; ")
+		b.WriteString(e.gaveUp)
+		if e.last != nil {
+			b.WriteString(" (last: ")
+			b.WriteString(e.last.Error())
+			b.WriteString(")")
+		}
+	}
 	b.WriteString(": ")
 	b.WriteString(jsonrpc.ErrOutcomeUnknown.Error())
 	return b.String()
 }
 
 func (e *streamError) Unwrap() []error {
-	if e.cause == nil || e.cause == io.EOF {
-		return []error{jsonrpc.ErrOutcomeUnknown}
+	errs := []error{jsonrpc.ErrOutcomeUnknown}
+	if e.cause != nil && e.cause != io.EOF {
+		errs = append(errs, e.cause)
 	}
-	return []error{jsonrpc.ErrOutcomeUnknown, e.cause}
+	if e.last != nil {
+		errs = append(errs, e.last)
+	}
+	return errs
+}
+
+// reason says, for the log, how the stream ended.
+func (e *streamError) reason() string {
+	if e.cause == nil || e.cause == io.EOF {
+		return "the server ended the stream before the response"
+	}
+	return "the stream broke before the response: " + e.cause.Error()
 }
 
 // validSessionID reports whether s is non-empty visible ASCII.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -48,7 +49,10 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	isInit := m.IsRequest() && m.Method == "initialize"
 	var session, version []string
 	if !isInit {
-		session, version = t.sessionHeaders()
+		var lost bool
+		if session, version, lost = t.sessionHeaders(); lost {
+			return fmt.Errorf("modern: %s: not sent: %w; initialize first", label(m), jsonrpc.ErrSessionExpired)
+		}
 	}
 
 	// The request lives until Close or until the caller's ctx is done,
@@ -67,11 +71,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	req, err := t.newRequest(reqCtx, http.MethodPost, body, acceptBoth, session, version)
-	if err != nil {
-		return err
-	}
-	resp, err := t.client.Do(req)
+	resp, err := t.post(withDeadlineOf(reqCtx, ctx), m, body, session, version)
 	if err != nil {
 		return t.failed(ctx, m, err)
 	}
@@ -108,14 +108,14 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return nil
 	}
 
-	x := exchange{t: t, ctx: ctx, req: m, isInit: isInit}
+	x := exchange{t: t, ctx: ctx, req: m, isInit: isInit, session: session, version: version}
 	if isInit {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			if !validSessionID(sid) {
 				return fmt.Errorf("modern: %s: %w: %q holds bytes outside visible ASCII 0x21-0x7E",
 					label(m), ErrInvalidSessionID, wire.Excerpt([]byte(sid)))
 			}
-			x.session = sid
+			x.newSession = sid
 		}
 	}
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0 {
@@ -126,6 +126,16 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return x.readJSON(resp)
 	case "text/event-stream":
 		err := x.readSSE(resp.Body)
+		var se *streamError
+		if errors.As(err, &se) && se.lastEventID != "" && !errors.Is(se.cause, sse.ErrEventTooLarge) {
+			resp.Body.Close()
+			var body io.ReadCloser
+			if body, err = x.resume(reqCtx, se); err == nil {
+				handedOff = true
+				t.finish(body, cancelReq)
+			}
+			return err
+		}
 		if err == nil {
 			handedOff = true
 			t.finish(resp.Body, cancelReq)
@@ -135,6 +145,23 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return fmt.Errorf("modern: %s: HTTP %d with %w %q (want application/json or text/event-stream)",
 			label(m), resp.StatusCode, ErrContentType, wire.Excerpt([]byte(ct)))
 	}
+}
+
+// deadlineOf is a context that reports another one's deadline: a request
+// context that ends with the caller's (by an AfterFunc) but does not say
+// when on its own, so that a wait can tell in advance it would outlast it.
+type deadlineOf struct {
+	context.Context
+	of context.Context
+}
+
+func (c deadlineOf) Deadline() (time.Time, bool) { return c.of.Deadline() }
+
+func withDeadlineOf(ctx, of context.Context) context.Context {
+	if _, ok := of.Deadline(); !ok {
+		return ctx
+	}
+	return deadlineOf{ctx, of}
 }
 
 // label names a message in errors: its method and id.
@@ -219,11 +246,14 @@ func (t *Transport) finish(body io.ReadCloser, cancel context.CancelFunc) {
 
 // exchange is the answer to one POSTed request being read.
 type exchange struct {
-	t       *Transport
-	ctx     context.Context // the caller's
-	req     *jsonrpc.Message
-	isInit  bool
-	session string // Mcp-Session-Id of the initialize answer
+	t          *Transport
+	ctx        context.Context // the caller's
+	req        *jsonrpc.Message
+	isInit     bool
+	session    []string // the session headers the request carried
+	version    []string
+	newSession string // Mcp-Session-Id of the initialize answer
+	answered   bool   // the response has been queued
 }
 
 // noResponse is the error for a 2xx answer without a body.
@@ -256,9 +286,13 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
 			continue
 		}
 		if msg.Method == "" && msg.ID.Raw() == x.req.ID.Raw() {
-			found = true
+			if x.answered {
+				x.t.log.Warn("modern: dropped a second response to a request", "request", label(x.req))
+				continue
+			}
+			found, x.answered = true, true
 			if x.isInit && msg.Error == nil {
-				x.t.setSession(x.session, x.protocolVersion(msg.Result))
+				x.t.setSession(x.newSession, x.protocolVersion(msg.Result))
 			}
 		}
 		keep = append(keep, msg)
@@ -319,19 +353,25 @@ func (x *exchange) readJSON(resp *http.Response) error {
 	return nil
 }
 
-// readSSE reads an event stream answer until the response to the request
-// has been delivered. It leaves closing the body to the caller.
+// readSSE reads an event stream answer (or a resumed one) until the
+// response to the request has been delivered. A stream that ends before is
+// a *streamError holding the stream's cursor. It leaves closing the body to
+// the caller.
 func (x *exchange) readSSE(body io.Reader) error {
 	rd := sse.NewReader(body, x.t.maxSize)
+	dispatched := ""
 	for {
 		ev, err := rd.Next()
 		if err != nil {
 			if ierr := x.interrupted(); ierr != nil {
 				return ierr
 			}
-			e := &streamError{method: x.req.Method, id: x.req.ID, lastEventID: rd.LastEventID(), cause: err}
-			e.retry, e.hasRetry = rd.Retry()
-			return e
+			c := cursorAt(rd, dispatched, err)
+			return &streamError{method: x.req.Method, id: x.req.ID, lastEventID: c.lastEventID,
+				retry: c.retry, hasRetry: c.hasRetry, cause: err}
+		}
+		if ev.ID != "" {
+			dispatched = ev.ID
 		}
 		if ev.Type != "message" {
 			x.t.log.Debug("modern: ignored an event", "stream", "POST "+x.req.Method, "type", ev.Type)

@@ -188,14 +188,18 @@ func TestRequestFailures(t *testing.T) {
 		is: []error{ErrContentType},
 	}, {
 		name: "sse ends before the response",
-		answer: func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		answer: func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			if r.Method == http.MethodGet { // no resumption
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
 			ev := startSSE(w)
-			ev("id: ev-9\nretry: 1500\n" + data(`{"jsonrpc":"2.0","method":"notifications/progress"}`))
+			ev("id: ev-9\nretry: 15\n" + data(`{"jsonrpc":"2.0","method":"notifications/progress"}`))
 		},
 		is: []error{jsonrpc.ErrOutcomeUnknown},
 		check: func(t *testing.T, err error) {
 			var se *streamError
-			if !errors.As(err, &se) || se.lastEventID != "ev-9" || !se.hasRetry || se.retry != 1500*time.Millisecond {
+			if !errors.As(err, &se) || se.lastEventID != "ev-9" || !se.hasRetry || se.retry != 15*time.Millisecond {
 				t.Errorf("stream cursor not kept: %#v", se)
 			}
 		},
@@ -276,7 +280,7 @@ func TestRequestFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t, tt.answer)
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l)})
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
 			err := sendErr(tr, request(5, "tools/call"))
 			if err == nil {
 				t.Fatal("Send succeeded")

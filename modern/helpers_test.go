@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -259,6 +260,13 @@ func (l *logs) at(level slog.Level) []string {
 		}
 	}
 	return out
+}
+
+// tiny is a reconnect policy with waits short enough for tests: 1 ms
+// doubling to 20 ms, no jitter, 3 attempts without progress.
+func tiny() *reconnect.Policy {
+	return &reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
+		Jitter: -1, MaxAttempts: 3, Budget: wait, MaxRetryAfter: time.Second}
 }
 
 // eventually polls cond until it holds or the wait is over.

@@ -2,42 +2,65 @@ package modern
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/sse"
 )
 
+// listener is one run of the standalone GET stream, with its reconnects.
+// It belongs to the session that was current when it started: once that
+// session is replaced or forgotten it stops at its next reconnect, and the
+// next notifications/initialized starts a new one.
+type listener struct {
+	generation uint64
+	cancel     context.CancelFunc
+}
+
 // startListening opens the standalone GET stream in a goroutine, unless it
-// is open already, the server refused it before, or the transport is closed.
-// The channel it returns is closed once the server's answer to the GET is
-// known (the stream is open, or refused, or failed), so that the caller can
-// wait for it: a server notification sent right after the handshake then
-// has a stream to travel on.
+// is open already for the current session, the server refused it before,
+// or the transport is closed. A stream left over from an earlier session is
+// stopped. The channel it returns is closed once the server's first answer
+// to the GET is known (the stream is open, or refused, or failed), so that
+// the caller can wait for it: a server notification sent right after the
+// handshake then has a stream to travel on.
 func (t *Transport) startListening() <-chan struct{} {
 	settled := make(chan struct{})
 	t.mu.Lock()
-	if t.listening || t.noGETStream || t.closed {
+	if t.closed || t.noGETStream || (t.listener != nil && t.listener.generation == t.generation) {
 		t.mu.Unlock()
 		close(settled)
 		return settled
 	}
-	t.listening = true
+	if old := t.listener; old != nil {
+		old.cancel() // its stream belongs to an earlier session
+	}
+	ctx, cancel := context.WithCancel(t.ctx)
+	l := &listener{generation: t.generation, cancel: cancel}
+	t.listener = l
 	session, version := t.session, t.version
 	t.wg.Add(1)
 	t.mu.Unlock()
 	go func() {
 		defer t.wg.Done()
+		defer cancel()
 		var once sync.Once
-		t.listen(session, version, func() { once.Do(func() { close(settled) }) })
-		once.Do(func() { close(settled) })
+		settle := func() { once.Do(func() { close(settled) }) }
+		t.listen(ctx, l, session, version, settle)
+		settle()
 		t.mu.Lock()
-		t.listening = false
+		if t.listener == l {
+			t.listener = nil
+		}
 		t.mu.Unlock()
 	}()
 	return settled
@@ -48,64 +71,169 @@ func (t *Transport) startListening() <-chan struct{} {
 const listenSettleWait = 2 * time.Second
 
 // streamCursor is where an SSE stream stood when it ended: what resuming it
-// with Last-Event-ID will need.
+// with Last-Event-ID needs.
 type streamCursor struct {
 	lastEventID string
 	retry       time.Duration
 	hasRetry    bool
 }
 
-// listen reads the GET stream until it ends or Close cancels it. A refusal
-// (405 per the specification; 404 and 400 from real servers) means the
-// server offers no such stream: it is logged at debug level and never asked
-// for again. Any other failure is logged once as a warning.
-func (t *Transport) listen(session, version []string, settled func()) streamCursor {
-	req, err := t.newRequest(t.ctx, http.MethodGet, nil, acceptSSE, session, version)
+// cursorAt returns where the stream rd read stood when it ended with err;
+// dispatched is the id in force at the last event received whole. After a
+// clean end (io.EOF) every id field counts, that of an event without data
+// (a priming event) too. After a broken read only the ids of events
+// received whole count: the last id field may belong to an event cut in the
+// middle, and resuming after it would lose that event.
+func cursorAt(rd *sse.Reader, dispatched string, err error) streamCursor {
+	c := streamCursor{lastEventID: dispatched}
+	if errors.Is(err, io.EOF) {
+		c.lastEventID = rd.LastEventID()
+	}
+	c.retry, c.hasRetry = rd.Retry()
+	return c
+}
+
+// listenAttempt is how one GET of the standalone stream went.
+type listenAttempt struct {
+	stop     bool   // do not reconnect
+	opened   bool   // the server answered with an event stream
+	progress bool   // a new event id or a message arrived
+	reason   string // why the stream ended or failed, for the log
+}
+
+// listen runs the standalone GET stream for the life of the transport (or
+// of its session): when the stream ends or fails it reconnects after the
+// wait the policy gives (exactly the server's retry: when it sent one),
+// sending Last-Event-ID of the last event seen. A new event id or a message
+// is progress and starts the policy's run over. When the policy's attempts
+// or budget run out it warns once and goes on trying every MaxDelay (with
+// jitter), so that the stream comes back when the server does.
+//
+// A refusal of the first GET (405 per the specification; 404 and 400 from
+// real servers) means the server offers no such stream: it is logged at
+// debug level and never asked for again. A 404 on a reconnect while a
+// session is held means the session is gone: it is forgotten, Recv
+// reports a *jsonrpc.SessionLostError, and the stream stays closed until
+// the next notifications/initialized.
+func (t *Transport) listen(ctx context.Context, l *listener, session, version []string, settle func()) {
+	b := t.policy.Start()
+	var cur streamCursor
+	opened := false // refusals mean "no stream" only before the first stream
+	exhausted := false
+	for {
+		a := t.listenOnce(ctx, session, version, &cur, !opened, settle)
+		if a.stop || ctx.Err() != nil || !t.current(l) {
+			return
+		}
+		opened = opened || a.opened
+		if a.progress {
+			b.Progress()
+			exhausted = false
+		}
+		if cur.hasRetry {
+			b.ServerRetry(cur.retry)
+		}
+		wait, ok := b.Next()
+		if !ok {
+			p := b.Policy()
+			if !exhausted {
+				exhausted = true
+				t.log.Warn("modern: the GET stream keeps failing; the policy's retries are used up, trying every max delay from now on",
+					"url", t.redacted, "reason", a.reason, "attempts", b.Attempts()-1, "max_delay", p.MaxDelay)
+			}
+			wait = jitter(p.MaxDelay, p.Jitter)
+		}
+		t.log.Info("modern: reconnecting the GET stream", "url", t.redacted, "reason", a.reason,
+			"wait", wait, "last_event_id", cur.lastEventID, "attempt", b.Attempts())
+		if reconnect.Sleep(ctx, wait) != nil || !t.current(l) {
+			return
+		}
+	}
+}
+
+// current reports whether l still belongs to the transport's session.
+func (t *Transport) current(l *listener) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.closed && t.generation == l.generation
+}
+
+// jitter spreads d by ± fraction j.
+func jitter(d time.Duration, j float64) time.Duration {
+	if j <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * (1 + j*(2*rand.Float64()-1)))
+}
+
+// listenOnce opens the GET stream once, from cur, and reads it until it
+// ends, updating cur. first says no stream has been opened yet.
+func (t *Transport) listenOnce(ctx context.Context, session, version []string, cur *streamCursor, first bool, settle func()) listenAttempt {
+	req, err := t.newRequest(ctx, http.MethodGet, nil, acceptSSE, session, version)
 	if err != nil {
 		t.log.Warn("modern: GET stream not opened", "err", err)
-		return streamCursor{}
+		return listenAttempt{stop: true}
+	}
+	if cur.lastEventID != "" {
+		req.Header["Last-Event-Id"] = []string{cur.lastEventID}
 	}
 	resp, err := t.streamClient.Do(req)
 	if err != nil {
-		if t.ctx.Err() == nil {
-			t.log.Warn("modern: GET stream not opened", "url", t.redacted, "err", err)
-		}
-		return streamCursor{}
+		settle()
+		return listenAttempt{reason: err.Error()}
 	}
 	defer resp.Body.Close()
 	switch code := resp.StatusCode; {
-	case code == http.StatusMethodNotAllowed, code == http.StatusNotFound, code == http.StatusBadRequest:
-		t.mu.Lock()
-		t.noGETStream = true
-		t.mu.Unlock()
+	case first && (code == http.StatusMethodNotAllowed || code == http.StatusNotFound || code == http.StatusBadRequest):
+		t.refuseGETStream()
 		t.log.Debug("modern: the server offers no GET stream", "url", t.redacted, "status", code)
 		wire.Drain(resp.Body)
-		return streamCursor{}
+		return listenAttempt{stop: true}
+	case code == http.StatusMethodNotAllowed:
+		t.refuseGETStream()
+		t.log.Info("modern: the server no longer offers the GET stream; not reopened", "url", t.redacted)
+		wire.Drain(resp.Body)
+		return listenAttempt{stop: true}
+	case code == http.StatusNotFound && session != nil:
+		herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
+		t.sessionLost(session, fmt.Errorf("modern: reopening the GET stream: %w: %w", jsonrpc.ErrSessionExpired, herr))
+		return listenAttempt{stop: true}
 	case code < 200 || code > 299:
-		t.log.Warn("modern: GET stream not opened", "err", wire.NewHTTPError(resp, http.MethodGet, t.redacted))
-		return streamCursor{}
+		herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
+		settle()
+		return listenAttempt{reason: herr.Error()}
 	}
 	if ct := wire.MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
-		t.log.Warn("modern: GET stream not opened: unexpected content type",
-			"url", t.redacted, "content_type", wire.Excerpt([]byte(ct)))
-		return streamCursor{}
+		wire.Drain(resp.Body)
+		settle()
+		return listenAttempt{reason: "unexpected content type " + fmt.Sprintf("%q", wire.Excerpt([]byte(ct)))}
 	}
 
-	settled()
+	settle()
+	a := listenAttempt{opened: true}
 	rd := sse.NewReader(resp.Body, t.maxSize)
+	dispatched := ""
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			cur := streamCursor{lastEventID: rd.LastEventID()}
-			cur.retry, cur.hasRetry = rd.Retry()
-			switch {
-			case t.ctx.Err() != nil:
-			case errors.Is(err, io.EOF):
-				t.log.Info("modern: the server ended the GET stream; not reopened", "last_event_id", cur.lastEventID)
-			default:
-				t.log.Warn("modern: the GET stream broke; not reopened", "err", err, "last_event_id", cur.lastEventID)
+			prev := cur.lastEventID
+			c := cursorAt(rd, dispatched, err)
+			if c.lastEventID != "" && c.lastEventID != prev {
+				cur.lastEventID = c.lastEventID
+				a.progress = true
 			}
-			return cur
+			if c.hasRetry {
+				cur.retry, cur.hasRetry = c.retry, true
+			}
+			if errors.Is(err, io.EOF) {
+				a.reason = "the server ended the stream"
+			} else {
+				a.reason = "the stream broke: " + err.Error()
+			}
+			return a
+		}
+		if ev.ID != "" {
+			dispatched = ev.ID
 		}
 		if ev.Type != "message" {
 			t.log.Debug("modern: ignored an event", "stream", "GET", "type", ev.Type)
@@ -118,8 +246,18 @@ func (t *Transport) listen(session, version []string, settled func()) streamCurs
 		if derr != nil {
 			t.log.Warn("modern: dropped invalid input from the server", "stream", "GET", "err", derr)
 		}
-		if len(msgs) > 0 && !t.queue.Push(msgs...) {
-			return streamCursor{}
+		if len(msgs) > 0 {
+			if !t.queue.Push(msgs...) {
+				return listenAttempt{stop: true}
+			}
+			a.progress = true
 		}
 	}
+}
+
+// refuseGETStream records that the server offers no GET stream.
+func (t *Transport) refuseGETStream() {
+	t.mu.Lock()
+	t.noGETStream = true
+	t.mu.Unlock()
 }

@@ -43,7 +43,8 @@ func TestGETStreamRefused(t *testing.T) {
 	}
 }
 
-// TestGETStreamFailure: any other failure is one warning, no error.
+// TestGETStreamFailure: any other failure is retried as the policy says,
+// and one warning when its retries are used up; never an error.
 func TestGETStreamFailure(t *testing.T) {
 	tests := []struct {
 		name string
@@ -62,7 +63,7 @@ func TestGETStreamFailure(t *testing.T) {
 				mcp("")(w, r, body)
 			})
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l)})
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
 			handshake(t, tr, ch)
 			eventually(t, "the warning", func() bool { return len(l.at(slog.LevelWarn)) > 0 })
 			send(t, tr, request(2, "tools/list"))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/sse"
 )
 
@@ -34,6 +35,11 @@ type Options struct {
 	// CloseTimeout bounds the DELETE that ends the session at Close.
 	// Zero means 2 seconds.
 	CloseTimeout time.Duration
+	// Reconnect says how long to wait before resuming a broken event
+	// stream, reopening the GET stream, or sending a POST the server
+	// answered with 429 or 503 again, and when to give up. Nil means
+	// reconnect.DefaultPolicy().
+	Reconnect *reconnect.Policy
 }
 
 const defaultCloseTimeout = 2 * time.Second
@@ -49,6 +55,7 @@ type Transport struct {
 	log          *slog.Logger
 	maxSize      int
 	closeTimeout time.Duration
+	policy       reconnect.Policy
 
 	queue *wire.Queue
 
@@ -59,9 +66,11 @@ type Transport struct {
 	mu          sync.Mutex
 	session     []string // Mcp-Session-Id header value; nil when none
 	version     []string // MCP-Protocol-Version header value; nil when unknown
+	generation  uint64   // counts sessions set and forgotten: tells a stale GET stream
+	lost        bool     // a session was forgotten and no initialize has succeeded since
 	closed      bool
-	listening   bool // the GET stream goroutine is running
-	noGETStream bool // the server refused the GET stream: never ask again
+	listener    *listener // the GET stream goroutine, while it runs
+	noGETStream bool      // the server refused the GET stream: never ask again
 
 	closeOnce sync.Once
 	closeErr  error
@@ -98,6 +107,10 @@ func New(endpoint string, opts Options) (*Transport, error) {
 	if closeTimeout <= 0 {
 		closeTimeout = defaultCloseTimeout
 	}
+	policy := reconnect.DefaultPolicy()
+	if opts.Reconnect != nil {
+		policy = *opts.Reconnect
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Transport{
 		endpoint:     u.String(),
@@ -108,6 +121,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		log:          logger,
 		maxSize:      maxSize,
 		closeTimeout: closeTimeout,
+		policy:       policy,
 		queue:        wire.NewQueue(),
 		ctx:          ctx,
 		cancel:       cancel,
@@ -207,11 +221,12 @@ func (t *Transport) spawn(f func()) bool {
 	return true
 }
 
-// sessionHeaders returns the values of the session headers to send.
-func (t *Transport) sessionHeaders() (session, version []string) {
+// sessionHeaders returns the values of the session headers to send, and
+// whether the session was lost (forgotten after a 404, no initialize since).
+func (t *Transport) sessionHeaders() (session, version []string, lost bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.session, t.version
+	return t.session, t.version, t.lost
 }
 
 // setSession records the session an initialize exchange established.
@@ -225,16 +240,35 @@ func (t *Transport) setSession(session, version string) {
 	if version != "" {
 		t.version = []string{version}
 	}
+	t.lost = false
+	t.generation++
 }
 
 // forgetSession drops the session if it is still the one that expired (a
-// concurrent initialize may have replaced it already).
-func (t *Transport) forgetSession(expired []string) {
+// concurrent initialize may have replaced it, or another request forgotten
+// it, already); it reports whether it did. Until the next initialize
+// succeeds, Send refuses everything else.
+func (t *Transport) forgetSession(expired []string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.session != nil && t.session[0] == expired[0] {
-		t.session, t.version = nil, nil
+	if t.session == nil || expired == nil || t.session[0] != expired[0] {
+		return false
 	}
+	t.session, t.version = nil, nil
+	t.lost = true
+	t.generation++
+	return true
+}
+
+// sessionLost forgets the session, if it is still the one that expired,
+// and tells Recv: used where no Send reports ErrSessionExpired for it (the
+// GET stream, a resumption). cause must match jsonrpc.ErrSessionExpired.
+func (t *Transport) sessionLost(expired []string, cause error) {
+	if !t.forgetSession(expired) {
+		return
+	}
+	t.log.Info("modern: the server no longer knows the session; initialize needed", "err", cause)
+	t.queue.PushErr(&jsonrpc.SessionLostError{Cause: cause})
 }
 
 // Header values shared by all requests; net/http never writes to them.

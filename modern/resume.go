@@ -1,0 +1,165 @@
+package modern
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/anymcp/anymcp/internal/wire"
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
+	"github.com/anymcp/anymcp/sse"
+)
+
+// resume picks up the event stream of a request that broke before the
+// response, as the specification's resumability rules say: after the wait
+// the server's retry: field asks for (or the policy's backoff), a GET with
+// Last-Event-ID set to the last event id seen, read like the original
+// stream. A resumed stream that breaks again is resumed again from the
+// newest id; a new id is progress and starts the policy's run over. It
+// returns the body of the stream that held the response, for the caller to
+// finish, or the error Send reports: a *streamError matching
+// jsonrpc.ErrOutcomeUnknown once resuming is impossible or the policy
+// gives up. The request is never sent again.
+//
+// ctx is the request's context: the caller's cancellation and Close end
+// the waits and the GETs.
+func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, error) {
+	t := x.t
+	b := t.policy.Start()
+	session := x.session
+	if x.isInit && x.newSession != "" {
+		session = []string{x.newSession}
+	}
+	reason := se.reason()
+	for {
+		if se.hasRetry {
+			b.ServerRetry(se.retry)
+		}
+		wait, ok := b.Next()
+		if !ok {
+			se.gaveUp = fmt.Sprintf("resumption exhausted after %d attempts without progress", se.resumes)
+			t.log.Warn("modern: gave up resuming the event stream of a request", "request", label(x.req),
+				"reason", reason, "attempts", se.resumes, "last_event_id", se.lastEventID)
+			return nil, se
+		}
+		t.log.Info("modern: resuming the event stream of a request", "request", label(x.req),
+			"reason", reason, "wait", wait, "last_event_id", se.lastEventID, "attempt", se.resumes+1)
+		if err := reconnect.Sleep(ctx, wait); err != nil {
+			if ierr := x.interrupted(); ierr != nil {
+				return nil, ierr
+			}
+			return nil, se
+		}
+		se.resumes++
+
+		req, err := t.newRequest(ctx, http.MethodGet, nil, acceptSSE, session, x.version)
+		if err != nil {
+			return nil, err
+		}
+		req.Header["Last-Event-Id"] = []string{se.lastEventID}
+		resp, err := t.streamClient.Do(req)
+		if err != nil {
+			if ierr := x.interrupted(); ierr != nil {
+				return nil, ierr
+			}
+			se.last, reason = err, err.Error()
+			continue
+		}
+		code := resp.StatusCode
+		switch {
+		case code == http.StatusMethodNotAllowed, code == http.StatusBadRequest,
+			code == http.StatusNotFound && session == nil:
+			se.last = wire.NewHTTPError(resp, http.MethodGet, t.redacted)
+			resp.Body.Close()
+			se.gaveUp = fmt.Sprintf("the server cannot resume the stream (GET answered %d)", code)
+			t.log.Warn("modern: cannot resume the event stream of a request", "request", label(x.req),
+				"status", code, "last_event_id", se.lastEventID)
+			return nil, se
+		case code == http.StatusNotFound:
+			herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
+			resp.Body.Close()
+			// The request may have run: the outcome is unknown, and the
+			// error must not match ErrSessionExpired (which says it did
+			// not run). Recv tells the protocol layer about the session.
+			se.last = herr
+			se.gaveUp = "the session expired while resuming the stream"
+			t.log.Warn("modern: cannot resume the event stream of a request: the session expired",
+				"request", label(x.req), "last_event_id", se.lastEventID)
+			t.sessionLost(session, fmt.Errorf("modern: resuming %s: %w: %w", label(x.req), jsonrpc.ErrSessionExpired, herr))
+			return nil, se
+		case code < 200 || code > 299:
+			herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
+			resp.Body.Close()
+			se.last, reason = herr, herr.Error()
+			continue
+		}
+		if ct := wire.MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+			wire.Drain(resp.Body)
+			resp.Body.Close()
+			se.gaveUp = fmt.Sprintf("the server cannot resume the stream (GET answered %d with content type %q)", code, wire.Excerpt([]byte(ct)))
+			t.log.Warn("modern: cannot resume the event stream of a request", "request", label(x.req),
+				"content_type", wire.Excerpt([]byte(ct)), "last_event_id", se.lastEventID)
+			return nil, se
+		}
+
+		err = x.readSSE(resp.Body)
+		if err == nil {
+			return resp.Body, nil
+		}
+		resp.Body.Close()
+		var next *streamError
+		if !errors.As(err, &next) {
+			return nil, err // the caller gave up, the transport closed, or an error without an id
+		}
+		if next.lastEventID != "" && next.lastEventID != se.lastEventID {
+			b.Progress()
+			se.lastEventID = next.lastEventID
+		}
+		if next.hasRetry {
+			se.retry, se.hasRetry = next.retry, true
+		}
+		se.cause, se.last = next.cause, nil
+		reason = se.reason()
+		if errors.Is(se.cause, sse.ErrEventTooLarge) {
+			se.gaveUp = "an event over the size limit cannot be resumed past"
+			t.log.Warn("modern: gave up resuming the event stream of a request", "request", label(x.req), "reason", reason)
+			return nil, se
+		}
+	}
+}
+
+// post sends a POST of body, waiting out and sending again the answers
+// that say the server did not run it (429, 503) as the policy says. A wait
+// the policy or ctx cuts short is a *reconnect.RetryAfterError.
+func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, session, version []string) (*http.Response, error) {
+	var b *reconnect.Backoff
+	for {
+		req, err := t.newRequest(ctx, http.MethodPost, body, acceptBoth, session, version)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := t.client.Do(req)
+		if err != nil || !reconnect.IsThrottle(resp.StatusCode) {
+			return resp, err
+		}
+		herr := wire.NewHTTPError(resp, http.MethodPost, t.redacted)
+		resp.Body.Close()
+		if b == nil {
+			b = t.policy.Start()
+		}
+		wait := "per the backoff"
+		if d, ok := reconnect.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			wait = d.String()
+		}
+		t.log.Info("modern: the server asked to send again later", "message", label(m),
+			"status", resp.StatusCode, "wait", wait, "attempt", b.Attempts()+1)
+		if err := reconnect.Throttled(ctx, b, resp, herr); err != nil {
+			t.log.Warn("modern: gave up sending a message the server would not take", "message", label(m), "err", err)
+			return nil, err
+		}
+	}
+}
