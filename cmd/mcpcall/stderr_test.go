@@ -110,10 +110,7 @@ func TestColour(t *testing.T) {
 // stdout; in --json mode as JSON lines.
 func TestServerStderr(t *testing.T) {
 	r := newRunner(t)
-	target := stdioTarget(testservers.Options{})
-	// a shell in front of the server writes to stderr first
-	dash := len(target) - 2
-	target = append(target[:dash:dash], "--", "sh", "-c", `echo "starting up" >&2; exec "$0"`, target[dash+1])
+	target := shellFront(`echo "starting up" >&2`) // writes to stderr, then serves
 	res := r.runOK(append([]string{"ping"}, target...)...)
 	if res.stderr != "starting up\n" || strings.Contains(res.stdout, "starting up") {
 		t.Errorf("server stderr: stdout %q stderr %q", res.stdout, res.stderr)
