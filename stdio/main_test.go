@@ -33,7 +33,10 @@ func TestMain(m *testing.M) {
 
 // Modes of the fake server. Unless a mode says otherwise, the server
 // answers every request by echoing its params as the result, answers the
-// method "pid" with {"pid":..., "grandchild":...} and exits 0 at stdin EOF.
+// method "pid" with {"pid":..., "grandchild":...}, answers "initialize"
+// with {"pid":..., "seen":...} (seen: how many messages came before it),
+// and exits 0 at stdin EOF. With STDIO_TEST_STARTS set to a file name, every
+// server appends its pid to that file as it starts.
 const (
 	modeEcho             = "echo"
 	modeBanner           = "banner"             // non-JSON-RPC lines on stdout first
@@ -54,6 +57,8 @@ const (
 	modeNoRead           = "noread"             // never reads stdin
 	modeSink             = "sink"               // reads stdin and answers nothing
 	modeSleep            = "sleep"              // the grandchild: sleeps
+	modeCrashAtStart     = "crash-at-start"     // exit 3 at once, with its pid on stderr
+	modeShortLived       = "short-lived"        // exit 3 after STDIO_TEST_N ms, or 0 at stdin EOF
 )
 
 const (
@@ -64,8 +69,28 @@ const (
 )
 
 func fakeServer(mode string) int {
+	if name := os.Getenv("STDIO_TEST_STARTS"); name != "" {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "recording the start:", err)
+			return 1
+		}
+		fmt.Fprintln(f, os.Getpid())
+		f.Close()
+	}
 	grandchild := 0
 	switch mode {
+	case modeCrashAtStart:
+		fmt.Fprintf(os.Stderr, "fatal: crashed at start, pid %d\n", os.Getpid())
+		return 3
+	case modeShortLived:
+		ms, _ := strconv.Atoi(os.Getenv("STDIO_TEST_N"))
+		go func() {
+			io.Copy(io.Discard, os.Stdin)
+			os.Exit(0)
+		}()
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		return 3
 	case modeSleep, modeNoRead:
 		time.Sleep(2 * time.Minute) // "forever", bounded in case a test leaks it
 		return 0
@@ -107,7 +132,7 @@ func fakeServer(mode string) int {
 
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriterSize(os.Stdout, 64<<10)
-	requests := 0
+	requests, seen := 0, 0
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
@@ -116,7 +141,7 @@ func fakeServer(mode string) int {
 				fmt.Fprintln(os.Stderr, "fake server: bad line:", derr)
 			} else if m.IsRequest() {
 				requests++
-				reply(out, mode, m, grandchild)
+				reply(out, mode, m, grandchild, seen)
 				out.Flush()
 				switch {
 				case mode == modeCrash && requests >= limit:
@@ -127,6 +152,9 @@ func fakeServer(mode string) int {
 				case mode == modeStdoutClose:
 					os.Stdout.Close()
 				}
+			}
+			if derr == nil {
+				seen++
 			}
 		}
 		if err != nil {
@@ -142,11 +170,13 @@ func fakeServer(mode string) int {
 	return 0
 }
 
-func reply(out *bufio.Writer, mode string, m *jsonrpc.Message, grandchild int) {
+func reply(out *bufio.Writer, mode string, m *jsonrpc.Message, grandchild, seen int) {
 	resp := &jsonrpc.Message{ID: m.ID, Result: m.Params}
 	switch {
 	case m.Method == "pid":
 		resp.Result = fmt.Appendf(nil, `{"pid":%d,"grandchild":%d}`, os.Getpid(), grandchild)
+	case m.Method == "initialize":
+		resp.Result = fmt.Appendf(nil, `{"pid":%d,"seen":%d}`, os.Getpid(), seen)
 	case mode == modeEnv:
 		resp.Result, _ = json.Marshal(map[string][]string{"env": os.Environ()})
 	case mode == modeBig:
