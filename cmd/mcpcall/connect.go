@@ -111,8 +111,11 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	if err != nil {
 		s.trace.Close()
 		var negErr *negotiate.Error
-		if errors.As(err, &negErr) {
+		if errors.As(err, &negErr) && negErr.Report != nil {
 			c.showReport(negErr.Report)
+			if n := len(negErr.Report.Attempts); n > 0 {
+				c.lastTr = negErr.Report.Attempts[n-1].Transport // the one that failed last
+			}
 		}
 		if dctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("%w: %w", context.Cause(dctx), err)

@@ -111,7 +111,7 @@ func TestExitCodeJSONErrors(t *testing.T) {
 		transport string
 		url       string
 	}{
-		{[]string{"ping", unauthorized.URL}, exitAuth, kindAuth, 401, 0, "", unauthorized.URL},
+		{[]string{"ping", unauthorized.URL}, exitAuth, kindAuth, 401, 0, "streamable-http", unauthorized.URL},
 		{[]string{"call", "bogus/method", srv.URL}, exitRPC, kindRPC, 0, -32601, "streamable-http", srv.URL},
 		{[]string{"tools", "call", "ech", srv.URL}, exitRPC, kindRPC, 0, -32602, "streamable-http", srv.URL},
 		{[]string{"tools", "list"}, exitUsage, kindUsage, 0, 0, "", ""},
