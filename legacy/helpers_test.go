@@ -225,6 +225,13 @@ func (l *recvLoop) next(t testing.TB) *jsonrpc.Message {
 	case m := <-l.msgs:
 		return m
 	case err := <-l.end:
+		// Both may be ready at once: the messages came first.
+		select {
+		case m := <-l.msgs:
+			l.end <- err
+			return m
+		default:
+		}
 		t.Fatalf("Recv ended: %v", err)
 	case <-time.After(wait):
 		t.Fatal("no message within", wait)
@@ -321,6 +328,25 @@ func (l *logs) at(level slog.Level) []string {
 		if r.Level == level {
 			out = append(out, r.Message)
 		}
+	}
+	return out
+}
+
+// attrs returns the attributes of the last record with the message, as
+// strings.
+func (l *logs) attrs(msg string) map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]string{}
+	for _, r := range l.recs {
+		if r.Message != msg {
+			continue
+		}
+		clear(out)
+		r.Attrs(func(a slog.Attr) bool {
+			out[a.Key] = a.Value.String()
+			return true
+		})
 	}
 	return out
 }

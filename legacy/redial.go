@@ -61,8 +61,9 @@ func (t *Transport) redial(lost error) (*sse.Reader, io.ReadCloser, *session, er
 	for n := 1; ; n++ {
 		wait, ok := t.backoff.Next()
 		if !ok {
-			return nil, nil, nil, fmt.Errorf("GET %s: reconnection exhausted after %d attempts: %w (last: %w)",
-				t.sseURL, n-1, ErrConnectionLost, last)
+			p := t.backoff.Policy()
+			return nil, nil, nil, fmt.Errorf("GET %s: reconnection exhausted after %d attempts (policy: %s attempts, %s budget): %w (last: %w)",
+				t.sseURL, n-1, limit(p.MaxAttempts), limit(p.Budget), ErrConnectionLost, last)
 		}
 		if asked > 0 {
 			// The last attempt was a 429 or 503 with Retry-After: the
@@ -112,6 +113,14 @@ func (t *Transport) redial(lost error) (*sse.Reader, io.ReadCloser, *session, er
 		t.log.Debug("legacy: reconnection attempt failed", "url", t.sseURL, "attempt", n, "err", err)
 		last = err
 	}
+}
+
+// limit shows a policy limit, negative meaning none.
+func limit[T int | time.Duration](v T) string {
+	if v < 0 {
+		return "unlimited"
+	}
+	return fmt.Sprint(v)
 }
 
 // attempt is one reconnection: a GET of the SSE URL and its endpoint event,
