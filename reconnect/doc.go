@@ -9,4 +9,10 @@
 // the cap. Retry-After (delta-seconds or an HTTP date) is parsed here too,
 // and honoured within a cap; a wait the cap or the caller's deadline cuts
 // short becomes a *RetryAfterError that says how long the server asked for.
+//
+// Policy.Retrying puts it all in a go-retryablehttp client that sends a
+// request again only when the server provably did not run it: a 429 or
+// 503 (after Retry-After, or the backoff), or a connection refused before
+// anything was sent. Every other answer or error comes back as is, so a
+// tools/call is never run twice by a retry.
 package reconnect

@@ -18,8 +18,9 @@ type Policy struct {
 	// Jitter spreads each wait by ± this fraction, so that many clients
 	// do not retry in step. Default 0.2; a negative value means none.
 	Jitter float64
-	// MaxAttempts is how many attempts in a row may fail without progress
-	// before giving up. Default 10.
+	// MaxAttempts is how many failed attempts in a row, without progress,
+	// may each be followed by another: at most MaxAttempts+1 attempts,
+	// MaxAttempts waits. Default 10.
 	MaxAttempts int
 	// Budget is how long attempts may go on failing without progress
 	// before giving up. Default 2 minutes.
@@ -46,7 +47,8 @@ func DefaultPolicy() Policy {
 	}
 }
 
-// withDefaults fills the zero fields.
+// withDefaults fills the zero fields; filling a filled policy changes
+// nothing.
 func (p Policy) withDefaults() Policy {
 	d := DefaultPolicy()
 	if p.InitialDelay <= 0 {
@@ -62,7 +64,7 @@ func (p Policy) withDefaults() Policy {
 	case p.Jitter == 0:
 		p.Jitter = d.Jitter
 	case p.Jitter < 0:
-		p.Jitter = 0
+		p.Jitter = -1 // none, and still none when filled again
 	case p.Jitter > 1:
 		p.Jitter = 1
 	}
@@ -96,7 +98,7 @@ func (p Policy) Start() *Backoff {
 	p = p.withDefaults()
 	exp := &backoff.ExponentialBackOff{
 		InitialInterval:     p.InitialDelay,
-		RandomizationFactor: p.Jitter,
+		RandomizationFactor: max(p.Jitter, 0),
 		Multiplier:          p.Multiplier,
 		MaxInterval:         p.MaxDelay,
 		MaxElapsedTime:      0, // the budget is ours: it restarts on progress

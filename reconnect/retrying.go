@@ -46,7 +46,8 @@ import (
 // Every retry is logged at Info on logger (nil means none) with the
 // reason, the status and the wait. The client's CheckRetry, Backoff,
 // ErrorHandler and RequestLogHook work together (the hook gives each Do
-// its own run of the policy); replace none of them.
+// its own run of the policy); replace none of them. Note that
+// go-retryablehttp closes base's idle connections after a Do that fails.
 func (p Policy) Retrying(base *http.Client, logger *slog.Logger) *retryablehttp.Client {
 	p = p.withDefaults()
 	if base == nil {

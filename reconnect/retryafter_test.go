@@ -1,0 +1,176 @@
+package reconnect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(1994, time.November, 6, 8, 49, 0, 0, time.UTC)
+	const forever = time.Duration(1<<63 - 1)
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"120", 120 * time.Second, true},
+		{"0", 0, true},
+		{"1", time.Second, true},
+		{"007", 7 * time.Second, true},
+		{" 5 ", 5 * time.Second, true},
+		{"\t30\r\n", 30 * time.Second, true},
+		{"9223372036", 9223372036 * time.Second, true},
+		{"9223372037", forever, true},
+		{"99999999999999999999999999", forever, true},
+		{"Sun, 06 Nov 1994 08:49:37 GMT", 37 * time.Second, true},     // IMF-fixdate
+		{"Sunday, 06-Nov-94 08:49:37 GMT", 37 * time.Second, true},    // RFC 850
+		{"Sun Nov  6 08:49:37 1994", 37 * time.Second, true},          // asctime
+		{"  Sun, 06 Nov 1994 08:50:00 GMT\t", 60 * time.Second, true}, // white space around
+		{"Sun, 06 Nov 1994 08:49:00 GMT", 0, true},                    // now
+		{"Sun, 06 Nov 1994 08:00:00 GMT", 0, true},                    // past
+		{"Sunday, 06-Nov-94 07:49:37 GMT", 0, true},                   // past, RFC 850
+		{"Thu Jan  1 00:00:00 1970", 0, true},                         // past, asctime
+		{"Mon, 07 Nov 1994 08:49:00 GMT", 24 * time.Hour, true},       // a day ahead
+		{"", 0, false},
+		{"   ", 0, false},
+		{"soon", 0, false},
+		{"-5", 0, false},
+		{"+5", 0, false},
+		{"1.5", 0, false},
+		{"12abc", 0, false},
+		{"5 s", 0, false},
+		{"0x10", 0, false},
+		{"Sun, 06 Nov 1994 08:49:37", 0, false},     // no zone
+		{"2026-01-02T03:04:05Z", 0, false},          // RFC 3339 is not an HTTP date
+		{"Sun, 32 Nov 1994 08:49:37 GMT", 0, false}, // no such day
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, ok := ParseRetryAfter(tt.in, now)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("ParseRetryAfter(%q) = (%v, %v), want (%v, %v)", tt.in, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestIsThrottle(t *testing.T) {
+	for code := 100; code < 600; code++ {
+		if want := code == 429 || code == 503; IsThrottle(code) != want {
+			t.Errorf("IsThrottle(%d) = %v", code, !want)
+		}
+	}
+}
+
+func TestSleep(t *testing.T) {
+	if err := Sleep(context.Background(), time.Millisecond); err != nil {
+		t.Errorf("Sleep = %v", err)
+	}
+	if err := Sleep(context.Background(), 0); err != nil {
+		t.Errorf("Sleep(0) = %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Sleep(ctx, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep(0) on a done context = %v", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Sleep past the deadline = %v", err)
+	}
+	if d := time.Since(began); d > time.Second {
+		t.Errorf("Sleep took %v after its context ended", d)
+	}
+}
+
+func TestRetryAfterError(t *testing.T) {
+	httpErr := errors.New("POST http://x → 429")
+	e := &RetryAfterError{Status: 429, Wait: time.Hour, Cap: time.Minute, Reason: reasonOverCap, Err: httpErr}
+	for _, part := range []string{"429", "1h0m0s", "over the cap", "cap 1m0s", httpErr.Error()} {
+		if !strings.Contains(e.Error(), part) {
+			t.Errorf("Error() = %q, lacks %q", e.Error(), part)
+		}
+	}
+	if !errors.Is(e, httpErr) || errors.Is(e, context.Canceled) {
+		t.Error("wraps the HTTP error and nothing else")
+	}
+	e.ctxErr = context.Canceled
+	if !errors.Is(e, httpErr) || !errors.Is(e, context.Canceled) {
+		t.Error("does not wrap both the HTTP error and the context's")
+	}
+}
+
+func TestThrottled(t *testing.T) {
+	const ms = time.Millisecond
+	fast := Policy{InitialDelay: 5 * ms, MaxDelay: 20 * ms, Jitter: -1, MaxAttempts: 3, MaxRetryAfter: time.Second}
+	answer := func(status int, retryAfter string) *http.Response {
+		h := http.Header{}
+		if retryAfter != "" {
+			h.Set("Retry-After", retryAfter)
+		}
+		return &http.Response{StatusCode: status, Header: h}
+	}
+	tests := []struct {
+		name     string
+		resp     *http.Response
+		before   int // failures already recorded
+		timeout  time.Duration
+		cancel   bool
+		wantWait time.Duration
+		reason   string // "" = waited, nil error
+		ctxErr   error
+	}{
+		{name: "Retry-After 0", resp: answer(429, "0")},
+		{name: "503 without Retry-After waits the backoff", resp: answer(503, "")},
+		{name: "over the cap", resp: answer(429, "3600"), wantWait: time.Hour, reason: reasonOverCap},
+		{name: "past the deadline", resp: answer(503, "1"), timeout: 500 * ms, wantWait: time.Second, reason: reasonDeadline},
+		{name: "backoff past the deadline", resp: answer(503, ""), timeout: ms, wantWait: 5 * ms, reason: reasonDeadline},
+		{name: "attempts used up", resp: answer(429, "0"), before: 3, reason: reasonAttempts},
+		{name: "attempts used up without Retry-After", resp: answer(503, ""), before: 3, reason: reasonAttempts},
+		{name: "cancelled during the wait", resp: answer(429, "1"), cancel: true, wantWait: time.Second, reason: context.Canceled.Error(), ctxErr: context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.timeout > 0 {
+				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+				defer cancel()
+			}
+			if tt.cancel {
+				time.AfterFunc(20*ms, cancel)
+			}
+			b := fast.Start()
+			for range tt.before {
+				b.Next()
+			}
+			httpErr := fmt.Errorf("HTTP %d", tt.resp.StatusCode)
+			began := time.Now()
+			err := Throttled(ctx, b, tt.resp, httpErr)
+			if took := time.Since(began); took > 500*ms {
+				t.Errorf("took %v", took)
+			}
+			if tt.reason == "" {
+				if err != nil {
+					t.Fatalf("Throttled = %v, want a wait then nil", err)
+				}
+				return
+			}
+			var rae *RetryAfterError
+			if !errors.As(err, &rae) {
+				t.Fatalf("Throttled = %v, want a *RetryAfterError", err)
+			}
+			want := RetryAfterError{Status: tt.resp.StatusCode, Wait: tt.wantWait, Cap: time.Second, Reason: tt.reason, Err: httpErr, ctxErr: tt.ctxErr}
+			if *rae != want {
+				t.Errorf("got  %+v\nwant %+v", *rae, want)
+			}
+		})
+	}
+}

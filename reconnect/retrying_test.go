@@ -1,0 +1,566 @@
+package reconnect
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+const ms = time.Millisecond
+
+// fast is the policy of these tests: waits of a few milliseconds.
+var fast = Policy{InitialDelay: 5 * ms, MaxDelay: 20 * ms, Jitter: 0.2, MaxAttempts: 3, MaxRetryAfter: 2 * time.Second}
+
+// step is how the test server answers one hit.
+type step func(w http.ResponseWriter, r *http.Request)
+
+// answer writes status with a short body and the given headers (name, value, ...).
+func answer(status int, header ...string) step {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		w.WriteHeader(status)
+		io.WriteString(w, "answer "+strconv.Itoa(status))
+	}
+}
+
+// reset closes the connection under the request once it has been read:
+// the server got it, the client gets no answer.
+func reset(w http.ResponseWriter, _ *http.Request) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		panic(err)
+	}
+	conn.(*net.TCPConn).SetLinger(0) // RST, not FIN
+	conn.Close()
+}
+
+// hang answers nothing until the client gives up.
+func hang(_ http.ResponseWriter, r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// server plays its steps in order, the last one again and again, and
+// keeps every request body it got.
+type server struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []string
+}
+
+func newServer(t *testing.T, steps ...step) *server {
+	t.Helper()
+	s := &server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		n := len(s.bodies)
+		s.bodies = append(s.bodies, string(b))
+		s.mu.Unlock()
+		steps[min(n, len(steps)-1)](w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *server) hits() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.bodies...)
+}
+
+// transport counts round trips and checks that every body it handed out
+// was closed.
+type transport struct {
+	base   *http.Transport
+	trips  atomic.Int32
+	mu     sync.Mutex
+	bodies []*body
+}
+
+type body struct {
+	io.ReadCloser
+	closed atomic.Bool
+}
+
+func (b *body) Close() error { b.closed.Store(true); return b.ReadCloser.Close() }
+
+func (tr *transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	tr.trips.Add(1)
+	resp, err := tr.base.RoundTrip(r)
+	if resp != nil {
+		b := &body{ReadCloser: resp.Body}
+		resp.Body = b
+		tr.mu.Lock()
+		tr.bodies = append(tr.bodies, b)
+		tr.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (tr *transport) CloseIdleConnections() { tr.base.CloseIdleConnections() }
+
+func (tr *transport) allClosed() bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, b := range tr.bodies {
+		if !b.closed.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// logs keeps the records of a logger.
+type logs struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logs) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logs) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+func (l *logs) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logs) WithGroup(string) slog.Handler      { return l }
+
+func (l *logs) records() []map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]string
+	for _, r := range l.recs {
+		m := map[string]string{"level": r.Level.String(), "msg": r.Message}
+		r.Attrs(func(a slog.Attr) bool { m[a.Key] = a.Value.String(); return true })
+		out = append(out, m)
+	}
+	return out
+}
+
+// rig is a Retrying client over a counting transport, with its logs.
+type rig struct {
+	c    *retryablehttp.Client
+	tr   *transport
+	logs *logs
+}
+
+func newRig(t *testing.T, p Policy, timeout time.Duration) *rig {
+	t.Helper()
+	tr := &transport{base: &http.Transport{}}
+	t.Cleanup(tr.CloseIdleConnections)
+	l := &logs{}
+	return &rig{c: p.Retrying(&http.Client{Transport: tr, Timeout: timeout}, slog.New(l)), tr: tr, logs: l}
+}
+
+// post sends body to url and reads the answer; the error is Do's.
+func (g *rig) post(ctx context.Context, url, body string) (status int, answer string, err error) {
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, url, []byte(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := g.c.Do(req)
+	if err != nil {
+		if resp != nil {
+			return 0, "", errors.New("Do returned a response with its error")
+		}
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+func TestRetryingConfig(t *testing.T) {
+	base := &http.Client{Timeout: time.Second}
+	c := fast.Retrying(base, nil)
+	if c.HTTPClient != base {
+		t.Error("HTTPClient is not base")
+	}
+	if c.RetryMax != 3 {
+		t.Errorf("RetryMax = %d, want MaxAttempts", c.RetryMax)
+	}
+	if c.Logger != nil {
+		t.Errorf("Logger = %v, want nil", c.Logger)
+	}
+	if c.CheckRetry == nil || c.Backoff == nil || c.ErrorHandler == nil || c.RequestLogHook == nil {
+		t.Error("CheckRetry, Backoff, ErrorHandler or RequestLogHook left to go-retryablehttp")
+	}
+	if c := (Policy{}).Retrying(nil, nil); c.HTTPClient != http.DefaultClient || c.RetryMax != DefaultPolicy().MaxAttempts {
+		t.Errorf("nil base: HTTPClient %p, RetryMax %d", c.HTTPClient, c.RetryMax)
+	}
+	if c := (Policy{MaxAttempts: -1}).Retrying(nil, nil); c.RetryMax < 1<<30 {
+		t.Errorf("unlimited attempts: RetryMax = %d", c.RetryMax)
+	}
+}
+
+// TestRetryingSendsAgain covers the answers that are sent again, then
+// succeed: each attempt carries the same bytes, each retry is logged.
+func TestRetryingSendsAgain(t *testing.T) {
+	tests := []struct {
+		name    string
+		steps   []step
+		hits    int
+		reasons []string
+		status  []string
+		minTook time.Duration
+	}{
+		{"429 Retry-After 0", []step{answer(429, "Retry-After", "0"), answer(200)},
+			2, []string{"server asked to retry after"}, []string{"429"}, 0},
+		{"503 Retry-After 0", []step{answer(503, "Retry-After", "0"), answer(200)},
+			2, []string{"server asked to retry after"}, []string{"503"}, 0},
+		{"503 without Retry-After backs off", []step{answer(503), answer(503), answer(200)},
+			3, []string{"server busy, backing off", "server busy, backing off"}, []string{"503", "503"}, 4*ms + 8*ms},
+		{"429 then 503 then 429", []step{answer(429, "Retry-After", "0"), answer(503), answer(429, "Retry-After", "0"), answer(200)},
+			4, []string{"server asked to retry after", "server busy, backing off", "server asked to retry after"}, []string{"429", "503", "429"}, 0},
+		{"Retry-After an HTTP date", []step{answer(429, "Retry-After", time.Now().Add(time.Second).UTC().Format(http.TimeFormat)), answer(200)},
+			2, []string{"server asked to retry after"}, []string{"429"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, tt.steps...)
+			g := newRig(t, fast, 0)
+			const sent = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"charge","arguments":{"cents":100}}}`
+			began := time.Now()
+			status, body, err := g.post(context.Background(), s.URL+"/mcp?session=secret", sent)
+			took := time.Since(began)
+			if err != nil || status != 200 || body != "answer 200" {
+				t.Fatalf("post = (%d, %q, %v), want 200", status, body, err)
+			}
+			hits := s.hits()
+			if len(hits) != tt.hits {
+				t.Errorf("server hit %d times, want %d", len(hits), tt.hits)
+			}
+			for i, h := range hits {
+				if h != sent {
+					t.Errorf("attempt %d sent %q, want %q", i+1, h, sent)
+				}
+			}
+			if took < tt.minTook || took > 1500*ms {
+				t.Errorf("took %v, want at least %v and well under the test's budget", took, tt.minTook)
+			}
+			recs := g.logs.records()
+			if len(recs) != len(tt.reasons) {
+				t.Fatalf("%d log records, want one per retry (%d): %v", len(recs), len(tt.reasons), recs)
+			}
+			for i, r := range recs {
+				if r["level"] != "INFO" || r["reason"] != tt.reasons[i] || r["status"] != tt.status[i] || r["wait"] == "" ||
+					r["method"] != "POST" || r["attempt"] != strconv.Itoa(i+1) {
+					t.Errorf("record %d: %v", i, r)
+				}
+				if strings.Contains(r["url"], "secret") || !strings.Contains(r["url"], "/mcp?session=") {
+					t.Errorf("record %d: url %q, want the query value hidden", i, r["url"])
+				}
+			}
+			if !g.tr.allClosed() {
+				t.Error("a response body was left open")
+			}
+		})
+	}
+}
+
+// TestRetryingGivesUp covers the 429 and 503 answers that are not sent
+// again: the error carries the status, the wait, the cap and the reason,
+// and comes at once.
+func TestRetryingGivesUp(t *testing.T) {
+	tests := []struct {
+		name     string
+		step     step
+		p        Policy
+		timeout  time.Duration // of the request's context
+		cancel   time.Duration // cancel the context after this
+		hits     int
+		wait     time.Duration // the RetryAfterError's; -1: any
+		reason   string
+		ctxErr   error
+		maxTook  time.Duration
+		wantBody string
+	}{
+		{name: "Retry-After over the cap", step: answer(429, "Retry-After", "3600"), p: fast,
+			hits: 1, wait: time.Hour, reason: reasonOverCap, maxTook: 500 * ms},
+		{name: "Retry-After date over the cap", step: answer(503, "Retry-After", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)), p: fast,
+			hits: 1, wait: -1, reason: reasonOverCap, maxTook: 500 * ms},
+		{name: "Retry-After past the deadline", step: answer(429, "Retry-After", "1"), p: fast, timeout: 300 * ms,
+			hits: 1, wait: time.Second, reason: reasonDeadline, maxTook: 200 * ms},
+		{name: "backoff past the deadline", step: answer(503), p: Policy{InitialDelay: time.Second, Jitter: -1}, timeout: 300 * ms,
+			hits: 1, wait: time.Second, reason: reasonDeadline, maxTook: 200 * ms},
+		{name: "cancelled during a Retry-After wait", step: answer(429, "Retry-After", "1"), p: fast, cancel: 30 * ms,
+			hits: 1, wait: time.Second, reason: context.Canceled.Error(), ctxErr: context.Canceled, maxTook: 300 * ms},
+		{name: "cancelled during a backoff wait", step: answer(503), p: Policy{InitialDelay: 10 * time.Second, Jitter: -1}, cancel: 30 * ms,
+			hits: 1, wait: 10 * time.Second, reason: context.Canceled.Error(), ctxErr: context.Canceled, maxTook: 300 * ms},
+		{name: "always 429: attempts run out", step: answer(429, "Retry-After", "0"), p: fast,
+			hits: 4, wait: 0, reason: reasonAttempts, maxTook: 500 * ms},
+		{name: "always 503: attempts run out", step: answer(503), p: Policy{InitialDelay: ms, Jitter: -1, MaxAttempts: 2},
+			hits: 3, wait: 0, reason: reasonAttempts, maxTook: 500 * ms},
+		{name: "always 503: budget spent", step: answer(503), p: Policy{InitialDelay: 20 * ms, Multiplier: 1, Jitter: -1, MaxAttempts: -1, Budget: 50 * ms},
+			hits: 3, wait: 20 * ms, reason: reasonBudget, maxTook: 500 * ms},
+		{name: "the JSON-RPC error of the body", p: fast, step: func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Retry-After", "86400")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(429)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"slow down"}}`)
+		}, hits: 1, wait: 24 * time.Hour, reason: reasonOverCap, maxTook: 500 * ms, wantBody: "slow down"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, tt.step)
+			g := newRig(t, tt.p, 0)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.timeout > 0 {
+				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+				defer cancel()
+			}
+			if tt.cancel > 0 {
+				time.AfterFunc(tt.cancel, cancel)
+			}
+			began := time.Now()
+			_, _, err := g.post(ctx, s.URL+"/mcp", `{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+			if took := time.Since(began); took > tt.maxTook {
+				t.Errorf("took %v, want at most %v", took, tt.maxTook)
+			}
+			var rae *RetryAfterError
+			if !errors.As(err, &rae) {
+				t.Fatalf("err = %v, want a *RetryAfterError", err)
+			}
+			status := 429
+			if strings.Contains(err.Error(), "answered 503") {
+				status = 503
+			}
+			if rae.Status != status || rae.Reason != tt.reason || rae.Cap != tt.p.withDefaults().MaxRetryAfter || (tt.wait >= 0 && rae.Wait != tt.wait) {
+				t.Errorf("got %+v, want status %d, wait %v, reason %q", rae, status, tt.wait, tt.reason)
+			}
+			if rae.Wait <= rae.Cap && tt.reason == reasonOverCap {
+				t.Errorf("Wait %v is under the cap %v", rae.Wait, rae.Cap)
+			}
+			var herr *jsonrpc.HTTPError
+			if !errors.As(rae.Err, &herr) || herr.StatusCode != status || herr.Method != http.MethodPost || herr.URL != s.URL+"/mcp" {
+				t.Errorf("Err = %#v, want the *jsonrpc.HTTPError of the last answer", rae.Err)
+			} else if tt.wantBody != "" && (herr.RPCError == nil || herr.RPCError.Message != tt.wantBody) {
+				t.Errorf("HTTPError.RPCError = %v, want %q", herr.RPCError, tt.wantBody)
+			} else if tt.wantBody == "" && herr.Body != "answer "+strconv.Itoa(status) {
+				t.Errorf("HTTPError.Body = %q", herr.Body)
+			}
+			if tt.ctxErr != nil && !errors.Is(err, tt.ctxErr) {
+				t.Errorf("errors.Is(err, %v) = false", tt.ctxErr)
+			}
+			if tt.ctxErr == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+				t.Errorf("err %v claims a context error", err)
+			}
+			if n := len(s.hits()); n != tt.hits {
+				t.Errorf("server hit %d times, want %d", n, tt.hits)
+			}
+			if !g.tr.allClosed() {
+				t.Error("the last answer's body was left open")
+			}
+		})
+	}
+}
+
+// TestRetryingNeverAgain covers what the server may have run: the answer
+// or the error comes back as is, after exactly one hit.
+func TestRetryingNeverAgain(t *testing.T) {
+	tests := []struct {
+		name    string
+		step    step
+		timeout time.Duration // of the base client
+		status  int           // 0: an error
+	}{
+		{"500", answer(500), 0, 500},
+		{"502", answer(502), 0, 502},
+		{"504", answer(504), 0, 504},
+		{"404", answer(404), 0, 404},
+		{"401", answer(401, "WWW-Authenticate", "Bearer"), 0, 401},
+		{"400", answer(400), 0, 400},
+		{"409", answer(409), 0, 409},
+		{"202", answer(202), 0, 202},
+		{"500 with Retry-After", answer(500, "Retry-After", "0"), 0, 500},
+		{"connection reset after the request was read", reset, 0, 0},
+		{"timeout after the request went out", hang, 50 * ms, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, tt.step)
+			g := newRig(t, fast, tt.timeout)
+			status, body, err := g.post(context.Background(), s.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`)
+			if tt.status == 0 {
+				var rae *RetryAfterError
+				if err == nil || errors.As(err, &rae) {
+					t.Errorf("err = %v, want the transport's error", err)
+				}
+			} else if err != nil || status != tt.status || body != "answer "+strconv.Itoa(tt.status) {
+				t.Errorf("post = (%d, %q, %v), want %d as is", status, body, err, tt.status)
+			}
+			if n := len(s.hits()); n != 1 {
+				t.Errorf("server hit %d times, want exactly 1", n)
+			}
+			if n := g.tr.trips.Load(); n != 1 {
+				t.Errorf("%d round trips, want 1", n)
+			}
+			if recs := g.logs.records(); len(recs) != 0 {
+				t.Errorf("logged a retry: %v", recs)
+			}
+		})
+	}
+}
+
+// closedAddr returns a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func TestRetryingConnectionRefused(t *testing.T) {
+	url := "http://" + closedAddr(t) + "/mcp"
+
+	t.Run("retried up to MaxAttempts, then the dial error", func(t *testing.T) {
+		g := newRig(t, fast, 0)
+		_, _, err := g.post(context.Background(), url, "{}")
+		var op *net.OpError
+		if !errors.As(err, &op) || op.Op != "dial" || !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("err = %v, want the dial error", err)
+		}
+		if n := g.tr.trips.Load(); n != 4 {
+			t.Errorf("%d attempts, want 1 + MaxAttempts (3)", n)
+		}
+		recs := g.logs.records()
+		if len(recs) != 3 {
+			t.Fatalf("%d log records, want 3: %v", len(recs), recs)
+		}
+		for _, r := range recs {
+			if r["reason"] != "connection refused" || r["status"] != "0" {
+				t.Errorf("record %v", r)
+			}
+		}
+	})
+
+	t.Run("then the server comes up", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		var hits atomic.Int32
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			io.WriteString(w, "up")
+		})}
+		done := make(chan struct{})
+		time.AfterFunc(15*ms, func() {
+			defer close(done)
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return // the port was taken meanwhile: the test says so below
+			}
+			go srv.Serve(ln)
+		})
+		t.Cleanup(func() { <-done; srv.Close() })
+		g := newRig(t, Policy{InitialDelay: 10 * ms, MaxDelay: 10 * ms, Jitter: -1, MaxAttempts: 20}, 0)
+		status, body, err := g.post(context.Background(), "http://"+addr, "{}")
+		if err != nil || status != 200 || body != "up" || hits.Load() != 1 {
+			t.Errorf("post = (%d, %q, %v) after %d hits, want one 200", status, body, err, hits.Load())
+		}
+	})
+
+	t.Run("the wait past the deadline is not waited", func(t *testing.T) {
+		g := newRig(t, Policy{InitialDelay: time.Second, Jitter: -1}, 0)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*ms)
+		defer cancel()
+		began := time.Now()
+		_, _, err := g.post(ctx, url, "{}")
+		if !errors.Is(err, syscall.ECONNREFUSED) || time.Since(began) > 200*ms || g.tr.trips.Load() != 1 {
+			t.Errorf("err = %v after %v and %d attempts, want the dial error at once", err, time.Since(began), g.tr.trips.Load())
+		}
+	})
+
+	t.Run("cancelled during the wait", func(t *testing.T) {
+		g := newRig(t, Policy{InitialDelay: 10 * time.Second, Jitter: -1}, 0)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(30*ms, cancel)
+		began := time.Now()
+		_, _, err := g.post(ctx, url, "{}")
+		if !errors.Is(err, syscall.ECONNREFUSED) || !errors.Is(err, context.Canceled) || time.Since(began) > 300*ms {
+			t.Errorf("err = %v after %v, want the dial error and the context's, promptly", err, time.Since(began))
+		}
+	})
+}
+
+// TestRetryingConcurrent runs many requests through one client at once:
+// each Do has its own run of the policy.
+func TestRetryingConcurrent(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen[string(b)]++
+		n := seen[string(b)]
+		mu.Unlock()
+		if n <= 2 {
+			answer(503)(w, r)
+			return
+		}
+		w.Write(b)
+	}))
+	defer s.Close()
+	g := newRig(t, fast, 0)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			sent := strconv.Itoa(i)
+			status, body, err := g.post(context.Background(), s.URL, sent)
+			if err != nil || status != 200 || body != sent {
+				t.Errorf("request %d: (%d, %q, %v)", i, status, body, err)
+			}
+		})
+	}
+	wg.Wait()
+	for b, n := range seen {
+		if n != 3 {
+			t.Errorf("body %q sent %d times, want 3", b, n)
+		}
+	}
+}
+
+// TestRetryingRedact hides what logs and errors should not show.
+func TestRetryingRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://h/mcp":                      "http://h/mcp",
+		"http://u:p@h/mcp":                  "http://h/mcp",
+		"http://h/messages?sessionId=abc&x": "http://h/messages?sessionId=…&x",
+		"https://h:8443/a/b?k=v&k2=v2#frag": "https://h:8443/a/b?k=…&k2=…#frag",
+	} {
+		req, _ := http.NewRequest(http.MethodGet, in, nil)
+		if got := redact(req.URL); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
