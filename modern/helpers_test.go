@@ -2,6 +2,7 @@ package modern
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -148,16 +149,30 @@ func initialize() *jsonrpc.Message {
 // channel its Recv loop feeds.
 func dial(t *testing.T, s *server, opts Options) (*Transport, <-chan *jsonrpc.Message) {
 	t.Helper()
+	tr, ch, _ := dialLost(t, s, opts)
+	return tr, ch
+}
+
+// dialLost is dial whose Recv loop goes on after a *jsonrpc.SessionLostError,
+// passing it on the third channel.
+func dialLost(t *testing.T, s *server, opts Options) (*Transport, <-chan *jsonrpc.Message, <-chan error) {
+	t.Helper()
 	tr, err := New(s.URL+"/mcp", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ch := make(chan *jsonrpc.Message, 1000)
+	lost := make(chan error, 100)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
 			m, err := tr.Recv()
+			var sl *jsonrpc.SessionLostError
+			if errors.As(err, &sl) {
+				lost <- err
+				continue
+			}
 			if err != nil {
 				return
 			}
@@ -168,7 +183,7 @@ func dial(t *testing.T, s *server, opts Options) (*Transport, <-chan *jsonrpc.Me
 		tr.Close()
 		<-done
 	})
-	return tr, ch
+	return tr, ch, lost
 }
 
 // next returns the next message from the Recv loop.

@@ -1,0 +1,398 @@
+package modern
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
+)
+
+// TestGETReconnect: the GET stream is reopened each time it ends or
+// fails, with Last-Event-ID of the last event seen on it and the policy's
+// backoff; messages keep arriving, and the POST channel is unaffected.
+func TestGETReconnect(t *testing.T) {
+	var gets atomic.Int32
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if r.Method != http.MethodGet {
+			mcp("s-g")(w, r, body)
+			return
+		}
+		switch n := gets.Add(1); n {
+		case 1, 3:
+			ev := startSSE(w)
+			ev(fmt.Sprintf("id: g%d\n", n) + data(fmt.Sprintf(`{"jsonrpc":"2.0","method":"n%d"}`, n)))
+			if n == 3 {
+				cut() // broken rather than ended
+			}
+		case 2:
+			http.Error(w, "restarting", http.StatusBadGateway) // a failed reconnect
+		case 4:
+			ev := startSSE(w)
+			ev(data(`{"jsonrpc":"2.0","method":"n4"}`))
+			<-r.Context().Done()
+		default:
+			t.Errorf("GET #%d: unexpected", n)
+		}
+	})
+	l := &logs{}
+	tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+	handshake(t, tr, ch)
+	for _, want := range []string{"notification n1", "notification n3", "notification n4"} {
+		if got := describe(next(t, ch)); got != want {
+			t.Fatalf("got %s, want %s", got, want)
+		}
+	}
+	send(t, tr, request(2, "tools/list"))
+	next(t, ch)
+	var ids []string
+	for _, r := range s.requests() {
+		if r.Method == http.MethodGet {
+			ids = append(ids, r.Header.Get("Last-Event-Id"))
+			if r.Header.Get("Mcp-Session-Id") != "s-g" {
+				t.Errorf("GET without the session: %v", r.Header)
+			}
+		}
+	}
+	if fmt.Sprint(ids) != fmt.Sprint([]string{"", "g1", "g1", "g3"}) {
+		t.Errorf("Last-Event-ID of the GETs: %q", ids)
+	}
+	if n := len(l.at(slog.LevelInfo)); n != 3 {
+		t.Errorf("%d info records, want one per reconnect (3)", n)
+	}
+	if w := l.at(slog.LevelWarn); len(w) != 0 {
+		t.Errorf("warnings: %q", w)
+	}
+}
+
+// TestGETReconnectServerRetry: a retry: on the GET stream is the wait
+// before reopening it, exactly: the conformance suite's sse-retry scenario
+// wants the reconnect between 450 and 700 ms after retry: 500.
+func TestGETReconnectServerRetry(t *testing.T) {
+	var mu sync.Mutex
+	var times []time.Time
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if r.Method != http.MethodGet {
+			mcp("")(w, r, body)
+			return
+		}
+		mu.Lock()
+		times = append(times, time.Now())
+		n := len(times)
+		mu.Unlock()
+		ev := startSSE(w)
+		if n == 1 {
+			ev("id: prime\nretry: 500\ndata:\n\n")
+			return
+		}
+		ev(data(`{"jsonrpc":"2.0","method":"back"}`))
+		<-r.Context().Done()
+	})
+	// A policy whose own delays would be far off the window, jitter on.
+	p := &reconnect.Policy{InitialDelay: 5 * time.Second, Jitter: 0.5}
+	tr, ch := dial(t, s, Options{Reconnect: p})
+	handshake(t, tr, ch)
+	if got := describe(next(t, ch)); got != "notification back" {
+		t.Fatalf("got %s", got)
+	}
+	mu.Lock()
+	gap := times[1].Sub(times[0])
+	mu.Unlock()
+	if gap < 500*time.Millisecond || gap > 700*time.Millisecond {
+		t.Errorf("reconnected %v after the stream with retry: 500", gap)
+	}
+	if id := s.requests()[len(s.requests())-1]; id.Header.Get("Last-Event-Id") != "prime" {
+		t.Errorf("Last-Event-ID = %q", id.Header.Get("Last-Event-Id"))
+	}
+}
+
+// TestGETReconnectExhausted: a GET stream that keeps failing is a warning
+// once the policy gives up, and goes on being retried.
+func TestGETReconnectExhausted(t *testing.T) {
+	var gets atomic.Int32
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if r.Method != http.MethodGet {
+			mcp("")(w, r, body)
+			return
+		}
+		if gets.Add(1) <= 6 {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		ev := startSSE(w)
+		ev(data(`{"jsonrpc":"2.0","method":"up"}`))
+		<-r.Context().Done()
+	})
+	l := &logs{}
+	tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+	handshake(t, tr, ch)
+	if got := describe(next(t, ch)); got != "notification up" {
+		t.Fatalf("got %s", got)
+	}
+	if w := l.at(slog.LevelWarn); len(w) != 1 {
+		t.Errorf("warnings %q, want one", w)
+	}
+}
+
+// sessions is a server whose sessions the test can end: a request with an
+// unknown session id gets 404; initialize starts session "s<N>". GET
+// streams send one event and end, or stay open when hold is set.
+type sessions struct {
+	mu      sync.Mutex
+	n       int
+	current string
+	hold    bool
+}
+
+func (ss *sessions) expire() {
+	ss.mu.Lock()
+	ss.current = ""
+	ss.mu.Unlock()
+}
+
+func (ss *sessions) handler(w http.ResponseWriter, r *http.Request, body []byte) {
+	m, _ := jsonrpc.DecodeMessage(body)
+	ss.mu.Lock()
+	if m != nil && m.Method == "initialize" {
+		ss.n++
+		ss.current = "s" + strconv.Itoa(ss.n)
+	}
+	current, hold := ss.current, ss.hold
+	ss.mu.Unlock()
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && sid != current {
+		http.Error(w, "unknown session", http.StatusNotFound)
+		return
+	}
+	if r.Method == http.MethodGet {
+		ev := startSSE(w)
+		ev("id: " + current + "-1\n" + data(`{"jsonrpc":"2.0","method":"on-`+current+`"}`))
+		if hold {
+			<-r.Context().Done()
+		}
+		return
+	}
+	mcp(current)(w, r, body)
+}
+
+// getsSince returns the GETs from the i-th request on.
+func getsSince(s *server, i int) []seen {
+	var out []seen
+	for _, r := range s.requests()[i:] {
+		if r.Method == http.MethodGet {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestGETSessionLost: a 404 when reopening the GET stream while a session
+// is held: Recv reports a SessionLostError, the session is forgotten, no
+// GET is sent until a new session's notifications/initialized, Send
+// refuses everything but initialize without a request, and the new
+// session's stream starts afresh.
+func TestGETSessionLost(t *testing.T) {
+	ss := &sessions{}
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if r.Method == http.MethodGet {
+			defer func() {
+				if r.Header.Get("Last-Event-Id") == "" {
+					ss.expire() // the first stream of a session ends with the session
+				}
+			}()
+		}
+		ss.handler(w, r, body)
+	})
+	tr, ch, lost := dialLost(t, s, Options{Reconnect: tiny()})
+	handshake(t, tr, ch)
+	if got := describe(next(t, ch)); got != "notification on-s1" {
+		t.Fatalf("got %s", got)
+	}
+	select {
+	case err := <-lost:
+		var sl *jsonrpc.SessionLostError
+		var he *jsonrpc.HTTPError
+		if !errors.As(err, &sl) || !errors.Is(err, jsonrpc.ErrSessionExpired) || !errors.As(err, &he) || he.StatusCode != 404 {
+			t.Fatalf("Recv = %v, want a SessionLostError for a 404", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Recv reported no lost session")
+	}
+	if tr.SessionID() != "" || tr.ProtocolVersion() != "" {
+		t.Errorf("session kept: %q %q", tr.SessionID(), tr.ProtocolVersion())
+	}
+	before := len(s.requests())
+	time.Sleep(50 * time.Millisecond) // tiny's delays are 20 ms at most
+	for _, m := range []*jsonrpc.Message{request(2, "tools/call"), notification("notifications/initialized"),
+		{ID: jsonrpc.String("srv"), Result: []byte(`{}`)}} {
+		if err := sendErr(tr, m); !errors.Is(err, jsonrpc.ErrSessionExpired) {
+			t.Errorf("Send %s = %v, want ErrSessionExpired", describe(m), err)
+		}
+	}
+	if n := len(s.requests()); n != before {
+		t.Fatalf("%d requests after the session was lost, want none", n-before)
+	}
+
+	ss.mu.Lock()
+	ss.hold = true
+	ss.mu.Unlock()
+	handshake(t, tr, ch)
+	if tr.SessionID() != "s2" {
+		t.Fatalf("SessionID() = %q, want s2", tr.SessionID())
+	}
+	if got := describe(next(t, ch)); got != "notification on-s2" {
+		t.Fatalf("got %s", got)
+	}
+	gets := getsSince(s, before)
+	if len(gets) != 1 || gets[0].Header.Get("Mcp-Session-Id") != "s2" || gets[0].Header.Get("Last-Event-Id") != "" {
+		t.Errorf("GETs of the new session: %d, first %v", len(gets), gets)
+	}
+	send(t, tr, request(3, "tools/call"))
+	if got := describe(next(t, ch)); got != `response 3 {"ok":true}` {
+		t.Errorf("got %s", got)
+	}
+}
+
+// TestSessionRefusedAfter404: after a POST answered 404 for the session,
+// nothing but initialize is sent until an initialize succeeds; the new
+// session is adopted, and its notifications/initialized replaces the old
+// session's GET stream with a new one.
+func TestSessionRefusedAfter404(t *testing.T) {
+	ss := &sessions{hold: true}
+	s := newServer(t, ss.handler)
+	tr, ch := dial(t, s, Options{Reconnect: tiny()})
+	handshake(t, tr, ch)
+	if got := describe(next(t, ch)); got != "notification on-s1" {
+		t.Fatalf("got %s", got)
+	}
+	ss.expire()
+	if err := sendErr(tr, request(2, "tools/call")); !errors.Is(err, jsonrpc.ErrSessionExpired) {
+		t.Fatalf("Send = %v, want ErrSessionExpired", err)
+	}
+	before := len(s.requests())
+	for _, m := range []*jsonrpc.Message{request(2, "tools/call"), notification("notifications/cancelled")} {
+		err := sendErr(tr, m)
+		if !errors.Is(err, jsonrpc.ErrSessionExpired) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+			t.Errorf("Send %s = %v, want ErrSessionExpired", describe(m), err)
+		}
+	}
+	if n := len(s.requests()); n != before {
+		t.Fatalf("%d requests sent with the session lost", n-before)
+	}
+
+	handshake(t, tr, ch)
+	if tr.SessionID() != "s2" {
+		t.Fatalf("SessionID() = %q, want s2", tr.SessionID())
+	}
+	if got := describe(next(t, ch)); got != "notification on-s2" {
+		t.Fatalf("got %s", got)
+	}
+	send(t, tr, request(3, "tools/call"))
+	if got := describe(next(t, ch)); got != `response 3 {"ok":true}` {
+		t.Errorf("got %s", got)
+	}
+	gets := getsSince(s, 0)
+	if len(gets) != 2 || gets[1].Header.Get("Mcp-Session-Id") != "s2" {
+		t.Errorf("GETs: %d, want the first session's and the second's", len(gets))
+	}
+}
+
+// TestThrottled: a POST answered 429 or 503 was not run: it is sent again
+// after the Retry-After (or the backoff), and the caller sees one answer.
+func TestThrottled(t *testing.T) {
+	tests := []struct {
+		name       string
+		status     int
+		retryAfter string
+		refusals   int
+		min        time.Duration
+	}{
+		{"429 with Retry-After", http.StatusTooManyRequests, "1", 1, time.Second},
+		{"503 with an HTTP date in the past", http.StatusServiceUnavailable, "Sun, 06 Nov 1994 08:49:37 GMT", 1, 0},
+		{"503 without Retry-After", http.StatusServiceUnavailable, "", 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if m, _ := jsonrpc.DecodeMessage(body); m != nil && m.Method == "tools/call" && calls.Add(1) <= int32(tt.refusals) {
+					if tt.retryAfter != "" {
+						w.Header().Set("Retry-After", tt.retryAfter)
+					}
+					http.Error(w, "later", tt.status)
+					return
+				}
+				mcp("")(w, r, body)
+			})
+			l := &logs{}
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			start := time.Now()
+			send(t, tr, request(5, "tools/call"))
+			if d := time.Since(start); d < tt.min || d > tt.min+time.Second {
+				t.Errorf("Send took %v, want about %v", d, tt.min)
+			}
+			if got := describe(next(t, ch)); got != `response 5 {"ok":true}` {
+				t.Fatalf("got %s", got)
+			}
+			none(t, ch)
+			if n := s.count(http.MethodPost); n != tt.refusals+1 {
+				t.Errorf("%d POSTs, want %d", n, tt.refusals+1)
+			}
+			if n := len(l.at(slog.LevelInfo)); n != tt.refusals {
+				t.Errorf("%d info records, want one per retry", n)
+			}
+		})
+	}
+}
+
+// TestThrottledGiveUp: a Retry-After over the cap, or past the caller's
+// deadline, is not waited for: Send fails at once with a
+// *reconnect.RetryAfterError after one POST, and the request did not run.
+func TestThrottledGiveUp(t *testing.T) {
+	tests := []struct {
+		name       string
+		retryAfter string
+		timeout    time.Duration
+		wait       time.Duration
+	}{
+		{"over the cap", "120", wait, 120 * time.Second},
+		{"past the deadline", "1", 300 * time.Millisecond, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				w.Header().Set("Retry-After", tt.retryAfter)
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+			})
+			l := &logs{}
+			tr, _ := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			ctx, cancel := context.WithTimeout(context.Background(), tt.timeout)
+			defer cancel()
+			start := time.Now()
+			err := tr.Send(ctx, request(5, "tools/call"))
+			var ra *reconnect.RetryAfterError
+			if !errors.As(err, &ra) || ra.Status != http.StatusTooManyRequests || ra.Wait != tt.wait {
+				t.Fatalf("Send = %v, want a RetryAfterError asking %v", err, tt.wait)
+			}
+			if errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+				t.Error("a throttled request did not run: its outcome is known")
+			}
+			if d := time.Since(start); d > 200*time.Millisecond {
+				t.Errorf("Send took %v; the wait should not have been started", d)
+			}
+			if n := s.count(http.MethodPost); n != 1 {
+				t.Errorf("%d POSTs, want 1", n)
+			}
+			if w := l.at(slog.LevelWarn); len(w) != 1 {
+				t.Errorf("warnings %q, want one", w)
+			}
+		})
+	}
+}

@@ -1,0 +1,336 @@
+package modern
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+const progressNote = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`
+
+// resumable answers tools/call (id 5) with an event stream that the test
+// breaks, then serves the GETs that resume it, one script per GET. Other
+// messages get what mcp("s-r") gives them.
+type resumable struct {
+	post func(ev func(string)) // writes the POST stream; returning ends it
+	gets []func(ev func(string))
+}
+
+func (rs *resumable) handler(t *testing.T) handler {
+	var mu sync.Mutex
+	n := 0
+	return func(w http.ResponseWriter, r *http.Request, body []byte) {
+		m, _ := jsonrpc.DecodeMessage(body)
+		switch {
+		case r.Method == http.MethodPost && m != nil && m.Method == "tools/call":
+			rs.post(startSSE(w))
+		case r.Method == http.MethodGet && r.Header.Get("Last-Event-Id") != "":
+			mu.Lock()
+			i := n
+			n++
+			mu.Unlock()
+			if i >= len(rs.gets) {
+				t.Errorf("resuming GET #%d: unexpected", i+1)
+				w.WriteHeader(http.StatusGone)
+				return
+			}
+			rs.gets[i](startSSE(w))
+		default:
+			mcp("s-r")(w, r, body)
+		}
+	}
+}
+
+// cut ends a handler with a connection reset: the stream breaks.
+func cut() { panic(http.ErrAbortHandler) }
+
+// lastEventIDs returns the Last-Event-ID of every GET that carried one.
+func lastEventIDs(s *server) []string {
+	var ids []string
+	for _, r := range s.requests() {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-Id") != "" {
+			ids = append(ids, r.Header.Get("Last-Event-Id"))
+		}
+	}
+	return ids
+}
+
+// TestResume: a request's event stream that breaks after events with ids
+// is resumed by GETs with Last-Event-ID of the newest id, as often as it
+// breaks, and the response reaches Recv once; the request is POSTed once.
+func TestResume(t *testing.T) {
+	tests := []struct {
+		name    string
+		rs      resumable
+		wantIDs []string
+		want    []string
+	}{{
+		name: "broken after two events",
+		rs: resumable{
+			post: func(ev func(string)) {
+				ev("id: e1\ndata:\n\n")
+				ev("id: e2\n" + data(progressNote))
+				cut()
+			},
+			gets: []func(ev func(string)){func(ev func(string)) {
+				ev("id: e3\n" + data(response("5", `{"n":1}`)))
+			}},
+		},
+		wantIDs: []string{"e2"},
+		want:    []string{"notification notifications/progress", `response 5 {"n":1}`},
+	}, {
+		name: "server closes after the priming event (polling)",
+		rs: resumable{
+			post: func(ev func(string)) { ev("id: p0\nretry: 5\ndata:\n\n") },
+			gets: []func(ev func(string)){func(ev func(string)) {
+				ev(data(response("5", `{"n":2}`)))
+			}},
+		},
+		wantIDs: []string{"p0"},
+		want:    []string{`response 5 {"n":2}`},
+	}, {
+		name: "broken twice",
+		rs: resumable{
+			post: func(ev func(string)) {
+				ev("id: e1\n" + data(progressNote))
+				cut()
+			},
+			gets: []func(ev func(string)){
+				func(ev func(string)) {
+					ev("id: e2\n" + data(progressNote))
+					cut()
+				},
+				func(ev func(string)) {
+					ev("id: e3\n" + data(response("5", `{"n":3}`)))
+				},
+			},
+		},
+		wantIDs: []string{"e1", "e2"},
+		want:    []string{"notification notifications/progress", "notification notifications/progress", `response 5 {"n":3}`},
+	}, {
+		name: "broken in the middle of an event: resumed from the last whole one",
+		rs: resumable{
+			post: func(ev func(string)) {
+				ev("id: e1\n" + data(progressNote))
+				ev("id: e2\ndata: {\"jsonrpc\":\"2.0\",") // cut before its end
+				cut()
+			},
+			gets: []func(ev func(string)){func(ev func(string)) {
+				ev("id: e2\n" + data(response("5", `{"n":4}`)))
+			}},
+		},
+		wantIDs: []string{"e1"},
+		want:    []string{"notification notifications/progress", `response 5 {"n":4}`},
+	}, {
+		name: "a second response to the request is dropped",
+		rs: resumable{
+			post: func(ev func(string)) {
+				ev("id: e1\ndata:\n\n")
+				cut()
+			},
+			gets: []func(ev func(string)){func(ev func(string)) {
+				ev("id: e2\n" + data("["+response("5", `{"n":5}`)+","+response("5", `{"n":6}`)+"]"))
+			}},
+		},
+		wantIDs: []string{"e1"},
+		want:    []string{`response 5 {"n":5}`},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, tt.rs.handler(t))
+			l := &logs{}
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			send(t, tr, initialize())
+			next(t, ch)
+			send(t, tr, request(5, "tools/call"))
+			for i, want := range tt.want {
+				if got := describe(next(t, ch)); got != want {
+					t.Fatalf("message %d = %s, want %s", i, got, want)
+				}
+			}
+			none(t, ch)
+			if got := lastEventIDs(s); strings.Join(got, ",") != strings.Join(tt.wantIDs, ",") {
+				t.Errorf("resumed with Last-Event-ID %q, want %q", got, tt.wantIDs)
+			}
+			for _, r := range s.requests() {
+				if r.Method == http.MethodGet && (r.Header.Get("Mcp-Session-Id") != "s-r" ||
+					r.Header.Get("Mcp-Protocol-Version") != "2025-06-18" || r.Header.Get("Accept") != "text/event-stream") {
+					t.Errorf("resuming GET headers: %v", r.Header)
+				}
+			}
+			if n := s.count(http.MethodPost); n != 2 { // initialize, tools/call
+				t.Errorf("%d POSTs, want 2", n)
+			}
+			if n := len(l.at(slog.LevelInfo)); n < len(tt.wantIDs) {
+				t.Errorf("%d info records, want one per resumption", n)
+			}
+		})
+	}
+}
+
+// TestResumeFails: a stream that cannot be resumed fails the request with
+// ErrOutcomeUnknown, and the request is never POSTed again.
+func TestResumeFails(t *testing.T) {
+	tests := []struct {
+		name string
+		post func(ev func(string))
+		get  handler // nil: no GET expected
+		gets int     // resuming GETs expected
+		say  string  // in the error
+	}{{
+		name: "no event id",
+		post: func(ev func(string)) {
+			ev(data(progressNote))
+			cut()
+		},
+		say: "ended before the response",
+	}, {
+		name: "the server cannot resume (405)",
+		post: func(ev func(string)) {
+			ev("id: e1\ndata:\n\n")
+			cut()
+		},
+		get:  func(w http.ResponseWriter, _ *http.Request, _ []byte) { w.WriteHeader(http.StatusMethodNotAllowed) },
+		gets: 1,
+		say:  "cannot resume",
+	}, {
+		name: "resumption exhausted: the GET keeps failing",
+		post: func(ev func(string)) { ev("id: e1\ndata:\n\n") },
+		get: func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+			http.Error(w, "busy", http.StatusInternalServerError)
+		},
+		gets: 3, // tiny: 3 attempts without progress
+		say:  "resumption exhausted",
+	}, {
+		name: "resumption exhausted: no new event id",
+		post: func(ev func(string)) { ev("id: e1\ndata:\n\n") },
+		get: func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+			ev := startSSE(w)
+			ev(": nothing new\n\n")
+		},
+		gets: 3,
+		say:  "resumption exhausted",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if r.Method == http.MethodGet {
+					if tt.get == nil {
+						t.Error("unexpected GET")
+						w.WriteHeader(http.StatusMethodNotAllowed)
+						return
+					}
+					tt.get(w, r, body)
+					return
+				}
+				if m, _ := jsonrpc.DecodeMessage(body); m != nil && m.Method == "tools/call" {
+					tt.post(startSSE(w))
+					return
+				}
+				mcp("")(w, r, body)
+			})
+			l := &logs{}
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			err := sendErr(tr, request(5, "tools/call"))
+			if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) || !strings.Contains(err.Error(), tt.say) {
+				t.Fatalf("Send = %v, want ErrOutcomeUnknown saying %q", err, tt.say)
+			}
+			if errors.Is(err, jsonrpc.ErrSessionExpired) {
+				t.Error("an unknown outcome must not match ErrSessionExpired")
+			}
+			if n := s.count(http.MethodPost); n != 1 {
+				t.Errorf("%d POSTs, want 1: the request must not be sent again", n)
+			}
+			if n := s.count(http.MethodGet); n != tt.gets {
+				t.Errorf("%d GETs, want %d", n, tt.gets)
+			}
+			if tt.gets > 0 && len(l.at(slog.LevelWarn)) != 1 {
+				t.Errorf("warnings %q, want one when giving up", l.at(slog.LevelWarn))
+			}
+			for {
+				select {
+				case m := <-ch:
+					if m.Method == "" && m.ID.Raw() == "5" {
+						t.Fatalf("a response was delivered although Send failed")
+					}
+					continue
+				case <-time.After(20 * time.Millisecond):
+				}
+				break
+			}
+		})
+	}
+}
+
+// TestResumeServerRetry: the server's retry: is the wait before resuming,
+// exactly (the policy's own delays are a millisecond).
+func TestResumeServerRetry(t *testing.T) {
+	const retry = 300 * time.Millisecond
+	var mu sync.Mutex
+	var broke, resumed time.Time
+	rs := resumable{
+		post: func(ev func(string)) {
+			ev("id: e1\nretry: 300\ndata:\n\n")
+			mu.Lock()
+			broke = time.Now()
+			mu.Unlock()
+		},
+		gets: []func(ev func(string)){func(ev func(string)) {
+			mu.Lock()
+			resumed = time.Now()
+			mu.Unlock()
+			ev("id: e2\n" + data(response("5", `{}`)))
+		}},
+	}
+	s := newServer(t, rs.handler(t))
+	tr, ch := dial(t, s, Options{Reconnect: tiny()})
+	send(t, tr, request(5, "tools/call"))
+	next(t, ch)
+	mu.Lock()
+	gap := resumed.Sub(broke)
+	mu.Unlock()
+	if gap < retry || gap > retry+200*time.Millisecond {
+		t.Errorf("resumed %v after the break, want %v (+ a little)", gap, retry)
+	}
+}
+
+// TestResumeSessionExpired: a 404 to the resuming GET while a session is
+// held: the outcome is unknown (never ErrSessionExpired, which would say
+// the request did not run), the session is forgotten and Recv reports it.
+func TestResumeSessionExpired(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		m, _ := jsonrpc.DecodeMessage(body)
+		switch {
+		case r.Method == http.MethodGet && r.Header.Get("Last-Event-Id") != "":
+			http.Error(w, "no such session", http.StatusNotFound)
+		case m != nil && m.Method == "tools/call":
+			startSSE(w)("id: e1\ndata:\n\n")
+		default:
+			mcp("s-x")(w, r, body)
+		}
+	})
+	tr, ch, lost := dialLost(t, s, Options{Reconnect: tiny()})
+	send(t, tr, initialize())
+	next(t, ch)
+	err := sendErr(tr, request(5, "tools/call"))
+	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) || errors.Is(err, jsonrpc.ErrSessionExpired) {
+		t.Fatalf("Send = %v, want ErrOutcomeUnknown only", err)
+	}
+	select {
+	case err := <-lost:
+		if !errors.Is(err, jsonrpc.ErrSessionExpired) {
+			t.Errorf("Recv = %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Recv reported no lost session")
+	}
+	if tr.SessionID() != "" {
+		t.Errorf("session kept: %q", tr.SessionID())
+	}
+}
