@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/anymcp/anymcp/testservers"
@@ -254,5 +257,55 @@ func TestPromptArgs(t *testing.T) {
 	res = r.runOK("prompts", "get", "greet", "--args", `{"name":"Grace"}`, "style=42", srv.URL)
 	if !strings.Contains(res.stdout, "in a 42 style") {
 		t.Errorf("stdout %s", res.stdout)
+	}
+}
+
+// failingReader fails the test if anything reads it.
+type failingReader struct{ t *testing.T }
+
+func (f failingReader) Read([]byte) (int, error) {
+	f.t.Error("stdin was read")
+	return 0, io.EOF
+}
+
+// TestStdinLeftAlone: stdin is not read when the line gives arguments, or
+// when the tool takes none (a stdin that stays open must not block it).
+func TestStdinLeftAlone(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	r := newRunner(t)
+	r.stdin = failingReader{t}
+	r.runOK("tools", "call", "counter", srv.URL)
+	r.runOK("tools", "call", "echo", "text=x", srv.URL)
+	r.runOK("tools", "call", "echo", "--args", `{"text":"x"}`, srv.URL)
+	r.runOK("ping", srv.URL)
+}
+
+// TestHeaderOverride: -H and --bearer-env replace a config entry's headers
+// of the same name.
+func TestHeaderOverride(t *testing.T) {
+	var mu sync.Mutex
+	var seen http.Header
+	srv := testservers.StartStreamable(testservers.HTTPOptions{OnRequest: func(r *http.Request) {
+		mu.Lock()
+		seen = r.Header.Clone()
+		mu.Unlock()
+	}})
+	defer srv.Close()
+	r := newRunner(t)
+	r.env["TOK"] = "from-env"
+	writeFile(t, filepath.Join(r.cwd, ".mcp.json"), `{"mcpServers": {"s": {"url": "`+srv.URL+`",
+		"headers": {"Authorization": "Bearer from-config", "X-Team": "config", "X-Keep": "kept"}}}}`)
+	r.runOK("ping", "-H", "x-team: flag", "--bearer-env", "TOK", "s")
+	mu.Lock()
+	defer mu.Unlock()
+	if got := seen.Values("Authorization"); len(got) != 1 || got[0] != "Bearer from-env" {
+		t.Errorf("Authorization %q", got)
+	}
+	if got := seen.Values("X-Team"); len(got) != 1 || got[0] != "flag" {
+		t.Errorf("X-Team %q", got)
+	}
+	if got := seen.Get("X-Keep"); got != "kept" {
+		t.Errorf("X-Keep %q", got)
 	}
 }

@@ -165,20 +165,28 @@ func (c *cli) urlTarget(raw string, header [][2]string, policy negotiate.Policy)
 		return nil, usageErr("-e, --cwd and --inherit-env are for stdio servers; %s is a URL", redactURL(raw))
 	}
 	t := &target{url: raw, header: header, policy: policy, display: redactURL(raw)}
+	// -H and --bearer-env replace the config entry's headers of the same
+	// name; repeated -H of one name are all sent.
+	var flagHeaders [][2]string
 	for _, h := range c.f.headers {
 		name, value, ok := strings.Cut(h, ":")
 		if name = strings.TrimSpace(name); !ok || name == "" || strings.ContainsAny(name, " \t") {
 			return nil, usageErr("-H %q: want \"Name: value\"", h)
 		}
-		t.header = append(t.header, [2]string{name, strings.TrimSpace(value)})
+		flagHeaders = append(flagHeaders, [2]string{name, strings.TrimSpace(value)})
 	}
 	if c.f.bearerEnv != "" {
 		token, _ := c.lookupEnv(c.f.bearerEnv)
 		if token = strings.TrimSpace(token); token == "" {
 			return nil, usageErr("--bearer-env %s: the variable is unset or empty", c.f.bearerEnv)
 		}
-		t.header = append(t.header, [2]string{"Authorization", "Bearer " + token})
+		flagHeaders = slices.DeleteFunc(flagHeaders, func(h [2]string) bool { return strings.EqualFold(h[0], "Authorization") })
+		flagHeaders = append(flagHeaders, [2]string{"Authorization", "Bearer " + token})
 	}
+	t.header = slices.DeleteFunc(t.header, func(h [2]string) bool {
+		return slices.ContainsFunc(flagHeaders, func(f [2]string) bool { return strings.EqualFold(f[0], h[0]) })
+	})
+	t.header = append(t.header, flagHeaders...)
 	switch c.f.transport {
 	case "":
 	case "auto":

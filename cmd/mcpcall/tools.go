@@ -82,10 +82,6 @@ func (c *cli) callTool(ctx context.Context, s *session, name string, pairList []
 	if err != nil {
 		return err
 	}
-	base, err := c.baseArgs(argsFlag, len(pairs) > 0)
-	if err != nil {
-		return err
-	}
 	var sch schema
 	if !noValidate {
 		tool, err := s.findTool(ctx, name)
@@ -93,6 +89,13 @@ func (c *cli) callTool(ctx context.Context, s *session, name string, pairList []
 			return err
 		}
 		sch = parseSchema(tool.InputSchema)
+	}
+	// stdin is read only for a tool that takes arguments, so that a tool
+	// without any never waits on a stdin that stays open.
+	takesArgs := noValidate || len(sch.propertyNames()) > 0
+	base, err := c.baseArgs(argsFlag, len(pairs) > 0 || !takesArgs)
+	if err != nil {
+		return err
 	}
 	obj, arguments, err := callArgs(base, pairs, sch)
 	if err != nil {
@@ -129,12 +132,12 @@ func (c *cli) callTool(ctx context.Context, s *session, name string, pairList []
 }
 
 // baseArgs reads --args, or a JSON object on stdin when nothing else gives
-// arguments and stdin is a pipe or a file.
-func (c *cli) baseArgs(flag string, havePairs bool) (json.RawMessage, error) {
+// arguments (skipStdin false) and stdin is a pipe or a file.
+func (c *cli) baseArgs(flag string, skipStdin bool) (json.RawMessage, error) {
 	if flag != "" {
 		return readJSONArg("--args", flag, c.stdin)
 	}
-	if havePairs || !c.stdinHasData() {
+	if skipStdin || !c.stdinHasData() {
 		return nil, nil
 	}
 	data, err := readAllStdin(c.stdin)
