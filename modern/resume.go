@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -132,34 +133,21 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 	}
 }
 
-// post sends a POST of body, waiting out and sending again the answers
-// that say the server did not run it (429, 503) as the policy says. A wait
-// the policy or ctx cuts short is a *reconnect.RetryAfterError.
+// post sends a POST of body through the retrying client: the answers that
+// say the server did not run it (429, 503) are waited out and the POST
+// sent again, as the policy says; so is a refused connection. A wait the
+// policy or ctx cuts short is a *reconnect.RetryAfterError.
 func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, session, version []string) (*http.Response, error) {
-	var b *reconnect.Backoff
-	for {
-		req, err := t.newRequest(ctx, http.MethodPost, body, acceptBoth, session, version)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := t.client.Do(req)
-		if err != nil || !reconnect.IsThrottle(resp.StatusCode) {
-			return resp, err
-		}
-		herr := wire.NewHTTPError(resp, http.MethodPost, t.redacted)
-		resp.Body.Close()
-		if b == nil {
-			b = t.policy.Start()
-		}
-		wait := "per the backoff"
-		if d, ok := reconnect.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			wait = d.String()
-		}
-		t.log.Info("modern: the server asked to send again later", "message", label(m),
-			"status", resp.StatusCode, "wait", wait, "attempt", b.Attempts()+1)
-		if err := reconnect.Throttled(ctx, b, resp, herr); err != nil {
-			t.log.Warn("modern: gave up sending a message the server would not take", "message", label(m), "err", err)
-			return nil, err
-		}
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, body)
+	if err != nil {
+		return nil, fmt.Errorf("modern: %w", err)
 	}
+	t.setHeaders(req.Header, true, acceptBoth, session, version)
+	resp, err := t.poster.Do(req)
+	var ra *reconnect.RetryAfterError
+	if errors.As(err, &ra) {
+		t.log.Warn("modern: gave up sending a message the server would not take yet", "message", label(m),
+			"status", ra.Status, "wait", ra.Wait, "reason", ra.Reason)
+	}
+	return resp, err
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-retryablehttp"
+
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -20,7 +22,9 @@ import (
 // Options configure a Transport. The zero value works.
 type Options struct {
 	// HTTPClient sends every request. Nil means http.DefaultClient. POST and
-	// DELETE use it as given; the long-lived GET stream uses a shallow copy
+	// DELETE use it as given (a POST through a go-retryablehttp client over
+	// it, which sends it again only after a 429, a 503 or a refused
+	// connection: see reconnect.Policy.Retrying); the long-lived GET stream uses a shallow copy
 	// whose Timeout is zero, so that a client-wide timeout does not cut the
 	// stream (its RoundTripper, Jar and redirect policy are kept).
 	HTTPClient *http.Client
@@ -47,10 +51,11 @@ const defaultCloseTimeout = 2 * time.Second
 // Transport is a Streamable HTTP client transport. It implements
 // jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	endpoint     string // as given to New, for requests
-	redacted     string // for errors and logs
-	client       *http.Client
-	streamClient *http.Client
+	endpoint     string                // as given to New, for requests
+	redacted     string                // for errors and logs
+	client       *http.Client          // DELETE
+	poster       *retryablehttp.Client // POST: waits out 429 and 503
+	streamClient *http.Client          // GET: no Timeout
 	header       http.Header
 	log          *slog.Logger
 	maxSize      int
@@ -116,6 +121,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		endpoint:     u.String(),
 		redacted:     u.Redacted(),
 		client:       client,
+		poster:       policy.Retrying(client, logger),
 		streamClient: &stream,
 		header:       opts.Header.Clone(),
 		log:          logger,
@@ -289,14 +295,20 @@ func (t *Transport) newRequest(ctx context.Context, method string, body []byte, 
 	if err != nil {
 		return nil, fmt.Errorf("modern: %w", err)
 	}
-	h := req.Header
+	t.setHeaders(req.Header, body != nil, accept, session, version)
+	return req, nil
+}
+
+// setHeaders sets the static headers, then Accept, Content-Type (when
+// there is a body) and the session headers, each unless nil.
+func (t *Transport) setHeaders(h http.Header, hasBody bool, accept, session, version []string) {
 	for k, v := range t.header {
 		h[k] = v
 	}
 	if accept != nil {
 		h["Accept"] = accept
 	}
-	if body != nil {
+	if hasBody {
 		h["Content-Type"] = typeJSON
 	}
 	if session != nil {
@@ -305,7 +317,6 @@ func (t *Transport) newRequest(ctx context.Context, method string, body []byte, 
 	if version != nil {
 		h["Mcp-Protocol-Version"] = version
 	}
-	return req, nil
 }
 
 // closedErr returns the error Send returns for m once Close is under way,
