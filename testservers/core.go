@@ -81,7 +81,7 @@ type Peer interface {
 // is safe for concurrent use.
 //
 // Tools: echo, add, slow, fail, sample, elicit, roots, big, content_types,
-// log, notify_changes, touch, counter (see tools.go). Resources:
+// log, notify_changes, touch, counter, once (see tools.go). Resources:
 // test://static/text, test://static/blob, test://static/item/1 … 5, and the
 // template test://items/{id}. Prompts: greet (name required, style), simple.
 // Completion: greet's style argument and the id of test://items/{id}.
@@ -91,6 +91,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
+	executed map[string]int // the once tool's executions by key
 	st       Stats
 }
 
@@ -101,9 +102,11 @@ func NewServer(opts Options) *Server {
 		opts:     opts,
 		log:      opts.Logger,
 		sessions: make(map[*Session]struct{}),
+		executed: make(map[string]int),
 		st: Stats{
 			Requests:  make(map[string]int),
 			ToolCalls: make(map[string]int),
+			Faults:    make(map[string]int),
 		},
 	}
 }
@@ -148,6 +151,7 @@ func (s *Server) NewSession(p Peer) *Session {
 	}
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
+	s.st.SessionsCreated++
 	s.mu.Unlock()
 	return ss
 }

@@ -70,6 +70,12 @@ type LegacyOptions struct {
 	// AcceptBody is the body of that answer; none when empty (some
 	// servers send "Accepted").
 	AcceptBody string
+	// Faults are the failures the front-end injects; none when zero.
+	// FaultDropGET cuts a session's stream (and so ends the session);
+	// 429, 503, FaultExpireSession (the stream is cut, the POST gets
+	// 404) and FaultRestart apply to the POSTed requests; the
+	// drop-stream faults do not apply.
+	Faults Faults
 	// OnRequest, when set, is called first with every HTTP request the
 	// front-end serves.
 	OnRequest func(*http.Request)
@@ -94,6 +100,7 @@ func (o LegacyOptions) withDefaults() LegacyOptions {
 type legacyHandler struct {
 	opts        LegacyOptions
 	srv         *Server
+	plan        *faultPlan
 	messagePath string
 	cross       *crossOrigin // EndpointCrossOrigin only
 	closing     chan struct{}
@@ -112,6 +119,7 @@ func newLegacyHandler(opts LegacyOptions, messagePath string) *legacyHandler {
 	h := &legacyHandler{
 		opts:        opts,
 		srv:         NewServer(opts.Options),
+		plan:        newFaultPlan(opts.Faults),
 		messagePath: messagePath,
 		closing:     make(chan struct{}),
 		sessions:    make(map[string]*legacySession),
@@ -132,21 +140,47 @@ type legacySession struct {
 	endOnce  sync.Once
 
 	mu     sync.Mutex
-	stream *sseStream // set once the endpoint event is out
+	stream *sseConn // set once the endpoint event is out
+	sent   int      // message events written on the stream
+	cutAt  int      // cut the stream once sent reaches it; -1: never
+	retry  time.Duration
 }
 
 // Send puts m on the session's GET stream.
 func (ls *legacySession) Send(_ context.Context, m *jsonrpc.Message) error {
 	ls.mu.Lock()
-	stream := ls.stream
-	ls.mu.Unlock()
-	if stream == nil {
+	defer ls.mu.Unlock()
+	if ls.stream == nil {
 		return ErrNoChannel
 	}
-	if err := stream.write(m); err != nil {
+	if err := ls.stream.message(m); err != nil {
 		return errors.Join(ErrNoChannel, err)
 	}
+	ls.sent++
+	if ls.cutAt >= 0 && ls.sent >= ls.cutAt {
+		ls.cutLocked()
+	}
 	return nil
+}
+
+// armCut cuts the session's stream after `after` more message events
+// (at once when 0), sending "retry: <ms>" first when retry > 0.
+func (ls *legacySession) armCut(after int, retry time.Duration) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.cutAt, ls.retry = ls.sent+after, retry
+	if after == 0 && ls.stream != nil {
+		ls.cutLocked()
+	}
+}
+
+// cutLocked cuts the stream, and so ends the session, as a dropped
+// connection would.
+func (ls *legacySession) cutLocked() {
+	ls.cutAt = -1
+	ls.stream.cut(ls.retry)
+	ls.killStream()
+	ls.h.srv.fault(FaultDropGET)
 }
 
 // Reply puts the response, if any, on the session's GET stream.
@@ -186,9 +220,12 @@ func (h *legacyHandler) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.endSession(ls)
-	stream := newSSEStream(w, "", false)
+	stream := newSSEConn(w, "")
 	defer stream.close()
 	stream.start()
+	if f, ok := first(h.plan.draw(occasion{get: true, session: ls, legacy: true}), FaultDropGET); ok {
+		ls.cutAt, ls.retry = f.AfterEvents, f.Retry
+	}
 
 	if d := h.opts.EndpointDelay; d > 0 {
 		t := time.NewTimer(d)
@@ -207,9 +244,12 @@ func (h *legacyHandler) stream(w http.ResponseWriter, r *http.Request) {
 	// out: the client may POST as soon as it reads the event, and the
 	// answer must find the stream.
 	ls.mu.Lock()
-	err := stream.event("endpoint", []byte(h.endpoint(r, ls.id)))
+	err := stream.event("endpoint", "", []byte(h.endpoint(r, ls.id)))
 	if err == nil {
 		ls.stream = stream
+		if ls.cutAt == 0 {
+			ls.cutLocked()
+		}
 	}
 	ls.mu.Unlock()
 	if err != nil {
@@ -283,6 +323,9 @@ func (h *legacyHandler) message(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, jsonrpc.CodeParseError, err.Error())
 		return
 	}
+	if m.IsRequest() && h.inject(w, ls, m.Method) {
+		return
+	}
 	if h.opts.AcceptBody != "" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	}
@@ -290,6 +333,47 @@ func (h *legacyHandler) message(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, h.opts.AcceptBody)
 	_ = http.NewResponseController(w).Flush()
 	ls.core.Handle(r.Context(), m)
+}
+
+// inject draws the faults of a POSTed request; it reports whether one
+// answered the POST itself, so that the core must not see it.
+func (h *legacyHandler) inject(w http.ResponseWriter, ls *legacySession, method string) bool {
+	for _, f := range h.plan.draw(occasion{methods: []string{method}, session: ls, getOpen: true, legacy: true}) {
+		switch f.Fault {
+		case FaultTooManyRequests, FaultUnavailable:
+			h.srv.count(func(st *Stats) {
+				st.Rejected++
+				st.Faults[string(f.Fault)]++
+			})
+			f.reject(w)
+			return true
+		case FaultExpireSession:
+			ls.killStream()
+			h.endSession(ls)
+			h.srv.count(func(st *Stats) {
+				st.SessionsExpired++
+				st.Faults[string(FaultExpireSession)]++
+			})
+			httpError(w, http.StatusNotFound, CodeSessionNotFound, "session expired")
+			return true
+		case FaultRestart:
+			all := h.live()
+			for _, other := range all {
+				other.killStream()
+				h.endSession(other)
+			}
+			n := len(all)
+			h.srv.count(func(st *Stats) {
+				st.SessionsExpired += n
+				st.Faults[string(FaultRestart)]++
+			})
+			httpError(w, http.StatusNotFound, CodeSessionNotFound, "session lost: the server restarted")
+			return true
+		case FaultDropGET:
+			ls.armCut(f.AfterEvents, f.Retry)
+		}
+	}
+	return false
 }
 
 // admit refuses requests once the front-end is closing and those from a
@@ -313,7 +397,7 @@ func (h *legacyHandler) admit(w http.ResponseWriter, r *http.Request) bool {
 func (h *legacyHandler) createSession() *legacySession {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	ls := &legacySession{id: hex.EncodeToString(b[:]), h: h, kill: make(chan struct{})}
+	ls := &legacySession{id: hex.EncodeToString(b[:]), h: h, kill: make(chan struct{}), cutAt: -1}
 	ls.core = h.srv.NewSession(ls)
 	h.mu.Lock()
 	if h.closed {
@@ -334,7 +418,10 @@ func (h *legacyHandler) endSession(ls *legacySession) {
 		delete(h.sessions, ls.id)
 	}
 	h.mu.Unlock()
-	ls.endOnce.Do(ls.core.Close)
+	ls.endOnce.Do(func() {
+		ls.core.Close()
+		h.plan.forget(ls)
+	})
 }
 
 // live returns the sessions open now.
@@ -408,8 +495,16 @@ func (s *LegacyServer) Hits() map[string]int { return s.hits.snapshot() }
 func (s *LegacyServer) CrossOriginHits() int { return s.h.cross.count() }
 
 // KillStreams ends every open GET stream now, as a lost connection would;
-// their sessions end with them. New streams can still be opened.
-func (s *LegacyServer) KillStreams() { s.h.killStreams() }
+// their sessions end with them. New streams can still be opened. Each
+// counts as a FaultDropGET.
+func (s *LegacyServer) KillStreams() {
+	n := len(s.h.live())
+	s.h.killStreams()
+	s.h.srv.count(func(st *Stats) { st.Faults[string(FaultDropGET)] += n })
+}
+
+// Inject arms more faults, after those of LegacyOptions.Faults.
+func (s *LegacyServer) Inject(rules ...FaultRule) { s.h.plan.add(rules...) }
 
 // Close ends the streams and sessions, then closes the listener and
 // waits for the HTTP handlers. Connections whose client does not read

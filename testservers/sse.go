@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -13,108 +14,134 @@ import (
 // errStreamClosed: the stream was ended, or broke; nothing more goes on it.
 var errStreamClosed = errors.New("testservers: stream closed")
 
-// sseStream writes server-sent events on one HTTP response: the SSE answer
-// to a POST, or a GET stream. Writers from many goroutines are serialized;
-// once closed (by its handler, which must not return while a write is in
-// progress) nothing more is written.
-type sseStream struct {
+// sseConn writes server-sent events on one HTTP response: the SSE answer
+// to a POST, a GET stream, or the resumption of a stream. Writers from
+// many goroutines are serialized. Once closed nothing more is written;
+// the handler that owns the response must call close (which waits for a
+// write in progress) before it returns. done is closed when the server
+// ends the connection by itself (a cut, or a write that failed): the
+// handler then returns.
+type sseConn struct {
 	mu      sync.Mutex
 	w       http.ResponseWriter
 	rc      *http.ResponseController
-	ids     bool   // events carry ids
-	prefix  string // the stream's part of its event ids, unique in the session
-	seq     int
-	started bool // the header is written
+	prime   string // the id of the priming event the header is followed by; none when ""
+	started bool   // the header is written
 	closed  bool
+	done    chan struct{}
 }
 
-func newSSEStream(w http.ResponseWriter, prefix string, ids bool) *sseStream {
-	return &sseStream{w: w, rc: http.NewResponseController(w), prefix: prefix, ids: ids}
+func newSSEConn(w http.ResponseWriter, prime string) *sseConn {
+	return &sseConn{w: w, rc: http.NewResponseController(w), prime: prime, done: make(chan struct{})}
 }
 
-// start writes the response header and, when events carry ids, the
-// priming event: an id and empty data. The first event starts a stream
-// not started yet.
-func (s *sseStream) start() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.started && !s.closed {
-		s.startLocked()
+// start writes the response header and the priming event, unless done
+// already. The first event starts a connection not started yet.
+func (c *sseConn) start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started && !c.closed {
+		c.startLocked()
 	}
 }
 
-func (s *sseStream) startLocked() {
-	s.started = true
-	h := s.w.Header()
+func (c *sseConn) startLocked() {
+	c.started = true
+	h := c.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
-	s.w.WriteHeader(http.StatusOK)
-	if s.ids {
-		_, _ = s.w.Write([]byte("id: " + s.nextID() + "\ndata:\n\n"))
+	c.w.WriteHeader(http.StatusOK)
+	if c.prime != "" {
+		_, _ = c.w.Write([]byte("id: " + c.prime + "\ndata:\n\n"))
 	}
-	if err := s.rc.Flush(); err != nil {
-		s.closed = true
+	if err := c.rc.Flush(); err != nil {
+		c.failLocked()
 	}
 }
 
-func (s *sseStream) nextID() string {
-	id := s.prefix + "-" + strconv.Itoa(s.seq)
-	s.seq++
-	return id
-}
-
-// write sends m as one "message" event.
-func (s *sseStream) write(m *jsonrpc.Message) error {
+// message sends m as one "message" event without id.
+func (c *sseConn) message(m *jsonrpc.Message) error {
 	data, err := jsonrpc.Encode(m)
 	if err != nil {
 		return err
 	}
-	// JSON as encoded holds no raw newline, so the message is one data line.
-	return s.event("message", data)
+	return c.event("message", "", data)
 }
 
-// event sends one event of type name whose data, one line, is data.
-func (s *sseStream) event(name string, data []byte) (err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+// event sends one event of type name, with id unless it is "", whose
+// data is one line (JSON as encoded holds no raw newline).
+func (c *sseConn) event(name, id string, data []byte) (err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
 		return errStreamClosed
 	}
-	if !s.started {
-		s.startLocked()
+	if !c.started {
+		c.startLocked()
+		if c.closed {
+			return errStreamClosed
+		}
 	}
 	head := "event: " + name + "\n"
-	if s.ids {
-		head += "id: " + s.nextID() + "\n"
+	if id != "" {
+		head += "id: " + id + "\n"
 	}
 	head += "data: "
-	if _, err = s.w.Write([]byte(head)); err == nil {
-		if _, err = s.w.Write(data); err == nil {
-			if _, err = s.w.Write([]byte("\n\n")); err == nil {
-				err = s.rc.Flush()
+	if _, err = c.w.Write([]byte(head)); err == nil {
+		if _, err = c.w.Write(data); err == nil {
+			if _, err = c.w.Write([]byte("\n\n")); err == nil {
+				err = c.rc.Flush()
 			}
 		}
 	}
 	if err != nil {
-		s.closed = true
+		c.failLocked()
 	}
 	return err
 }
 
+// failLocked marks a connection that can take no more writes.
+func (c *sseConn) failLocked() {
+	if !c.closed {
+		c.closed = true
+		close(c.done)
+	}
+}
+
+// cut ends the connection from the server's side, as a dropped stream:
+// it sends "retry: <ms>" first when retry > 0, and tells the handler to
+// return.
+func (c *sseConn) cut(retry time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	if !c.started {
+		c.startLocked()
+	}
+	if retry > 0 && !c.closed {
+		if _, err := c.w.Write([]byte("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n")); err == nil {
+			_ = c.rc.Flush()
+		}
+	}
+	c.failLocked()
+}
+
 // close ends writing; it waits for a write in progress.
-func (s *sseStream) close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
+func (c *sseConn) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 }
 
 // exchange is one POST that carried requests: it ends when each of them
 // has been answered (or ended without an answer). Messages the core sends
-// while handling them go on the POST's SSE stream; in JSON mode (stream
+// while handling them go on the POST's event stream; in JSON mode (stream
 // nil) the responses are collected for one application/json body.
 type exchange struct {
 	mu        sync.Mutex
-	stream    *sseStream
+	stream    *eventStream
 	remaining int
 	responses []*jsonrpc.Message // JSON mode only
 	failed    bool               // some response was an error
@@ -131,7 +158,7 @@ func exchangeFrom(ctx context.Context) *exchange {
 	return ex
 }
 
-func newExchange(requests int, stream *sseStream) *exchange {
+func newExchange(requests int, stream *eventStream) *exchange {
 	return &exchange{remaining: requests, stream: stream, done: make(chan struct{})}
 }
 
@@ -170,12 +197,15 @@ func (ex *exchange) reply(resp *jsonrpc.Message) {
 	ex.remaining--
 	if ex.remaining == 0 {
 		close(ex.done)
+		if ex.stream != nil {
+			ex.stream.finish()
+		}
 	}
 }
 
-// abandon ends the exchange early (client gone, session ended, server
-// closing): later replies are dropped. It returns the responses collected
-// and whether every request had ended.
+// abandon ends the exchange early (client gone from a stream that cannot
+// be resumed, session ended, server closing): later replies are dropped.
+// It returns the responses collected and whether every request had ended.
 func (ex *exchange) abandon() (responses []*jsonrpc.Message, complete, failed bool) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -183,9 +213,9 @@ func (ex *exchange) abandon() (responses []*jsonrpc.Message, complete, failed bo
 	if !complete {
 		ex.remaining = 0
 		close(ex.done)
-	}
-	if ex.stream != nil {
-		ex.stream.close()
+		if ex.stream != nil {
+			ex.stream.finish()
+		}
 	}
 	return ex.responses, complete, ex.failed
 }

@@ -42,6 +42,33 @@ type Stats struct {
 	// Subscriptions are the resource URIs some open session is
 	// subscribed to, sorted, each once.
 	Subscriptions []string
+
+	// Executions counts executions of the once tool, whatever their key.
+	Executions int
+	// Duplicates counts executions of the once tool for a key that had
+	// already run: a client that sends a non-idempotent call twice.
+	Duplicates int
+	// DuplicateKeys are the keys of the once tool executed more than
+	// once, sorted.
+	DuplicateKeys []string
+
+	// SessionsCreated counts the sessions ever opened (including those
+	// of failed initializations and the shared one of a stateless server).
+	SessionsCreated int
+	// SessionsExpired counts the sessions the server ended by itself,
+	// through a fault (FaultExpireSession, FaultRestart) or on demand
+	// (ExpireSession, ExpireAll, Restart, EndSession), not those a
+	// client deleted or that Close ended.
+	SessionsExpired int
+	// Rejected counts the requests answered 429 or 503 by a fault: the
+	// core never saw them.
+	Rejected int
+	// Resumed counts SSE streams resumed by a GET with Last-Event-ID.
+	Resumed int
+	// Faults counts the faults injected, by kind (the Fault's text, for
+	// example "429" or "drop-stream"). A drop counts when the stream is
+	// actually cut.
+	Faults map[string]int
 }
 
 // Stats returns a snapshot of what the server has seen.
@@ -50,6 +77,8 @@ func (s *Server) Stats() Stats {
 	st := s.st
 	st.Requests = maps.Clone(s.st.Requests)
 	st.ToolCalls = maps.Clone(s.st.ToolCalls)
+	st.Faults = maps.Clone(s.st.Faults)
+	st.DuplicateKeys = slices.Clone(s.st.DuplicateKeys)
 	st.Sessions = len(s.sessions)
 	sessions := make([]*Session, 0, len(s.sessions))
 	for ss := range s.sessions {
@@ -74,4 +103,27 @@ func (s *Server) count(f func(*Stats)) {
 	s.mu.Lock()
 	f(&s.st)
 	s.mu.Unlock()
+}
+
+// execute records one execution of the once tool for key and returns how
+// many times key has run, this one included.
+func (s *Server) execute(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.executed[key]++
+	n := s.executed[key]
+	s.st.Executions++
+	if n > 1 {
+		s.st.Duplicates++
+		if n == 2 {
+			i, _ := slices.BinarySearch(s.st.DuplicateKeys, key)
+			s.st.DuplicateKeys = slices.Insert(s.st.DuplicateKeys, i, key)
+		}
+	}
+	return n
+}
+
+// fault counts one fault of kind f.
+func (s *Server) fault(f Fault) {
+	s.count(func(st *Stats) { st.Faults[string(f)]++ })
 }

@@ -39,7 +39,15 @@ type HTTPOptions struct {
 	GETStatus int
 	// Priming gives every SSE event an id (unique within the session) and
 	// starts every SSE stream with a priming event: an id and empty data.
+	// The session then keeps the events of each stream (the answer to a
+	// POST, and the GET stream) so that a GET carrying Last-Event-ID
+	// resumes that stream: it replays the events after that id, then
+	// goes on live; a POST stream ends after its response. A stream
+	// whose client broke away goes on meanwhile. See eventStream for the
+	// bounds of what is kept.
 	Priming bool
+	// Faults are the failures the front-end injects; none when zero.
+	Faults Faults
 	// OnRequest, when set, is called first with every HTTP request.
 	OnRequest func(*http.Request)
 }
@@ -63,6 +71,7 @@ const maxBody = 256 << 20
 type StreamableHandler struct {
 	opts    HTTPOptions
 	srv     *Server
+	plan    *faultPlan
 	closing chan struct{}
 	once    sync.Once
 
@@ -78,6 +87,7 @@ func NewStreamableHandler(opts HTTPOptions) *StreamableHandler {
 	h := &StreamableHandler{
 		opts:     opts,
 		srv:      NewServer(opts.Options),
+		plan:     newFaultPlan(opts.Faults),
 		closing:  make(chan struct{}),
 		sessions: make(map[string]*httpSession),
 	}
@@ -102,19 +112,8 @@ func (h *StreamableHandler) SessionIDs() []string {
 	return ids
 }
 
-// EndSession ends the session id as if the server had expired it: its
-// streams close, its requests are cancelled, and later requests carrying
-// the id get 404. It reports whether the session existed.
-func (h *StreamableHandler) EndSession(id string) bool {
-	h.mu.Lock()
-	hs := h.sessions[id]
-	h.mu.Unlock()
-	if hs == nil {
-		return false
-	}
-	h.endSession(hs)
-	return true
-}
+// EndSession is ExpireSession.
+func (h *StreamableHandler) EndSession(id string) bool { return h.ExpireSession(id) }
 
 // Close ends every session and stream and makes the handler answer 503.
 // It returns once the sessions' request goroutines are gone. It is
@@ -138,7 +137,7 @@ func (h *StreamableHandler) Close() {
 	})
 }
 
-// httpSession is one core session and its standalone GET stream.
+// httpSession is one core session and its event streams.
 type httpSession struct {
 	id      string // "" when Stateless
 	h       *StreamableHandler
@@ -147,14 +146,34 @@ type httpSession struct {
 	endOnce sync.Once
 	streams atomic.Int64 // numbers the session's streams, for event ids
 
-	mu  sync.Mutex
-	get *sseStream
+	mu       sync.Mutex
+	get      *eventStream            // the standalone stream, once a GET opened it
+	byID     map[string]*eventStream // POST streams, running or kept for a resumption
+	retained []*eventStream          // finished POST streams kept, oldest first
 }
 
 func (h *StreamableHandler) newHTTPSession(id string) *httpSession {
-	hs := &httpSession{id: id, h: h, ended: make(chan struct{})}
+	hs := &httpSession{id: id, h: h, ended: make(chan struct{}), byID: make(map[string]*eventStream)}
 	hs.core = h.srv.NewSession(hs)
 	return hs
+}
+
+// getStream returns the session's GET stream, made on first use.
+func (hs *httpSession) getStream() *eventStream {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.get == nil {
+		hs.get = hs.newEventStream(hs.h.opts.Priming, true)
+	}
+	return hs.get
+}
+
+// getOpen reports whether a connection carries the GET stream now.
+func (hs *httpSession) getOpen() bool {
+	hs.mu.Lock()
+	get := hs.get
+	hs.mu.Unlock()
+	return get != nil && get.attached()
 }
 
 // createSession registers a new session with a fresh id, or returns nil
@@ -186,16 +205,19 @@ func (h *StreamableHandler) unregister(hs *httpSession) {
 	hs.core.stop()
 }
 
-func (h *StreamableHandler) endSession(hs *httpSession) {
+// endSession ends the session: its handlers return, its requests are
+// cancelled. It returns once that is done, whoever called first, and
+// reports whether this call did it.
+func (h *StreamableHandler) endSession(hs *httpSession) bool {
 	h.unregister(hs)
+	first := false
 	hs.endOnce.Do(func() {
+		first = true
 		close(hs.ended)
 		hs.core.Close()
+		h.plan.forget(hs)
 	})
-}
-
-func (hs *httpSession) newStream(w http.ResponseWriter) *sseStream {
-	return newSSEStream(w, strconv.FormatInt(hs.streams.Add(1), 10), hs.h.opts.Priming)
+	return first
 }
 
 // Send puts m on the stream of the POST it belongs to, else on the GET
@@ -279,34 +301,45 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	batch := bytes.HasPrefix(bytes.TrimSpace(body), []byte("["))
-	requests, initialize := 0, false
+	var methods []string
+	initialize := false
 	for _, m := range msgs {
 		if m.IsRequest() {
-			requests++
+			methods = append(methods, m.Method)
 			initialize = initialize || m.Method == "initialize"
 		}
 	}
+	requests := len(methods)
 	if initialize && batch {
 		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "initialize must not be part of a batch")
 		return
 	}
 
+	newSession := initialize && !h.opts.Stateless
 	var hs *httpSession
-	if initialize && !h.opts.Stateless {
+	if !newSession {
+		var ok bool
+		if hs, ok = h.session(w, r); !ok {
+			return
+		}
+		if batch && hs.core.ProtocolVersion() != mcp.Version20250326 {
+			httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported in this protocol revision")
+			return
+		}
+	}
+	var drop *FaultRule // the first drop-stream fault that fired
+	if requests > 0 {
+		var answered bool
+		if drop, answered = h.inject(w, hs, methods); answered {
+			return
+		}
+	}
+	if newSession {
 		if hs = h.createSession(); hs == nil {
 			httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
 			return
 		}
 		w.Header().Set(HeaderSessionID, hs.id)
-	} else {
-		var ok bool
-		if hs, ok = h.session(w, r); !ok {
-			return
-		}
-	}
-	if batch && hs.core.ProtocolVersion() != mcp.Version20250326 {
-		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported in this protocol revision")
-		return
 	}
 
 	if requests == 0 {
@@ -317,15 +350,23 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	var stream *sseStream
+	var (
+		stream   *eventStream
+		conn     *sseConn
+		connDone <-chan struct{}
+	)
 	if !h.opts.JSONResponse {
-		stream = hs.newStream(w)
-		if !initialize {
-			stream.start()
-		} // else the header waits for the answer: a failed initialize gets no session id
+		ids := h.opts.Priming && (drop == nil || drop.Fault != FaultDropStreamNoIDs)
+		stream = hs.newEventStream(ids, false)
+		hs.register(stream)
+		conn = newSSEConn(w, "")
+		connDone = conn.done
+		// The header of an initialize answer waits for the answer: a
+		// failed initialize gets no session id.
+		stream.attach(conn, -1, !initialize, drop)
 	}
 	ex := newExchange(requests, stream)
-	if initialize && !h.opts.Stateless {
+	if newSession {
 		ex.beforeReply = func(resp *jsonrpc.Message) {
 			if resp == nil || resp.Error != nil {
 				w.Header().Del(HeaderSessionID)
@@ -339,15 +380,28 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	select {
 	case <-ex.done:
+	case <-connDone:
 	case <-r.Context().Done():
 	case <-hs.ended:
 	case <-h.closing:
 	}
+	if stream != nil && stream.ids && !initialize && !isClosed(ex.done) && !isClosed(hs.ended) && !isClosed(h.closing) {
+		// The connection is gone, not the stream: its requests go on,
+		// and a GET with Last-Event-ID resumes it.
+		stream.release(conn)
+		return
+	}
 	responses, complete, failed := ex.abandon()
-	if initialize && (failed || !complete) && !h.opts.Stateless {
+	if newSession && (failed || !complete) {
 		h.endSession(hs) // a failed initialize leaves no session behind
 	}
-	if stream != nil || r.Context().Err() != nil {
+	if stream != nil {
+		if stream.release(conn) || !stream.ids {
+			hs.forget(stream)
+		}
+		return
+	}
+	if r.Context().Err() != nil {
 		return
 	}
 	switch {
@@ -355,6 +409,10 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, CodeSessionNotFound, "session ended")
 	case !complete:
 		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
+	case drop != nil:
+		// The requests ran; their answer is lost with the connection.
+		h.srv.fault(drop.Fault)
+		panic(http.ErrAbortHandler)
 	case len(responses) == 0:
 		w.WriteHeader(http.StatusNoContent) // every request was cancelled
 	default:
@@ -409,27 +467,73 @@ func (h *StreamableHandler) get(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	stream := hs.newStream(w)
-	hs.mu.Lock()
-	if hs.get != nil {
-		hs.mu.Unlock()
-		httpError(w, http.StatusConflict, jsonrpc.CodeInvalidRequest, "a GET stream is already open for this session")
+	if last := r.Header.Get("Last-Event-ID"); last != "" && h.opts.Priming {
+		h.resume(w, r, hs, last)
 		return
 	}
-	hs.get = stream
-	hs.mu.Unlock()
-	stream.start()
+	gs := hs.getStream()
+	if !gs.attached() {
+		var drop *FaultRule
+		if f, ok := first(h.plan.draw(occasion{get: true, session: hs}), FaultDropGET); ok {
+			drop = &f
+		}
+		conn := newSSEConn(w, "")
+		if _, ok := gs.attach(conn, -1, true, drop); ok {
+			h.serve(r, hs, gs, conn)
+			return
+		}
+	}
+	httpError(w, http.StatusConflict, jsonrpc.CodeInvalidRequest, "a GET stream is already open for this session")
+}
+
+// resume serves a GET with Last-Event-ID: the rest of the stream that
+// event belongs to.
+func (h *StreamableHandler) resume(w http.ResponseWriter, r *http.Request, hs *httpSession, last string) {
+	id, seq, ok := parseEventID(last)
+	var s *eventStream
+	if ok {
+		s = hs.stream(id)
+	}
+	if s == nil || !s.ids {
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+			"Last-Event-ID "+strconv.Quote(last)+" names no stream of this session that can be resumed")
+		return
+	}
+	var drop *FaultRule
+	if s.standalone {
+		if f, ok := first(h.plan.draw(occasion{get: true, session: hs}), FaultDropGET); ok {
+			drop = &f
+		}
+	}
+	conn := newSSEConn(w, "")
+	complete, _ := s.attach(conn, seq, true, drop)
+	h.srv.count(func(st *Stats) { st.Resumed++ })
+	if complete {
+		s.release(conn)
+		hs.forget(s)
+		return
+	}
+	h.serve(r, hs, s, conn)
+}
+
+// serve waits while conn carries s, until the client leaves, the server
+// cuts the connection, a POST stream finishes, the session ends or the
+// front-end closes.
+func (h *StreamableHandler) serve(r *http.Request, hs *httpSession, s *eventStream, conn *sseConn) {
+	var finished <-chan struct{}
+	if !s.standalone {
+		finished = s.ended
+	}
 	select {
 	case <-r.Context().Done():
+	case <-conn.done:
+	case <-finished:
 	case <-hs.ended:
 	case <-h.closing:
 	}
-	hs.mu.Lock()
-	if hs.get == stream {
-		hs.get = nil
+	if s.release(conn) && !s.standalone {
+		hs.forget(s)
 	}
-	hs.mu.Unlock()
-	stream.close()
 }
 
 func (h *StreamableHandler) delete(w http.ResponseWriter, r *http.Request) {
@@ -449,7 +553,9 @@ func (h *StreamableHandler) delete(w http.ResponseWriter, r *http.Request) {
 // session finds the session a request belongs to and checks its
 // MCP-Protocol-Version header; on failure it has answered the request.
 func (h *StreamableHandler) session(w http.ResponseWriter, r *http.Request) (*httpSession, bool) {
+	h.mu.Lock()
 	hs := h.shared
+	h.mu.Unlock()
 	if !h.opts.Stateless {
 		id := r.Header.Get(HeaderSessionID)
 		if id == "" {

@@ -46,6 +46,7 @@ func (e toolErr) Error() string { return string(e) }
 
 var (
 	yes   = true
+	no    = false
 	tools = []toolDef{
 		{mcp.Tool{
 			Name:        "echo",
@@ -60,7 +61,7 @@ var (
 			Description:  "Adds two numbers; the sum is also in structuredContent.",
 			InputSchema:  schema(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
 			OutputSchema: schema(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`),
-			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: &yes},
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: &yes, IdempotentHint: &yes},
 		}, toolAdd},
 		{mcp.Tool{
 			Name:        "slow",
@@ -117,6 +118,12 @@ var (
 			Description: "Increments the server's execution counter and returns its new value.",
 			InputSchema: schema(`{"type":"object"}`),
 		}, toolCounter},
+		{mcp.Tool{
+			Name:        "once",
+			Description: "Executes once per key, as a payment would: counts its executions by key (Stats.Executions, Stats.Duplicates) and returns how many times key has run. Waits delayMs first when asked; the execution counts from the start.",
+			InputSchema: schema(`{"type":"object","properties":{"key":{"type":"string","description":"what must not happen twice"},"delayMs":{"type":"integer","minimum":0}},"required":["key"]}`),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: &no, IdempotentHint: &no, DestructiveHint: &no},
+		}, toolOnce},
 	}
 	toolsByName = func() map[string]*toolDef {
 		m := make(map[string]*toolDef, len(tools))
@@ -475,4 +482,31 @@ func toolCounter(c *call, _ json.RawMessage) (any, error) {
 		n = st.Counter
 	})
 	return textResult(strconv.FormatInt(n, 10)), nil
+}
+
+func toolOnce(c *call, raw json.RawMessage) (any, error) {
+	var a struct {
+		Key     *string `json:"key"`
+		DelayMs int     `json:"delayMs"`
+	}
+	if err := args(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Key == nil {
+		return nil, toolErr("invalid arguments: key is required")
+	}
+	if a.DelayMs < 0 {
+		return nil, toolErr("invalid arguments: delayMs must not be negative")
+	}
+	n := c.ss.srv.execute(*a.Key)
+	if a.DelayMs > 0 {
+		timer := time.NewTimer(time.Duration(a.DelayMs) * time.Millisecond)
+		select {
+		case <-timer.C:
+		case <-c.ctx.Done():
+			timer.Stop()
+			return nil, c.ctx.Err()
+		}
+	}
+	return textResult(fmt.Sprintf("%s executed %d time(s)", *a.Key, n)), nil
 }

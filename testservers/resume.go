@@ -1,0 +1,332 @@
+package testservers
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// Bounds of what a session keeps to resume its streams.
+const (
+	// maxLogEvents and maxLogBytes bound the events a stream keeps: the
+	// oldest go first (the newest is always kept), so a resumption from
+	// an old id may miss some.
+	maxLogEvents = 1024
+	maxLogBytes  = 32 << 20
+	// maxRetained bounds the finished POST streams a session keeps
+	// because their client did not get everything: the oldest go first.
+	maxRetained = 256
+)
+
+// eventStream is one logical SSE stream of a Streamable HTTP session: the
+// answer to one POST, or the session's standalone GET stream. It outlives
+// the HTTP responses (sseConn) that carry it: when its events have ids
+// (HTTPOptions.Priming), it keeps them, so that a GET with Last-Event-ID
+// resumes it on a new connection. Event ids are "<stream>-<seq>": the
+// stream's number in the session, and the event's in the stream (0 is the
+// priming event of a POST stream).
+//
+// A POST stream is finished once its last response is written; it is
+// forgotten as soon as its client has had everything, else kept (up to
+// maxRetained per session) until a resumption delivers the rest.
+type eventStream struct {
+	hs         *httpSession
+	id         string
+	ids        bool // events carry ids and are kept
+	standalone bool // the GET stream
+
+	mu       sync.Mutex
+	conn     *sseConn // the connection carrying the stream now; nil while none does
+	connMsgs int      // message events written on conn
+	cutAt    int      // cut conn once connMsgs reaches it; -1: never
+	retry    time.Duration
+	cutFault Fault
+	seq      int // the sequence number of the last event
+	log      []loggedEvent
+	logBytes int
+	missed   bool // some kept event reached no connection
+	done     bool // POST streams: the last response is written
+	ended    chan struct{}
+}
+
+type loggedEvent struct {
+	seq  int
+	data []byte
+}
+
+func (hs *httpSession) newEventStream(ids, standalone bool) *eventStream {
+	return &eventStream{
+		hs:         hs,
+		id:         strconv.FormatInt(hs.streams.Add(1), 10),
+		ids:        ids,
+		standalone: standalone,
+		cutAt:      -1,
+		ended:      make(chan struct{}),
+	}
+}
+
+// eventID returns the id of event seq.
+func (s *eventStream) eventID(seq int) string { return s.id + "-" + strconv.Itoa(seq) }
+
+// primeID returns the id of a new connection's priming event: the last
+// event's id (so that resuming from it replays what follows); "" when
+// events carry no ids.
+func (s *eventStream) primeIDLocked() string {
+	if !s.ids {
+		return ""
+	}
+	return s.eventID(s.seq)
+}
+
+// attached reports whether a connection carries the stream now.
+func (s *eventStream) attached() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn != nil
+}
+
+// attach makes conn carry the stream from now on. With after < 0 conn
+// is a new connection: it fails (ok false) when another connection
+// carries the stream already, and its priming event (when events have
+// ids) names the last event; start writes the header at once (else the
+// first event does). With after >= 0 it is a resumption: it takes the
+// stream over from the connection carrying it, if any, and replays the
+// kept events after seq number after. A drop rule, when given, arms the
+// cut of conn. complete reports whether the stream is finished and the
+// client has all of it.
+func (s *eventStream) attach(conn *sseConn, after int, start bool, drop *FaultRule) (complete, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != nil {
+		if after < 0 {
+			return false, false
+		}
+		s.conn.cut(0) // taken over: the newest connection wins
+	}
+	if after < 0 {
+		conn.prime = s.primeIDLocked()
+	}
+	s.conn, s.connMsgs, s.cutAt = conn, 0, -1
+	if drop != nil {
+		s.cutAt, s.retry, s.cutFault = drop.AfterEvents, drop.Retry, drop.Fault
+	}
+	if start || after >= 0 {
+		conn.start()
+	}
+	if after >= 0 {
+		missed := false
+		for _, ev := range s.log {
+			if ev.seq > after && conn.event("message", s.eventID(ev.seq), ev.data) != nil {
+				missed = true
+				break
+			}
+		}
+		s.missed = missed
+	}
+	if s.cutAt == 0 {
+		s.cutLocked()
+	}
+	return s.done && !s.missed, true
+}
+
+// armCut cuts the connection carrying the stream after `after` more
+// message events (at once when 0); nothing when none carries it.
+func (s *eventStream) armCut(r FaultRule) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		return
+	}
+	s.cutAt, s.retry, s.cutFault = s.connMsgs+r.AfterEvents, r.Retry, r.Fault
+	if r.AfterEvents == 0 {
+		s.cutLocked()
+	}
+}
+
+// cut cuts the connection carrying the stream now, if any, and reports
+// whether there was one.
+func (s *eventStream) cut(retry time.Duration, f Fault) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		return false
+	}
+	s.retry, s.cutFault = retry, f
+	s.cutLocked()
+	return true
+}
+
+func (s *eventStream) cutLocked() {
+	c := s.conn
+	s.conn, s.cutAt = nil, -1
+	c.cut(s.retry)
+	s.hs.h.srv.fault(s.cutFault)
+}
+
+// write sends m on the stream: on its connection, if one carries it,
+// and into the kept events, if they have ids. It fails when the message
+// reaches nobody and cannot be resumed.
+func (s *eventStream) write(m *jsonrpc.Message) error {
+	data, err := jsonrpc.Encode(m)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return errStreamClosed
+	}
+	id := ""
+	if s.ids {
+		s.seq++
+		id = s.eventID(s.seq)
+		s.keepLocked(s.seq, data)
+	}
+	if s.conn != nil {
+		if err := s.conn.event("message", id, data); err != nil {
+			s.conn = nil // broken: its handler returns
+		} else {
+			s.connMsgs++
+			if s.cutAt >= 0 && s.connMsgs >= s.cutAt {
+				s.cutLocked()
+			}
+			return nil
+		}
+	}
+	if !s.ids {
+		return errStreamClosed
+	}
+	s.missed = true
+	return nil
+}
+
+// keepLocked adds an event to the kept ones, dropping the oldest beyond
+// the bounds.
+func (s *eventStream) keepLocked(seq int, data []byte) {
+	s.log = append(s.log, loggedEvent{seq, data})
+	s.logBytes += len(data)
+	drop := 0
+	for len(s.log)-drop > 1 && (len(s.log)-drop > maxLogEvents || s.logBytes > maxLogBytes) {
+		s.logBytes -= len(s.log[drop].data)
+		drop++
+	}
+	if drop > 0 {
+		clear(s.log[:drop])
+		s.log = s.log[drop:]
+	}
+}
+
+// finish marks a POST stream whose last response is written: forgotten
+// at once if its client had everything and no connection carries it,
+// kept for a resumption if not.
+func (s *eventStream) finish() {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
+	}
+	s.done = true
+	close(s.ended)
+	missed, carried := s.missed, s.conn != nil
+	s.mu.Unlock()
+	switch {
+	case missed:
+		s.hs.retain(s)
+	case !carried:
+		s.hs.forget(s)
+	} // else the handler of the connection forgets it when it returns
+}
+
+// release detaches conn, whose handler is returning, and closes it. It
+// reports whether the stream is finished and conn carried it to the end,
+// so that it can be forgotten.
+func (s *eventStream) release(conn *sseConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	carried := s.conn == conn
+	if carried {
+		s.conn = nil
+	}
+	conn.close()
+	return carried && s.done && !s.missed
+}
+
+// parseEventID splits an event id "<stream>-<seq>".
+func parseEventID(id string) (stream string, seq int, ok bool) {
+	i := strings.LastIndexByte(id, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	seq, err := strconv.Atoi(id[i+1:])
+	if err != nil || seq < 0 {
+		return "", 0, false
+	}
+	return id[:i], seq, true
+}
+
+// register makes a POST stream findable by its id (to resume it, or to
+// cut it).
+func (hs *httpSession) register(s *eventStream) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.byID[s.id] = s
+}
+
+// forget drops a stream and what it kept.
+func (hs *httpSession) forget(s *eventStream) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.byID[s.id] == s {
+		delete(hs.byID, s.id)
+	}
+	for i, r := range hs.retained {
+		if r == s {
+			hs.retained = append(hs.retained[:i], hs.retained[i+1:]...)
+			break
+		}
+	}
+}
+
+// retain keeps a finished stream whose client missed some of it, within
+// maxRetained.
+func (hs *httpSession) retain(s *eventStream) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.byID[s.id] != s {
+		return
+	}
+	hs.retained = append(hs.retained, s)
+	if len(hs.retained) > maxRetained {
+		old := hs.retained[0]
+		hs.retained = hs.retained[1:]
+		delete(hs.byID, old.id)
+	}
+}
+
+// stream returns the session's stream with this id: a POST stream, or
+// the GET stream.
+func (hs *httpSession) stream(id string) *eventStream {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.get != nil && hs.get.id == id {
+		return hs.get
+	}
+	return hs.byID[id]
+}
+
+// openStreams returns the session's streams.
+func (hs *httpSession) openStreams() []*eventStream {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	out := make([]*eventStream, 0, len(hs.byID)+1)
+	for _, s := range hs.byID {
+		out = append(out, s)
+	}
+	if hs.get != nil {
+		out = append(out, hs.get)
+	}
+	return out
+}
