@@ -1,13 +1,16 @@
 package legacy
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
+	"github.com/hashicorp/go-retryablehttp"
+
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // Send POSTs m to the endpoint as application/json, with the static
@@ -22,8 +25,15 @@ import (
 // transport reconnects waits, as long as ctx allows, for the new endpoint,
 // and is then POSTed there; everything after it goes normally.
 //
-// ctx cancels the POST (and the wait). An error is a *jsonrpc.HTTPError
-// (wrapped) for a status other than 2xx, wraps ctx.Err() when ctx ended the
+// A 429 or 503 answer is waited out (its Retry-After honoured within the
+// policy's MaxRetryAfter; a 503 without one after the policy's backoff) and
+// the message sent again, the server having not run it; so is a refused
+// connection. When the wait is cut short (over the cap, past ctx's
+// deadline, attempts used up, or ctx ended) Send returns the
+// *reconnect.RetryAfterError, wrapped: the message was not run.
+//
+// ctx cancels the POST (and the waits). An error is a *jsonrpc.HTTPError
+// (wrapped) for another status than 2xx, wraps ctx.Err() when ctx ended the
 // POST, wraps jsonrpc.ErrClosed once Close has been called, and wraps
 // ErrConnectionLost once the transport has ended for good. A POST in
 // flight when the stream drops is cancelled, since its answer could only
@@ -40,13 +50,13 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	reqCtx, cancelReq := context.WithCancel(s.ctx)
+	// The POST is part of the caller's ctx (its deadline bounds the
+	// waits after a 429 or 503) and of the session, whose end cancels it.
+	reqCtx, cancelReq := context.WithCancel(ctx)
 	defer cancelReq()
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, cancelReq)
-		defer stop()
-	}
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	stop := context.AfterFunc(s.ctx, cancelReq)
+	defer stop()
+	req, err := retryablehttp.NewRequestWithContext(reqCtx, http.MethodPost, s.endpoint, body)
 	if err != nil {
 		return fmt.Errorf("legacy: %s: %w", label(m), err)
 	}
@@ -55,7 +65,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 	req.Header["Content-Type"] = typeJSON
 
-	resp, err := t.post(req)
+	resp, err := t.post.Do(req)
 	if err != nil {
 		if initializing {
 			t.initFailed(s)
@@ -131,14 +141,19 @@ func (t *Transport) initFailed(s *session) {
 // cancelled ctx, a closed transport and a lost stream apart from a network
 // failure.
 func (t *Transport) failed(ctx context.Context, s *session, m *jsonrpc.Message, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("legacy: %s: %w", label(m), ctx.Err())
-	}
 	t.mu.Lock()
 	closed := t.closed
 	t.mu.Unlock()
 	if closed {
 		return fmt.Errorf("legacy: %s: %w", label(m), jsonrpc.ErrClosed)
+	}
+	if ra, ok := errors.AsType[*reconnect.RetryAfterError](err); ok {
+		// A 429 or 503 not waited out: the server did not run the request,
+		// whatever cut the wait short (ctx, the cap, a lost stream).
+		return fmt.Errorf("legacy: %s: %w", label(m), ra)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("legacy: %s: %w", label(m), ctx.Err())
 	}
 	if s.ctx.Err() != nil {
 		return fmt.Errorf("legacy: %s: %w: the SSE stream was lost while the POST was in flight: %w",

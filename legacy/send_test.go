@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // TestSendAccepted: any 2xx accepts a message, with or without a body;
@@ -188,5 +189,89 @@ func TestHTTPClientAndHeaders(t *testing.T) {
 	}
 	if reqs[0].Method != http.MethodGet || reqs[0].Header.Get("Accept") != "text/event-stream" {
 		t.Errorf("GET %+v", reqs[0])
+	}
+}
+
+// TestSendThrottled: a POST answered 429 (with Retry-After) or 503
+// (without, so after the policy's backoff) is waited out and sent again,
+// the same bytes; one over the cap is not sent again, and Send returns
+// the *reconnect.RetryAfterError.
+func TestSendThrottled(t *testing.T) {
+	tests := []struct {
+		name       string
+		status     int
+		retryAfter string
+		minGap     time.Duration
+		wantPOSTs  int
+		wantErr    bool
+	}{
+		{"429 Retry-After 1", http.StatusTooManyRequests, "1", time.Second, 2, false},
+		{"503 without Retry-After", http.StatusServiceUnavailable, "", 5 * time.Millisecond, 2, false},
+		{"429 over the cap", http.StatusTooManyRequests, "3600", 0, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSSEServer(t)
+			var posts atomic.Int32
+			s.post = func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if posts.Add(1) == 1 {
+					if tt.retryAfter != "" {
+						w.Header().Set("Retry-After", tt.retryAfter)
+					}
+					w.WriteHeader(tt.status)
+					return
+				}
+				s.echo(w, body)
+			}
+			tr, loop := dial(t, s.URL+"/sse", Options{Reconnect: fast()})
+			err := sendErr(tr, request(1, "tools/call"))
+			if tt.wantErr {
+				ra, ok := errors.AsType[*reconnect.RetryAfterError](err)
+				if !ok || ra.Status != tt.status || ra.Wait != time.Hour {
+					t.Fatalf("Send = %v, want a *reconnect.RetryAfterError for 1h", err)
+				}
+				if he, ok := errors.AsType[*jsonrpc.HTTPError](err); !ok || he.StatusCode != tt.status {
+					t.Errorf("Send = %v, want the %d inside", err, tt.status)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("Send = %v", err)
+				}
+				if got := describe(loop.next(t)); got != `response 1 {"method":"tools/call"}` {
+					t.Errorf("got %s", got)
+				}
+			}
+			reqs := s.requests()
+			if n := int(posts.Load()); n != tt.wantPOSTs {
+				t.Fatalf("%d POSTs, want %d", n, tt.wantPOSTs)
+			}
+			if tt.wantPOSTs == 2 {
+				if reqs[1].Body != reqs[2].Body || reqs[2].Path != "/message?sessionId=s1" {
+					t.Errorf("the POST sent again differs: %+v then %+v", reqs[1], reqs[2])
+				}
+			}
+		})
+	}
+}
+
+// TestSendThrottledContext: a caller's deadline shorter than the server's
+// Retry-After is not waited for: Send returns the *reconnect.RetryAfterError
+// at once.
+func TestSendThrottledContext(t *testing.T) {
+	s := newSSEServer(t)
+	s.post = func(w http.ResponseWriter, r *http.Request, body []byte) {
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	tr, _ := dial(t, s.URL+"/sse", Options{Reconnect: fast()})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	err := tr.Send(ctx, request(1, "tools/call"))
+	if _, ok := errors.AsType[*reconnect.RetryAfterError](err); !ok {
+		t.Errorf("Send = %v, want a *reconnect.RetryAfterError", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("Send took %v", d)
 	}
 }

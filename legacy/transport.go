@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-retryablehttp"
+
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -20,7 +22,9 @@ import (
 // Options configure Dial. The zero value works.
 type Options struct {
 	// HTTPClient sends every request. Nil means http.DefaultClient. The
-	// POSTs use it as given; the long-lived GET stream uses a shallow copy
+	// POSTs use it as given (through a go-retryablehttp client that sends
+	// a POST again only after a 429, a 503 or a refused connection, as the
+	// Reconnect policy says); the long-lived GET stream uses a shallow copy
 	// whose Timeout is zero, so that a client-wide timeout does not cut the
 	// stream (its RoundTripper, Jar and redirect policy are kept).
 	HTTPClient *http.Client
@@ -34,12 +38,14 @@ type Options struct {
 	MaxEventSize int
 	// Reconnect says how the transport reopens the stream when it drops
 	// after Dial: how long to wait between attempts (the server's retry:
-	// field overrides the first wait after a drop) and when to give up.
+	// field overrides the first wait after a drop) and when to give up; and
+	// how long a throttled POST may wait (MaxRetryAfter) and be sent again.
 	// Nil means reconnect.DefaultPolicy(). Dial itself never retries.
 	Reconnect *reconnect.Policy
-	// NoReconnect turns reconnection off: once the stream has ended, Recv
-	// (after the messages already queued) and Send return errors wrapping
-	// ErrConnectionLost for good.
+	// NoReconnect turns reconnection of the stream off: once the stream
+	// has ended, Recv (after the messages already queued) and Send return
+	// errors wrapping ErrConnectionLost for good. Throttled POSTs are still
+	// waited out and sent again: the server did not run them.
 	NoReconnect bool
 }
 
@@ -49,8 +55,8 @@ type Transport struct {
 	sseURL  string   // the SSE URL for errors and logs, password redacted
 	origin  *url.URL // the SSE URL as the host gave it
 	client  *http.Client
-	stream  *http.Client // client without a Timeout, for the GETs
-	post    func(*http.Request) (*http.Response, error)
+	stream  *http.Client          // client without a Timeout, for the GETs
+	post    *retryablehttp.Client // client, re-sending on 429, 503 and refused connections
 	header  http.Header
 	log     *slog.Logger
 	maxSize int
@@ -151,7 +157,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 		origin:  origin,
 		client:  client,
 		stream:  &stream,
-		post:    client.Do,
+		post:    policy.Retrying(client, logger),
 		header:  opts.Header.Clone(),
 		log:     logger,
 		maxSize: opts.MaxEventSize,
