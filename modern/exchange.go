@@ -23,20 +23,31 @@ const drainTimeout = 250 * time.Millisecond
 //
 // For a request, Send returns nil once the response has been queued for
 // Recv, together with every message the server sent before it in the same
-// answer; an error means no response will be queued. An error wraps
-// jsonrpc.ErrSessionExpired (404 on a request that carried the session; the
-// session is forgotten), jsonrpc.ErrOutcomeUnknown (the answer stream ended
-// or broke before the response, or the server accepted the request with no
-// body: ErrNoResponse), jsonrpc.ErrClosed, ctx.Err(), or is a
-// *jsonrpc.HTTPError for any other status.
+// answer (or in the streams that resumed it); an error means no response
+// will be queued. An answer stream that breaks before the response is
+// resumed with GET and Last-Event-ID when its events had ids (see the
+// package doc); the request itself is never sent twice, except after a
+// 429 or 503 (or a refused connection), which say the server did not run
+// it. An error wraps jsonrpc.ErrSessionExpired (404 on a request that
+// carried the session, or a session lost earlier: the message was not
+// sent), jsonrpc.ErrOutcomeUnknown (the answer stream ended or broke before
+// the response and could not be resumed, or the server accepted the request
+// with no body: ErrNoResponse), a *reconnect.RetryAfterError (a 429 or 503
+// not waited out: over the policy's cap or attempts, or past ctx's
+// deadline), jsonrpc.ErrClosed, ctx.Err(), or is a *jsonrpc.HTTPError for
+// any other status.
 //
 // For a notification or a response, Send returns nil once the server has
 // accepted it (any 2xx); messages in a JSON body, if any, are queued.
 //
-// An initialize request never carries the session headers: its answer
-// establishes the session (the Mcp-Session-Id header) and the protocol
-// version (result.protocolVersion) that later requests carry. A successful
-// notifications/initialized opens the standalone GET stream.
+// Once a session has been lost, Send refuses every message but an
+// initialize request, without sending it, with an error matching
+// jsonrpc.ErrSessionExpired, until an initialize succeeds. An initialize
+// request never carries the session headers: its answer establishes the
+// session (the Mcp-Session-Id header) and the protocol version
+// (result.protocolVersion) that later requests carry. A successful
+// notifications/initialized opens the standalone GET stream (anew, when
+// the one it had belongs to an earlier session).
 func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if err := t.closedErr(m); err != nil {
 		return err

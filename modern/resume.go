@@ -42,7 +42,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		}
 		wait, ok := b.Next()
 		if !ok {
-			se.gaveUp = fmt.Sprintf("resumption exhausted after %d attempts without progress", se.resumes)
+			se.gaveUp = fmt.Sprintf("resumption exhausted after %d attempts (%s)", se.resumes, why(b))
 			t.log.Warn("modern: gave up resuming the event stream of a request", "request", label(x.req),
 				"reason", reason, "attempts", se.resumes, "last_event_id", se.lastEventID)
 			return nil, se
@@ -150,4 +150,13 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 			"status", ra.Status, "wait", ra.Wait, "reason", ra.Reason)
 	}
 	return resp, err
+}
+
+// why says why the run b of a policy gave up.
+func why(b *reconnect.Backoff) string {
+	p := b.Policy()
+	if p.MaxAttempts > 0 && b.Attempts() > p.MaxAttempts {
+		return fmt.Sprintf("%d attempts in a row without progress", p.MaxAttempts)
+	}
+	return fmt.Sprintf("the %v budget without progress spent", p.Budget)
 }
