@@ -65,8 +65,10 @@ func TestGETReconnect(t *testing.T) {
 	if fmt.Sprint(ids) != fmt.Sprint([]string{"", "g1", "g1", "g3"}) {
 		t.Errorf("Last-Event-ID of the GETs: %q", ids)
 	}
-	if n := len(l.at(slog.LevelInfo)); n != 3 {
-		t.Errorf("%d info records, want one per reconnect (3)", n)
+	// The backoff grows after the failed reconnect, and starts over after
+	// the stream that brought a new id (tiny: 1 ms doubling, no jitter).
+	if got := l.waits("modern: reconnecting the GET stream"); fmt.Sprint(got) != "[1ms 2ms 1ms]" {
+		t.Errorf("reconnect waits %v, want [1ms 2ms 1ms]", got)
 	}
 	if w := l.at(slog.LevelWarn); len(w) != 0 {
 		t.Errorf("warnings: %q", w)
@@ -395,4 +397,23 @@ func TestThrottledGiveUp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waits returns the wait of every record logged with message msg.
+func (l *logs) waits(msg string) []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []time.Duration
+	for _, r := range l.recs {
+		if r.Message != msg {
+			continue
+		}
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "wait" {
+				out = append(out, a.Value.Duration())
+			}
+			return true
+		})
+	}
+	return out
 }

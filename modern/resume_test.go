@@ -1,6 +1,7 @@
 package modern
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -332,5 +333,43 @@ func TestResumeSessionExpired(t *testing.T) {
 	}
 	if tr.SessionID() != "" {
 		t.Errorf("session kept: %q", tr.SessionID())
+	}
+}
+
+// TestResumeInterrupted: Close, or the caller's context, ends a
+// resumption's wait at once.
+func TestResumeInterrupted(t *testing.T) {
+	for _, byClose := range []bool{true, false} {
+		t.Run(map[bool]string{true: "Close", false: "context"}[byClose], func(t *testing.T) {
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if r.Method == http.MethodPost {
+					startSSE(w)("id: e1\nretry: 3000\ndata:\n\n")
+					return
+				}
+				t.Error("resumed although interrupted")
+			})
+			tr, _ := dial(t, s, Options{Reconnect: tiny()})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			time.AfterFunc(50*time.Millisecond, func() {
+				if byClose {
+					tr.Close()
+				} else {
+					cancel()
+				}
+			})
+			start := time.Now()
+			err := tr.Send(ctx, request(5, "tools/call"))
+			want := error(context.Canceled)
+			if byClose {
+				want = jsonrpc.ErrClosed
+			}
+			if !errors.Is(err, want) {
+				t.Errorf("Send = %v, want %v", err, want)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("Send took %v", d)
+			}
+		})
 	}
 }
