@@ -28,12 +28,18 @@
 //     that gives up make Send fail with an error matching
 //     jsonrpc.ErrOutcomeUnknown: the request is never sent a second time.
 //   - The standalone GET stream is reopened whenever it ends or fails, for
-//     the life of the transport, with Last-Event-ID and the server's retry:
-//     or the backoff; its failures never fail Send.
+//     the life of the transport (or of its session), with Last-Event-ID of
+//     the last event seen on it, after the server's retry: (exactly) or
+//     the backoff (with the policy's jitter); once the policy's attempts
+//     or budget are used up without progress, it warns and goes on trying
+//     every MaxDelay. Its failures never fail Send. A refusal of the first
+//     GET (405, or the 404 and 400 some servers send) means the server
+//     offers no such stream: it is not asked for again.
 //   - A POST answered 429 or 503 was not run: it is sent again after the
 //     Retry-After the server asked for (within the policy's cap) or the
-//     backoff; a wait over the cap or past the caller's deadline is a
-//     *reconnect.RetryAfterError.
+//     backoff, and so is a POST whose connection was refused; a wait over
+//     the cap or the policy's attempts, or past the caller's deadline, is
+//     a *reconnect.RetryAfterError (reconnect.Policy.Retrying does this).
 //
 // Conditions the protocol layer must act on are reported as the wrapped
 // sentinel errors of package jsonrpc: a 404 on a request that carried a
