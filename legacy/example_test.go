@@ -2,15 +2,18 @@ package legacy_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/legacy"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // A minimal HTTP+SSE session: Dial opens the stream and learns the
@@ -70,4 +73,50 @@ func Example() {
 	// Output:
 	// /messages?sessionId=42
 	// 1 {"protocolVersion":"2024-11-05"}
+}
+
+// When the stream drops, the transport opens a new one by itself. Recv
+// says the session was lost; the next session starts with initialize,
+// which waits for the new stream's endpoint and is sent there.
+func Example_reconnect() {
+	var gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			n := gets.Add(1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: endpoint\ndata: /messages?sessionId=%d\n\n", n)
+			w.(http.Flusher).Flush()
+			if n == 1 {
+				return // the first stream drops at once
+			}
+			<-r.Context().Done()
+		case http.MethodPost:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	policy := reconnect.Policy{InitialDelay: 10 * time.Millisecond}
+	t, err := legacy.Dial(ctx, srv.URL+"/sse", legacy.Options{Reconnect: &policy})
+	if err != nil {
+		panic(err)
+	}
+	defer t.Close()
+
+	_, err = t.Recv()
+	var lost *jsonrpc.SessionLostError
+	fmt.Println("session lost:", errors.As(err, &lost), errors.Is(err, legacy.ErrConnectionLost))
+
+	err = t.Send(ctx, &jsonrpc.Message{ID: jsonrpc.Int(2), Method: "tools/list"})
+	fmt.Println("before initialize:", errors.Is(err, jsonrpc.ErrSessionExpired))
+
+	err = t.Send(ctx, &jsonrpc.Message{ID: jsonrpc.Int(3), Method: "initialize", Params: []byte(`{}`)})
+	fmt.Println("initialize:", err, strings.TrimPrefix(t.Endpoint(), srv.URL))
+	// Output:
+	// session lost: true true
+	// before initialize: true
+	// initialize: <nil> /messages?sessionId=2
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,8 +81,7 @@ func TestReconnectAfterDrop(t *testing.T) {
 // TestSessionRulesWhileDown: while the transport reconnects, every
 // message but initialize is refused with ErrSessionExpired and not sent;
 // an initialize waits (bounded by its ctx) and then goes to the new
-// endpoint; until it has been sent there, the new session refuses the
-// rest too; an initialize the server rejects puts the rule back.
+// endpoint, after which everything goes normally.
 func TestSessionRulesWhileDown(t *testing.T) {
 	f := newFlaky(t)
 	gate := make(chan struct{})
@@ -90,15 +90,6 @@ func TestSessionRulesWhileDown(t *testing.T) {
 			<-gate // hold the reconnection until the test lets it go
 		}
 		return 0, false
-	}
-	rejectInit := true
-	f.post = func(w http.ResponseWriter, r *http.Request, body []byte) {
-		if m, _ := jsonrpc.DecodeMessage(body); m != nil && m.Method == "initialize" && rejectInit {
-			rejectInit = false
-			http.Error(w, "busy", http.StatusInternalServerError)
-			return
-		}
-		f.echo(w, r, body)
 	}
 	tr, fd := dialFlaky(t, f, Options{Reconnect: fast()})
 	close(f.next(t).end)
@@ -127,26 +118,67 @@ func TestSessionRulesWhileDown(t *testing.T) {
 		t.Fatalf("%d POSTs while down", n)
 	}
 	close(gate)
-	f.next(t)
-	// The server rejects this initialize: the rule comes back.
-	var he *jsonrpc.HTTPError
-	if err := <-sent; !errors.As(err, &he) || he.StatusCode != 500 || !strings.HasSuffix(he.URL, "sessionId=s2") {
-		t.Fatalf("rejected initialize = %v", err)
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatalf("waiting initialize = %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("initialize still waiting after the reconnection")
 	}
-	if err := sendErr(tr, request(4, "tools/list")); !errors.Is(err, jsonrpc.ErrSessionExpired) {
-		t.Errorf("Send before initialize on the new session = %v, want ErrSessionExpired", err)
-	}
-	send(t, tr, initialize(5))
-	if got := describe(fd.msg(t)); got != `response 5 {"method":"initialize","session":"s2"}` {
+	if got := describe(fd.msg(t)); got != `response 3 {"method":"initialize","session":"s2"}` {
 		t.Errorf("initialize answered with %s", got)
 	}
-	send(t, tr, request(6, "tools/list"))
-	if got := describe(fd.msg(t)); got != `response 6 {"method":"tools/list","session":"s2"}` {
+	send(t, tr, notification("notifications/initialized"))
+	send(t, tr, request(4, "tools/list"))
+	if got := describe(fd.msg(t)); got != `response 4 {"method":"tools/list","session":"s2"}` {
 		t.Errorf("tools/list answered with %s", got)
 	}
 	want := "/message?sessionId=s2 /message?sessionId=s2 /message?sessionId=s2"
 	if got := strings.Join(f.posts(), " "); got != want {
 		t.Errorf("POSTs %q, want %q", got, want)
+	}
+}
+
+// TestSessionRulesAfterReconnect: a reconnected session refuses
+// everything but initialize until one has been sent on it; an initialize
+// the server rejects puts the rule back.
+func TestSessionRulesAfterReconnect(t *testing.T) {
+	f := newFlaky(t)
+	var rejected atomic.Bool
+	f.post = func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if m, _ := jsonrpc.DecodeMessage(body); m != nil && m.Method == "initialize" && !rejected.Swap(true) {
+			http.Error(w, "not now", http.StatusInternalServerError)
+			return
+		}
+		f.echo(w, r, body)
+	}
+	tr, fd := dialFlaky(t, f, Options{Reconnect: fast()})
+	close(f.next(t).end)
+	fd.lost(t)
+	f.next(t)
+	eventually(t, "the new endpoint", func() bool { return strings.HasSuffix(tr.Endpoint(), "sessionId=s2") })
+
+	if err := sendErr(tr, request(1, "tools/list")); !errors.Is(err, jsonrpc.ErrSessionExpired) {
+		t.Errorf("Send before initialize = %v, want ErrSessionExpired", err)
+	}
+	var he *jsonrpc.HTTPError
+	if err := sendErr(tr, initialize(2)); !errors.As(err, &he) || he.StatusCode != 500 || !strings.HasSuffix(he.URL, "sessionId=s2") {
+		t.Fatalf("rejected initialize = %v", err)
+	}
+	if err := sendErr(tr, notification("notifications/initialized")); !errors.Is(err, jsonrpc.ErrSessionExpired) {
+		t.Errorf("Send after a rejected initialize = %v, want ErrSessionExpired", err)
+	}
+	send(t, tr, initialize(3))
+	if got := describe(fd.msg(t)); got != `response 3 {"method":"initialize","session":"s2"}` {
+		t.Errorf("initialize answered with %s", got)
+	}
+	send(t, tr, request(4, "tools/list"))
+	if got := describe(fd.msg(t)); got != `response 4 {"method":"tools/list","session":"s2"}` {
+		t.Errorf("tools/list answered with %s", got)
+	}
+	if got := strings.Join(f.posts(), " "); strings.Count(got, "/message?sessionId=s2") != 3 || strings.Count(got, " ") != 2 {
+		t.Errorf("POSTs %q, want three to s2", got)
 	}
 }
 

@@ -52,11 +52,10 @@ type Options struct {
 // Transport is an HTTP+SSE client transport, connected by Dial. It
 // implements jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	sseURL  string   // the SSE URL for errors and logs, password redacted
-	origin  *url.URL // the SSE URL as the host gave it
-	client  *http.Client
-	stream  *http.Client          // client without a Timeout, for the GETs
-	post    *retryablehttp.Client // client, re-sending on 429, 503 and refused connections
+	sseURL  string                // the SSE URL for errors and logs, password redacted
+	origin  *url.URL              // the SSE URL as the host gave it
+	stream  *http.Client          // the host's client without a Timeout, for the GETs
+	post    *retryablehttp.Client // the host's client, re-sending on 429, 503 and refused connections
 	header  http.Header
 	log     *slog.Logger
 	maxSize int
@@ -66,7 +65,8 @@ type Transport struct {
 
 	queue *wire.Queue
 
-	// ctx is the life of the transport: every request derives from it. It
+	// ctx is the life of the transport: the GETs derive from it, and the
+	// POSTs end with it (through their session's ctx). It
 	// is cancelled with ErrClosed by Close, or with the error that ended
 	// the transport for good (a lost stream without reconnection, or a
 	// reconnection given up).
@@ -155,7 +155,6 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 	t := &Transport{
 		sseURL:  origin.Redacted(),
 		origin:  origin,
-		client:  client,
 		stream:  &stream,
 		post:    policy.Retrying(client, logger),
 		header:  opts.Header.Clone(),
