@@ -69,14 +69,17 @@ type Command struct {
 	//
 	// Under supervision, a death shows in Recv, after the messages the
 	// dead process wrote, as a *jsonrpc.SessionLostError whose Cause is
-	// the *ExitError. From then until an initialize request has been
+	// the *ExitError. From the death until an initialize request has been
 	// written to the new process, Send refuses every other message with
 	// an error matching jsonrpc.ErrSessionExpired (nothing is written),
 	// and an initialize request waits, within its context, for the new
 	// process to be up. A new process that sends any message counts as
 	// progress: the policy's run of failed attempts starts over. When the
 	// policy gives up, Recv and Send return a *RestartsExhaustedError
-	// that wraps the last *ExitError, and the transport is over. A server
+	// that wraps the last *ExitError, and the transport is over; Recv
+	// reports that last death as this error alone, not as a lost session
+	// first. A process that cannot be started counts as a failed attempt
+	// too; only the first start, in Start, is not retried. A server
 	// that breaks the stream (a line over MaxLineSize, a read error) is
 	// not restarted: that error ends the transport as without Restart.
 	// Each restart is logged to Logger as a Warn record.
