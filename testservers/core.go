@@ -34,6 +34,9 @@ type Options struct {
 	PageSize int
 	// Logger receives the server's own diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Stdio are the failures a stdio server injects (ServeStdio,
+	// RunFromEnv); the HTTP front-ends ignore them.
+	Stdio StdioFaults
 }
 
 func (o Options) withDefaults() Options {

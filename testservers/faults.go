@@ -143,12 +143,12 @@ func RandomFaults(seed uint64, p float64) Faults {
 
 // occasion is one chance for faults to fire.
 type occasion struct {
-	get     bool     // a GET opening a stream; else a POST carrying requests
-	methods []string // the POST's request methods
-	session any      // the session, for PerSession rules
-	getOpen bool     // the session's GET stream is open
-	legacy      bool // HTTP+SSE: no POST streams
-	sessionless bool // a stateless server: no session to expire or lose
+	get         bool     // a GET opening a stream; else a POST carrying requests
+	methods     []string // the POST's request methods
+	session     any      // the session, for PerSession rules
+	getOpen     bool     // the session's GET stream is open
+	legacy      bool     // HTTP+SSE: no POST streams
+	sessionless bool     // a stateless server: no session to expire or lose
 }
 
 func (o occasion) initialize() bool { return slices.Contains(o.methods, "initialize") }

@@ -200,8 +200,8 @@ func (w *httpWire) initializeWith(t *testing.T, params string) *jsonrpc.Message 
 
 // sseEvent is one server-sent event.
 type sseEvent struct {
-	id, event, data string
-	hasID           bool
+	id, event, data, retry string
+	hasID                  bool
 }
 
 // sseReader parses an event stream (enough of the WHATWG rules for these
@@ -240,6 +240,8 @@ func (s *sseReader) next() (sseEvent, error) {
 			ev.event = value
 		case "data":
 			data = append(data, value)
+		case "retry":
+			ev.retry = value
 		}
 	}
 }

@@ -29,9 +29,11 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts Options) 
 //
 // On EOF of in, running requests are allowed to finish (requests sent to
 // the client fail, as nothing can answer them), their responses written,
-// and ServeStdio returns nil. When ctx ends first, running requests are
-// cancelled and ServeStdio returns ctx.Err(); the goroutine reading in
-// then stays until in returns (the caller closes it).
+// and ServeStdio returns nil (with StdioFaults.IgnoreStdinEOF it goes on
+// until ctx ends). When ctx ends first, running requests are cancelled
+// and ServeStdio returns ctx.Err(); the goroutine reading in then stays
+// until in returns (the caller closes it). With StdioFaults.CrashOnCall,
+// it stops writing at the crash and returns ErrCrashed.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	p := &stdioPeer{w: out}
 	ss := s.NewSession(p)
@@ -40,6 +42,16 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	defer p.close()
 	select {
 	case err := <-readDone:
+		switch {
+		case errors.Is(err, ErrCrashed):
+			p.close() // nothing more goes out: the process is dead
+			ss.Close()
+			return err
+		case err == nil && s.opts.Stdio.IgnoreStdinEOF:
+			<-ctx.Done()
+			ss.Close()
+			return ctx.Err()
+		}
 		ss.Drain()
 		return err
 	case <-ctx.Done():
@@ -52,9 +64,13 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // a read error.
 func (s *Server) readStdio(ctx context.Context, in io.Reader, ss *Session, p *stdioPeer) error {
 	r := bufio.NewReaderSize(in, 64<<10)
+	calls := 0
 	for {
 		line, err := r.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 && ctx.Err() == nil {
+			if s.crashes(line, &calls) {
+				return ErrCrashed
+			}
 			s.handleLine(ctx, line, ss, p)
 		}
 		if err == io.EOF {
@@ -141,23 +157,45 @@ const (
 	EnvInstructions = EnvVar + "_INSTRUCTIONS" // Options.Instructions
 	EnvPageSize     = EnvVar + "_PAGESIZE"     // Options.PageSize
 	EnvLog          = EnvVar + "_LOG"          // a slog level (debug, info, warn, error) for logs on stderr; none when unset
+
+	EnvCrashOnCall    = EnvVar + "_CRASH_ON_CALL"    // StdioFaults.CrashOnCall
+	EnvIgnoreStdinEOF = EnvVar + "_IGNORE_STDIN_EOF" // StdioFaults.IgnoreStdinEOF: "1" or "true"
+	EnvIgnoreSIGTERM  = EnvVar + "_IGNORE_SIGTERM"   // StdioFaults.IgnoreSIGTERM: "1" or "true"
+	EnvGrandchild     = EnvVar + "_GRANDCHILD"       // StdioFaults.Grandchild: "1" or "true"
+	EnvPIDFile        = EnvVar + "_PIDFILE"          // StdioFaults.PIDFile
 )
 
 // RunFromEnv makes the running binary a stdio test server when the
 // environment asks for it: if EnvVar is "stdio", it serves ServeStdio on
 // os.Stdin and os.Stdout with Options read from the environment (EnvName,
-// EnvVersions, EnvInstructions, EnvPageSize, EnvLog) and exits: status 0
-// after EOF of stdin, 1 on an error. Otherwise it returns at once.
+// EnvVersions, EnvInstructions, EnvPageSize, EnvLog, and the StdioFaults:
+// EnvCrashOnCall, EnvIgnoreStdinEOF, EnvIgnoreSIGTERM, EnvGrandchild,
+// EnvPIDFile) and exits: status 0 after EOF of stdin, 1 on an error,
+// CrashExitCode when it crashes as asked. If EnvVar is "sleep", it is the
+// grandchild of StdioFaults.Grandchild: it sleeps until killed (at most
+// grandchildLife) and exits. Otherwise it returns at once.
 //
 // Test binaries call it first thing in TestMain, the mcpcall binary first
 // thing in main; StdioCommand tells how to start them that way.
 func RunFromEnv() {
-	if os.Getenv(EnvVar) != "stdio" {
+	switch os.Getenv(EnvVar) {
+	case "stdio":
+	case "sleep":
+		sleepUntilKilled()
+		os.Exit(0)
+	default:
 		return
 	}
 	opts, err := OptionsFromEnv()
 	if err == nil {
+		err = startProcessFaults(opts.Stdio)
+	}
+	if err == nil {
 		err = ServeStdio(context.Background(), os.Stdin, os.Stdout, opts)
+	}
+	if errors.Is(err, ErrCrashed) {
+		fmt.Fprintf(os.Stderr, "testservers: crashing on purpose on tool call %d (exit status %d)\n", opts.Stdio.CrashOnCall, CrashExitCode)
+		os.Exit(CrashExitCode)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testservers:", err)
@@ -194,6 +232,30 @@ func OptionsFromEnv() (Options, error) {
 		}
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
+	if v := os.Getenv(EnvCrashOnCall); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return opts, fmt.Errorf("%s: %w", EnvCrashOnCall, err)
+		}
+		opts.Stdio.CrashOnCall = n
+	}
+	for _, b := range []struct {
+		name string
+		v    *bool
+	}{
+		{EnvIgnoreStdinEOF, &opts.Stdio.IgnoreStdinEOF},
+		{EnvIgnoreSIGTERM, &opts.Stdio.IgnoreSIGTERM},
+		{EnvGrandchild, &opts.Stdio.Grandchild},
+	} {
+		if v := os.Getenv(b.name); v != "" {
+			on, err := strconv.ParseBool(v)
+			if err != nil {
+				return opts, fmt.Errorf("%s: %w", b.name, err)
+			}
+			*b.v = on
+		}
+	}
+	opts.Stdio.PIDFile = os.Getenv(EnvPIDFile)
 	return opts, nil
 }
 
@@ -225,6 +287,22 @@ func StdioEnv(opts Options) []string {
 	}
 	if opts.PageSize > 0 {
 		env = append(env, EnvPageSize+"="+strconv.Itoa(opts.PageSize))
+	}
+	f := opts.Stdio
+	if f.CrashOnCall > 0 {
+		env = append(env, EnvCrashOnCall+"="+strconv.Itoa(f.CrashOnCall))
+	}
+	if f.IgnoreStdinEOF {
+		env = append(env, EnvIgnoreStdinEOF+"=1")
+	}
+	if f.IgnoreSIGTERM {
+		env = append(env, EnvIgnoreSIGTERM+"=1")
+	}
+	if f.Grandchild {
+		env = append(env, EnvGrandchild+"=1")
+	}
+	if f.PIDFile != "" {
+		env = append(env, EnvPIDFile+"="+f.PIDFile)
 	}
 	return env
 }

@@ -1,0 +1,126 @@
+package testservers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// StdioFaults are the failures of a stdio server, for the tests of a
+// client's process supervision. All are off in the zero value. ServeStdio
+// honours CrashOnCall and IgnoreStdinEOF; the others are about the
+// process and only RunFromEnv honours them.
+type StdioFaults struct {
+	// CrashOnCall, when > 0, makes the server crash when its
+	// CrashOnCall-th tools/call arrives (1: the first), before running
+	// it: requests still running get no answer, nothing more is written
+	// to stdout, and the process writes a line to stderr and exits with
+	// CrashExitCode (in-process, ServeStdio returns ErrCrashed). A server
+	// that must answer N calls first has CrashOnCall N+1.
+	CrashOnCall int
+	// IgnoreStdinEOF keeps the server running after stdin closes: it
+	// finishes its requests and waits to be killed (in-process, for ctx
+	// to end), as a server that does not notice its client left.
+	IgnoreStdinEOF bool
+	// IgnoreSIGTERM makes the process ignore SIGTERM: only SIGKILL ends
+	// it (once stdin closes, it exits, unless IgnoreStdinEOF).
+	IgnoreSIGTERM bool
+	// Grandchild makes the process start a second one, the same binary
+	// in its "sleep" mode, in its process group, as npx or uvx do: it
+	// holds the server's stderr open and lives until killed (or for
+	// grandchildLife at most), ignoring SIGTERM too with IgnoreSIGTERM.
+	// Only killing the whole group ends it.
+	Grandchild bool
+	// PIDFile, when set, is a file the process writes its pid to, and
+	// the grandchild's on a second line with Grandchild, once they run
+	// (written whole, by a rename).
+	PIDFile string
+}
+
+// CrashExitCode is the exit status of a stdio server that crashes as
+// StdioFaults.CrashOnCall asks.
+const CrashExitCode = 3
+
+// ErrCrashed is returned by ServeStdio when it crashes as
+// StdioFaults.CrashOnCall asks.
+var ErrCrashed = errors.New("testservers: crashed on purpose")
+
+// grandchildLife bounds the life of a grandchild nobody killed, so that
+// a failing test leaves no process behind for long.
+const grandchildLife = 2 * time.Minute
+
+// crashes counts the tools/call requests among the lines read and
+// reports whether this line is the one to crash on.
+func (s *Server) crashes(line []byte, calls *int) bool {
+	n := s.opts.Stdio.CrashOnCall
+	if n <= 0 {
+		return false
+	}
+	m, err := jsonrpc.DecodeMessage(line)
+	if err != nil || !m.IsRequest() || m.Method != "tools/call" {
+		return false
+	}
+	*calls++
+	if *calls < n {
+		return false
+	}
+	s.fault(FaultCrash)
+	return true
+}
+
+// startProcessFaults sets up the process-wide faults of f.
+func startProcessFaults(f StdioFaults) error {
+	if f.IgnoreSIGTERM {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	pids := fmt.Sprintln(os.Getpid())
+	if f.Grandchild {
+		pid, err := startGrandchild()
+		if err != nil {
+			return err
+		}
+		pids += fmt.Sprintln(pid)
+	}
+	if f.PIDFile == "" {
+		return nil
+	}
+	tmp := filepath.Join(filepath.Dir(f.PIDFile), "."+filepath.Base(f.PIDFile)+".tmp")
+	if err := os.WriteFile(tmp, []byte(pids), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, f.PIDFile)
+}
+
+// startGrandchild starts this binary in its sleep mode, in this
+// process's group, with its stderr, and returns its pid.
+func startGrandchild() (int, error) {
+	path, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(path)
+	cmd.Env = append(os.Environ(), EnvVar+"=sleep")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("starting the grandchild: %w", err)
+	}
+	go func() { _ = cmd.Wait() }() // reaped if it dies first
+	return cmd.Process.Pid, nil
+}
+
+// sleepUntilKilled is the grandchild's life: nothing, until a signal
+// ends it, or grandchildLife.
+func sleepUntilKilled() {
+	if on, _ := strconv.ParseBool(os.Getenv(EnvIgnoreSIGTERM)); on {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	time.Sleep(grandchildLife)
+}
