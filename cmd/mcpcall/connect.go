@@ -16,6 +16,7 @@ import (
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
+	"github.com/anymcp/anymcp/stdio"
 )
 
 // session is a live connection for one command.
@@ -28,7 +29,7 @@ type session struct {
 	c        *cli
 
 	// cancelSent is closed once a notifications/cancelled has gone out:
-	// its POST answered (HTTP), or its line handed to the process (stdio).
+	// its POST answered (HTTP), or its line written to the process (stdio).
 	cancelSent chan struct{}
 	cancelOnce sync.Once
 }
@@ -82,15 +83,15 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		client.OnLog(func(p mcp.LoggingMessageParams) { serverLog(c.log, p) }),
 	}
 	var ct client.Target
+	var cmd stdio.Command
 	if t.isCommand() {
-		cmd := *t.cmd
+		cmd = *t.cmd
 		cmd.Logger = c.log
 		if c.f.json {
 			cmd.StderrLogger = slog.New(slog.NewJSONHandler(c.stderr, nil))
 		} else {
 			cmd.Stderr = c.stderr
 		}
-		ct = client.Process(cmd)
 		c.lastTr = client.TransportStdio
 	} else {
 		ct = client.URL(t.url)
@@ -107,7 +108,13 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	dctx, cancel := context.WithTimeoutCause(ctx, c.f.connectTimeout, errConnectTimeout)
 	defer cancel()
 	c.log.Debug("connecting", "target", t.display)
-	conn, err := client.Dial(dctx, ct, opts...)
+	var conn *client.Conn
+	var err error
+	if t.isCommand() {
+		conn, err = s.openStdio(dctx, cmd, opts)
+	} else {
+		conn, err = client.Dial(dctx, ct, opts...)
+	}
 	if err != nil {
 		s.trace.Close()
 		var negErr *negotiate.Error
@@ -164,15 +171,38 @@ func (c *cli) showNegotiation(info client.Info, took time.Duration) {
 		took.Round(time.Millisecond), info.Transport, info.ProtocolVersion, info.ServerInfo.Name, info.ServerInfo.Version)
 }
 
-// hook sees every message: it feeds the trace and notices cancellations.
+// hook sees every message, for the trace.
 func (s *session) hook(sent bool, m *jsonrpc.Message) {
 	if s.trace != nil {
 		s.trace.message(sent, m)
 	}
-	if sent && m.Method == "notifications/cancelled" && s.target.isCommand() {
-		// stdio writes the line right after this hook returns
-		time.AfterFunc(stdioCancelGrace, s.markCancelSent)
+}
+
+// openStdio starts a stdio server and opens a Conn over it, as Dial
+// would, but through sendWatch, which sees when a notifications/cancelled
+// line has been written.
+func (s *session) openStdio(ctx context.Context, cmd stdio.Command, opts []client.Option) (*client.Conn, error) {
+	st, err := stdio.Start(cmd)
+	if err != nil {
+		return nil, err
 	}
+	return client.Open(ctx, &sendWatch{Transport: st, cancelled: s.markCancelSent},
+		append(opts, client.WithTransportName(client.TransportStdio))...)
+}
+
+// sendWatch is a transport that reports when notifications/cancelled has
+// been handed over.
+type sendWatch struct {
+	jsonrpc.Transport
+	cancelled func()
+}
+
+func (w *sendWatch) Send(ctx context.Context, m *jsonrpc.Message) error {
+	err := w.Transport.Send(ctx, m)
+	if m.Method == "notifications/cancelled" {
+		w.cancelled()
+	}
+	return err
 }
 
 // callOptions are the options of a request that may report progress.
@@ -191,11 +221,8 @@ func (s *session) close() {
 	}
 }
 
-// Waits for notifications/cancelled to leave before closing.
-const (
-	cancelFlushLimit = 2 * time.Second
-	stdioCancelGrace = 20 * time.Millisecond
-)
+// cancelFlushLimit bounds the wait for notifications/cancelled to leave.
+const cancelFlushLimit = 2 * time.Second
 
 // callFailed passes a request's error on. When the request was abandoned
 // (interrupt, timeout), the library sends notifications/cancelled from a

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +66,9 @@ func TestExitCodes(t *testing.T) {
 		{"--log-level bogus", exitUsage, []string{"ping", "--log-level", "chatty", u}},
 		{"401", exitAuth, []string{"ping", unauthorized.URL}},
 		{"403", exitAuth, []string{"tools", "list", forbidden.URL}},
-		{"refused", exitConnect, []string{"ping", refusedURL(t)}},
+		// the library retries a refused connection under its reconnect
+		// policy; --connect-timeout bounds that and the error stays "refused"
+		{"refused", exitConnect, []string{"ping", "--connect-timeout", "1s", refusedURL(t)}},
 		{"500, no fallback", exitConnect, []string{"ping", unavailable.URL}},
 		{"not an MCP endpoint", exitConnect, []string{"ping", notMCP.URL}},
 		{"no such command", exitConnect, []string{"ping", "--", "/nonexistent/mcp-server"}},
@@ -199,16 +203,36 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
-// TestInterruptStdio: Ctrl-C during a call to a stdio server exits 130.
+// TestInterruptStdio: Ctrl-C during a call to a stdio server exits 130,
+// and notifications/cancelled reaches the server's stdin (a tee in front
+// of the server records it).
 func TestInterruptStdio(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := newRunner(t)
 	r.ctx = ctx
-	time.AfterFunc(500*time.Millisecond, cancel)
-	res := r.run(append([]string{"tools", "call", "slow", "steps=1", "delayMs=10000"}, stdioTarget(testservers.Options{})...)...)
+	log := filepath.Join(r.home, "stdin.log")
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if b, _ := os.ReadFile(log); strings.Contains(string(b), `"tools/call"`) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	target := shellFront(`tee "` + log + `" | "$0"; exit`) // the exec after it is never reached
+	res := r.run(append([]string{"tools", "call", "slow", "steps=1", "delayMs=10000"}, target...)...)
 	if res.code != exitInterrupt {
 		t.Fatalf("exit %d, want 130; stderr %s", res.code, res.stderr)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"method":"notifications/cancelled"`) {
+		t.Errorf("the server's stdin never got notifications/cancelled:\n%s", b)
 	}
 }
 

@@ -26,7 +26,7 @@ func afterDash(cmd *cobra.Command, args []string) bool {
 }
 
 // completionDialLimit bounds connecting to a server to complete a name.
-const completionDialLimit = 5 * time.Second
+const completionDialLimit = 3 * time.Second
 
 // serverNames lists the names the config files define (the ones in use),
 // each with where it came from as its description.

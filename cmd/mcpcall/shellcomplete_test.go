@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/anymcp/anymcp/testservers"
 )
 
 // TestCompletionScripts: the scripts generate for each shell.
@@ -58,7 +60,7 @@ func TestCompletionNames(t *testing.T) {
 	got, _ = complete(t, r, "tools", "call", "echo", "")
 	check(got, "other", "testsrv", "cursor-one")
 	got, _ = complete(t, r, "--server", "testsrv", "tools", "call", "")
-	check(got, "echo", "add", "slow", "fail", "sample", "elicit", "roots", "big", "content_types", "log", "notify_changes", "touch", "counter")
+	check(got, testservers.ToolNames()...)
 	got, _ = complete(t, r, "--server", "testsrv", "tools", "call", "s")
 	check(got, "slow", "sample")
 	got, directive := complete(t, r, "--server", "testsrv", "tools", "call", "slow", "")
@@ -73,7 +75,7 @@ func TestCompletionNames(t *testing.T) {
 	got, _ = complete(t, r, "ping", "--transport", "")
 	check(got, "auto", "http", "sse", "stdio")
 	// an unreachable server completes nothing, quietly and quickly
-	got, _ = complete(t, r, "--server", "other", "tools", "call", "")
+	got, _ = complete(t, r, "--connect-timeout", "300ms", "--server", "other", "tools", "call", "")
 	check(got)
 }
 
