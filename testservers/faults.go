@@ -68,8 +68,9 @@ func (f Fault) terminal() bool {
 // Method is "initialize", and only 429 and 503 apply to it.
 //
 // On one occasion the rules are tried in order. Those that answer the
-// request (429, 503, expiry, restart) come first, and the first of them
-// that fires ends the trial; else every drop rule that fires applies.
+// request (429, 503, expiry, restart) come first: the first of them that
+// fires answers it, and no other rule fires (though each counts the
+// occasion, for Skip); else every drop rule that fires applies.
 type FaultRule struct {
 	// Fault is the kind of failure.
 	Fault Fault
@@ -212,22 +213,29 @@ func (r *armedRule) applies(o occasion) bool {
 	return r.Fault.terminal()
 }
 
-// try counts the occasion for the rule and reports whether it fires.
-func (p *faultPlan) try(r *armedRule, o occasion) bool {
-	seen, fired := &r.seen, &r.fired
-	if r.PerSession {
-		if r.bySession == nil {
-			r.bySession = make(map[any]*[2]int)
-		}
-		c := r.bySession[o.session]
-		if c == nil {
-			c = new([2]int)
-			r.bySession[o.session] = c
-		}
-		seen, fired = &c[0], &c[1]
+// counts returns the rule's counts of occasions seen and firings, for
+// the session of o when PerSession.
+func (r *armedRule) counts(o occasion) (seen, fired *int) {
+	if !r.PerSession {
+		return &r.seen, &r.fired
 	}
+	if r.bySession == nil {
+		r.bySession = make(map[any]*[2]int)
+	}
+	c := r.bySession[o.session]
+	if c == nil {
+		c = new([2]int)
+		r.bySession[o.session] = c
+	}
+	return &c[0], &c[1]
+}
+
+// try counts the occasion for the rule and reports whether it fires;
+// with mute, it counts it only.
+func (p *faultPlan) try(r *armedRule, o occasion, mute bool) bool {
+	seen, fired := r.counts(o)
 	*seen++
-	if *seen <= r.Skip || (r.Count > 0 && *fired >= r.Count) {
+	if mute || *seen <= r.Skip || (r.Count > 0 && *fired >= r.Count) {
 		return false
 	}
 	if r.Probability > 0 && p.rng.Float64() >= r.Probability {
@@ -238,21 +246,23 @@ func (p *faultPlan) try(r *armedRule, o occasion) bool {
 }
 
 // draw returns the rules that fire on o: one terminal rule, or the drop
-// rules that fire.
+// rules that fire. Every rule that applies counts the occasion, even when
+// an earlier one answered the request.
 func (p *faultPlan) draw(o occasion) []FaultRule {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	var out []FaultRule
+	answered := false
 	for _, r := range p.rules {
-		if r.Fault.terminal() && r.applies(o) && p.try(r, o) {
-			return []FaultRule{r.FaultRule}
+		if r.Fault.terminal() && r.applies(o) && p.try(r, o, answered) {
+			out, answered = append(out, r.FaultRule), true
 		}
 	}
-	var out []FaultRule
 	for _, r := range p.rules {
-		if !r.Fault.terminal() && r.applies(o) && p.try(r, o) {
+		if !r.Fault.terminal() && r.applies(o) && p.try(r, o, answered) {
 			out = append(out, r.FaultRule)
 		}
 	}

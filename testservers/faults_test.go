@@ -462,9 +462,9 @@ func TestFaultRetryAfterDate(t *testing.T) {
 
 func TestFaultInitializeRejected(t *testing.T) {
 	s, w := startHTTP(t, HTTPOptions{Faults: faultRules(
-		FaultRule{Fault: FaultTooManyRequests, Count: 1, RetryAfter: "1"},                        // not initialize
-		FaultRule{Fault: FaultUnavailable, Method: "initialize", Count: 1},                        // initialize
-		FaultRule{Fault: FaultExpireSession, Method: "initialize", Count: 1},                      // never: no session yet
+		FaultRule{Fault: FaultTooManyRequests, Count: 1, RetryAfter: "1"},                           // not initialize
+		FaultRule{Fault: FaultUnavailable, Method: "initialize", Count: 1},                          // initialize
+		FaultRule{Fault: FaultExpireSession, Method: "initialize", Count: 1},                        // never: no session yet
 		FaultRule{Fault: FaultDropStream, Method: "initialize", Count: 1, AfterEvents: 0, Retry: 1}, // never
 	)})
 	if code, _ := status(t, w, http.MethodPost, reqJSON(0, "initialize", initParams), nil); code != http.StatusServiceUnavailable {
