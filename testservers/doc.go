@@ -28,6 +28,17 @@
 //     newline-delimited JSON, in-process or as a child process that is the
 //     test binary itself.
 //
-// What the servers offer (tools, resources, prompts) is listed on Server.
-// Server.Stats tells tests what the server saw.
+// Faults (faults.go) are the failures the HTTP servers inject for the
+// tests of a client's resilience: SSE streams cut after N events, with
+// ids (resumable with Last-Event-ID, see HTTPOptions.Priming) or without,
+// optionally after a retry: field; sessions expired; 429 and 503 with
+// Retry-After; restarts; all armed as FaultRules (after N requests, N
+// times, per session, or at random from a seed, as RandomFaults does for
+// a soak test) or fired on demand (ExpireSession, ExpireAll, Restart,
+// DropStreams, KillStreams). StdioFaults are those of a stdio server: a
+// crash, a stdin EOF or SIGTERM ignored, a grandchild process.
+//
+// What the servers offer (tools, resources, prompts) is listed on Server;
+// the once tool counts duplicate executions of a non-idempotent call.
+// Server.Stats tells tests what the server saw, faults included.
 package testservers

@@ -107,3 +107,46 @@ func ExampleStartLegacy() {
 	// POST 202
 	// message true
 }
+
+// A server that answers the first tools/call 429 (the core never sees
+// it) and expires every session on its third request.
+func ExampleFaults() {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{JSONResponse: true, Faults: testservers.Faults{Rules: []testservers.FaultRule{
+		{Fault: testservers.FaultTooManyRequests, Method: "tools/call", Count: 1, RetryAfter: "1"},
+		{Fault: testservers.FaultExpireSession, Skip: 2, Count: 1, PerSession: true},
+	}}})
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	session := ""
+	post := func(body string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		if session != "" {
+			req.Header.Set(testservers.HeaderSessionID, session)
+		}
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+		if id := resp.Header.Get(testservers.HeaderSessionID); id != "" {
+			session = id
+		}
+		fmt.Println(strings.TrimSpace(fmt.Sprint(resp.StatusCode, " ", resp.Header.Get("Retry-After"))))
+	}
+	post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"example","version":"1"}}}`)
+	for range 3 {
+		post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"counter"}}`)
+	}
+	st := srv.Server().Stats()
+	fmt.Println(st.Counter, st.Rejected, st.SessionsExpired, st.Faults)
+	// Output:
+	// 200
+	// 429 1
+	// 200
+	// 404
+	// 1 1 1 map[429:1 expire-session:1]
+}

@@ -735,3 +735,49 @@ func (h *StreamableHandler) sessionFor(id string) *httpSession {
 	defer h.mu.Unlock()
 	return h.sessions[id]
 }
+
+func TestFaultStreamsForgotten(t *testing.T) {
+	s, w := startHTTP(t, HTTPOptions{Priming: true})
+	w.initialize(t)
+	for i := range 20 {
+		w.request(t, i+1, "tools/call", `{"name":"echo","arguments":{"text":"x"}}`)
+	}
+	hs := s.Handler().sessionFor(w.session)
+	eventually(t, "delivered streams forgotten", func() bool { return len(hs.openStreams()) == 0 })
+
+	// Streams cut and never resumed are kept, within maxRetained.
+	s.Inject(FaultRule{Fault: FaultDropStream, Method: "tools/call"})
+	var first, last string
+	for i := range maxRetained + 10 {
+		resp := w.do(t, http.MethodPost, reqJSON(i+100, "tools/call", `{"name":"echo","arguments":{"text":"x"}}`), nil)
+		evs, _ := drain(newSSEReader(resp.Body))
+		resp.Body.Close()
+		if len(evs) != 1 || !evs[0].hasID {
+			t.Fatalf("cut stream %+v", evs)
+		}
+		if i == 0 {
+			first = evs[0].id
+		}
+		last = evs[0].id
+	}
+	eventually(t, "streams finished", func() bool {
+		hs.mu.Lock()
+		defer hs.mu.Unlock()
+		return len(hs.retained) == maxRetained && len(hs.byID) == maxRetained
+	})
+	if code, _ := status(t, w, http.MethodGet, "", lastEventHdr(first)); code != http.StatusBadRequest {
+		t.Errorf("the oldest stream: %d, want 400", code)
+	}
+	resp := w.do(t, http.MethodGet, "", lastEventHdr(last))
+	rest, _ := drain(newSSEReader(resp.Body))
+	resp.Body.Close()
+	if got := messagesOf(t, rest); len(got) != 1 || !strings.HasPrefix(got[0], "response ") {
+		t.Errorf("the newest stream: %v", got)
+	}
+	hs.mu.Lock()
+	n := len(hs.retained)
+	hs.mu.Unlock()
+	if n != maxRetained-1 {
+		t.Errorf("%d streams kept after a resumption, want %d", n, maxRetained-1)
+	}
+}

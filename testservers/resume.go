@@ -1,6 +1,8 @@
 package testservers
 
 import (
+	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,9 +18,11 @@ const (
 	// an old id may miss some.
 	maxLogEvents = 1024
 	maxLogBytes  = 32 << 20
-	// maxRetained bounds the finished POST streams a session keeps
-	// because their client did not get everything: the oldest go first.
-	maxRetained = 256
+	// maxRetained and maxRetainedBytes bound the finished POST streams a
+	// session keeps because their client did not get everything: the
+	// oldest go first (the newest is always kept).
+	maxRetained      = 256
+	maxRetainedBytes = 64 << 20
 )
 
 // eventStream is one logical SSE stream of a Streamable HTTP session: the
@@ -241,17 +245,16 @@ func (s *eventStream) finish() {
 }
 
 // release detaches conn, whose handler is returning, and closes it. It
-// reports whether the stream is finished and conn carried it to the end,
+// reports whether the stream is finished and its client had all of it,
 // so that it can be forgotten.
 func (s *eventStream) release(conn *sseConn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	carried := s.conn == conn
-	if carried {
+	if s.conn == conn {
 		s.conn = nil
 	}
 	conn.close()
-	return carried && s.done && !s.missed
+	return s.done && !s.missed
 }
 
 // parseEventID splits an event id "<stream>-<seq>".
@@ -283,26 +286,39 @@ func (hs *httpSession) forget(s *eventStream) {
 		delete(hs.byID, s.id)
 	}
 	for i, r := range hs.retained {
-		if r == s {
-			hs.retained = append(hs.retained[:i], hs.retained[i+1:]...)
+		if r.stream == s {
+			hs.retainedBytes -= r.bytes
+			hs.retained = slices.Delete(hs.retained, i, i+1)
 			break
 		}
 	}
 }
 
+// retainedStream is a finished stream kept for a resumption, and the size
+// of the events it keeps.
+type retainedStream struct {
+	stream *eventStream
+	bytes  int
+}
+
 // retain keeps a finished stream whose client missed some of it, within
 // maxRetained.
 func (hs *httpSession) retain(s *eventStream) {
+	s.mu.Lock()
+	size := s.logBytes // final: the stream is finished
+	s.mu.Unlock()
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.byID[s.id] != s {
 		return
 	}
-	hs.retained = append(hs.retained, s)
-	if len(hs.retained) > maxRetained {
+	hs.retained = append(hs.retained, retainedStream{s, size})
+	hs.retainedBytes += size
+	for len(hs.retained) > 1 && (len(hs.retained) > maxRetained || hs.retainedBytes > maxRetainedBytes) {
 		old := hs.retained[0]
 		hs.retained = hs.retained[1:]
-		delete(hs.byID, old.id)
+		hs.retainedBytes -= old.bytes
+		delete(hs.byID, old.stream.id)
 	}
 }
 
@@ -329,4 +345,54 @@ func (hs *httpSession) openStreams() []*eventStream {
 		out = append(out, hs.get)
 	}
 	return out
+}
+
+// resume serves a GET with Last-Event-ID: the rest of the stream that
+// event belongs to.
+func (h *StreamableHandler) resume(w http.ResponseWriter, r *http.Request, hs *httpSession, last string) {
+	id, seq, ok := parseEventID(last)
+	var s *eventStream
+	if ok {
+		s = hs.stream(id)
+	}
+	if s == nil || !s.ids {
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+			"Last-Event-ID "+strconv.Quote(last)+" names no stream of this session that can be resumed")
+		return
+	}
+	var drop *FaultRule
+	if s.standalone {
+		if f, ok := first(h.plan.draw(occasion{get: true, session: hs}), FaultDropGET); ok {
+			drop = &f
+		}
+	}
+	conn := newSSEConn(w, "")
+	complete, _ := s.attach(conn, seq, true, drop)
+	h.srv.count(func(st *Stats) { st.Resumed++ })
+	if complete {
+		s.release(conn)
+		hs.forget(s)
+		return
+	}
+	h.serve(r, hs, s, conn)
+}
+
+// serve waits while conn carries s, until the client leaves, the server
+// cuts the connection, a POST stream finishes, the session ends or the
+// front-end closes.
+func (h *StreamableHandler) serve(r *http.Request, hs *httpSession, s *eventStream, conn *sseConn) {
+	var finished <-chan struct{}
+	if !s.standalone {
+		finished = s.ended
+	}
+	select {
+	case <-r.Context().Done():
+	case <-conn.done:
+	case <-finished:
+	case <-hs.ended:
+	case <-h.closing:
+	}
+	if s.release(conn) && !s.standalone {
+		hs.forget(s)
+	}
 }

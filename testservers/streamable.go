@@ -146,10 +146,11 @@ type httpSession struct {
 	endOnce sync.Once
 	streams atomic.Int64 // numbers the session's streams, for event ids
 
-	mu       sync.Mutex
-	get      *eventStream            // the standalone stream, once a GET opened it
-	byID     map[string]*eventStream // POST streams, running or kept for a resumption
-	retained []*eventStream          // finished POST streams kept, oldest first
+	mu            sync.Mutex
+	get           *eventStream            // the standalone stream, once a GET opened it
+	byID          map[string]*eventStream // POST streams, running or kept for a resumption
+	retained      []retainedStream        // finished POST streams kept, oldest first
+	retainedBytes int
 }
 
 func (h *StreamableHandler) newHTTPSession(id string) *httpSession {
@@ -388,7 +389,9 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	if stream != nil && stream.ids && !initialize && !isClosed(ex.done) && !isClosed(hs.ended) && !isClosed(h.closing) {
 		// The connection is gone, not the stream: its requests go on,
 		// and a GET with Last-Event-ID resumes it.
-		stream.release(conn)
+		if stream.release(conn) { // finished meanwhile, and delivered
+			hs.forget(stream)
+		}
 		return
 	}
 	responses, complete, failed := ex.abandon()
@@ -484,56 +487,6 @@ func (h *StreamableHandler) get(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	httpError(w, http.StatusConflict, jsonrpc.CodeInvalidRequest, "a GET stream is already open for this session")
-}
-
-// resume serves a GET with Last-Event-ID: the rest of the stream that
-// event belongs to.
-func (h *StreamableHandler) resume(w http.ResponseWriter, r *http.Request, hs *httpSession, last string) {
-	id, seq, ok := parseEventID(last)
-	var s *eventStream
-	if ok {
-		s = hs.stream(id)
-	}
-	if s == nil || !s.ids {
-		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
-			"Last-Event-ID "+strconv.Quote(last)+" names no stream of this session that can be resumed")
-		return
-	}
-	var drop *FaultRule
-	if s.standalone {
-		if f, ok := first(h.plan.draw(occasion{get: true, session: hs}), FaultDropGET); ok {
-			drop = &f
-		}
-	}
-	conn := newSSEConn(w, "")
-	complete, _ := s.attach(conn, seq, true, drop)
-	h.srv.count(func(st *Stats) { st.Resumed++ })
-	if complete {
-		s.release(conn)
-		hs.forget(s)
-		return
-	}
-	h.serve(r, hs, s, conn)
-}
-
-// serve waits while conn carries s, until the client leaves, the server
-// cuts the connection, a POST stream finishes, the session ends or the
-// front-end closes.
-func (h *StreamableHandler) serve(r *http.Request, hs *httpSession, s *eventStream, conn *sseConn) {
-	var finished <-chan struct{}
-	if !s.standalone {
-		finished = s.ended
-	}
-	select {
-	case <-r.Context().Done():
-	case <-conn.done:
-	case <-finished:
-	case <-hs.ended:
-	case <-h.closing:
-	}
-	if s.release(conn) && !s.standalone {
-		hs.forget(s)
-	}
 }
 
 func (h *StreamableHandler) delete(w http.ResponseWriter, r *http.Request) {
