@@ -62,10 +62,14 @@ func (f Fault) terminal() bool {
 //
 // The occasions are the POSTs that carry at least one JSON-RPC request
 // (a POST of only notifications or responses is never one) and the GETs
-// that open an SSE stream. Every rule applies to POSTs; only
-// FaultDropGET applies to GETs (and to a POST only while the session's
-// GET stream is open). initialize is an occasion only for a rule whose
-// Method is "initialize", and only 429 and 503 apply to it.
+// that open the standalone stream (or resume it; on HTTP+SSE, that open
+// a session's stream). Every rule applies to POSTs; only FaultDropGET
+// with no Method applies to GETs (and it applies to a POST only while the
+// session's GET stream is open). initialize is an occasion only for a
+// rule whose Method is "initialize", and only 429 and 503 apply to it.
+// On a stateless server, expiry and restart never apply; on HTTP+SSE,
+// the drop-stream faults never do. FaultCrash is no rule: see
+// StdioFaults.
 //
 // On one occasion the rules are tried in order. Those that answer the
 // request (429, 503, expiry, restart) come first: the first of them that
