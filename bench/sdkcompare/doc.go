@@ -30,6 +30,10 @@
 //   - BenchmarkConnect/{transport}/{client}: connect, handshake, first
 //     tools/list and close, cold every time.
 //
+// TestEcho checks that every contender gets the right answers over every
+// transport; TestConnectRequests logs the HTTP requests each client makes
+// to connect (run it with -v).
+//
 // The HTTP server runs in this process, so B/op and allocs/op include the
 // server's share too; it is the same for every client and the floor, and
 // cancels out of the overhead figures. run.sh runs everything and prints

@@ -8,7 +8,8 @@
 #   bench/sdkcompare/run.sh old-raw.txt     # only summarise an earlier run
 #
 # The raw `go test -bench` output is kept in $OUT (default: a new temporary
-# directory), as raw.txt, next to benchstat.txt and ratios.md.
+# directory), as raw.txt, next to benchstat.txt (the comparison with
+# p-values), benchstat.csv (medians per row) and ratios.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."   # the bench module
 
@@ -37,7 +38,13 @@ else
 fi
 
 # With 5 samples a 95% interval cannot be given; 90% can.
-"$BENCHSTAT" -confidence 0.9 "$OUT/raw.txt" >"$OUT/benchstat.txt"
+# benchstat.txt: one column per client, anymcp first, so that every other
+# column reads "vs anymcp" with a p-value ("~" = no significant difference).
+# That needs key=value sub-benchmark names: Bench/transport=T/client=C.
+sed -E 's#^Benchmark([A-Za-z]+)/([a-z-]+)/([a-z-]+)-([0-9]+)#Benchmark\1/transport=\2/client=\3-\4#' \
+  "$OUT/raw.txt" >"$OUT/raw-kv.txt"
+"$BENCHSTAT" -confidence 0.9 -col '/client@(anymcp floor gosdk mcpgo gosdk-nocap)' -row '.name /transport' \
+  "$OUT/raw-kv.txt" >"$OUT/benchstat.txt"
 "$BENCHSTAT" -confidence 0.9 -format csv "$OUT/raw.txt" 2>/dev/null >"$OUT/benchstat.csv"
 
 # Pivot benchstat's medians: rows are benchmark/transport/client.
@@ -93,6 +100,8 @@ END {
   }
 }' "$OUT/raw.txt" "$OUT/benchstat.csv" >"$OUT/ratios.md"
 
+echo "## benchstat: medians, 90% intervals, each client vs anymcp"
+echo
 cat "$OUT/benchstat.txt"
 echo
 echo "## Ratios (medians; ÷ anymcp, and above the floor)"
@@ -102,7 +111,7 @@ echo
 echo "## Refusals and skips"
 echo
 if grep -q 'REFUSED' "$OUT/raw.txt"; then
-  grep -h 'REFUSED' "$OUT/raw.txt" | sed 's/^.*REFUSED: /REFUSED: /' | sort | uniq -c | sed 's/^ */    /'
+  grep -h 'REFUSED' "$OUT/raw.txt" | sed 's/^.*REFUSED: /    REFUSED: /' | sort -u
 else
   echo "    none"
 fi
