@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -53,6 +54,13 @@ func (cl *call) touch() {
 // or when the call's timeout runs out; in the last two cases the server is
 // sent notifications/cancelled. A JSON-RPC error from the server is
 // returned as a *jsonrpc.Error (use errors.As).
+//
+// A call gets exactly one answer: its result, or an error that says whether
+// the request may have run (errors.Is(err, jsonrpc.ErrOutcomeUnknown)). A
+// request the server provably did not run — refused because its session had
+// expired — is sent again once, after the Conn has re-initialized. A request
+// whose outcome is unknown is sent again only when WithReplay is on and the
+// request is safe to repeat.
 func (c *Conn) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
 	raw, err := marshalParams(params)
 	if err != nil {
@@ -62,25 +70,80 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 	for _, opt := range opts {
 		opt(&co)
 	}
-	id := c.nextID.Add(1)
-	cl := &call{method: method, ch: make(chan callResult, 1), progress: co.progress, timeout: co.timeout}
+	var token int64
 	if co.progress != nil {
-		if raw, err = withProgressToken(raw, id); err != nil {
+		token = c.nextToken.Add(1)
+		if raw, err = withProgressToken(raw, token); err != nil {
 			return fmt.Errorf("%s: %w", method, err)
 		}
 	}
 
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if co.maxTime > 0 {
+		total := time.AfterFunc(co.maxTime, func() {
+			cancel(&TimeoutError{Method: method, After: co.maxTime, Total: true})
+		})
+		defer total.Stop()
+	}
+
+	resent, replays := false, 0
+	for {
+		if err := c.awaitRecovery(cctx, method); err != nil {
+			return err
+		}
+		r, err := c.attempt(cctx, cancel, method, raw, token, &co)
+		switch {
+		case err == nil:
+			return decodeResult(method, r, result)
+		case method == "initialize":
+			return err
+		case !resent && errors.Is(err, jsonrpc.ErrSessionExpired) && !errors.Is(err, jsonrpc.ErrOutcomeUnknown):
+			// Refused for an expired session: not run. Re-initialize
+			// (one initialize for every caller that hit this), then send
+			// it once more.
+			resent = true
+			c.opts.logger.Info("anymcp: session expired; re-initializing, then sending again", "method", method, "err", err)
+			if rerr := c.recoverSession(cctx, err); rerr != nil {
+				return fmt.Errorf("%s: %w (re-initializing failed: %w)", method, err, rerr)
+			}
+		case replays < maxReplays && c.opts.replay && errors.Is(err, jsonrpc.ErrOutcomeUnknown) &&
+			!errors.Is(err, ErrTimeout) && cctx.Err() == nil && c.safeToRepeat(method, raw):
+			replays++
+			c.opts.logger.Info("anymcp: replaying a request that is safe to repeat", "method", method, "replay", replays, "err", err)
+		default:
+			return err
+		}
+	}
+}
+
+// maxReplays bounds how often one call is replayed after losing its answer.
+const maxReplays = 3
+
+// attempt sends the request once and waits for its answer.
+func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, method string, raw json.RawMessage, token int64, co *callOptions) (callResult, error) {
+	id := c.nextID.Add(1)
+	cl := &call{method: method, ch: make(chan callResult, 1), progress: co.progress, timeout: co.timeout}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return fmt.Errorf("%s: %w", method, err)
+		return callResult{}, fmt.Errorf("%s: %w", method, err)
 	}
 	c.pending[id] = cl
+	if token != 0 {
+		c.tokens[token] = cl
+	}
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		if token != 0 && c.tokens[token] == cl {
+			delete(c.tokens, token)
+		}
+		c.mu.Unlock()
+	}()
 
-	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	if co.timeout > 0 {
 		cl.mu.Lock()
 		cl.idle = time.AfterFunc(co.timeout, func() {
@@ -93,47 +156,44 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 			cl.mu.Unlock()
 		}()
 	}
-	if co.maxTime > 0 {
-		total := time.AfterFunc(co.maxTime, func() {
-			cancel(&TimeoutError{Method: method, After: co.maxTime, Total: true})
-		})
-		defer total.Stop()
-	}
 
 	msg := &jsonrpc.Message{ID: jsonrpc.Int(id), Method: method, Params: raw}
 	if err := c.t.Send(cctx, msg); err != nil {
 		select {
 		case r := <-cl.ch: // answered before the exchange failed
-			return decodeResult(method, r, result)
+			return r, r.wrapErr(method)
 		default:
 		}
-		c.forget(id)
 		if cctx.Err() != nil {
-			return c.abandon(cctx, method, id)
+			return callResult{}, c.abandon(cctx, method, id)
 		}
-		return fmt.Errorf("%s: %w", method, err)
+		return callResult{}, fmt.Errorf("%s: %w", method, err)
 	}
 	select {
 	case r := <-cl.ch:
-		return decodeResult(method, r, result)
+		return r, r.wrapErr(method)
 	case <-cctx.Done():
-		c.forget(id)
 		select {
 		case r := <-cl.ch: // the answer won the race
-			return decodeResult(method, r, result)
+			return r, r.wrapErr(method)
 		default:
 		}
-		return c.abandon(cctx, method, id)
+		return callResult{}, c.abandon(cctx, method, id)
 	}
 }
 
-func decodeResult(method string, r callResult, result any) error {
-	if r.err != nil {
-		if _, ok := r.err.(*LostError); ok {
-			return r.err
-		}
-		return fmt.Errorf("%s: %w", method, r.err)
+// wrapErr is the call's error as the caller sees it, or nil.
+func (r callResult) wrapErr(method string) error {
+	if r.err == nil {
+		return nil
 	}
+	if _, ok := r.err.(*LostError); ok {
+		return r.err
+	}
+	return fmt.Errorf("%s: %w", method, r.err)
+}
+
+func decodeResult(method string, r callResult, result any) error {
 	if result == nil {
 		return nil
 	}
@@ -141,13 +201,6 @@ func decodeResult(method string, r callResult, result any) error {
 		return fmt.Errorf("%s: decoding result: %w", method, err)
 	}
 	return nil
-}
-
-// forget removes a call that will not wait for its answer any more.
-func (c *Conn) forget(id int64) {
-	c.mu.Lock()
-	delete(c.pending, id)
-	c.mu.Unlock()
 }
 
 // abandon returns the reason a call stopped waiting and tells the server,
@@ -164,7 +217,8 @@ func (c *Conn) abandon(cctx context.Context, method string, id int64) error {
 }
 
 // sendCancelled sends notifications/cancelled for request id without
-// making the caller wait for it.
+// making the caller wait for it. Close lets these go out (for a short while)
+// before it closes the transport.
 func (c *Conn) sendCancelled(id int64, reason string) {
 	c.mu.Lock()
 	if c.err != nil {
@@ -172,13 +226,15 @@ func (c *Conn) sendCancelled(id int64, reason string) {
 		return
 	}
 	c.wg.Add(1)
+	c.cancels.Add(1)
 	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
+		defer c.cancels.Done()
 		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 		defer cancel()
-		params := mcp.CancelledParams{RequestID: json.RawMessage(strconv.FormatInt(id, 10)), Reason: reason}
-		if err := c.Notify(ctx, "notifications/cancelled", &params); err != nil {
+		params, _ := json.Marshal(mcp.CancelledParams{RequestID: json.RawMessage(strconv.FormatInt(id, 10)), Reason: reason})
+		if err := c.t.Send(ctx, &jsonrpc.Message{Method: "notifications/cancelled", Params: params}); err != nil {
 			c.opts.logger.Debug("anymcp: could not send notifications/cancelled", "id", id, "err", err)
 		}
 	}()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
@@ -19,19 +20,26 @@ type Conn struct {
 	t    jsonrpc.Transport
 	opts *options
 
-	nextID  atomic.Int64
-	mu      sync.Mutex
-	pending map[int64]*call
-	served  map[string]context.CancelFunc // server→client requests in progress, by id
-	err     error                         // why the Conn is done; nil while it lives
-	info    Info
+	nextID    atomic.Int64
+	nextToken atomic.Int64 // progress tokens, one per call that asks for progress
+	mu        sync.Mutex
+	pending   map[int64]*call               // by request id
+	tokens    map[int64]*call               // by progress token
+	served    map[string]context.CancelFunc // server→client requests in progress, by id
+	err       error                         // why the Conn is done; nil while it lives
+	info      Info
+	states    stateWatch
+	recovery  *recovery       // the re-initialization in progress, if any
+	subs      map[string]bool // resource subscriptions to restore after re-initializing
+	toolHints map[string]bool // tools seen in tools/list that are safe to repeat
 
-	ctx    context.Context // cancelled by Close: stops handlers
-	cancel context.CancelFunc
-	events *eventQueue
-	wg     sync.WaitGroup // read loop, handlers, cancellation senders
-	done   chan struct{}  // closed when the read loop has ended
-	once   sync.Once
+	ctx     context.Context // cancelled by Close: stops handlers
+	cancel  context.CancelFunc
+	events  *eventQueue
+	wg      sync.WaitGroup // read loop, handlers, cancellation senders
+	cancels sync.WaitGroup // cancellation senders, which Close lets finish
+	done    chan struct{}  // closed when the read loop has ended
+	once    sync.Once
 }
 
 // Info describes what was negotiated with the server.
@@ -74,12 +82,15 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 		t = &hooked{Transport: t, hook: o.hook}
 	}
 	c := &Conn{
-		t:       t,
-		opts:    o,
-		pending: make(map[int64]*call),
-		served:  make(map[string]context.CancelFunc),
-		events:  newEventQueue(),
-		done:    make(chan struct{}),
+		t:         t,
+		opts:      o,
+		pending:   make(map[int64]*call),
+		tokens:    make(map[int64]*call),
+		served:    make(map[string]context.CancelFunc),
+		subs:      make(map[string]bool),
+		toolHints: make(map[string]bool),
+		events:    newEventQueue(),
+		done:      make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.info.Transport = o.transportName
@@ -120,6 +131,7 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
 		return fmt.Errorf("notifications/initialized: %w", err)
 	}
+	c.setState(StateReady)
 	return nil
 }
 
@@ -170,16 +182,38 @@ func (c *Conn) Close() error {
 	var err error
 	c.once.Do(func() {
 		c.fail(ErrClosed, false)
+		c.setState(StateClosed)
+		flushed := c.flushCancellations()
 		err = c.t.Close()
 		if errors.Is(err, jsonrpc.ErrClosed) {
 			err = nil
 		}
 		c.cancel()
 		c.wg.Wait()
+		<-flushed
 		c.events.close()
 	})
 	return err
 }
+
+// flushCancellations gives notifications/cancelled already on their way a
+// moment to reach the server before the transport closes.
+// It returns a channel closed once its helper goroutine is gone.
+func (c *Conn) flushCancellations() <-chan struct{} {
+	done := make(chan struct{})
+	go func() { c.cancels.Wait(); close(done) }()
+	t := time.NewTimer(closeFlushWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		c.opts.logger.Debug("anymcp: closing with notifications/cancelled still unsent")
+	}
+	return done
+}
+
+// closeFlushWait bounds how long Close waits for notifications/cancelled.
+const closeFlushWait = time.Second
 
 // fail marks the Conn done with err and fails every pending call. lost
 // says the calls' answers were lost in a broken transport.
@@ -188,6 +222,14 @@ func (c *Conn) fail(err error, lost bool) {
 	if c.err == nil {
 		c.err = err
 	}
+	c.mu.Unlock()
+	c.failPending(err, lost)
+	c.setState(StateClosed)
+}
+
+// failPending fails every call waiting for an answer.
+func (c *Conn) failPending(err error, lost bool) {
+	c.mu.Lock()
 	pending := c.pending
 	c.pending = make(map[int64]*call)
 	c.mu.Unlock()
@@ -206,6 +248,15 @@ func (c *Conn) readLoop() {
 	defer close(c.done)
 	for {
 		msg, err := c.t.Recv()
+		var lost *jsonrpc.SessionLostError
+		if errors.As(err, &lost) {
+			// The transport goes on with a new session: what was in
+			// flight is lost, and the Conn re-initializes.
+			c.opts.logger.Warn("anymcp: session lost; re-initializing", "err", err)
+			c.failPending(lost, true)
+			c.startRecovery(lost)
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, jsonrpc.ErrClosed) {
 				c.fail(ErrClosed, false)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/negotiate"
+	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/stdio"
 )
 
@@ -57,6 +58,19 @@ func (t Target) InheritEnv() Target {
 	if t.cmd != nil {
 		c := *t.cmd
 		c.InheritEnv = true
+		t.cmd = &c
+	}
+	return t
+}
+
+// Supervised restarts a command's process when it dies, waiting as p says
+// between attempts; the Conn then re-initializes the new process. Calls in
+// flight at the death fail as outcome unknown, with the exit status and
+// the stderr tail. Off by default.
+func (t Target) Supervised(p reconnect.Policy) Target {
+	if t.cmd != nil {
+		c := *t.cmd
+		c.Restart = &p
 		t.cmd = &c
 	}
 	return t
@@ -126,6 +140,7 @@ func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
 		Logger:     o.logger,
 		Policy:     o.policy,
 		Cache:      o.cache,
+		Reconnect:  o.reconnect,
 	})
 	if err != nil {
 		return nil, err

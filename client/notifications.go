@@ -91,7 +91,7 @@ func (c *Conn) progress(raw json.RawMessage) {
 		return
 	}
 	c.mu.Lock()
-	cl := c.pending[id]
+	cl := c.tokens[id]
 	c.mu.Unlock()
 	if cl == nil || cl.progress == nil {
 		c.opts.logger.Debug("anymcp: progress for no waiting call", "token", id)

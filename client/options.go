@@ -8,6 +8,7 @@ import (
 
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // Option configures a Conn, in Dial or Open.
@@ -55,6 +56,10 @@ type options struct {
 	hook          MessageHook
 	policy        negotiate.Policy
 	cache         *negotiate.Cache
+	replay        bool
+	reconnect     *reconnect.Policy
+	onState       func(from, to State)
+	onReinit      func(Info)
 }
 
 func newOptions(opts []Option) *options {
@@ -154,6 +159,14 @@ func OnResourceUpdated(f func(uri string)) Option { return func(o *options) { o.
 // OnCancelled is called when the server cancels one of its requests to us.
 func OnCancelled(f func(mcp.CancelledParams)) Option { return func(o *options) { o.onCancelled = f } }
 
+// OnStateChange is called at every change of the Conn's State, in order.
+func OnStateChange(f func(from, to State)) Option { return func(o *options) { o.onState = f } }
+
+// OnReinitialized is called after the Conn re-initialized a lost or
+// expired session (and restored its resource subscriptions), with what the
+// new handshake negotiated.
+func OnReinitialized(f func(Info)) Option { return func(o *options) { o.onReinit = f } }
+
 // OnNotification is called for every notification the Conn has no typed
 // handler for, with the raw params.
 func OnNotification(f func(method string, params []byte)) Option {
@@ -163,6 +176,14 @@ func OnNotification(f func(method string, params []byte)) Option {
 // WithTransportPolicy chooses which HTTP transports Dial tries for a URL,
 // and in what order; the default is negotiate.Auto.
 func WithTransportPolicy(p negotiate.Policy) Option { return func(o *options) { o.policy = p } }
+
+// WithReconnectPolicy sets how HTTP transports retry once connected:
+// resuming a broken stream, reconnecting the GET or HTTP+SSE stream,
+// waiting out 429 and 503. The default is reconnect.DefaultPolicy(). (A
+// stdio server is supervised only when its Target says so: Supervised.)
+func WithReconnectPolicy(p reconnect.Policy) Option {
+	return func(o *options) { o.reconnect = &p }
+}
 
 // WithCache shares a negotiation cache across Dials: a URL known to speak
 // HTTP+SSE is then dialled without the Streamable HTTP probe.
@@ -183,9 +204,12 @@ type callOptions struct {
 }
 
 // WithProgress attaches a progress token to the call and delivers the
-// server's notifications/progress for it to f, in order, all of them before
-// the call returns. f runs on the Conn's read loop: it must return quickly
-// and must not call the Conn.
+// server's notifications/progress for it to f, in order. Updates that travel
+// with the answer (stdio, HTTP+SSE, a Streamable HTTP answer streamed as
+// SSE) all reach f before the call returns; a server that answers with JSON
+// sends progress on its GET stream, and an update that trails the answer is
+// dropped. f runs on the Conn's read loop: it must return quickly and must
+// not call the Conn.
 func WithProgress(f func(mcp.ProgressParams)) CallOption {
 	return func(c *callOptions) { c.progress = f }
 }

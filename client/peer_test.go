@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,10 @@ type scriptedPeer struct {
 	once     sync.Once
 	dieOnce  sync.Once
 	version  string // answered to initialize
+	lost     chan error
+
+	mu      sync.Mutex
+	expired bool // refuse all but initialize, as a transport whose session is gone
 }
 
 func newScriptedPeer(t *testing.T) *scriptedPeer {
@@ -35,10 +40,33 @@ func newScriptedPeer(t *testing.T) *scriptedPeer {
 		closed:   make(chan struct{}),
 		dead:     make(chan struct{}),
 		version:  mcp.LatestVersion,
+		lost:     make(chan error, 4),
 	}
 }
 
+// expire makes the peer behave as a transport whose session is gone.
+func (p *scriptedPeer) expire() {
+	p.mu.Lock()
+	p.expired = true
+	p.mu.Unlock()
+}
+
+// loseSession expires the session and tells the Conn through Recv.
+func (p *scriptedPeer) loseSession() {
+	p.expire()
+	p.lost <- &jsonrpc.SessionLostError{Cause: errors.New("stream dropped")}
+}
+
 func (p *scriptedPeer) Send(ctx context.Context, m *jsonrpc.Message) error {
+	p.mu.Lock()
+	if p.expired {
+		if m.Method != "initialize" {
+			p.mu.Unlock()
+			return fmt.Errorf("scripted: %w", jsonrpc.ErrSessionExpired)
+		}
+		p.expired = false
+	}
+	p.mu.Unlock()
 	// Round-trip through the wire format, as a real transport would.
 	b, err := jsonrpc.Encode(m)
 	if err != nil {
@@ -64,6 +92,8 @@ func (p *scriptedPeer) Recv() (*jsonrpc.Message, error) {
 	select {
 	case m := <-p.toClient:
 		return m, nil
+	case err := <-p.lost:
+		return nil, err
 	case <-p.closed:
 		return nil, jsonrpc.ErrClosed
 	case <-p.dead:

@@ -51,11 +51,22 @@ func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption)
 
 // Subscribe asks for notifications/resources/updated about uri (delivered
 // to the OnResourceUpdated handler).
+// The Conn remembers the subscription and restores it after re-initializing
+// a lost session.
 func (c *Conn) Subscribe(ctx context.Context, uri string) error {
-	return c.Call(ctx, "resources/subscribe", &mcp.SubscribeParams{URI: uri}, nil)
+	if err := c.Call(ctx, "resources/subscribe", &mcp.SubscribeParams{URI: uri}, nil); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.subs[uri] = true
+	c.mu.Unlock()
+	return nil
 }
 
 // Unsubscribe ends a subscription made with Subscribe.
 func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
+	c.mu.Lock()
+	delete(c.subs, uri)
+	c.mu.Unlock()
 	return c.Call(ctx, "resources/unsubscribe", &mcp.SubscribeParams{URI: uri}, nil)
 }

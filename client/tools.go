@@ -9,12 +9,19 @@ import (
 
 // ListTools fetches one page of tools/list; cursor "" is the first page.
 func (c *Conn) ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
-	return listPage[mcp.ListToolsResult](ctx, c, "tools/list", cursor)
+	page, err := listPage[mcp.ListToolsResult](ctx, c, "tools/list", cursor)
+	if err == nil {
+		c.rememberTools(page.Tools)
+	}
+	return page, err
 }
 
 // Tools iterates over every tool, following pagination cursors.
 func (c *Conn) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
-	return pages(ctx, c, "tools/list", func(r *mcp.ListToolsResult) ([]mcp.Tool, string) { return r.Tools, r.NextCursor })
+	return pages(ctx, c, "tools/list", func(r *mcp.ListToolsResult) ([]mcp.Tool, string) {
+		c.rememberTools(r.Tools)
+		return r.Tools, r.NextCursor
+	})
 }
 
 // AllTools returns every tool, all pages.

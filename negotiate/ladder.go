@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // Config is what the ladder needs besides the URL. The zero value works.
@@ -19,6 +20,10 @@ type Config struct {
 	Policy       Policy
 	Cache        *Cache // nil: no cache
 	MaxEventSize int    // SSE event limit for both transports; 0 = default
+	// Reconnect is the transports' retry policy once connected (resuming
+	// streams, reconnecting, waiting out 429/503); nil = the default. During
+	// the negotiation itself a refused connection is reported at once.
+	Reconnect *reconnect.Policy
 }
 
 // Result is a negotiated connection: a live transport on which initialize

@@ -12,6 +12,7 @@ import (
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/legacy"
 	"github.com/anymcp/anymcp/modern"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // tryStreamable POSTs initialize to the URL.
@@ -20,13 +21,13 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
 	a := Attempt{Transport: StreamableHTTP, Method: http.MethodPost, URL: l.url}
-	t, err := modern.New(l.url, modern.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize})
+	t, err := modern.New(l.url, modern.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect})
 	if err != nil {
 		a.Decision = "not a usable URL: stopping"
 		l.record(a, err, "")
 		return nil, stopped
 	}
-	err = t.Send(ctx, l.init)
+	err = t.Send(reconnect.FirstContact(ctx), l.init)
 	var resp *jsonrpc.Message
 	var before []*jsonrpc.Message
 	if err == nil {
@@ -80,7 +81,7 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
 	a := Attempt{Transport: SSE, Method: http.MethodGet, URL: l.url}
-	t, err := legacy.Dial(ctx, l.url, legacy.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize})
+	t, err := legacy.Dial(ctx, l.url, legacy.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect})
 	if err != nil {
 		a.Duration, a.Status = since(start), rec.firstStatus()
 		var notSSE *legacy.NotSSEError
@@ -109,7 +110,7 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 		return nil, stopped
 	}
 	endpoint := redactQuery(t.Endpoint())
-	err = t.Send(ctx, l.init)
+	err = t.Send(reconnect.FirstContact(ctx), l.init)
 	var resp *jsonrpc.Message
 	var before []*jsonrpc.Message
 	if err == nil {

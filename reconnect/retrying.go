@@ -108,7 +108,7 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 		return false, nil
 	}
 	if err != nil {
-		if !refused(err) {
+		if !refused(err) || ctx.Value(firstContactKey{}) != nil {
 			return false, nil
 		}
 		return r.retryRefused(ctx, st, err)
@@ -209,4 +209,15 @@ func redact(u *url.URL) string {
 		c.RawQuery = strings.Join(parts, "&")
 	}
 	return c.String()
+}
+
+// firstContactKey marks the context of a first connection attempt.
+type firstContactKey struct{}
+
+// FirstContact marks ctx as that of a first attempt to reach a server (a
+// negotiation): a refused connection there means nothing is listening, and
+// is reported at once instead of being retried. 429 and 503 are still
+// waited out.
+func FirstContact(ctx context.Context) context.Context {
+	return context.WithValue(ctx, firstContactKey{}, true)
 }

@@ -564,3 +564,23 @@ func TestRetryingRedact(t *testing.T) {
 		}
 	}
 }
+
+func TestFirstContactDoesNotRetryRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	p := Policy{InitialDelay: 50 * time.Millisecond, MaxAttempts: 5}
+	c := p.Retrying(nil, nil)
+	req, _ := retryablehttp.NewRequestWithContext(FirstContact(context.Background()), "POST", "http://"+addr+"/mcp", []byte("{}"))
+	start := time.Now()
+	_, err = c.Do(req)
+	if err == nil || !refused(err) {
+		t.Fatalf("want the refused dial error, got %v", err)
+	}
+	if d := time.Since(start); d > 40*time.Millisecond {
+		t.Errorf("a first contact must not wait for retries (took %v)", d)
+	}
+}

@@ -1,0 +1,237 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// serveScripted answers requests until the test ends: initialize (counted),
+// tools/list (one read-only tool, one not), and everything else with an
+// echo of the method. notifications are swallowed.
+func serveScripted(t *testing.T, p *scriptedPeer, inits *atomic.Int32, seen chan<- string) {
+	t.Helper()
+	go func() {
+		for {
+			var m *jsonrpc.Message
+			select {
+			case m = <-p.toServer:
+			case <-p.closed:
+				return
+			}
+			if seen != nil && m.Method != "" {
+				select {
+				case seen <- m.Method:
+				default:
+				}
+			}
+			switch {
+			case m.Method == "initialize":
+				inits.Add(1)
+				p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)
+			case m.Method == "tools/list":
+				p.reply(m.ID, `{"tools":[{"name":"look","inputSchema":{},"annotations":{"readOnlyHint":true}},{"name":"pay","inputSchema":{},"annotations":{"readOnlyHint":false}}]}`)
+			case m.IsRequest():
+				p.reply(m.ID, fmt.Sprintf(`{"content":[{"type":"text","text":%q}]}`, m.Method))
+			}
+		}
+	}()
+}
+
+func openServed(t *testing.T, opts ...Option) (*Conn, *scriptedPeer, *atomic.Int32, chan string) {
+	t.Helper()
+	p := newScriptedPeer(t)
+	inits := new(atomic.Int32)
+	seen := make(chan string, 256)
+	serveScripted(t, p, inits, seen)
+	c, err := Open(context.Background(), p, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, p, inits, seen
+}
+
+func TestExpiredSessionReinitializesOnceAndResends(t *testing.T) {
+	reinits := make(chan Info, 4)
+	c, p, inits, seen := openServed(t, OnReinitialized(func(i Info) { reinits <- i }))
+	ctx := context.Background()
+	if err := c.Subscribe(ctx, "test://r"); err != nil {
+		t.Fatal(err)
+	}
+	for len(seen) > 0 {
+		<-seen
+	}
+	p.expire()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Ping(ctx); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a call refused for an expired session must be re-sent and answered: %v", err)
+	}
+	if n := inits.Load(); n != 2 {
+		t.Errorf("initialize sent %d times in all, want 2 (one re-initialize for every caller)", n)
+	}
+	select {
+	case <-reinits:
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnReinitialized not called")
+	}
+	resubscribed := false
+	for len(seen) > 0 {
+		if <-seen == "resources/subscribe" {
+			resubscribed = true
+		}
+	}
+	if !resubscribed {
+		t.Error("the subscription was not restored")
+	}
+	if c.State() != StateReady {
+		t.Errorf("state %v", c.State())
+	}
+}
+
+func TestSessionLostFailsInFlightAndRecovers(t *testing.T) {
+	p := newScriptedPeer(t)
+	go p.handshake()
+	c, err := Open(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res := make(chan error, 1)
+	go func() { _, err := c.CallTool(context.Background(), "pay", nil); res <- err }()
+	p.expect("tools/call")
+	p.loseSession()
+	err = <-res
+	var le *LostError
+	if !errors.As(err, &le) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("in-flight call: want LostError, got %v", err)
+	}
+	// The Conn re-initializes by itself; a call made meanwhile waits.
+	m := p.expect("initialize")
+	later := make(chan error, 1)
+	go func() { later <- c.Ping(context.Background()) }()
+	select {
+	case m2 := <-p.toServer:
+		t.Fatalf("%s went out before the new session was initialized", m2.Method)
+	case <-time.After(50 * time.Millisecond):
+	}
+	p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"2"}}`)
+	p.expect("notifications/initialized")
+	ping := p.expect("ping")
+	p.reply(ping.ID, `{}`)
+	if err := <-later; err != nil {
+		t.Fatal(err)
+	}
+	if c.Info().ServerInfo.Version != "2" {
+		t.Errorf("info not updated: %+v", c.Info().ServerInfo)
+	}
+}
+
+func TestReplayOnlyWhatIsSafe(t *testing.T) {
+	p := newScriptedPeer(t)
+	go p.handshake()
+	c, err := Open(context.Background(), p, WithReplay())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	go func() {
+		m := p.expect("tools/list")
+		p.reply(m.ID, `{"tools":[{"name":"look","inputSchema":{},"annotations":{"readOnlyHint":true}},{"name":"pay","inputSchema":{}}]}`)
+	}()
+	if _, err := c.AllTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A read-only tool whose answer was lost is replayed after recovery.
+	res := make(chan error, 1)
+	go func() { _, err := c.CallTool(ctx, "look", nil); res <- err }()
+	p.expect("tools/call")
+	p.loseSession()
+	m := p.expect("initialize")
+	p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)
+	p.expect("notifications/initialized")
+	again := p.expect("tools/call")
+	p.reply(again.ID, `{"content":[]}`)
+	if err := <-res; err != nil {
+		t.Fatalf("a read-only call must be replayed: %v", err)
+	}
+
+	// A tool that is not marked safe is not.
+	go func() { _, err := c.CallTool(ctx, "pay", nil); res <- err }()
+	p.expect("tools/call")
+	p.loseSession()
+	if err := <-res; !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("a non-idempotent call must fail as outcome unknown, got %v", err)
+	}
+	m = p.expect("initialize")
+	p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)
+	p.expect("notifications/initialized")
+	select {
+	case m := <-p.toServer:
+		t.Fatalf("unexpected %s after recovery: the call was replayed", m.Method)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func TestNoReplayWithoutOption(t *testing.T) {
+	c, p := openScripted(t)
+	res := make(chan error, 1)
+	go func() { _, err := c.AllTools(context.Background()); res <- err }()
+	p.expect("tools/list")
+	p.loseSession()
+	if err := <-res; !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("want outcome unknown, got %v", err)
+	}
+}
+
+func TestStatesAndWatch(t *testing.T) {
+	var mu sync.Mutex
+	var changes []string
+	c, p, _, _ := openServed(t, OnStateChange(func(from, to State) {
+		mu.Lock()
+		changes = append(changes, from.String()+"→"+to.String())
+		mu.Unlock()
+	}))
+	if c.State() != StateReady {
+		t.Fatalf("state after Open: %v", c.State())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	if c.WaitForStateChange(ctx, StateReady) {
+		t.Error("no change happened, yet WaitForStateChange said one did")
+	}
+	cancel()
+	p.expire()
+	if err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if c.State() != StateClosed || !c.WaitForStateChange(context.Background(), StateReady) {
+		t.Errorf("state after Close: %v", c.State())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"connecting→ready", "ready→reconnecting", "reconnecting→ready", "ready→closed"}
+	if fmt.Sprint(changes) != fmt.Sprint(want) {
+		t.Errorf("changes %v, want %v", changes, want)
+	}
+}
