@@ -82,7 +82,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	resp, err := t.post(withDeadlineOf(reqCtx, ctx), m, body, session, version)
+	resp, err := t.post(withCaller(reqCtx, ctx), m, body, session, version)
 	if err != nil {
 		return t.failed(ctx, m, err)
 	}
@@ -158,22 +158,31 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 }
 
-// deadlineOf is a context that reports another one's deadline: a request
-// context that ends with the caller's (by an AfterFunc) but does not say
-// when on its own, so that a wait can tell in advance it would outlast it.
-type deadlineOf struct {
+// callerScope is a request context that ends with the transport (or, by an
+// AfterFunc, with the caller's context) and also reports the caller's
+// deadline and values: a wait can then tell in advance that it would
+// outlast the caller, and marks the caller set (reconnect.FirstContact)
+// reach the retrying client.
+type callerScope struct {
 	context.Context
-	of context.Context
+	caller context.Context
 }
 
-func (c deadlineOf) Deadline() (time.Time, bool) { return c.of.Deadline() }
-
-func withDeadlineOf(ctx, of context.Context) context.Context {
-	if _, ok := of.Deadline(); !ok {
-		return ctx
+func (c callerScope) Deadline() (time.Time, bool) {
+	if d, ok := c.caller.Deadline(); ok {
+		return d, ok
 	}
-	return deadlineOf{ctx, of}
+	return c.Context.Deadline()
 }
+
+func (c callerScope) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.caller.Value(key)
+}
+
+func withCaller(ctx, caller context.Context) context.Context { return callerScope{ctx, caller} }
 
 // label names a message in errors: its method and id.
 func label(m *jsonrpc.Message) string {

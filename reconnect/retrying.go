@@ -116,6 +116,9 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 	if !IsThrottle(resp.StatusCode) {
 		return false, nil
 	}
+	if ctx.Value(firstContactKey{}) != nil && resp.Header.Get("Retry-After") == "" {
+		return false, nil // a first contact waits only when the server says how long
+	}
 	herr := wire.NewHTTPError(resp, st.req.Method, redact(st.req.URL))
 	wire.Drain(resp.Body)
 	resp.Body.Close()
@@ -216,8 +219,9 @@ type firstContactKey struct{}
 
 // FirstContact marks ctx as that of a first attempt to reach a server (a
 // negotiation): a refused connection there means nothing is listening, and
-// is reported at once instead of being retried. 429 and 503 are still
-// waited out.
+// a 429 or 503 without Retry-After a server that is not up; both are
+// reported at once instead of being retried. A Retry-After is still
+// honoured, within the cap.
 func FirstContact(ctx context.Context) context.Context {
 	return context.WithValue(ctx, firstContactKey{}, true)
 }

@@ -584,3 +584,34 @@ func TestFirstContactDoesNotRetryRefused(t *testing.T) {
 		t.Errorf("a first contact must not wait for retries (took %v)", d)
 	}
 }
+
+func TestFirstContactWaitsOnlyWhenTold(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := hits.Add(1)
+		switch {
+		case r.URL.Path == "/told" && n == 1:
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case r.URL.Path == "/told":
+			w.WriteHeader(http.StatusOK)
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	c := Policy{InitialDelay: 5 * time.Millisecond, MaxAttempts: 5}.Retrying(nil, nil)
+	req, _ := retryablehttp.NewRequestWithContext(FirstContact(context.Background()), "POST", srv.URL+"/silent", []byte("{}"))
+	resp, err := c.Do(req)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || hits.Load() != 1 {
+		t.Fatalf("a 503 without Retry-After on first contact: %v %v, %d hits", resp, err, hits.Load())
+	}
+	resp.Body.Close()
+	hits.Store(0)
+	req, _ = retryablehttp.NewRequestWithContext(FirstContact(context.Background()), "POST", srv.URL+"/told", []byte("{}"))
+	resp, err = c.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK || hits.Load() != 2 {
+		t.Fatalf("a 503 with Retry-After on first contact must be waited out: %v %v, %d hits", resp, err, hits.Load())
+	}
+	resp.Body.Close()
+}
