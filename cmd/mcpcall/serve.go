@@ -32,7 +32,9 @@ func (c *cli) serveDemo(ctx context.Context, addr string) error {
 		h.Close()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		err = srv.Shutdown(sctx)
+		if err = srv.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) {
+			err = srv.Close() // connections still busy after the grace period: cut them
+		}
 		<-done
 	}
 	if errors.Is(err, http.ErrServerClosed) {
