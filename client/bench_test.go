@@ -65,3 +65,36 @@ func BenchmarkBigResultStdio(b *testing.B) {
 		}
 	}
 }
+
+// benchBigResult measures one 16 MiB tool result on a connected client.
+func benchBigResult(b *testing.B, target client.Target) {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	b.ReportAllocs()
+	b.SetBytes(16 << 20)
+	for b.Loop() {
+		if _, err := c.CallTool(ctx, "big", map[string]int{"mib": 16}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBigResultHTTPJSON measures a 16 MiB tool result over Streamable
+// HTTP answered with application/json (the in-process server included).
+func BenchmarkBigResultHTTPJSON(b *testing.B) {
+	s := testservers.StartStreamable(testservers.HTTPOptions{JSONResponse: true})
+	defer s.Close()
+	benchBigResult(b, client.URL(s.URL))
+}
+
+// BenchmarkBigResultHTTPSSE measures a 16 MiB tool result over Streamable
+// HTTP answered with an SSE stream (the in-process server included).
+func BenchmarkBigResultHTTPSSE(b *testing.B) {
+	s := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer s.Close()
+	benchBigResult(b, client.URL(s.URL))
+}

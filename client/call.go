@@ -58,7 +58,8 @@ func (cl *call) touch() {
 // A call gets exactly one answer: its result, or an error that says whether
 // the request may have run (errors.Is(err, jsonrpc.ErrOutcomeUnknown)). A
 // request the server provably did not run — refused because its session had
-// expired — is sent again once, after the Conn has re-initialized. A request
+// expired — is sent again after the Conn has re-initialized (up to three
+// times, should new sessions keep expiring under it). A request
 // whose outcome is unknown is sent again only when WithReplay is on and the
 // request is safe to repeat.
 func (c *Conn) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
@@ -87,7 +88,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 		defer total.Stop()
 	}
 
-	resent, replays := false, 0
+	resends, replays := 0, 0
 	for {
 		if err := c.awaitRecovery(cctx, method); err != nil {
 			return err
@@ -98,11 +99,13 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 			return decodeResult(method, r, result)
 		case method == "initialize":
 			return err
-		case !resent && errors.Is(err, jsonrpc.ErrSessionExpired) && !errors.Is(err, jsonrpc.ErrOutcomeUnknown):
+		case resends < maxResends && errors.Is(err, jsonrpc.ErrSessionExpired) && !errors.Is(err, jsonrpc.ErrOutcomeUnknown):
 			// Refused for an expired session: not run. Re-initialize
 			// (one initialize for every caller that hit this), then send
-			// it once more.
-			resent = true
+			// it once more. Should the new session expire too before the
+			// request gets through, that refusal again proves it did not
+			// run: the same holds, a bounded number of times.
+			resends++
 			c.opts.logger.Info("anymcp: session expired; re-initializing, then sending again", "method", method, "err", err)
 			if rerr := c.recoverSession(cctx, err); rerr != nil {
 				return fmt.Errorf("%s: %w (re-initializing failed: %w)", method, err, rerr)
@@ -119,6 +122,10 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 
 // maxReplays bounds how often one call is replayed after losing its answer.
 const maxReplays = 3
+
+// maxResends bounds how often one call is re-sent after its session
+// expired (each time on a newly initialized session).
+const maxResends = 3
 
 // attempt sends the request once and waits for its answer.
 func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, method string, raw json.RawMessage, token int64, co *callOptions) (callResult, error) {
