@@ -38,7 +38,9 @@ const (
 	// FaultRule.RetryAfter if set, without running it.
 	FaultUnavailable Fault = "503"
 	// FaultExpireSession ends the session of a POST and answers it 404,
-	// without running it: the session expired just before.
+	// without running it: the session expired just before. Its running
+	// requests are cancelled and its streams cut, unless
+	// FaultRule.LetRun.
 	FaultExpireSession Fault = "expire-session"
 	// FaultRestart ends every session at once, cutting their streams, as
 	// a server restart does, and answers the POST that fired it 404.
@@ -108,6 +110,15 @@ type FaultRule struct {
 	// written ("2", "0", an HTTP date, or anything a test needs); none
 	// when empty.
 	RetryAfter string
+	// LetRun, for FaultExpireSession on Streamable HTTP, expires the
+	// session for new requests only (POST, GET, DELETE get 404): the
+	// requests running in it go on to their answers, on their streams,
+	// and a GET with Last-Event-ID can still resume those streams for
+	// expiredGrace. Then the session is gone. As an idle session
+	// expiring, it costs a client a new initialize, never a call.
+	// HTTP+SSE ignores it.
+	LetRun bool
+
 	// RetryAfterDate, when > 0, sends Retry-After as an HTTP date at
 	// least this far ahead, computed when the answer is sent (the date
 	// has whole seconds, so the wait is within [RetryAfterDate,
@@ -133,13 +144,14 @@ type Faults struct {
 // of these fires with probability p, drawn from a generator seeded with
 // seed: the POST stream cut before its response with ids (resumable, with
 // retry: 10 ms) and without, the GET stream cut, 429 with Retry-After: 0,
-// 503 without Retry-After, and session expiry. The result is a plain
-// value: change what a test needs.
+// 503 without Retry-After, and session expiry (letting running requests
+// finish: LetRun). The result is a plain value: change what a test
+// needs, for example LetRun false for expiries that cut calls in flight.
 func RandomFaults(seed uint64, p float64) Faults {
 	return Faults{Seed: seed, Rules: []FaultRule{
 		{Fault: FaultTooManyRequests, Probability: p, RetryAfter: "0"},
 		{Fault: FaultUnavailable, Probability: p},
-		{Fault: FaultExpireSession, Probability: p},
+		{Fault: FaultExpireSession, Probability: p, LetRun: true},
 		{Fault: FaultDropStream, Probability: p, Retry: 10 * time.Millisecond},
 		{Fault: FaultDropStreamNoIDs, Probability: p},
 		{Fault: FaultDropGET, Probability: p},

@@ -781,3 +781,59 @@ func TestFaultStreamsForgotten(t *testing.T) {
 		t.Errorf("%d streams kept after a resumption, want %d", n, maxRetained-1)
 	}
 }
+
+func TestFaultExpireLetRun(t *testing.T) {
+	s, w := startHTTP(t, HTTPOptions{Priming: true, Faults: faultRules(
+		FaultRule{Fault: FaultDropStream, Method: "tools/call", Count: 1},
+		FaultRule{Fault: FaultExpireSession, Method: "ping", Count: 1, LetRun: true})})
+	w.initialize(t)
+	// A call whose stream is cut at once, and a call streaming progress.
+	cut := w.do(t, http.MethodPost, reqJSON(1, "tools/call", `{"name":"once","arguments":{"key":"k","delayMs":100}}`), nil)
+	cutEvs, _ := drain(newSSEReader(cut.Body))
+	cut.Body.Close()
+	running := w.do(t, http.MethodPost, reqJSON(2, "tools/call", `{"name":"slow","arguments":{"steps":5,"delayMs":20},"_meta":{"progressToken":"p"}}`), nil)
+	defer running.Body.Close()
+	events := newSSEReader(running.Body)
+	if _, err := events.next(); err != nil { // priming
+		t.Fatal(err)
+	}
+
+	if code, _ := status(t, w, http.MethodPost, reqJSON(3, "ping", ""), nil); code != http.StatusNotFound {
+		t.Fatalf("expiring ping: %d", code)
+	}
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		if code, _ := status(t, w, method, reqJSON(4, "ping", ""), nil); code != http.StatusNotFound {
+			t.Errorf("%s after the expiry: %d", method, code)
+		}
+	}
+	// The running call goes on to its answer.
+	evs, err := drain(events)
+	if got := messagesOf(t, evs); err != io.EOF || len(got) != 6 || got[5] != "response 2" {
+		t.Errorf("running call after the expiry: %v %v", got, err)
+	}
+	// The cut one can still be resumed.
+	if len(cutEvs) != 1 {
+		t.Fatalf("cut stream %+v", cutEvs)
+	}
+	resp := w.do(t, http.MethodGet, "", lastEventHdr(cutEvs[0].id))
+	rest, _ := drain(newSSEReader(resp.Body))
+	resp.Body.Close()
+	if got := messagesOf(t, rest); !slices.Equal(got, []string{"response 1"}) {
+		t.Errorf("resumed after the expiry: %d %v", resp.StatusCode, got)
+	}
+	eventually(t, "the session's end", func() bool { return s.Server().Stats().Sessions == 0 })
+	st := s.Server().Stats()
+	if st.SessionsExpired != 1 || st.Faults["expire-session"] != 1 || st.Executions != 1 || st.Requests["ping"] != 0 {
+		t.Errorf("expired %d, faults %v, executions %d, pings %d", st.SessionsExpired, st.Faults, st.Executions, st.Requests["ping"])
+	}
+	// A slow request keeps an expired session draining: Close ends it.
+	w.session, w.version = "", ""
+	w.initialize(t)
+	s.Inject(FaultRule{Fault: FaultExpireSession, Method: "ping", Count: 1, LetRun: true})
+	slow := w.do(t, http.MethodPost, reqJSON(5, "tools/call", `{"name":"slow","arguments":{"steps":100000,"delayMs":10}}`), nil)
+	defer slow.Body.Close()
+	if code, _ := status(t, w, http.MethodPost, reqJSON(6, "ping", ""), nil); code != http.StatusNotFound {
+		t.Fatalf("expiring ping: %d", code)
+	}
+	s.Close()
+}

@@ -78,7 +78,9 @@ type StreamableHandler struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[string]*httpSession
-	shared   *httpSession // Stateless
+	expired  map[string]expiredSession // expired with LetRun, kept to resume their streams
+	shared   *httpSession              // Stateless
+	bg       sync.WaitGroup            // goroutines ending sessions expired with LetRun
 }
 
 // NewStreamableHandler returns a handler serving a new core configured by
@@ -90,6 +92,7 @@ func NewStreamableHandler(opts HTTPOptions) *StreamableHandler {
 		plan:     newFaultPlan(opts.Faults),
 		closing:  make(chan struct{}),
 		sessions: make(map[string]*httpSession),
+		expired:  make(map[string]expiredSession),
 	}
 	if opts.Stateless {
 		h.shared = h.newHTTPSession("")
@@ -130,10 +133,14 @@ func (h *StreamableHandler) Close() {
 		if h.shared != nil {
 			all = append(all, h.shared)
 		}
+		for _, e := range h.expired {
+			all = append(all, e.hs)
+		}
 		h.mu.Unlock()
 		for _, hs := range all {
 			h.endSession(hs)
 		}
+		h.bg.Wait()
 	})
 }
 
@@ -145,6 +152,9 @@ type httpSession struct {
 	ended   chan struct{}
 	endOnce sync.Once
 	streams atomic.Int64 // numbers the session's streams, for event ids
+	// admit is held for reading while a POST hands its messages to the
+	// core, and for writing while the session is taken off the handler.
+	admit sync.RWMutex
 
 	mu            sync.Mutex
 	get           *eventStream            // the standalone stream, once a GET opened it
@@ -198,12 +208,24 @@ func (h *StreamableHandler) createSession() *httpSession {
 // the core's open sessions, without waiting for anything: endSession
 // finishes the job.
 func (h *StreamableHandler) unregister(hs *httpSession) {
+	hs.admit.Lock()
 	h.mu.Lock()
 	if h.sessions[hs.id] == hs {
 		delete(h.sessions, hs.id)
 	}
 	h.mu.Unlock()
 	hs.core.stop()
+	hs.admit.Unlock()
+}
+
+// admitted reports whether the session still takes requests.
+func (h *StreamableHandler) admitted(hs *httpSession) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.opts.Stateless {
+		return h.shared == hs && !h.closed
+	}
+	return h.sessions[hs.id] == hs
 }
 
 // endSession ends the session: its handlers return, its requests are
@@ -342,11 +364,21 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set(HeaderSessionID, hs.id)
 	}
+	// The messages reach the core only if the session is still open: one
+	// that expired since the lookup answers 404, and one that expires
+	// later sees them.
+	hs.admit.RLock()
+	if !h.admitted(hs) {
+		hs.admit.RUnlock()
+		httpError(w, http.StatusNotFound, CodeSessionNotFound, "session not found")
+		return
+	}
 
 	if requests == 0 {
 		for _, m := range msgs {
 			hs.core.Handle(r.Context(), m)
 		}
+		hs.admit.RUnlock()
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -362,9 +394,7 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		hs.register(stream)
 		conn = newSSEConn(w, "")
 		connDone = conn.done
-		// The header of an initialize answer waits for the answer: a
-		// failed initialize gets no session id.
-		stream.attach(conn, -1, !initialize, drop)
+		stream.attach(conn, -1, false, drop)
 	}
 	ex := newExchange(requests, stream)
 	if newSession {
@@ -378,6 +408,13 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
 	for _, m := range msgs {
 		hs.core.Handle(ctx, m)
+	}
+	hs.admit.RUnlock()
+	if conn != nil && !initialize {
+		// The header goes out once the core has the requests. That of an
+		// initialize answer waits for the answer: a failed initialize
+		// gets no session id.
+		conn.start()
 	}
 	select {
 	case <-ex.done:
@@ -466,11 +503,13 @@ func (h *StreamableHandler) get(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Accept must list text/event-stream")
 		return
 	}
-	hs, ok := h.session(w, r)
+	last := r.Header.Get("Last-Event-ID")
+	resuming := last != "" && h.opts.Priming
+	hs, ok := h.lookup(w, r, resuming)
 	if !ok {
 		return
 	}
-	if last := r.Header.Get("Last-Event-ID"); last != "" && h.opts.Priming {
+	if resuming {
 		h.resume(w, r, hs, last)
 		return
 	}
@@ -506,6 +545,12 @@ func (h *StreamableHandler) delete(w http.ResponseWriter, r *http.Request) {
 // session finds the session a request belongs to and checks its
 // MCP-Protocol-Version header; on failure it has answered the request.
 func (h *StreamableHandler) session(w http.ResponseWriter, r *http.Request) (*httpSession, bool) {
+	return h.lookup(w, r, false)
+}
+
+// lookup is session, also finding, when resuming, the sessions expired
+// with LetRun whose streams can still be resumed.
+func (h *StreamableHandler) lookup(w http.ResponseWriter, r *http.Request, resuming bool) (*httpSession, bool) {
 	h.mu.Lock()
 	hs := h.shared
 	h.mu.Unlock()
@@ -515,9 +560,13 @@ func (h *StreamableHandler) session(w http.ResponseWriter, r *http.Request) (*ht
 			httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Mcp-Session-Id header is required")
 			return nil, false
 		}
-		h.mu.Lock()
-		hs = h.sessions[id]
-		h.mu.Unlock()
+		if resuming {
+			hs = h.resumable(id)
+		} else {
+			h.mu.Lock()
+			hs = h.sessions[id]
+			h.mu.Unlock()
+		}
 		if hs == nil {
 			httpError(w, http.StatusNotFound, CodeSessionNotFound, "session not found")
 			return nil, false

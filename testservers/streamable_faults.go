@@ -26,7 +26,11 @@ func (h *StreamableHandler) inject(w http.ResponseWriter, hs *httpSession, metho
 			f.reject(w)
 			return nil, true
 		case FaultExpireSession:
-			h.expire(hs)
+			if f.LetRun {
+				h.expireLetRun(hs)
+			} else {
+				h.expire(hs)
+			}
 			httpError(w, http.StatusNotFound, CodeSessionNotFound, "session expired")
 			return nil, true
 		case FaultRestart:
@@ -82,6 +86,74 @@ func (h *StreamableHandler) expire(hs *httpSession) bool {
 	return true
 }
 
+// Bounds of the sessions expired with LetRun that the handler keeps for
+// the resumption of their streams.
+const (
+	expiredGrace = 30 * time.Second
+	maxExpired   = 256
+)
+
+// expiredSession is a session expired with LetRun, and when.
+type expiredSession struct {
+	hs *httpSession
+	at time.Time
+}
+
+// expireLetRun expires a session for new requests: its running requests
+// finish (in a goroutine Close waits for), then it ends; meanwhile and
+// for expiredGrace its streams can be resumed.
+func (h *StreamableHandler) expireLetRun(hs *httpSession) {
+	hs.admit.Lock()
+	defer hs.admit.Unlock()
+	h.mu.Lock()
+	if h.closed || h.sessions[hs.id] != hs {
+		h.mu.Unlock()
+		return
+	}
+	delete(h.sessions, hs.id)
+	now := time.Now()
+	for id, e := range h.expired {
+		if now.Sub(e.at) > expiredGrace {
+			delete(h.expired, id)
+		}
+	}
+	for len(h.expired) >= maxExpired {
+		oldest := ""
+		for id, e := range h.expired {
+			if oldest == "" || e.at.Before(h.expired[oldest].at) {
+				oldest = id
+			}
+		}
+		delete(h.expired, oldest)
+	}
+	h.expired[hs.id] = expiredSession{hs, now}
+	h.bg.Add(1)
+	h.mu.Unlock()
+	h.srv.count(func(st *Stats) {
+		st.SessionsExpired++
+		st.Faults[string(FaultExpireSession)]++
+	})
+	go func() {
+		defer h.bg.Done()
+		hs.core.Drain()
+		h.endSession(hs)
+	}()
+}
+
+// resumable returns the session a GET with Last-Event-ID names: open,
+// or expired with LetRun within expiredGrace.
+func (h *StreamableHandler) resumable(id string) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if hs := h.sessions[id]; hs != nil {
+		return hs
+	}
+	if e, ok := h.expired[id]; ok && time.Since(e.at) <= expiredGrace {
+		return e.hs
+	}
+	return nil
+}
+
 // Restart loses every session at once, as a restarted server does: their
 // streams are cut, their requests cancelled, and every old session id
 // gets 404 from now on (a stateless server gets a fresh shared session).
@@ -96,7 +168,12 @@ func (h *StreamableHandler) Restart() {
 	if old != nil {
 		h.shared = h.newHTTPSession("")
 	}
+	expired := h.expired
+	h.expired = make(map[string]expiredSession)
 	h.mu.Unlock()
+	for _, e := range expired {
+		h.endSession(e.hs)
+	}
 	n := 0
 	for _, hs := range h.live() {
 		if h.endSession(hs) {
