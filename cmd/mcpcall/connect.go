@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,14 +26,7 @@ type session struct {
 	progress *progressView
 	target   *target
 	c        *cli
-
-	// cancelSent is closed once a notifications/cancelled has gone out:
-	// its POST answered (HTTP), or its line written to the process (stdio).
-	cancelSent chan struct{}
-	cancelOnce sync.Once
 }
-
-func (s *session) markCancelSent() { s.cancelOnce.Do(func() { close(s.cancelSent) }) }
 
 // connected wraps a command body that needs a connection. The command's
 // own arguments (everything before the target) must number between min
@@ -59,7 +51,7 @@ func (c *cli) connected(minOwn, maxOwn int, body func(ctx context.Context, s *se
 
 // dial connects to t with every connection flag applied.
 func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
-	s := &session{c: c, target: t, cancelSent: make(chan struct{})}
+	s := &session{c: c, target: t}
 	sec := &secrets{}
 	for _, h := range t.header {
 		if sensitiveHeader(h[0]) {
@@ -100,7 +92,7 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 			opts = append(opts, client.WithHeader(h[0], h[1]))
 		}
 		opts = append(opts, client.WithTransportPolicy(t.policy))
-		rt := &roundTripper{base: http.DefaultTransport, t: s.trace, cancelled: s.markCancelSent}
+		rt := &roundTripper{base: http.DefaultTransport, t: s.trace}
 		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: rt}))
 	}
 
@@ -111,10 +103,9 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	var conn *client.Conn
 	var err error
 	if t.isCommand() {
-		conn, err = s.openStdio(dctx, cmd, opts)
-	} else {
-		conn, err = client.Dial(dctx, ct, opts...)
+		ct = client.Process(cmd)
 	}
+	conn, err = client.Dial(dctx, ct, opts...)
 	if err != nil {
 		s.trace.Close()
 		var negErr *negotiate.Error
@@ -178,33 +169,6 @@ func (s *session) hook(sent bool, m *jsonrpc.Message) {
 	}
 }
 
-// openStdio starts a stdio server and opens a Conn over it, as Dial
-// would, but through sendWatch, which sees when a notifications/cancelled
-// line has been written.
-func (s *session) openStdio(ctx context.Context, cmd stdio.Command, opts []client.Option) (*client.Conn, error) {
-	st, err := stdio.Start(cmd)
-	if err != nil {
-		return nil, err
-	}
-	return client.Open(ctx, &sendWatch{Transport: st, cancelled: s.markCancelSent},
-		append(opts, client.WithTransportName(client.TransportStdio))...)
-}
-
-// sendWatch is a transport that reports when notifications/cancelled has
-// been handed over.
-type sendWatch struct {
-	jsonrpc.Transport
-	cancelled func()
-}
-
-func (w *sendWatch) Send(ctx context.Context, m *jsonrpc.Message) error {
-	err := w.Transport.Send(ctx, m)
-	if m.Method == "notifications/cancelled" {
-		w.cancelled()
-	}
-	return err
-}
-
 // callOptions are the options of a request that may report progress.
 func (s *session) callOptions() []client.CallOption {
 	return []client.CallOption{client.WithProgress(s.progress.update)}
@@ -221,21 +185,6 @@ func (s *session) close() {
 	}
 }
 
-// cancelFlushLimit bounds the wait for notifications/cancelled to leave.
-const cancelFlushLimit = 2 * time.Second
-
-// callFailed passes a request's error on. When the request was abandoned
-// (interrupt, timeout), the library sends notifications/cancelled from a
-// goroutine of its own, and Conn.Close aborts that send if it is still
-// under way; so wait, briefly, until it has gone out.
-func (s *session) callFailed(ctx context.Context, err error) error {
-	if ctx.Err() != nil || errors.Is(err, client.ErrTimeout) {
-		t := time.NewTimer(cancelFlushLimit)
-		select {
-		case <-s.cancelSent:
-		case <-t.C:
-		}
-		t.Stop()
-	}
-	return err
-}
+// callFailed passes a request's error on. (Conn.Close lets a pending
+// notifications/cancelled go out before it closes the transport.)
+func (s *session) callFailed(_ context.Context, err error) error { return err }

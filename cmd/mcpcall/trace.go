@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -96,25 +95,19 @@ func (t *tracer) Close() error {
 // roundTripper sees every HTTP exchange. With a tracer it traces the
 // request when it leaves and the response when its headers arrive (the
 // body, an SSE stream maybe, is the JSON-RPC messages, traced on their
-// own). It also tells the session when a POST carrying
-// notifications/cancelled is over (see session.callFailed).
+// own).
 type roundTripper struct {
-	base      http.RoundTripper
-	t         *tracer // nil: no trace
-	cancelled func()  // called when a notifications/cancelled POST is over
+	base http.RoundTripper
+	t    *tracer // nil: no trace
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	carriesCancel := req.Method == http.MethodPost && rt.cancelled != nil && bodyContains(req, `"notifications/cancelled"`)
 	url := redactURL(req.URL.String())
 	if rt.t != nil {
 		rt.t.write(traceEvent{Kind: "http", Dir: "request", Method: req.Method, URL: url, Headers: redactHeaders(req.Header)})
 	}
 	start := time.Now()
 	resp, err := rt.base.RoundTrip(req)
-	if carriesCancel {
-		rt.cancelled()
-	}
 	if rt.t != nil {
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		ev := traceEvent{Kind: "http", Dir: "response", Method: req.Method, URL: url, Ms: &ms}
@@ -127,18 +120,4 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		rt.t.write(ev)
 	}
 	return resp, err
-}
-
-// bodyContains looks into a small request body without consuming it.
-func bodyContains(req *http.Request, s string) bool {
-	if req.GetBody == nil || req.ContentLength < 0 || req.ContentLength > 4096 {
-		return false
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return false
-	}
-	defer body.Close()
-	b, err := io.ReadAll(io.LimitReader(body, 4096))
-	return err == nil && strings.Contains(string(b), s)
 }
