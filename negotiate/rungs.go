@@ -27,23 +27,13 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 		l.record(a, err, "")
 		return nil, stopped
 	}
-	err = t.Send(reconnect.FirstContact(ctx), l.init)
-	var resp *jsonrpc.Message
-	var before []*jsonrpc.Message
-	if err == nil {
-		resp, before, err = l.await(ctx, t)
-	}
+	res, err := l.initialize(ctx, t, StreamableHTTP)
 	a.Duration, a.Status = since(start), rec.firstStatus()
 	if err == nil {
-		res, aerr := l.accept(t, StreamableHTTP, resp, before)
-		if aerr == nil {
-			a.Decision = "initialize answered: using Streamable HTTP"
-			l.record(a, nil, "")
-			return res, succeeded
-		}
-		err = aerr
+		a.Decision = "initialize answered: using Streamable HTTP"
+		l.record(a, nil, "")
+		return res, succeeded
 	}
-	t.Close()
 
 	var newer *NewerServerError
 	var he *jsonrpc.HTTPError
@@ -110,26 +100,34 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 		return nil, stopped
 	}
 	endpoint := redactQuery(t.Endpoint())
-	err = t.Send(reconnect.FirstContact(ctx), l.init)
-	var resp *jsonrpc.Message
-	var before []*jsonrpc.Message
-	if err == nil {
-		resp, before, err = l.await(ctx, t)
-	}
+	res, err := l.initialize(ctx, t, SSE)
 	a.Duration, a.Status = since(start), rec.firstStatus()
 	if err == nil {
-		res, aerr := l.accept(t, SSE, resp, before)
-		if aerr == nil {
-			a.Decision = "endpoint " + endpoint + "; initialize answered: using HTTP+SSE"
-			l.record(a, nil, "")
-			return res, succeeded
-		}
-		err = aerr
+		a.Decision = "endpoint " + endpoint + "; initialize answered: using HTTP+SSE"
+		l.record(a, nil, "")
+		return res, succeeded
 	}
-	t.Close()
 	a.Decision = "endpoint " + endpoint + ", but initialize failed: stopping"
 	l.record(a, err, "initialize failed")
 	return nil, stopped
+}
+
+// initialize sends the initialize request over t and waits for its answer;
+// on failure t is closed.
+func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name string) (*Result, error) {
+	err := t.Send(reconnect.FirstContact(ctx), l.init)
+	if err == nil {
+		var resp *jsonrpc.Message
+		var before []*jsonrpc.Message
+		if resp, before, err = l.await(ctx, t); err == nil {
+			var res *Result
+			if res, err = l.accept(t, name, resp, before); err == nil {
+				return res, nil
+			}
+		}
+	}
+	t.Close()
+	return nil, err
 }
 
 // redactQuery hides the values of a URL's query, where HTTP+SSE servers put
