@@ -116,19 +116,28 @@ func decodeOne(data []byte) (*Message, error) {
 		return nil, newDecodeError(`"jsonrpc" is not "2.0"`, data)
 	}
 	m := &Message{ID: w.ID, Method: w.Method, Params: w.Params, Result: w.Result, Error: w.Error}
+	if err := checkMessage(m, data); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// checkMessage checks that the members of a decoded envelope (data) make a
+// request, a notification or a response.
+func checkMessage(m *Message, data []byte) error {
 	switch {
 	case m.Method != "":
 		if m.Result != nil || m.Error != nil {
-			return nil, newDecodeError("a message with a method has a result or an error", data)
+			return newDecodeError("a message with a method has a result or an error", data)
 		}
 	case m.Result != nil && m.Error != nil:
-		return nil, newDecodeError("a response has both a result and an error", data)
+		return newDecodeError("a response has both a result and an error", data)
 	case m.Result == nil && m.Error == nil:
-		return nil, newDecodeError("neither a method nor a result nor an error", data)
+		return newDecodeError("neither a method nor a result nor an error", data)
 	case m.Result != nil && m.ID.IsZero():
-		return nil, newDecodeError("a result without an id", data)
+		return newDecodeError("a result without an id", data)
 	}
-	return m, nil
+	return nil
 }
 
 // Encode returns the JSON encoding of m, without a trailing newline.
