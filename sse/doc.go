@@ -20,8 +20,12 @@
 // Event.Type and Event.ID instead of being replaced with U+FFFD; the JSON
 // decoder that consumes the data reports such input itself.
 //
-// The parser runs in time linear in the size of its input, copies each data
-// byte once into the event it belongs to, and bounds the memory one event may
-// use (see [NewReader] and [ErrEventTooLarge]). It depends only on the
-// standard library.
+// The parser runs in time linear in the size of its input and bounds the
+// memory one event may use (see [NewReader] and [ErrEventTooLarge]). It reads
+// into, and collects an event's data in, fixed-size blocks from a pool shared
+// by all Readers, so a stream allocates no buffers of its own and a big event
+// is never regrown; each event then gets its data in one allocation of its
+// exact size, which the caller owns and which shares no memory with the
+// Reader. A Reader gives its blocks back when Next fails (io.EOF included)
+// or on [Reader.Release]. It depends only on the standard library.
 package sse

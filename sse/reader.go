@@ -6,19 +6,33 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 	"time"
 )
 
 // DefaultMaxEventSize is the event-size limit used when none is given: 64 MiB.
 const DefaultMaxEventSize = 64 << 20
 
-// readBufferSize is the size of the chunks a Reader asks its source for.
-const readBufferSize = 32 << 10
+// blockSize is the size of the blocks a Reader reads into and collects the
+// data of an event in: the chunks it asks its source for.
+const blockSize = 32 << 10
 
-// keepScratchLimit is the largest data or line buffer a Reader keeps for reuse
-// after an event; anything bigger is handed over or dropped, so that one huge
-// event does not pin its memory for the life of the stream.
+// keepScratchLimit is the largest line buffer a Reader keeps for reuse after
+// a line; a bigger one is dropped, so that one huge line does not pin its
+// memory for the life of the stream.
 const keepScratchLimit = 64 << 10
+
+// A block is a read buffer or a piece of an event's data. Blocks are pooled
+// and shared by all Readers, so that a stream costs no buffer allocation of
+// its own (every POST answered with SSE opens one) and a big event is
+// collected without doubling and copying a buffer again and again. No
+// block is ever seen outside the Reader: events get their own copy.
+type block [blockSize]byte
+
+var blockPool = sync.Pool{New: func() any { return new(block) }}
+
+func getBlock() *block  { return blockPool.Get().(*block) }
+func putBlock(b *block) { blockPool.Put(b) }
 
 // maxEmptyReads is how many consecutive (0, nil) reads a Reader tolerates
 // before it gives up with io.ErrNoProgress.
@@ -27,7 +41,7 @@ const maxEmptyReads = 100
 // Event is one dispatched event.
 type Event struct {
 	Type string // the event type; "message" when the stream named none
-	Data []byte // the data buffer (lines joined with "\n"); freshly allocated per event and owned by the caller
+	Data []byte // the data buffer (lines joined with "\n"); allocated for this event alone, to its exact size, and owned by the caller
 	ID   string // the last event ID in force when this event was dispatched
 }
 
@@ -55,7 +69,7 @@ func (e *EventTooLargeError) Is(target error) bool { return target == ErrEventTo
 const (
 	lineNone    = iota // no partial line
 	linePending        // raw bytes collected in r.line (field unknown, or event/id/retry)
-	lineData           // a data field: the value streams straight into r.data
+	lineData           // a data field: the value streams straight into the data blocks
 	lineSkip           // a comment or an ignored field: bytes are only counted
 )
 
@@ -67,7 +81,8 @@ type Reader struct {
 	src io.Reader
 	max int
 
-	buf    []byte // read buffer; unread bytes are buf[rpos:wpos]
+	rblock *block // the pooled read buffer, nil until the first Next and after the end
+	buf    []byte // rblock[:]; unread bytes are buf[rpos:wpos]
 	rpos   int
 	wpos   int
 	lfPos  int // first '\n' at or after the last search start, or wpos when none
@@ -82,9 +97,11 @@ type Reader struct {
 	space  bool  // lineData: a leading space may still have to be removed
 	lnSize int   // lineSkip: raw bytes of the line seen so far
 
-	line    []byte // linePending: the raw line so far
-	data    []byte // data buffer, lines joined by '\n', without a trailing '\n'
-	hasData bool   // at least one data field was seen for this event
+	line    []byte   // linePending: the raw line so far
+	blocks  []*block // the event's data, lines joined by '\n', without a trailing '\n'; blocks[0] is kept between events
+	dlen    int      // bytes of data in blocks, filled in order
+	hasData bool     // at least one data field was seen for this event
+	blocks0 [1]*block
 
 	typ       string // event type buffer
 	typCache  string // the last event type string allocated, reused when it repeats
@@ -101,7 +118,41 @@ func NewReader(r io.Reader, maxEventSize int) *Reader {
 	if maxEventSize <= 0 {
 		maxEventSize = DefaultMaxEventSize
 	}
-	return &Reader{src: r, max: maxEventSize, lfPos: -1, crPos: -1}
+	rd := &Reader{src: r, max: maxEventSize, lfPos: -1, crPos: -1}
+	rd.blocks = rd.blocks0[:0]
+	return rd
+}
+
+// errReleased is what Next returns after Release.
+var errReleased = errors.New("sse: Next after Release")
+
+// Release gives the Reader's buffers back for other Readers to use. Call it
+// once the stream is no longer read (a Reader releases them by itself when
+// Next returns an error, io.EOF included); a Reader that is simply dropped
+// leaves them to the garbage collector. After Release, Next returns an
+// error; LastEventID and Retry still report the stream's cursor. Events
+// already returned are not affected: their Data never shares memory with
+// the Reader's buffers. Release must not be called concurrently with Next.
+func (r *Reader) Release() {
+	if r.err == nil {
+		r.err = errReleased
+	}
+	r.releaseBuffers()
+}
+
+// releaseBuffers puts the read buffer and the data blocks back in the pool.
+func (r *Reader) releaseBuffers() {
+	if r.rblock != nil {
+		putBlock(r.rblock)
+		r.rblock, r.buf = nil, nil
+	}
+	for i, b := range r.blocks {
+		putBlock(b)
+		r.blocks[i] = nil
+	}
+	r.blocks, r.dlen = r.blocks[:0], 0
+	r.line = nil
+	r.rpos, r.wpos = 0, 0
 }
 
 // LastEventID returns the last event ID buffer. Every valid "id" field updates
@@ -124,8 +175,9 @@ func (r *Reader) Next() (Event, error) {
 	if r.err != nil {
 		return Event{}, r.err
 	}
-	if r.buf == nil {
-		r.buf = make([]byte, readBufferSize)
+	if r.rblock == nil {
+		r.rblock = getBlock()
+		r.buf = r.rblock[:]
 	}
 	for {
 		if !r.begun {
@@ -242,11 +294,10 @@ func (r *Reader) lineEnd() int {
 	return end
 }
 
-// fail records err as the sticky error and releases the event buffers.
+// fail records err as the sticky error and releases the buffers.
 func (r *Reader) fail(err error) error {
 	r.err = err
-	r.data, r.line, r.buf = nil, nil, nil
-	r.rpos, r.wpos = 0, 0
+	r.releaseBuffers()
 	return err
 }
 
@@ -278,7 +329,7 @@ func (r *Reader) feed(chunk []byte) error {
 // needed whole (event, id, retry). As soon as the field name is complete, a
 // data field switches to streaming and an ignored field to counting.
 func (r *Reader) feedPending(chunk []byte) error {
-	if len(r.data)+len(r.line)+len(chunk) > r.max {
+	if r.dlen+len(r.line)+len(chunk) > r.max {
 		return r.tooLarge()
 	}
 	if r.known {
@@ -314,7 +365,7 @@ func (r *Reader) feedPending(chunk []byte) error {
 // feedSkip counts the bytes of a line that is ignored.
 func (r *Reader) feedSkip(chunk []byte) error {
 	r.lnSize += len(chunk)
-	if len(r.data)+r.lnSize > r.max {
+	if r.dlen+r.lnSize > r.max {
 		return r.tooLarge()
 	}
 	return nil
@@ -323,11 +374,10 @@ func (r *Reader) feedSkip(chunk []byte) error {
 // startData begins a new line of the data buffer.
 func (r *Reader) startData() error {
 	if r.hasData {
-		if len(r.data)+1 > r.max {
+		if r.dlen+1 > r.max {
 			return r.tooLarge()
 		}
-		r.grow(1)
-		r.data = append(r.data, '\n')
+		r.appendData([]byte{'\n'})
 	}
 	r.hasData = true
 	return nil
@@ -341,11 +391,10 @@ func (r *Reader) feedData(chunk []byte) error {
 			chunk = chunk[1:]
 		}
 	}
-	if len(r.data)+len(chunk) > r.max {
+	if r.dlen+len(chunk) > r.max {
 		return r.tooLarge()
 	}
-	r.grow(len(chunk))
-	r.data = append(r.data, chunk...)
+	r.appendData(chunk)
 	return nil
 }
 
@@ -356,7 +405,7 @@ func (r *Reader) finish(tail []byte) error {
 	r.lstate = lineNone
 	switch state {
 	case linePending:
-		if len(r.data)+len(r.line)+len(tail) > r.max {
+		if r.dlen+len(r.line)+len(tail) > r.max {
 			return r.tooLarge()
 		}
 		r.line = append(r.line, tail...)
@@ -375,7 +424,7 @@ func (r *Reader) finish(tail []byte) error {
 // processLine interprets one complete, non-empty line.
 func (r *Reader) processLine(line []byte) error {
 	if line[0] == ':' { // a comment
-		if len(r.data)+len(line) > r.max {
+		if r.dlen+len(line) > r.max {
 			return r.tooLarge()
 		}
 		return nil
@@ -394,7 +443,7 @@ func (r *Reader) processLine(line []byte) error {
 		r.space = false
 		return r.feedData(value)
 	}
-	if len(r.data)+len(line) > r.max {
+	if r.dlen+len(line) > r.max {
 		return r.tooLarge()
 	}
 	switch string(name) {
@@ -446,25 +495,16 @@ func parseRetry(v []byte) (time.Duration, bool) {
 	return time.Duration(ms) * time.Millisecond, true
 }
 
-// grow makes room for n more bytes in the data buffer. Capacities are powers
-// of two, doubled as needed, so that appending a large event stays linear and
-// allocates at most about twice its final size in total; they never go
-// beyond what the size limit allows.
-func (r *Reader) grow(n int) {
-	need := len(r.data) + n
-	if need <= cap(r.data) {
-		return
+// appendData appends p to the event's data, taking blocks as needed.
+func (r *Reader) appendData(p []byte) {
+	for len(p) > 0 {
+		if r.dlen == len(r.blocks)*blockSize {
+			r.blocks = append(r.blocks, getBlock())
+		}
+		n := copy(r.blocks[len(r.blocks)-1][r.dlen%blockSize:], p)
+		r.dlen += n
+		p = p[n:]
 	}
-	c := max(2*cap(r.data), 512)
-	for c < need {
-		c *= 2
-	}
-	if c > r.max && need <= r.max {
-		c = r.max
-	}
-	nb := make([]byte, len(r.data), c)
-	copy(nb, r.data)
-	r.data = nb
 }
 
 // dispatch handles a blank line: it returns the event if the data buffer is
@@ -476,16 +516,18 @@ func (r *Reader) dispatch() (Event, bool) {
 		return Event{}, false
 	}
 	r.hasData = false
-	var data []byte
-	if cap(r.data) > keepScratchLimit {
-		// Hand the big buffer over instead of copying it.
-		data = r.data[:len(r.data):len(r.data)]
-		r.data = nil
-	} else {
-		data = make([]byte, len(r.data))
-		copy(data, r.data)
-		r.data = r.data[:0]
+	// The event's own copy, of its exact size; the blocks beyond the
+	// first go back to the pool.
+	data := make([]byte, r.dlen)
+	off := 0
+	for i, b := range r.blocks {
+		off += copy(data[off:], b[:])
+		if i > 0 {
+			putBlock(b)
+			r.blocks[i] = nil
+		}
 	}
+	r.blocks, r.dlen = r.blocks[:min(len(r.blocks), 1)], 0
 	if typ == "" {
 		typ = "message"
 	}

@@ -1,0 +1,92 @@
+package sse_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/anymcp/anymcp/sse"
+)
+
+// TestReleasedBuffersAreNotShared reads events with one Reader, releases it,
+// then lets other Readers reuse its buffers for other events: the events of
+// the first must not change.
+func TestReleasedBuffersAreNotShared(t *testing.T) {
+	big := strings.Repeat("b", 100<<10) + "\n" + strings.Repeat("c", 3) // spans blocks, two lines
+	in := "data: small\n\ndata: " + strings.ReplaceAll(big, "\n", "\ndata: ") + "\n\ndata: unfinished"
+	r := sse.NewReader(strings.NewReader(in), 0)
+	first, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Release()
+	if _, err := r.Next(); err == nil || err == io.EOF {
+		t.Fatalf("Next after Release: %v, want an error other than io.EOF", err)
+	}
+	r.Release() // idempotent
+	for range 20 {
+		other := sse.NewReader(strings.NewReader("data: "+strings.Repeat("Z", 70<<10)+"\n\n"), 0)
+		if e, err := other.Next(); err != nil || len(e.Data) != 70<<10 {
+			t.Fatalf("other reader: %d bytes, %v", len(e.Data), err)
+		}
+		other.Release()
+	}
+	if string(first.Data) != "small" || string(second.Data) != big {
+		t.Fatalf("an event changed after its Reader's buffers were reused: %.20q %.20q", first.Data, second.Data)
+	}
+	if cap(second.Data) != len(second.Data) {
+		t.Errorf("event data of %d bytes has capacity %d, want its exact size", len(second.Data), cap(second.Data))
+	}
+}
+
+// TestReleaseKeepsCursor: LastEventID and Retry survive Release and the end
+// of the stream.
+func TestReleaseKeepsCursor(t *testing.T) {
+	r := sse.NewReader(strings.NewReader("id: 7\nretry: 1500\ndata: x\n\n"), 0)
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	r.Release()
+	if d, ok := r.Retry(); r.LastEventID() != "7" || !ok || d.Milliseconds() != 1500 {
+		t.Errorf("after Release: id %q, retry %v %v", r.LastEventID(), d, ok)
+	}
+}
+
+// TestErrorReleases: once Next has failed, the sticky error stays and a
+// later Release is harmless.
+func TestErrorReleases(t *testing.T) {
+	boom := errors.New("boom")
+	r := sse.NewReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b"), &errAfter{err: boom}), 0)
+	if e, err := r.Next(); err != nil || string(e.Data) != "a" {
+		t.Fatalf("%q %v", e.Data, err)
+	}
+	if _, err := r.Next(); !errors.Is(err, boom) {
+		t.Fatalf("err %v, want boom", err)
+	}
+	r.Release()
+	if _, err := r.Next(); !errors.Is(err, boom) {
+		t.Fatalf("after Release: err %v, want the sticky boom", err)
+	}
+}
+
+// BenchmarkStream is one short answer stream, as a POST answered with SSE
+// gets: a Reader, one small event, Release.
+func BenchmarkStream(b *testing.B) {
+	in := []byte("event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}],\"isError\":false}}\n\n")
+	br := bytes.NewReader(in)
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Reset(in)
+		r := sse.NewReader(br, 0)
+		if _, err := r.Next(); err != nil {
+			b.Fatal(err)
+		}
+		r.Release()
+	}
+}
