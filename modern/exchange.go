@@ -218,16 +218,15 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 	}
 	switch wire.MediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
-		p, err := readBody(resp.Body, resp.ContentLength, t.maxSize)
+		body, err := readBody(resp.Body, resp.ContentLength, t.maxSize)
 		if err != nil {
 			t.log.Debug("modern: discarded the body of an accepted message", "message", label(m), "err", err)
 			return nil
 		}
-		defer p.release()
-		if len(bytes.TrimSpace(p.b)) == 0 {
+		if len(bytes.TrimSpace(body)) == 0 {
 			return nil
 		}
-		msgs, derr := jsonrpc.Decode(p.b)
+		msgs, derr := jsonrpc.DecodeOwned(body) // body is not used again
 		if derr != nil {
 			t.log.Debug("modern: discarded the body of an accepted message", "message", label(m), "err", derr)
 		}
@@ -345,18 +344,17 @@ func (x *exchange) protocolVersion(result json.RawMessage) string {
 
 // readJSON reads an application/json answer: one message or a batch.
 func (x *exchange) readJSON(resp *http.Response) error {
-	p, err := readBody(resp.Body, resp.ContentLength, x.t.maxSize)
+	body, err := readBody(resp.Body, resp.ContentLength, x.t.maxSize)
 	if err != nil {
 		if ierr := x.interrupted(); ierr != nil {
 			return ierr
 		}
 		return fmt.Errorf("modern: %s: reading the answer: %w: %w", label(x.req), err, jsonrpc.ErrOutcomeUnknown)
 	}
-	defer p.release()
-	if len(bytes.TrimSpace(p.b)) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return x.noResponse(resp.StatusCode)
 	}
-	msgs, derr := jsonrpc.Decode(p.b)
+	msgs, derr := jsonrpc.DecodeOwned(body) // body is not used again
 	if derr != nil {
 		x.t.log.Warn("modern: dropped invalid input from the server", "stream", "POST "+x.req.Method, "err", derr)
 	}
@@ -379,6 +377,7 @@ func (x *exchange) readJSON(resp *http.Response) error {
 // the caller.
 func (x *exchange) readSSE(body io.Reader) error {
 	rd := sse.NewReader(body, x.t.maxSize)
+	defer rd.Release()
 	dispatched := ""
 	for {
 		ev, err := rd.Next()
@@ -400,7 +399,7 @@ func (x *exchange) readSSE(body io.Reader) error {
 		if len(bytes.TrimSpace(ev.Data)) == 0 {
 			continue // a priming event: an id for resumption, nothing to deliver
 		}
-		msgs, derr := jsonrpc.Decode(ev.Data)
+		msgs, derr := jsonrpc.DecodeOwned(ev.Data) // the event's own buffer, not used again
 		if derr != nil {
 			x.t.log.Warn("modern: dropped invalid input from the server", "stream", "POST "+x.req.Method, "err", derr)
 		}

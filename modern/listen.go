@@ -212,6 +212,7 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 	settle()
 	a := listenAttempt{opened: true}
 	rd := sse.NewReader(resp.Body, t.maxSize)
+	defer rd.Release()
 	dispatched := ""
 	for {
 		ev, err := rd.Next()
@@ -242,7 +243,7 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 		if len(bytes.TrimSpace(ev.Data)) == 0 {
 			continue // priming event
 		}
-		msgs, derr := jsonrpc.Decode(ev.Data)
+		msgs, derr := jsonrpc.DecodeOwned(ev.Data) // the event's own buffer, not used again
 		if derr != nil {
 			t.log.Warn("modern: dropped invalid input from the server", "stream", "GET", "err", derr)
 		}
