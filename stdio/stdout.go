@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -13,20 +14,33 @@ import (
 )
 
 const (
-	// initialLineBuf is the size the stdout buffer starts at and shrinks
-	// back to; most messages fit.
+	// initialLineBuf is the size of the stdout read buffer (at most the
+	// line limit + 1); most messages fit. It never grows: a longer line is
+	// collected in pooled blocks of this size.
 	initialLineBuf = 64 << 10
 	// keepLineBuf is the largest buffer kept after a long line has been
-	// consumed; a bigger one is dropped so an idle connection does not
-	// hold a past 16 MiB result.
+	// consumed, so an idle connection does not hold a past 16 MiB result.
 	keepLineBuf = 1 << 20
 	// warnExcerpt bounds the part of a skipped line that goes to the log.
 	warnExcerpt = 200
 )
 
+// A lineBlock holds part of a line longer than the read buffer. Blocks are
+// pooled, shared by all transports: a big line is collected without
+// regrowing a buffer, and the blocks go back to the pool once the line has
+// been assembled, so an idle connection holds none.
+type lineBlock [initialLineBuf]byte
+
+var lineBlockPool = sync.Pool{New: func() any { return new(lineBlock) }}
+
 // lineReader splits a stream into '\n'-terminated lines without ever
-// holding more than max+1 bytes: a line longer than max is an error as
-// soon as max+1 bytes of it have arrived, however long it really is.
+// holding more than max+1 bytes of one line: a line longer than max is an
+// error as soon as max+1 bytes of it have arrived, however long it really is.
+//
+// Lines are read into one buffer of fixed size. A line that does not fit
+// is moved to pooled blocks as the buffer fills, and assembled once, when
+// its end arrives, into a slice of its exact size that is the caller's
+// (owned): its bytes are copied once, never regrown.
 type lineReader struct {
 	r   io.Reader
 	max int
@@ -36,34 +50,51 @@ type lineReader struct {
 	end     int   //
 	scanned int   // buf[start:scanned] holds no '\n'
 	err     error // sticky read error, returned once the data is used up
+
+	head  []*lineBlock // the start of a line longer than buf, in order
+	headN int          // bytes in head; the line goes on at buf[start:]
+	owned bool         // the line next returned last is the caller's to keep
 }
 
-// next returns the next line without its '\n'. The slice is valid until the
-// following call. At the end of the stream a last line without '\n' is
+// next returns the next line without its '\n'. Unless lr.owned is set, the
+// slice is a view of the buffer, valid until the following call; an owned
+// line (one that did not fit in the buffer) has its own memory and is never
+// touched again. At the end of the stream a last line without '\n' is
 // returned as a line, then the read error (io.EOF).
 func (lr *lineReader) next() ([]byte, error) {
+	lr.owned = false
+	if lr.buf == nil {
+		lr.buf = make([]byte, min(initialLineBuf, lr.max+1))
+	}
 	for {
 		if i := bytes.IndexByte(lr.buf[lr.scanned:lr.end], '\n'); i >= 0 {
 			nl := lr.scanned + i
 			line := lr.buf[lr.start:nl]
 			lr.start, lr.scanned = nl+1, nl+1
-			return line, nil
+			return lr.whole(line), nil
 		}
 		lr.scanned = lr.end
-		pending := lr.end - lr.start
+		pending := lr.headN + lr.end - lr.start
 		if pending > lr.max {
+			lr.dropHead()
 			return nil, &LineTooLongError{Limit: lr.max}
 		}
 		if lr.err != nil {
 			if pending > 0 {
 				line := lr.buf[lr.start:lr.end]
 				lr.start, lr.scanned = lr.end, lr.end
-				return line, nil
+				return lr.whole(line), nil
 			}
 			return nil, lr.err
 		}
 		lr.makeRoom()
-		n, err := lr.r.Read(lr.buf[lr.end:])
+		// Read no more than the line may still take: max+1 bytes of it in
+		// all (pending <= max, so there is room for one byte at least).
+		room := lr.buf[lr.end:]
+		if left := lr.max + 1 - (lr.headN + lr.end - lr.start); left < len(room) {
+			room = room[:left]
+		}
+		n, err := lr.r.Read(room)
 		lr.end += n
 		if err != nil {
 			lr.err = err
@@ -71,30 +102,57 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
-// makeRoom ensures buf has free space after end, by moving the pending
-// bytes to the front or by growing buf, never beyond max+1 bytes.
+// whole returns the line whose last part is tail (in the buffer): tail
+// itself, or, after a head in blocks, the line assembled into its own slice.
+func (lr *lineReader) whole(tail []byte) []byte {
+	if lr.headN == 0 {
+		return tail
+	}
+	line := make([]byte, lr.headN+len(tail))
+	off := 0
+	for _, b := range lr.head {
+		off += copy(line[off:lr.headN], b[:])
+	}
+	copy(line[off:], tail)
+	lr.dropHead()
+	lr.owned = true
+	return line
+}
+
+// dropHead gives the blocks of the line's head back to the pool.
+func (lr *lineReader) dropHead() {
+	for i, b := range lr.head {
+		lineBlockPool.Put(b)
+		lr.head[i] = nil
+	}
+	lr.head, lr.headN = lr.head[:0], 0
+}
+
+// makeRoom ensures buf has free space after end: by moving the pending
+// bytes to the front when the line started after it, else (the line fills
+// the buffer) by moving them to the line's head in blocks.
 func (lr *lineReader) makeRoom() {
 	pending := lr.end - lr.start
-	if pending == 0 {
+	switch {
+	case pending == 0:
 		lr.start, lr.end, lr.scanned = 0, 0, 0
-		if lr.buf == nil || len(lr.buf) > keepLineBuf {
-			lr.buf = make([]byte, min(initialLineBuf, lr.max+1))
-		}
 		return
-	}
-	if lr.end < len(lr.buf) {
+	case lr.end < len(lr.buf):
 		return
-	}
-	if lr.start > 0 && pending <= len(lr.buf)/2 {
+	case lr.start > 0:
 		copy(lr.buf, lr.buf[lr.start:lr.end])
-	} else {
-		// pending <= max here, so len(buf) <= max and there is room to grow.
-		nb := make([]byte, min(max(2*len(lr.buf), initialLineBuf), lr.max+1))
-		copy(nb, lr.buf[lr.start:lr.end])
-		lr.buf = nb
+	default:
+		for p := lr.buf[lr.start:lr.end]; len(p) > 0; {
+			if lr.headN == len(lr.head)*len(lineBlock{}) {
+				lr.head = append(lr.head, lineBlockPool.Get().(*lineBlock))
+			}
+			n := copy(lr.head[len(lr.head)-1][lr.headN%len(lineBlock{}):], p)
+			lr.headN += n
+			p = p[n:]
+		}
+		pending = 0
 	}
-	lr.scanned -= lr.start
-	lr.start, lr.end = 0, pending
+	lr.start, lr.end, lr.scanned = 0, pending, pending
 }
 
 // seqReader counts the Read calls in progress, so the shutdown can tell a
@@ -141,10 +199,13 @@ func (t *Transport) readStdout() {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		msgs, err := jsonrpc.Decode(line)
+		if !lr.owned {
+			line = bytes.Clone(line) // the buffer is reused; the messages keep their own copy
+		}
+		msgs, err := jsonrpc.DecodeOwned(line) // line is not written to again
 		if err != nil {
 			t.log.Warn("stdio: skipped stdout line that is not JSON-RPC",
-				slog.String("error", excerpt(err.Error())), slog.String("line", excerpt(string(line))))
+				slog.String("error", excerpt(err.Error())), slog.String("line", excerpt(string(line[:min(len(line), warnExcerpt+utf8.UTFMax)]))))
 		}
 		if len(msgs) > 0 && !t.heard.Load() {
 			t.heard.Store(true)

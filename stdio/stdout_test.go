@@ -137,3 +137,98 @@ func TestExcerpt(t *testing.T) {
 		t.Errorf("excerpt of %d bytes: %d bytes %q", len(long), len(got), got[:10])
 	}
 }
+
+func TestLineReaderOwnsLongLines(t *testing.T) {
+	long1 := strings.Repeat("a", 3*initialLineBuf+17)
+	long2 := strings.Repeat("b", initialLineBuf) // exactly the buffer
+	input := "short\n" + long1 + "\nmid\n" + long2 + "\n" + long1[:initialLineBuf+1]
+	for rname, r := range map[string]io.Reader{
+		"whole":  strings.NewReader(input),
+		"halves": iotest.HalfReader(strings.NewReader(input)),
+	} {
+		t.Run(rname, func(t *testing.T) {
+			lr := lineReader{r: r, max: 1 << 20}
+			var kept [][]byte
+			var owned []bool
+			for {
+				line, err := lr.next()
+				if err == io.EOF {
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if !lr.owned {
+					line = append([]byte(nil), line...)
+				}
+				kept = append(kept, line)
+				owned = append(owned, lr.owned)
+			}
+			want := []string{"short", long1, "mid", long2, long1[:initialLineBuf+1]}
+			if len(kept) != len(want) {
+				t.Fatalf("%d lines, want %d", len(kept), len(want))
+			}
+			for i := range want {
+				if string(kept[i]) != want[i] {
+					t.Errorf("line %d: %d bytes %.10q…, want %d bytes", i, len(kept[i]), kept[i], len(want[i]))
+				}
+				if long := len(want[i]) >= initialLineBuf; owned[i] != long {
+					t.Errorf("line %d (%d bytes): owned %v", i, len(want[i]), owned[i])
+				}
+				if owned[i] && cap(kept[i]) != len(kept[i]) {
+					t.Errorf("line %d: capacity %d for %d bytes", i, cap(kept[i]), len(kept[i]))
+				}
+			}
+			if lr.headN != 0 || len(lr.head) != 0 {
+				t.Errorf("blocks still held after the lines: %d bytes", lr.headN)
+			}
+		})
+	}
+}
+
+func TestLineReaderLongLineLimit(t *testing.T) {
+	const limit = 3*initialLineBuf + 5
+	ok := strings.Repeat("c", limit)
+	lr := lineReader{r: iotest.HalfReader(strings.NewReader(ok + "\n" + ok + "c\n")), max: limit}
+	if l, err := lr.next(); err != nil || string(l) != ok {
+		t.Fatalf("a line of exactly the limit: %d bytes, %v", len(l), err)
+	}
+	var tl *LineTooLongError
+	if _, err := lr.next(); !errors.As(err, &tl) {
+		t.Fatalf("a line of limit+1: %v, want *LineTooLongError", err)
+	}
+	if lr.headN != 0 || len(lr.head) != 0 {
+		t.Errorf("blocks still held after the error: %d bytes", lr.headN)
+	}
+}
+
+func TestLineReaderReadsAtMostLimitPlusOne(t *testing.T) {
+	for _, limit := range []int{10, 100000, 3 << 20} {
+		src := &endless{}
+		lr := lineReader{r: src, max: limit}
+		if _, err := lr.next(); err == nil {
+			t.Fatal("no error")
+		}
+		if src.n != int64(limit)+1 {
+			t.Errorf("limit %d: read %d bytes of the line, want exactly limit+1", limit, src.n)
+		}
+	}
+}
+
+// BenchmarkLineReaderBigLine reads one 16 MiB line (and a short one), as a
+// big tool result arrives on stdout.
+func BenchmarkLineReaderBigLine(b *testing.B) {
+	input := strings.Repeat("x", 16<<20) + "\n{}\n"
+	sr := strings.NewReader(input)
+	b.SetBytes(int64(len(input)))
+	b.ReportAllocs()
+	for b.Loop() {
+		sr.Reset(input)
+		lr := lineReader{r: sr, max: DefaultMaxLineSize}
+		if l, err := lr.next(); err != nil || len(l) != 16<<20 {
+			b.Fatal(len(l), err)
+		}
+		if _, err := lr.next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
