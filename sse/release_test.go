@@ -90,3 +90,23 @@ func BenchmarkStream(b *testing.B) {
 		r.Release()
 	}
 }
+
+// TestDataAtBlockBoundaries: event data whose lines and joins fall on
+// and around the edges of the Reader's 32 KiB blocks.
+func TestDataAtBlockBoundaries(t *testing.T) {
+	const block = 32 << 10
+	for _, n := range []int{block - 1, block, block + 1, 2*block - 1, 2 * block, 3*block + 7} {
+		a, c := strings.Repeat("a", n), strings.Repeat("c", block-n%block)
+		in := "data: " + a + "\ndata: " + c + "\n\ndata:" + a + "\n\n"
+		for _, rd := range readers {
+			if rd.name == "byte-by-byte" {
+				continue
+			}
+			got := readAll(rd.wrap(in), 0)
+			want := []sse.Event{ev("message", a+"\n"+c, ""), ev("message", a, "")}
+			if got.err != io.EOF || !sameEvents(got.events, want) {
+				t.Errorf("n=%d %s: %d events, err %v", n, rd.name, len(got.events), got.err)
+			}
+		}
+	}
+}
