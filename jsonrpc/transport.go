@@ -51,15 +51,21 @@ var (
 )
 
 // SessionLostError is what Recv returns when the transport's session ended
-// while the transport itself goes on: requests in flight will get no answer
-// (their outcome is unknown) and the next session needs initialize. It
-// matches ErrSessionExpired.
+// while the transport itself goes on: the next session needs initialize.
+// It matches ErrSessionExpired.
 type SessionLostError struct {
 	Cause error // why the session ended
+	// AnswersFollow says that requests already sent still get their answer
+	// (or their error) through their own exchange, as with Streamable HTTP,
+	// where each POST carries its own answer: the protocol layer must not
+	// give them up. When false (HTTP+SSE, stdio), answers of requests sent
+	// before could only have come over what was lost: their outcome is
+	// unknown.
+	AnswersFollow bool
 }
 
 func (e *SessionLostError) Error() string {
-	return "session lost (the transport reconnected; initialize needed): " + e.Cause.Error()
+	return "session lost (initialize needed): " + e.Cause.Error()
 }
 
 // Unwrap returns the cause.

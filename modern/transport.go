@@ -274,7 +274,7 @@ func (t *Transport) sessionLost(expired []string, cause error) {
 		return
 	}
 	t.log.Info("modern: the server no longer knows the session; initialize needed", "err", cause)
-	t.queue.PushErr(&jsonrpc.SessionLostError{Cause: cause})
+	t.queue.PushErr(&jsonrpc.SessionLostError{Cause: cause, AnswersFollow: true})
 }
 
 // Header values shared by all requests; net/http never writes to them.
