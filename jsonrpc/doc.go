@@ -4,5 +4,8 @@
 //
 // A message is decoded once, into a Message whose params and result stay raw
 // (json.RawMessage) until the protocol layer decodes them into a typed value.
+// Decode copies them out of its input; DecodeOwned, for a buffer the
+// transport hands over and never reuses, leaves them in it, so a large
+// result is not copied again before its final decoding.
 // Nothing here knows about MCP methods; the client package owns the protocol.
 package jsonrpc
