@@ -13,6 +13,7 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // call is one request waiting for its answer.
@@ -21,6 +22,7 @@ type call struct {
 	ch       chan callResult // buffered: finish never blocks
 	finished atomic.Bool
 
+	recovery bool // sent by a re-initialization: a lost session does not fail it
 	progress func(mcp.ProgressParams)
 	mu       sync.Mutex  // guards idle
 	idle     *time.Timer // the request timeout, restarted by progress
@@ -88,24 +90,30 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 		defer total.Stop()
 	}
 
+	recovering := ctx.Value(recoveringKey{}) != nil // the recovery's own requests
 	resends, replays := 0, 0
 	for {
 		if err := c.awaitRecovery(cctx, method); err != nil {
 			return err
 		}
-		r, err := c.attempt(cctx, cancel, method, raw, token, &co)
+		gen := c.gen.Load() // the session this attempt goes out on
+		r, err := c.attempt(cctx, cancel, method, raw, token, &co, recovering)
 		switch {
 		case err == nil:
 			return decodeResult(method, r, result)
-		case method == "initialize":
+		case method == "initialize" || recovering:
 			return err
 		case resends < maxResends && errors.Is(err, jsonrpc.ErrSessionExpired) && !errors.Is(err, jsonrpc.ErrOutcomeUnknown):
 			// Refused for an expired session: not run. Re-initialize
-			// (one initialize for every caller that hit this), then send
-			// it once more. Should the new session expire too before the
-			// request gets through, that refusal again proves it did not
-			// run: the same holds, a bounded number of times.
+			// (one initialize for every caller that hit this, and none if
+			// the session was renewed since this attempt went out), then
+			// send it once more. Should the new session expire too before
+			// the request gets through, that refusal again proves it did
+			// not run: the same holds, a bounded number of times.
 			resends++
+			if c.gen.Load() != gen {
+				continue
+			}
 			c.opts.logger.Info("anymcp: session expired; re-initializing, then sending again", "method", method, "err", err)
 			if rerr := c.recoverSession(cctx, err); rerr != nil {
 				return fmt.Errorf("%s: %w (re-initializing failed: %w)", method, err, rerr)
@@ -128,9 +136,9 @@ const maxReplays = 3
 const maxResends = 3
 
 // attempt sends the request once and waits for its answer.
-func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, method string, raw json.RawMessage, token int64, co *callOptions) (callResult, error) {
+func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool) (callResult, error) {
 	id := c.nextID.Add(1)
-	cl := &call{method: method, ch: make(chan callResult, 1), progress: co.progress, timeout: co.timeout}
+	cl := &call{method: method, ch: make(chan callResult, 1), progress: co.progress, timeout: co.timeout, recovery: recovering}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -172,7 +180,7 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 		default:
 		}
 		if cctx.Err() != nil {
-			return callResult{}, c.abandon(cctx, method, id)
+			return callResult{}, c.abandon(cctx, method, id, mayHaveRun(err))
 		}
 		return callResult{}, fmt.Errorf("%s: %w", method, err)
 	}
@@ -185,8 +193,16 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 			return r, r.wrapErr(method)
 		default:
 		}
-		return callResult{}, c.abandon(cctx, method, id)
+		return callResult{}, c.abandon(cctx, method, id, true)
 	}
+}
+
+// mayHaveRun reads a failed Send: only a transport that says so (a
+// refusal for an expired session, a 429/503 not waited out) proves the
+// request never reached the server.
+func mayHaveRun(sendErr error) bool {
+	var ra *reconnect.RetryAfterError
+	return !errors.Is(sendErr, jsonrpc.ErrSessionExpired) && !errors.As(sendErr, &ra)
 }
 
 // wrapErr is the call's error as the caller sees it, or nil.
@@ -212,13 +228,19 @@ func decodeResult(method string, r callResult, result any) error {
 
 // abandon returns the reason a call stopped waiting and tells the server,
 // in the background, that the request is cancelled.
-func (c *Conn) abandon(cctx context.Context, method string, id int64) error {
+// ran says whether the request may have reached the server.
+func (c *Conn) abandon(cctx context.Context, method string, id int64, ran bool) error {
 	cause := context.Cause(cctx)
-	if method != "initialize" { // the lifecycle forbids cancelling initialize
+	if ran && method != "initialize" { // the lifecycle forbids cancelling initialize
 		c.sendCancelled(id, cause.Error())
 	}
 	if te, ok := cause.(*TimeoutError); ok {
-		return te
+		t := *te
+		t.MayHaveRun = ran
+		return &t
+	}
+	if ran {
+		return fmt.Errorf("%s: %w (%w)", method, cause, jsonrpc.ErrOutcomeUnknown)
 	}
 	return fmt.Errorf("%s: %w", method, cause)
 }

@@ -21,11 +21,13 @@ type Conn struct {
 	opts *options
 
 	nextID    atomic.Int64
+	gen       atomic.Int64 // counts successful initializations: the session in use
 	nextToken atomic.Int64 // progress tokens, one per call that asks for progress
 	mu        sync.Mutex
 	pending   map[int64]*call               // by request id
 	tokens    map[int64]*call               // by progress token
 	served    map[string]context.CancelFunc // server→client requests in progress, by id
+	handlers  map[uint64]bool               // goroutines running server requests' handlers
 	err       error                         // why the Conn is done; nil while it lives
 	info      Info
 	states    stateWatch
@@ -87,6 +89,7 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 		pending:   make(map[int64]*call),
 		tokens:    make(map[int64]*call),
 		served:    make(map[string]context.CancelFunc),
+		handlers:  make(map[uint64]bool),
 		subs:      make(map[string]bool),
 		toolHints: make(map[string]bool),
 		events:    newEventQueue(),
@@ -128,6 +131,7 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 	c.info.Capabilities = res.Capabilities
 	c.info.Instructions = res.Instructions
 	c.mu.Unlock()
+	c.gen.Add(1)
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
 		return fmt.Errorf("notifications/initialized: %w", err)
 	}
@@ -178,10 +182,18 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // transport is closed (for HTTP, the session is deleted; for stdio, the
 // process is stopped), and Close returns once every goroutine the Conn
 // started is gone. It is idempotent; later calls return nil.
+//
+// Called from one of the Conn's own handlers (a notification handler, a
+// sampling, elicitation or roots handler), Close starts the shutdown and
+// returns at once: the shutdown waits for that handler to return.
 func (c *Conn) Close() error {
+	if c.inHandler() {
+		go c.Close()
+		return nil
+	}
 	var err error
 	c.once.Do(func() {
-		c.fail(ErrClosed, false)
+		c.fail(ErrClosed, true) // calls in flight may have run
 		c.setState(StateClosed)
 		flushed := c.flushCancellations()
 		err = c.t.Close()
@@ -227,11 +239,20 @@ func (c *Conn) fail(err error, lost bool) {
 	c.setState(StateClosed)
 }
 
-// failPending fails every call waiting for an answer.
+// failPending fails every call waiting for an answer — but for a lost
+// session, not those a re-initialization sends (they belong to the next).
 func (c *Conn) failPending(err error, lost bool) {
 	c.mu.Lock()
 	pending := c.pending
 	c.pending = make(map[int64]*call)
+	if _, session := err.(*jsonrpc.SessionLostError); session {
+		for id, cl := range pending {
+			if cl.recovery {
+				c.pending[id] = cl
+				delete(pending, id)
+			}
+		}
+	}
 	c.mu.Unlock()
 	for _, cl := range pending {
 		var e error = err
@@ -250,10 +271,13 @@ func (c *Conn) readLoop() {
 		msg, err := c.t.Recv()
 		var lost *jsonrpc.SessionLostError
 		if errors.As(err, &lost) {
-			// The transport goes on with a new session: what was in
-			// flight is lost, and the Conn re-initializes.
+			// The transport goes on with a new session, which the Conn
+			// initializes. Unless each request's own exchange settles it,
+			// what was in flight lost its answer.
 			c.opts.logger.Warn("anymcp: session lost; re-initializing", "err", err)
-			c.failPending(lost, true)
+			if !lost.AnswersFollow {
+				c.failPending(lost, true)
+			}
 			c.startRecovery(lost)
 			continue
 		}

@@ -95,9 +95,17 @@ const (
 var ErrNoTarget = errors.New("anymcp: no target: give client.URL or client.Command")
 
 // Dial connects to target and runs the MCP handshake. ctx bounds the
-// connecting and the handshake; the Conn lives until Close.
+// connecting and the handshake (when ctx has no deadline, the request
+// timeout does); the Conn lives until Close.
 func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 	o := newOptions(opts)
+	if _, ok := ctx.Deadline(); !ok && o.requestTimeout > 0 {
+		// Without a deadline of the caller's, the handshake is bounded
+		// as any request is.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.requestTimeout)
+		defer cancel()
+	}
 	var t jsonrpc.Transport
 	switch {
 	case target.cmd != nil:
@@ -151,7 +159,9 @@ func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
 	o.transportName = res.Name
 	c := newConn(res.Transport, o)
 	c.nextID.Store(initializeID)
+	c.mu.Lock()
 	c.info.Negotiation = res.Report
+	c.mu.Unlock()
 	if res.Response.Error != nil {
 		c.Close()
 		return nil, fmt.Errorf("initialize: %w", res.Response.Error)

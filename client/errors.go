@@ -15,12 +15,14 @@ var ErrClosed = errors.New("anymcp: connection closed")
 var ErrTimeout = errors.New("anymcp: request timed out")
 
 // TimeoutError says a call ran out of time: no answer within the request
-// timeout (reset by progress), or past the maximum total time. The server
-// may have run the request; it was sent notifications/cancelled.
+// timeout (reset by progress), or past the maximum total time. When the
+// request may have reached the server (MayHaveRun), the server was sent
+// notifications/cancelled and the error matches jsonrpc.ErrOutcomeUnknown.
 type TimeoutError struct {
-	Method string
-	After  time.Duration
-	Total  bool // the maximum total time ran out, not the idle timeout
+	Method     string
+	After      time.Duration
+	Total      bool // the maximum total time ran out, not the idle timeout
+	MayHaveRun bool // the request may have reached the server
 }
 
 func (e *TimeoutError) Error() string {
@@ -31,9 +33,9 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("%s: %s after %v", e.Method, kind, e.After)
 }
 
-// Is matches ErrTimeout and jsonrpc.ErrOutcomeUnknown.
+// Is matches ErrTimeout, and jsonrpc.ErrOutcomeUnknown when MayHaveRun.
 func (e *TimeoutError) Is(target error) bool {
-	return target == ErrTimeout || target == jsonrpc.ErrOutcomeUnknown
+	return target == ErrTimeout || (e.MayHaveRun && target == jsonrpc.ErrOutcomeUnknown)
 }
 
 // VersionError is returned by Dial and Open when the server answered

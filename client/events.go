@@ -1,6 +1,11 @@
 package client
 
-import "sync"
+import (
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
 
 // eventQueue runs functions one at a time, in the order they were queued,
 // on one goroutine: notification handlers and progress callbacks go through
@@ -11,6 +16,7 @@ type eventQueue struct {
 	fns    []func()
 	closed bool
 	done   chan struct{}
+	gid    atomic.Uint64 // the goroutine that runs the functions
 }
 
 func newEventQueue() *eventQueue {
@@ -31,6 +37,7 @@ func (q *eventQueue) push(fn func()) {
 
 func (q *eventQueue) run() {
 	defer close(q.done)
+	q.gid.Store(goid())
 	for {
 		q.mu.Lock()
 		for len(q.fns) == 0 && !q.closed {
@@ -55,4 +62,23 @@ func (q *eventQueue) close() {
 	q.cond.Signal()
 	q.mu.Unlock()
 	<-q.done
+}
+
+// goid returns the id of the calling goroutine, read from the first line
+// of its stack trace ("goroutine 42 [running]:"). Close uses it to tell a
+// call from one of the Conn's own goroutines, which it must not wait for.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	const prefix = "goroutine "
+	if len(b) <= len(prefix) {
+		return 0
+	}
+	b = b[len(prefix):]
+	end := 0
+	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+		end++
+	}
+	id, _ := strconv.ParseUint(string(b[:end]), 10, 64)
+	return id
 }

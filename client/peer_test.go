@@ -28,8 +28,9 @@ type scriptedPeer struct {
 	version  string // answered to initialize
 	lost     chan error
 
-	mu      sync.Mutex
-	expired bool // refuse all but initialize, as a transport whose session is gone
+	mu       sync.Mutex
+	expired  bool   // refuse all but initialize, as a transport whose session is gone
+	expireOn string // expire (once) right after a message of this method goes out
 }
 
 func newScriptedPeer(t *testing.T) *scriptedPeer {
@@ -65,6 +66,9 @@ func (p *scriptedPeer) Send(ctx context.Context, m *jsonrpc.Message) error {
 			return fmt.Errorf("scripted: %w", jsonrpc.ErrSessionExpired)
 		}
 		p.expired = false
+	}
+	if p.expireOn != "" && m.Method == p.expireOn {
+		p.expired, p.expireOn = true, ""
 	}
 	p.mu.Unlock()
 	// Round-trip through the wire format, as a real transport would.

@@ -3,10 +3,13 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // recovery is one re-initialization of the session, shared by every caller
@@ -78,27 +81,35 @@ func (c *Conn) awaitRecovery(ctx context.Context, method string) error {
 }
 
 // reinitialize runs initialize again with the same client info and
-// capabilities, restores resource subscriptions, and tells the host.
+// capabilities, restores resource subscriptions, and tells the host. An
+// attempt that fails for a reason that may pass (the new session expired
+// too, the transport is still reconnecting) is tried again, waiting as the
+// reconnect policy says, for as long as the Conn lives and the policy
+// allows.
 func (c *Conn) reinitialize(r *recovery, cause error) {
 	defer c.wg.Done()
 	c.setState(StateReconnecting)
 	start := time.Now()
-	timeout := c.opts.requestTimeout
-	if timeout <= 0 {
-		timeout = recoveryTimeout
+	policy := reconnect.DefaultPolicy()
+	if c.opts.reconnect != nil {
+		policy = *c.opts.reconnect
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(c.ctx, recoveringKey{}, true), timeout)
-	defer cancel()
-
-	params := initializeParams(c.opts)
-	var raw json.RawMessage
-	err := c.Call(ctx, "initialize", params, &raw)
-	if err == nil {
-		err = c.finishInitialize(ctx, params.ProtocolVersion, raw)
-	}
+	backoff := policy.Start()
+	var err error
 	var resubscribed int
-	if err == nil {
-		resubscribed, err = c.resubscribe(ctx)
+	for attempt := 1; ; attempt++ {
+		resubscribed, err = c.reinitializeOnce()
+		if err == nil || c.ctx.Err() != nil || c.Err() != nil || !transient(err) {
+			break
+		}
+		wait, ok := backoff.Next()
+		if !ok {
+			break
+		}
+		c.opts.logger.Info("anymcp: re-initializing failed; trying again", "attempt", attempt, "wait", wait, "err", err)
+		if reconnect.Sleep(c.ctx, wait) != nil {
+			break
+		}
 	}
 
 	c.mu.Lock()
@@ -116,6 +127,39 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 	if f := c.opts.onReinit; f != nil {
 		c.events.push(func() { f(info) })
 	}
+}
+
+// reinitializeOnce is one initialize, its notifications/initialized, and
+// the subscriptions restored, bounded by the request timeout.
+func (c *Conn) reinitializeOnce() (int, error) {
+	timeout := c.opts.requestTimeout
+	if timeout <= 0 {
+		timeout = recoveryTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.WithValue(c.ctx, recoveringKey{}, true), timeout)
+	defer cancel()
+	params := initializeParams(c.opts)
+	var raw json.RawMessage
+	if err := c.Call(ctx, "initialize", params, &raw); err != nil {
+		return 0, err
+	}
+	if err := c.finishInitialize(ctx, params.ProtocolVersion, raw); err != nil {
+		return 0, err
+	}
+	return c.resubscribe(ctx)
+}
+
+// transient reports whether a failed re-initialization may succeed if
+// tried again: the session it made expired at once, the transport is
+// still reconnecting or lost the answer, or it ran out of time. A
+// JSON-RPC refusal or an unsupported version is final.
+func transient(err error) bool {
+	if errors.Is(err, jsonrpc.ErrSessionExpired) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var rpcErr *jsonrpc.Error
+	var ve *VersionError
+	return !errors.As(err, &rpcErr) && !errors.As(err, &ve)
 }
 
 // resubscribe restores every resource subscription on the new session.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // serveScripted answers requests until the test ends: initialize (counted),
@@ -233,5 +235,97 @@ func TestStatesAndWatch(t *testing.T) {
 	want := []string{"connecting→ready", "ready→reconnecting", "reconnecting→ready", "ready→closed"}
 	if fmt.Sprint(changes) != fmt.Sprint(want) {
 		t.Errorf("changes %v, want %v", changes, want)
+	}
+}
+
+func TestCloseFromHandlers(t *testing.T) {
+	closed := make(chan error, 2)
+	var c *Conn
+	c, p := openScripted(t, OnToolsChanged(func() { closed <- c.Close() }))
+	p.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close from a notification handler hung")
+	}
+	<-c.Done()
+
+	var c2 *Conn
+	c2, p2 := openScripted(t, WithSampling(func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		closed <- c2.Close()
+		return nil, errors.New("closing")
+	}))
+	p2.send(`{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`)
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close from a server request's handler hung")
+	}
+	<-c2.Done()
+}
+
+func TestOutcomeOfAbandonedCalls(t *testing.T) {
+	c, p := openScripted(t, WithRequestTimeout(50*time.Millisecond))
+	// Sent, then timed out: it may have run.
+	_, err := c.CallTool(context.Background(), "pay", nil)
+	p.expect("tools/call")
+	var te *TimeoutError
+	if !errors.As(err, &te) || !te.MayHaveRun || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("a sent call that timed out: %v", err)
+	}
+	p.expect("notifications/cancelled")
+	// Cancelled by the caller after sending: it may have run.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = c.CallTool(ctx, "pay", nil, Timeout(time.Second))
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("a sent call whose context ended: %v", err)
+	}
+	// Never sent: refused by the transport.
+	if mayHaveRun(fmt.Errorf("x: %w", jsonrpc.ErrSessionExpired)) || !mayHaveRun(errors.New("network")) {
+		t.Error("mayHaveRun misreads Send errors")
+	}
+}
+
+func TestRecoveryRetriesWhenTheNewSessionExpiresAtOnce(t *testing.T) {
+	reinits := make(chan Info, 2)
+	c, p := openScripted(t, OnReinitialized(func(i Info) { reinits <- i }),
+		WithReconnectPolicy(reconnect.Policy{InitialDelay: time.Millisecond}))
+	go func() {
+		m := p.expect("resources/subscribe")
+		p.reply(m.ID, `{}`)
+	}()
+	if err := c.Subscribe(context.Background(), "test://r"); err != nil {
+		t.Fatal(err)
+	}
+	p.expire()
+	p.mu.Lock()
+	p.expireOn = "notifications/initialized" // the new session is gone before the subscription is restored
+	p.mu.Unlock()
+	res := make(chan error, 1)
+	go func() { res <- c.Ping(context.Background()) }()
+	m := p.expect("initialize")
+	p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)
+	p.expect("notifications/initialized")
+	m = p.expect("initialize")
+	p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"2"}}`)
+	p.expect("notifications/initialized")
+	m = p.expect("resources/subscribe")
+	p.reply(m.ID, `{}`)
+	m = p.expect("ping")
+	p.reply(m.ID, `{}`)
+	select {
+	case err := <-res:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the recovery waited on itself")
+	}
+	if i := <-reinits; i.ServerInfo.Version != "2" {
+		t.Errorf("info %+v", i.ServerInfo)
 	}
 }

@@ -54,19 +54,28 @@ func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption)
 // The Conn remembers the subscription and restores it after re-initializing
 // a lost session.
 func (c *Conn) Subscribe(ctx context.Context, uri string) error {
+	c.mu.Lock()
+	had := c.subs[uri]
+	c.subs[uri] = true // before the call, so that a re-initialization meanwhile restores it
+	c.mu.Unlock()
 	if err := c.Call(ctx, "resources/subscribe", &mcp.SubscribeParams{URI: uri}, nil); err != nil {
+		if !had {
+			c.mu.Lock()
+			delete(c.subs, uri)
+			c.mu.Unlock()
+		}
 		return err
 	}
-	c.mu.Lock()
-	c.subs[uri] = true
-	c.mu.Unlock()
 	return nil
 }
 
 // Unsubscribe ends a subscription made with Subscribe.
 func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
+	if err := c.Call(ctx, "resources/unsubscribe", &mcp.SubscribeParams{URI: uri}, nil); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	delete(c.subs, uri)
 	c.mu.Unlock()
-	return c.Call(ctx, "resources/unsubscribe", &mcp.SubscribeParams{URI: uri}, nil)
+	return nil
 }

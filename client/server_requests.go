@@ -26,9 +26,14 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
+		gid := goid()
+		c.mu.Lock()
+		c.handlers[gid] = true
+		c.mu.Unlock()
 		defer func() {
 			c.mu.Lock()
 			delete(c.served, key)
+			delete(c.handlers, gid)
 			c.mu.Unlock()
 			cancel()
 		}()
@@ -113,4 +118,17 @@ func decodeParams(raw json.RawMessage, v any) error {
 // NotifyRootsChanged tells the server that the host's roots changed.
 func (c *Conn) NotifyRootsChanged(ctx context.Context) error {
 	return c.Notify(ctx, "notifications/roots/list_changed", nil)
+}
+
+// inHandler reports whether the caller runs on one of the Conn's own
+// goroutines that run host code: the event queue, or a server request's
+// handler.
+func (c *Conn) inHandler() bool {
+	g := goid()
+	if g == c.events.gid.Load() {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handlers[g]
 }

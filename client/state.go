@@ -85,9 +85,9 @@ func (c *Conn) setState(s State) {
 		close(w.changed)
 		w.changed = nil
 	}
+	if f := c.opts.onState; f != nil {
+		c.events.push(func() { f(from, s) }) // under w.mu: queued in the order of the changes
+	}
 	w.mu.Unlock()
 	c.opts.logger.Debug("anymcp: state", "from", from.String(), "to", s.String())
-	if f := c.opts.onState; f != nil {
-		c.events.push(func() { f(from, s) })
-	}
 }

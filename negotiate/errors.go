@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 )
 
 // Error is a negotiation in which no transport worked. Its text names every
@@ -50,8 +51,10 @@ func (e *NewerServerError) Error() string {
 func (e *NewerServerError) Unwrap() error { return e.RPCError }
 
 // newerServer reports whether a JSON-RPC error to initialize is the mark
-// of a newer server: method not found, or a list of supported revisions
-// (as -32022 carries).
+// of a newer server: method not found (a server without initialize), or a
+// list of supported revisions none of which this client speaks. A list
+// that names a revision we do speak is an older server's refusal, not a
+// newer one's.
 func newerServer(e *jsonrpc.Error) (supported []string, ok bool) {
 	if e == nil {
 		return nil, false
@@ -60,6 +63,11 @@ func newerServer(e *jsonrpc.Error) (supported []string, ok bool) {
 		Supported []string `json:"supported"`
 	}
 	if len(e.Data) > 0 && json.Unmarshal(e.Data, &data) == nil && len(data.Supported) > 0 {
+		for _, v := range data.Supported {
+			if mcp.IsSupportedVersion(v) {
+				return nil, false
+			}
+		}
 		return data.Supported, true
 	}
 	if e.Code == jsonrpc.CodeMethodNotFound || e.Code == jsonrpc.CodeUnsupportedProtocolVersion {

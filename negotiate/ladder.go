@@ -91,9 +91,9 @@ func (l *ladder) run(ctx context.Context) (*Result, error) {
 		order = []rung{l.tryStreamable, l.trySSE}
 		if t, ok := l.cfg.Cache.Lookup(l.url); ok && t == SSE {
 			// Known legacy: skip the POST probe. Should the server have
-			// changed, the whole ladder runs again, once.
+			// changed (its GET refused), the probe runs after all.
 			l.report.FromCache = true
-			order = []rung{l.trySSE, l.forgetCache, l.tryStreamable, l.trySSE}
+			order = []rung{l.trySSE, l.forgetCache, l.tryStreamable}
 		}
 	}
 	for _, try := range order {
@@ -102,7 +102,9 @@ func (l *ladder) run(ctx context.Context) (*Result, error) {
 		case succeeded:
 			if res != nil {
 				l.report.Chosen = res.Name
-				l.cfg.Cache.Store(l.url, res.Name)
+				if l.cfg.Policy == Auto { // a forced choice says nothing of what Auto would find
+					l.cfg.Cache.Store(l.url, res.Name)
+				}
 				res.Report = l.report
 				return res, nil
 			}

@@ -403,3 +403,29 @@ func TestReportString(t *testing.T) {
 		t.Errorf("JSON report %s %v", b, err)
 	}
 }
+
+func TestOlderServerRefusalIsNotNewer(t *testing.T) {
+	// The lifecycle's own example: -32602 listing a revision we speak.
+	body := func(req *jsonrpc.Message) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + req.ID.Raw() + `,"error":{"code":-32602,"message":"Unsupported protocol version","data":{"supported":["2025-03-26"]}}}`)
+	}
+	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 400, PostBodyFunc: body})
+	defer srv.Close()
+	_, err := connect(t, srv.URL, negotiate.Config{})
+	var ne *negotiate.NewerServerError
+	if errors.As(err, &ne) {
+		t.Fatalf("a server listing 2025-03-26 is not newer: %v", err)
+	}
+}
+
+func TestForcedPolicyNotCached(t *testing.T) {
+	srv := testservers.StartHybrid(testservers.HybridOptions{SamePath: true})
+	defer srv.Close()
+	cache := negotiate.NewCache(time.Minute)
+	if _, err := connect(t, srv.URL, negotiate.Config{Policy: negotiate.SSEOnly, Cache: cache}); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := cache.Lookup(srv.URL); ok {
+		t.Errorf("an SSEOnly outcome was cached: %s", v)
+	}
+}
