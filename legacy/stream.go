@@ -63,7 +63,7 @@ func (t *Transport) read(rd *sse.Reader, s *session) error {
 			t.log.Debug("legacy: ignored a message event without data")
 			continue
 		}
-		msgs, derr := jsonrpc.Decode(ev.Data)
+		msgs, derr := jsonrpc.DecodeOwned(ev.Data)
 		if derr != nil {
 			t.log.Warn("legacy: dropped invalid input from the server",
 				"err", wire.Excerpt([]byte(derr.Error())), "excerpt", wire.Excerpt(ev.Data))
