@@ -44,7 +44,7 @@ import (
 func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	body, err := jsonrpc.Encode(m)
 	if err != nil {
-		return fmt.Errorf("legacy: %s: %w", label(m), err)
+		return fmt.Errorf("legacy: %s: %w", wire.Label(m), err)
 	}
 	s, initializing, err := t.session(ctx, m)
 	if err != nil {
@@ -58,7 +58,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	defer stop()
 	req, err := retryablehttp.NewRequestWithContext(reqCtx, http.MethodPost, s.endpoint, body)
 	if err != nil {
-		return fmt.Errorf("legacy: %s: %w", label(m), err)
+		return fmt.Errorf("legacy: %s: %w", wire.Label(m), err)
 	}
 	for k, v := range t.header {
 		req.Header[k] = v
@@ -77,13 +77,13 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		if initializing {
 			t.initFailed(s)
 		}
-		return fmt.Errorf("legacy: %s: %w", label(m), wire.NewHTTPError(resp, http.MethodPost, s.redacted))
+		return fmt.Errorf("legacy: %s: %w", wire.Label(m), wire.NewHTTPError(resp, http.MethodPost, s.redacted))
 	}
 	if resp.ContentLength == 0 {
 		return nil // the usual 202: nothing to read
 	}
 	if n := wire.Drain(resp.Body); n > 0 {
-		t.log.Debug("legacy: discarded the body of an accepted POST", "message", label(m), "status", resp.StatusCode, "bytes", n)
+		t.log.Debug("legacy: discarded the body of an accepted POST", "message", wire.Label(m), "status", resp.StatusCode, "bytes", n)
 	}
 	return nil
 }
@@ -99,10 +99,10 @@ func (t *Transport) session(ctx context.Context, m *jsonrpc.Message) (s *session
 		switch {
 		case closed:
 			t.mu.Unlock()
-			return nil, false, fmt.Errorf("legacy: %s: %w", label(m), jsonrpc.ErrClosed)
+			return nil, false, fmt.Errorf("legacy: %s: %w", wire.Label(m), jsonrpc.ErrClosed)
 		case t.ctx.Err() != nil:
 			t.mu.Unlock()
-			return nil, false, fmt.Errorf("legacy: %s: %w", label(m), context.Cause(t.ctx))
+			return nil, false, fmt.Errorf("legacy: %s: %w", wire.Label(m), context.Cause(t.ctx))
 		case s != nil && !s.needInit:
 			t.mu.Unlock()
 			return s, false, nil
@@ -112,17 +112,17 @@ func (t *Transport) session(ctx context.Context, m *jsonrpc.Message) (s *session
 			return s, true, nil
 		case s != nil:
 			t.mu.Unlock()
-			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was reopened and the new session is not initialized; not sent", label(m), jsonrpc.ErrSessionExpired)
+			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was reopened and the new session is not initialized; not sent", wire.Label(m), jsonrpc.ErrSessionExpired)
 		case !isInit:
 			t.mu.Unlock()
-			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was lost and the transport is reconnecting; not sent", label(m), jsonrpc.ErrSessionExpired)
+			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was lost and the transport is reconnecting; not sent", wire.Label(m), jsonrpc.ErrSessionExpired)
 		}
 		t.mu.Unlock()
 		select {
 		case <-ready:
 		case <-t.ctx.Done():
 		case <-ctx.Done():
-			return nil, false, fmt.Errorf("legacy: %s: waiting for the SSE stream to reconnect: %w", label(m), ctx.Err())
+			return nil, false, fmt.Errorf("legacy: %s: waiting for the SSE stream to reconnect: %w", wire.Label(m), ctx.Err())
 		}
 	}
 }
@@ -145,31 +145,19 @@ func (t *Transport) failed(ctx context.Context, s *session, m *jsonrpc.Message, 
 	closed := t.closed
 	t.mu.Unlock()
 	if closed {
-		return fmt.Errorf("legacy: %s: %w", label(m), jsonrpc.ErrClosed)
+		return fmt.Errorf("legacy: %s: %w", wire.Label(m), jsonrpc.ErrClosed)
 	}
 	if ra, ok := errors.AsType[*reconnect.RetryAfterError](err); ok {
 		// A 429 or 503 not waited out: the server did not run the request,
 		// whatever cut the wait short (ctx, the cap, a lost stream).
-		return fmt.Errorf("legacy: %s: %w", label(m), ra)
+		return fmt.Errorf("legacy: %s: %w", wire.Label(m), ra)
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("legacy: %s: %w", label(m), ctx.Err())
+		return fmt.Errorf("legacy: %s: %w", wire.Label(m), ctx.Err())
 	}
 	if s.ctx.Err() != nil {
 		return fmt.Errorf("legacy: %s: %w: the SSE stream was lost while the POST was in flight: %w",
-			label(m), jsonrpc.ErrOutcomeUnknown, context.Cause(s.ctx))
+			wire.Label(m), jsonrpc.ErrOutcomeUnknown, context.Cause(s.ctx))
 	}
-	return fmt.Errorf("legacy: %s: %w", label(m), err)
-}
-
-// label names a message in errors and logs: its method and id.
-func label(m *jsonrpc.Message) string {
-	switch {
-	case m.Method == "":
-		return "response (id " + m.ID.String() + ")"
-	case m.ID.IsZero():
-		return m.Method
-	default:
-		return m.Method + " (id " + m.ID.String() + ")"
-	}
+	return fmt.Errorf("legacy: %s: %w", wire.Label(m), err)
 }

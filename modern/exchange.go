@@ -54,7 +54,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 	body, err := jsonrpc.Encode(m)
 	if err != nil {
-		return fmt.Errorf("modern: %s: %w", label(m), err)
+		return fmt.Errorf("modern: %s: %w", wire.Label(m), err)
 	}
 
 	isInit := m.IsRequest() && m.Method == "initialize"
@@ -62,7 +62,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if !isInit {
 		var lost bool
 		if session, version, lost = t.sessionHeaders(); lost {
-			return fmt.Errorf("modern: %s: not sent: %w; initialize first", label(m), jsonrpc.ErrSessionExpired)
+			return fmt.Errorf("modern: %s: not sent: %w; initialize first", wire.Label(m), jsonrpc.ErrSessionExpired)
 		}
 	}
 
@@ -95,10 +95,10 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if resp.StatusCode == http.StatusNotFound && session != nil {
 		herr := wire.NewHTTPError(resp, http.MethodPost, t.redacted)
 		t.forgetSession(session)
-		return fmt.Errorf("modern: %s: %w: %w", label(m), jsonrpc.ErrSessionExpired, herr)
+		return fmt.Errorf("modern: %s: %w: %w", wire.Label(m), jsonrpc.ErrSessionExpired, herr)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("modern: %s: %w", label(m), wire.NewHTTPError(resp, http.MethodPost, t.redacted))
+		return fmt.Errorf("modern: %s: %w", wire.Label(m), wire.NewHTTPError(resp, http.MethodPost, t.redacted))
 	}
 
 	if !m.IsRequest() {
@@ -124,7 +124,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			if !validSessionID(sid) {
 				return fmt.Errorf("modern: %s: %w: %q holds bytes outside visible ASCII 0x21-0x7E",
-					label(m), ErrInvalidSessionID, wire.Excerpt([]byte(sid)))
+					wire.Label(m), ErrInvalidSessionID, wire.Excerpt([]byte(sid)))
 			}
 			x.newSession = sid
 		}
@@ -154,7 +154,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return err
 	default:
 		return fmt.Errorf("modern: %s: HTTP %d with %w %q (want application/json or text/event-stream)",
-			label(m), resp.StatusCode, ErrContentType, wire.Excerpt([]byte(ct)))
+			wire.Label(m), resp.StatusCode, ErrContentType, wire.Excerpt([]byte(ct)))
 	}
 }
 
@@ -184,28 +184,16 @@ func (c callerScope) Value(key any) any {
 
 func withCaller(ctx, caller context.Context) context.Context { return callerScope{ctx, caller} }
 
-// label names a message in errors: its method and id.
-func label(m *jsonrpc.Message) string {
-	switch {
-	case m.Method == "":
-		return "response (id " + m.ID.String() + ")"
-	case m.ID.IsZero():
-		return m.Method
-	default:
-		return m.Method + " (id " + m.ID.String() + ")"
-	}
-}
-
 // failed turns an error from the HTTP client into Send's error, telling a
 // cancelled context and a closed transport apart from a network failure.
 func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("modern: %s: %w", label(m), ctx.Err())
+		return fmt.Errorf("modern: %s: %w", wire.Label(m), ctx.Err())
 	}
 	if cerr := t.closedErr(m); cerr != nil {
 		return cerr
 	}
-	return fmt.Errorf("modern: %s: %w", label(m), err)
+	return fmt.Errorf("modern: %s: %w", wire.Label(m), err)
 }
 
 // accepted handles the server's 2xx answer to a notification or a response:
@@ -220,7 +208,7 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 	case "application/json":
 		body, err := readBody(resp.Body, resp.ContentLength, t.maxSize)
 		if err != nil {
-			t.log.Debug("modern: discarded the body of an accepted message", "message", label(m), "err", err)
+			t.log.Debug("modern: discarded the body of an accepted message", "message", wire.Label(m), "err", err)
 			return nil
 		}
 		if len(bytes.TrimSpace(body)) == 0 {
@@ -228,7 +216,7 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 		}
 		msgs, derr := jsonrpc.DecodeOwned(body) // body is not used again
 		if derr != nil {
-			t.log.Debug("modern: discarded the body of an accepted message", "message", label(m), "err", derr)
+			t.log.Debug("modern: discarded the body of an accepted message", "message", wire.Label(m), "err", derr)
 		}
 		if len(msgs) > 0 && !t.queue.Push(msgs...) {
 			return t.closedErr(m)
@@ -236,7 +224,7 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 	case "text/event-stream":
 		// A stream nobody asked for: reading it could block until the
 		// server ends it, so drop the connection instead.
-		t.log.Debug("modern: discarded an event stream answering a message", "message", label(m))
+		t.log.Debug("modern: discarded an event stream answering a message", "message", wire.Label(m))
 	default:
 		wire.Drain(resp.Body)
 	}
@@ -278,14 +266,14 @@ type exchange struct {
 // noResponse is the error for a 2xx answer without a body.
 func (x *exchange) noResponse(status int) error {
 	return fmt.Errorf("modern: %s: HTTP %d with no body: %w: %w",
-		label(x.req), status, ErrNoResponse, jsonrpc.ErrOutcomeUnknown)
+		wire.Label(x.req), status, ErrNoResponse, jsonrpc.ErrOutcomeUnknown)
 }
 
 // interrupted returns Send's error when reading an answer failed because
 // the caller gave up or the transport closed, or nil.
 func (x *exchange) interrupted() error {
 	if x.ctx.Err() != nil {
-		return fmt.Errorf("modern: %s: %w", label(x.req), x.ctx.Err())
+		return fmt.Errorf("modern: %s: %w", wire.Label(x.req), x.ctx.Err())
 	}
 	return x.t.closedErr(x.req)
 }
@@ -306,7 +294,7 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
 		}
 		if msg.Method == "" && msg.ID.Raw() == x.req.ID.Raw() {
 			if x.answered {
-				x.t.log.Warn("modern: dropped a second response to a request", "request", label(x.req))
+				x.t.log.Warn("modern: dropped a second response to a request", "request", wire.Label(x.req))
 				continue
 			}
 			found, x.answered = true, true
@@ -320,7 +308,7 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
 		return false, x.t.closedErr(x.req)
 	}
 	if !found && anonymous != nil {
-		return false, fmt.Errorf("modern: %s: the server answered with an error without an id: %w", label(x.req), anonymous)
+		return false, fmt.Errorf("modern: %s: the server answered with an error without an id: %w", wire.Label(x.req), anonymous)
 	}
 	return found, nil
 }
@@ -349,7 +337,7 @@ func (x *exchange) readJSON(resp *http.Response) error {
 		if ierr := x.interrupted(); ierr != nil {
 			return ierr
 		}
-		return fmt.Errorf("modern: %s: reading the answer: %w: %w", label(x.req), err, jsonrpc.ErrOutcomeUnknown)
+		return fmt.Errorf("modern: %s: reading the answer: %w: %w", wire.Label(x.req), err, jsonrpc.ErrOutcomeUnknown)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return x.noResponse(resp.StatusCode)
@@ -364,9 +352,9 @@ func (x *exchange) readJSON(resp *http.Response) error {
 	}
 	if !found {
 		if derr != nil {
-			return fmt.Errorf("modern: %s: the answer holds no valid response: %w: %w", label(x.req), derr, jsonrpc.ErrOutcomeUnknown)
+			return fmt.Errorf("modern: %s: the answer holds no valid response: %w: %w", wire.Label(x.req), derr, jsonrpc.ErrOutcomeUnknown)
 		}
-		return fmt.Errorf("modern: %s: the answer holds no response to this request: %w", label(x.req), jsonrpc.ErrOutcomeUnknown)
+		return fmt.Errorf("modern: %s: the answer holds no response to this request: %w", wire.Label(x.req), jsonrpc.ErrOutcomeUnknown)
 	}
 	return nil
 }

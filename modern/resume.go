@@ -43,11 +43,11 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		wait, ok := b.Next()
 		if !ok {
 			se.gaveUp = fmt.Sprintf("resumption exhausted after %d attempts (%s)", se.resumes, why(b))
-			t.log.Warn("modern: gave up resuming the event stream of a request", "request", label(x.req),
+			t.log.Warn("modern: gave up resuming the event stream of a request", "request", wire.Label(x.req),
 				"reason", reason, "attempts", se.resumes, "last_event_id", se.lastEventID)
 			return nil, se
 		}
-		t.log.Info("modern: resuming the event stream of a request", "request", label(x.req),
+		t.log.Info("modern: resuming the event stream of a request", "request", wire.Label(x.req),
 			"reason", reason, "wait", wait, "last_event_id", se.lastEventID, "attempt", se.resumes+1)
 		if err := reconnect.Sleep(ctx, wait); err != nil {
 			if ierr := x.interrupted(); ierr != nil {
@@ -77,7 +77,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 			se.last = wire.NewHTTPError(resp, http.MethodGet, t.redacted)
 			resp.Body.Close()
 			se.gaveUp = fmt.Sprintf("the server cannot resume the stream (GET answered %d)", code)
-			t.log.Warn("modern: cannot resume the event stream of a request", "request", label(x.req),
+			t.log.Warn("modern: cannot resume the event stream of a request", "request", wire.Label(x.req),
 				"status", code, "last_event_id", se.lastEventID)
 			return nil, se
 		case code == http.StatusNotFound:
@@ -89,8 +89,8 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 			se.last = herr
 			se.gaveUp = "the session expired while resuming the stream"
 			t.log.Warn("modern: cannot resume the event stream of a request: the session expired",
-				"request", label(x.req), "last_event_id", se.lastEventID)
-			t.sessionLost(session, fmt.Errorf("modern: resuming %s: %w: %w", label(x.req), jsonrpc.ErrSessionExpired, herr))
+				"request", wire.Label(x.req), "last_event_id", se.lastEventID)
+			t.sessionLost(session, fmt.Errorf("modern: resuming %s: %w: %w", wire.Label(x.req), jsonrpc.ErrSessionExpired, herr))
 			return nil, se
 		case code < 200 || code > 299:
 			herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
@@ -102,7 +102,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 			wire.Drain(resp.Body)
 			resp.Body.Close()
 			se.gaveUp = fmt.Sprintf("the server cannot resume the stream (GET answered %d with content type %q)", code, wire.Excerpt([]byte(ct)))
-			t.log.Warn("modern: cannot resume the event stream of a request", "request", label(x.req),
+			t.log.Warn("modern: cannot resume the event stream of a request", "request", wire.Label(x.req),
 				"content_type", wire.Excerpt([]byte(ct)), "last_event_id", se.lastEventID)
 			return nil, se
 		}
@@ -127,7 +127,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		reason = se.reason()
 		if errors.Is(se.cause, sse.ErrEventTooLarge) {
 			se.gaveUp = "an event over the size limit cannot be resumed past"
-			t.log.Warn("modern: gave up resuming the event stream of a request", "request", label(x.req), "reason", reason)
+			t.log.Warn("modern: gave up resuming the event stream of a request", "request", wire.Label(x.req), "reason", reason)
 			return nil, se
 		}
 	}
@@ -146,7 +146,7 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 	resp, err := t.poster.Do(req)
 	var ra *reconnect.RetryAfterError
 	if errors.As(err, &ra) {
-		t.log.Warn("modern: gave up sending a message the server would not take yet", "message", label(m),
+		t.log.Warn("modern: gave up sending a message the server would not take yet", "message", wire.Label(m),
 			"status", ra.Status, "wait", ra.Wait, "reason", ra.Reason)
 	}
 	return resp, err

@@ -323,7 +323,7 @@ func (t *Transport) setHeaders(h http.Header, hasBody bool, accept, session, ver
 // or nil.
 func (t *Transport) closedErr(m *jsonrpc.Message) error {
 	if t.ctx.Err() != nil {
-		return fmt.Errorf("modern: %s: %w", label(m), jsonrpc.ErrClosed)
+		return fmt.Errorf("modern: %s: %w", wire.Label(m), jsonrpc.ErrClosed)
 	}
 	return nil
 }
