@@ -196,11 +196,9 @@ func WithTransportName(name string) Option { return func(o *options) { o.transpo
 type CallOption func(*callOptions)
 
 type callOptions struct {
-	progress   func(mcp.ProgressParams)
-	timeout    time.Duration
-	timeoutSet bool
-	maxTime    time.Duration
-	maxTimeSet bool
+	progress func(mcp.ProgressParams)
+	timeout  time.Duration
+	maxTime  time.Duration
 }
 
 // WithProgress attaches a progress token to the call and delivers the
@@ -214,12 +212,14 @@ func WithProgress(f func(mcp.ProgressParams)) CallOption {
 	return func(c *callOptions) { c.progress = f }
 }
 
-// Timeout overrides the Conn's request timeout for this call.
-func Timeout(d time.Duration) CallOption {
-	return func(c *callOptions) { c.timeout, c.timeoutSet = d, true }
+// WithTimeout overrides the Conn's request timeout (WithRequestTimeout)
+// for this call: how long to wait for the answer, restarted by progress.
+func WithTimeout(d time.Duration) CallOption {
+	return func(c *callOptions) { c.timeout = d }
 }
 
-// MaxTime overrides the Conn's maximum call time for this call.
-func MaxTime(d time.Duration) CallOption {
-	return func(c *callOptions) { c.maxTime, c.maxTimeSet = d, true }
+// WithMaxTime overrides the Conn's maximum call time (WithMaxCallTime)
+// for this call.
+func WithMaxTime(d time.Duration) CallOption {
+	return func(c *callOptions) { c.maxTime = d }
 }

@@ -280,7 +280,7 @@ func TestOutcomeOfAbandonedCalls(t *testing.T) {
 	// Cancelled by the caller after sending: it may have run.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err = c.CallTool(ctx, "pay", nil, Timeout(time.Second))
+	_, err = c.CallTool(ctx, "pay", nil, WithTimeout(time.Second))
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("a sent call whose context ended: %v", err)
 	}
