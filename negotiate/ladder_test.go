@@ -429,3 +429,24 @@ func TestForcedPolicyNotCached(t *testing.T) {
 		t.Errorf("an SSEOnly outcome was cached: %s", v)
 	}
 }
+
+func TestReportTextKeepsErrorsOnOneLine(t *testing.T) {
+	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, PostBody: "<html>\n<body>\n" + strings.Repeat("x", 600) + "\n</body>", GETStatus: 404})
+	defer srv.Close()
+	_, err := connect(t, srv.URL, negotiate.Config{})
+	var ne *negotiate.Error
+	if !errors.As(err, &ne) {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(ne.Report.String(), "\n") {
+		if strings.Contains(line, "<body>") && len(line) > 400 {
+			t.Errorf("an attempt's error is not folded and cut: %q", line)
+		}
+		if strings.TrimSpace(line) == "<body>" {
+			t.Error("an attempt's error spans lines")
+		}
+	}
+	if !strings.Contains(ne.Report.Attempts[0].Error, strings.Repeat("x", 100)) {
+		t.Error("the JSON form must keep the error whole")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Policy says which HTTP transports the ladder may try, and in what order.
@@ -80,7 +81,7 @@ func (r *Report) String() string {
 		}
 		fmt.Fprintf(&b, "  %d. %-15s %-4s %s → %s in %v", i+1, a.Transport, a.Method, a.URL, status, a.Duration.Round(time.Microsecond))
 		if a.Error != "" {
-			fmt.Fprintf(&b, " (%s)", a.Error)
+			fmt.Fprintf(&b, " (%s)", oneLine(a.Error, 160))
 		}
 		fmt.Fprintf(&b, "\n     %s\n", a.Decision)
 	}
@@ -90,4 +91,19 @@ func (r *Report) String() string {
 		b.WriteString("  no transport worked\n")
 	}
 	return b.String()
+}
+
+// oneLine folds s onto one line (runs of white space become one space)
+// and cuts it to about max bytes, for the report's text form; the JSON
+// form keeps the whole error.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
