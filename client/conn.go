@@ -20,20 +20,22 @@ type Conn struct {
 	t    jsonrpc.Transport
 	opts *options
 
-	nextID    atomic.Int64
-	gen       atomic.Int64 // counts successful initializations: the session in use
-	nextToken atomic.Int64 // progress tokens, one per call that asks for progress
-	mu        sync.Mutex
-	pending   map[int64]*call               // by request id
-	tokens    map[int64]*call               // by progress token
-	served    map[string]context.CancelFunc // server→client requests in progress, by id
-	handlers  map[uint64]bool               // goroutines running server requests' handlers
-	err       error                         // why the Conn is done; nil while it lives
-	info      Info
-	states    stateWatch
-	recovery  *recovery       // the re-initialization in progress, if any
-	subs      map[string]bool // resource subscriptions to restore after re-initializing
-	toolHints map[string]bool // tools seen in tools/list that are safe to repeat
+	nextID atomic.Int64
+	gen    atomic.Int64 // counts successful initializations: the session in use
+
+	droppedNotifications atomic.Int64 // dropped because the handlers were behind
+	nextToken            atomic.Int64 // progress tokens, one per call that asks for progress
+	mu                   sync.Mutex
+	pending              map[int64]*call               // by request id
+	tokens               map[int64]*call               // by progress token
+	served               map[string]context.CancelFunc // server→client requests in progress, by id
+	handlers             map[uint64]bool               // goroutines running server requests' handlers
+	err                  error                         // why the Conn is done; nil while it lives
+	info                 Info
+	states               stateWatch
+	recovery             *recovery       // the re-initialization in progress, if any
+	subs                 map[string]bool // resource subscriptions to restore after re-initializing
+	toolHints            map[string]bool // tools seen in tools/list that are safe to repeat
 
 	ctx     context.Context // cancelled by Close: stops handlers
 	cancel  context.CancelFunc

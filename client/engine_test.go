@@ -416,3 +416,27 @@ func TestRawCallAndNotify(t *testing.T) {
 		t.Error("Notify must send a notification")
 	}
 }
+
+func TestSlowHandlersBoundTheQueue(t *testing.T) {
+	release := make(chan struct{})
+	var got atomic.Int32
+	c, p := openScripted(t, OnLog(func(mcp.LoggingMessageParams) {
+		<-release
+		got.Add(1)
+	}))
+	const sent = maxPendingNotifications + 500
+	for range sent {
+		p.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+	}
+	waitFor(t, "the read loop to take every notification", func() bool {
+		return c.droppedNotifications.Load()+int64(c.events.len()) >= sent-1
+	})
+	close(release)
+	waitFor(t, "the queue to drain", func() bool { return c.events.len() == 0 })
+	if n := got.Load(); n > maxPendingNotifications+1 || n < maxPendingNotifications {
+		t.Errorf("handled %d notifications, want about %d (the rest dropped)", n, maxPendingNotifications)
+	}
+	if d := c.droppedNotifications.Load(); d < 499 {
+		t.Errorf("dropped %d", d)
+	}
+}

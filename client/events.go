@@ -35,6 +35,27 @@ func (q *eventQueue) push(fn func()) {
 	q.mu.Unlock()
 }
 
+// maxPendingNotifications bounds the server notifications waiting for slow
+// handlers: past it, new ones are dropped (and logged), so that a chatty
+// server cannot grow the client's memory without end.
+const maxPendingNotifications = 4096
+
+// offer queues fn unless maxPendingNotifications are already waiting; it
+// reports whether fn was queued.
+func (q *eventQueue) offer(fn func()) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return true
+	}
+	if len(q.fns) >= maxPendingNotifications {
+		return false
+	}
+	q.fns = append(q.fns, fn)
+	q.cond.Signal()
+	return true
+}
+
 func (q *eventQueue) run() {
 	defer close(q.done)
 	q.gid.Store(goid())
@@ -81,4 +102,11 @@ func goid() uint64 {
 	}
 	id, _ := strconv.ParseUint(string(b[:end]), 10, 64)
 	return id
+}
+
+// len returns how many functions wait to run.
+func (q *eventQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.fns)
 }

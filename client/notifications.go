@@ -28,7 +28,7 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 			cancel()
 		}
 		if o.onCancelled != nil {
-			c.events.push(func() { o.onCancelled(p) })
+			c.offer(msg.Method, func() { o.onCancelled(p) })
 		}
 	case "notifications/message":
 		if o.onLog == nil {
@@ -39,7 +39,7 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 			o.logger.Warn("anymcp: malformed notifications/message", "params", excerpt(msg.Params))
 			return
 		}
-		c.events.push(func() { o.onLog(p) })
+		c.offer(msg.Method, func() { o.onLog(p) })
 	case "notifications/tools/list_changed":
 		c.pushHandler(o.onToolsChg, msg)
 	case "notifications/resources/list_changed":
@@ -56,7 +56,7 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 			o.logger.Warn("anymcp: malformed notifications/resources/updated", "params", excerpt(msg.Params))
 			return
 		}
-		c.events.push(func() { o.onResUpdated(p.URI) })
+		c.offer(msg.Method, func() { o.onResUpdated(p.URI) })
 	default:
 		c.pushHandler(nil, msg)
 	}
@@ -65,12 +65,12 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 // pushHandler queues f, or the catch-all handler when f is nil.
 func (c *Conn) pushHandler(f func(), msg *jsonrpc.Message) {
 	if f != nil {
-		c.events.push(f)
+		c.offer(msg.Method, f)
 		return
 	}
 	if all := c.opts.onNotify; all != nil {
 		method, params := msg.Method, msg.Params
-		c.events.push(func() { all(method, params) })
+		c.offer(method, func() { all(method, params) })
 	}
 }
 
@@ -109,4 +109,14 @@ func excerpt(b []byte) string {
 		b = b[:200]
 	}
 	return string(b)
+}
+
+// offer hands a notification to the handlers' queue, or drops it when the
+// handlers are that far behind.
+func (c *Conn) offer(method string, fn func()) {
+	if !c.events.offer(fn) {
+		if n := c.droppedNotifications.Add(1); n == 1 || n%1000 == 0 {
+			c.opts.logger.Warn("anymcp: handlers are behind; dropped server notifications", "method", method, "dropped", n)
+		}
+	}
 }

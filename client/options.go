@@ -139,7 +139,9 @@ func WithURLElicitation(h ElicitationHandler) Option { return func(o *options) {
 func WithRoots(h RootsHandler) Option { return func(o *options) { o.roots = h } }
 
 // Notification handlers run one at a time, in arrival order, on a goroutine
-// of the Conn's own: they may call the Conn, but a slow one delays the next.
+// of the Conn's own: they may call the Conn, but a slow one delays the next,
+// and when 4,096 notifications are waiting, newer ones are dropped (and
+// logged) until the handlers catch up.
 
 // OnLog delivers notifications/message (server log records).
 func OnLog(f func(mcp.LoggingMessageParams)) Option { return func(o *options) { o.onLog = f } }
