@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/anymcp/anymcp/internal/logtest"
 
 	"go.uber.org/goleak"
 
@@ -303,50 +304,5 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// logs records log records, for tests that check what was logged.
-type logs struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (l *logs) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logs) WithAttrs([]slog.Attr) slog.Handler       { return l }
-func (l *logs) WithGroup(string) slog.Handler            { return l }
-func (l *logs) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.recs = append(l.recs, r.Clone())
-	return nil
-}
-
-// at returns the messages logged at level.
-func (l *logs) at(level slog.Level) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, r := range l.recs {
-		if r.Level == level {
-			out = append(out, r.Message)
-		}
-	}
-	return out
-}
-
-// attrs returns the attributes of the last record with the message, as
-// strings.
-func (l *logs) attrs(msg string) map[string]string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := map[string]string{}
-	for _, r := range l.recs {
-		if r.Message != msg {
-			continue
-		}
-		clear(out)
-		r.Attrs(func(a slog.Attr) bool {
-			out[a.Key] = a.Value.String()
-			return true
-		})
-	}
-	return out
-}
+// logs records what the transport logged.
+type logs = logtest.Recorder

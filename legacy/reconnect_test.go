@@ -60,18 +60,18 @@ func TestReconnectAfterDrop(t *testing.T) {
 				t.Errorf("POSTs %q, want %q", got, want)
 			}
 
-			if w := rec.at(slog.LevelWarn); len(w) != 1 || !strings.Contains(w[0], "lost") {
+			if w := rec.Messages(slog.LevelWarn); len(w) != 1 || !strings.Contains(w[0], "lost") {
 				t.Errorf("warnings %q, want one for the drop", w)
 			}
-			info := rec.at(slog.LevelInfo)
+			info := rec.Messages(slog.LevelInfo)
 			if len(info) != 2 || !strings.Contains(info[0], "reconnecting") || !strings.Contains(info[1], "reconnected") {
 				t.Errorf("info records %q, want one attempt and the reconnection", info)
 			}
-			attrs := rec.attrs("legacy: reconnected")
+			attrs := rec.Attrs("legacy: reconnected")
 			if ep := attrs["endpoint"]; !strings.Contains(ep, "sessionId=REDACTED") || strings.Contains(ep, "s2") {
 				t.Errorf("logged endpoint %q, want the session id hidden", ep)
 			}
-			if a := rec.attrs("legacy: reconnecting"); a["attempt"] != "1" || a["wait"] != "5ms" {
+			if a := rec.Attrs("legacy: reconnecting"); a["attempt"] != "1" || a["wait"] != "5ms" {
 				t.Errorf("attempt record %v", a)
 			}
 		})
@@ -268,7 +268,7 @@ func TestReconnectBackoff(t *testing.T) {
 	if got := describe(fd.msg(t)); !strings.Contains(got, `"session":"s5"`) {
 		t.Errorf("initialize answered with %s", got)
 	}
-	if n := len(rec.at(slog.LevelInfo)); n != 5 {
+	if n := len(rec.Messages(slog.LevelInfo)); n != 5 {
 		t.Errorf("%d info records, want 4 attempts and the reconnection", n)
 	}
 

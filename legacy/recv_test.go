@@ -71,10 +71,10 @@ func TestRecvIgnores(t *testing.T) {
 	if got := s.requests()[1].Path; got != "/message?sessionId=s1" {
 		t.Errorf("POST went to %s, want the first endpoint", got)
 	}
-	if warns := rec.at(slog.LevelWarn); len(warns) != 3 {
+	if warns := rec.Messages(slog.LevelWarn); len(warns) != 3 {
 		t.Errorf("warnings %q, want 3 (invalid JSON, invalid JSON-RPC, invalid batch member)", warns)
 	}
-	debug := strings.Join(rec.at(slog.LevelDebug), "\n")
+	debug := strings.Join(rec.Messages(slog.LevelDebug), "\n")
 	for _, w := range []string{"ignored an event", "ignored a later endpoint event", "without data"} {
 		if !strings.Contains(debug, w) {
 			t.Errorf("no debug record %q in\n%s", w, debug)
@@ -93,9 +93,7 @@ func TestRecvBoundedWarning(t *testing.T) {
 	var rec logs
 	_, loop := dial(t, s.URL+"/sse", Options{Logger: slog.New(&rec)})
 	loop.next(t)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	for _, r := range rec.recs {
+	for _, r := range rec.Records() {
 		r.Attrs(func(a slog.Attr) bool {
 			if n := len(a.Value.String()); n > 600 {
 				t.Errorf("log attribute %s holds %d bytes", a.Key, n)

@@ -425,7 +425,7 @@ func TestInvalidEvents(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 	none(t, ch)
-	if warns := l.at(slog.LevelWarn); len(warns) != 3 {
+	if warns := l.Messages(slog.LevelWarn); len(warns) != 3 {
 		t.Errorf("%d warnings, want 3 (one per invalid event): %q", len(warns), warns)
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/anymcp/anymcp/internal/logtest"
 
 	"go.uber.org/goleak"
 
@@ -248,34 +249,8 @@ func handshake(t *testing.T, tr *Transport, ch <-chan *jsonrpc.Message) {
 	send(t, tr, notification("notifications/initialized"))
 }
 
-// logs records log records, for tests that check what was logged.
-type logs struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (l *logs) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logs) WithAttrs([]slog.Attr) slog.Handler       { return l }
-func (l *logs) WithGroup(string) slog.Handler            { return l }
-func (l *logs) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.recs = append(l.recs, r.Clone())
-	return nil
-}
-
-// at returns the messages logged at level.
-func (l *logs) at(level slog.Level) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, r := range l.recs {
-		if r.Level == level {
-			out = append(out, r.Message)
-		}
-	}
-	return out
-}
+// logs records what the transport logged.
+type logs = logtest.Recorder
 
 // tiny is a reconnect policy with waits short enough for tests: 1 ms
 // doubling to 20 ms, no jitter, 3 attempts without progress.

@@ -24,7 +24,7 @@ func TestGETStreamRefused(t *testing.T) {
 			l := &logs{}
 			tr, ch := dial(t, s, Options{Logger: slog.New(l)})
 			handshake(t, tr, ch)
-			eventually(t, "the GET", func() bool { return len(l.at(slog.LevelDebug)) > 0 })
+			eventually(t, "the GET", func() bool { return len(l.Messages(slog.LevelDebug)) > 0 })
 			// A second initialized (as after a re-initialize) does not retry.
 			send(t, tr, notification("notifications/initialized"))
 			send(t, tr, request(2, "tools/list"))
@@ -33,7 +33,7 @@ func TestGETStreamRefused(t *testing.T) {
 			if n := s.count(http.MethodGet); n != 1 {
 				t.Errorf("%d GET requests, want 1", n)
 			}
-			if d, w := l.at(slog.LevelDebug), l.at(slog.LevelWarn); len(d) != 1 || len(w) != 0 {
+			if d, w := l.Messages(slog.LevelDebug), l.Messages(slog.LevelWarn); len(d) != 1 || len(w) != 0 {
 				t.Errorf("logs: debug %q, warn %q; want one debug line", d, w)
 			}
 			if err := tr.Close(); err != nil {
@@ -65,10 +65,10 @@ func TestGETStreamFailure(t *testing.T) {
 			l := &logs{}
 			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
 			handshake(t, tr, ch)
-			eventually(t, "the warning", func() bool { return len(l.at(slog.LevelWarn)) > 0 })
+			eventually(t, "the warning", func() bool { return len(l.Messages(slog.LevelWarn)) > 0 })
 			send(t, tr, request(2, "tools/list"))
 			next(t, ch)
-			if w := l.at(slog.LevelWarn); len(w) != 1 {
+			if w := l.Messages(slog.LevelWarn); len(w) != 1 {
 				t.Errorf("warnings %q, want one", w)
 			}
 		})

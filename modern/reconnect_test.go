@@ -67,10 +67,10 @@ func TestGETReconnect(t *testing.T) {
 	}
 	// The backoff grows after the failed reconnect, and starts over after
 	// the stream that brought a new id (tiny: 1 ms doubling, no jitter).
-	if got := l.waits("modern: reconnecting the GET stream"); fmt.Sprint(got) != "[1ms 2ms 1ms]" {
+	if got := l.Durations("modern: reconnecting the GET stream", "wait"); fmt.Sprint(got) != "[1ms 2ms 1ms]" {
 		t.Errorf("reconnect waits %v, want [1ms 2ms 1ms]", got)
 	}
-	if w := l.at(slog.LevelWarn); len(w) != 0 {
+	if w := l.Messages(slog.LevelWarn); len(w) != 0 {
 		t.Errorf("warnings: %q", w)
 	}
 }
@@ -139,7 +139,7 @@ func TestGETReconnectExhausted(t *testing.T) {
 	if got := describe(next(t, ch)); got != "notification up" {
 		t.Fatalf("got %s", got)
 	}
-	if w := l.at(slog.LevelWarn); len(w) != 1 {
+	if w := l.Messages(slog.LevelWarn); len(w) != 1 {
 		t.Errorf("warnings %q, want one", w)
 	}
 }
@@ -347,7 +347,7 @@ func TestThrottled(t *testing.T) {
 			if n := s.count(http.MethodPost); n != tt.refusals+1 {
 				t.Errorf("%d POSTs, want %d", n, tt.refusals+1)
 			}
-			if n := len(l.at(slog.LevelInfo)); n != tt.refusals {
+			if n := len(l.Messages(slog.LevelInfo)); n != tt.refusals {
 				t.Errorf("%d info records, want one per retry", n)
 			}
 		})
@@ -392,28 +392,9 @@ func TestThrottledGiveUp(t *testing.T) {
 			if n := s.count(http.MethodPost); n != 1 {
 				t.Errorf("%d POSTs, want 1", n)
 			}
-			if w := l.at(slog.LevelWarn); len(w) != 1 {
+			if w := l.Messages(slog.LevelWarn); len(w) != 1 {
 				t.Errorf("warnings %q, want one", w)
 			}
 		})
 	}
-}
-
-// waits returns the wait of every record logged with message msg.
-func (l *logs) waits(msg string) []time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []time.Duration
-	for _, r := range l.recs {
-		if r.Message != msg {
-			continue
-		}
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "wait" {
-				out = append(out, a.Value.Duration())
-			}
-			return true
-		})
-	}
-	return out
 }

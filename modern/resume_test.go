@@ -168,7 +168,7 @@ func TestResume(t *testing.T) {
 			if n := s.count(http.MethodPost); n != 2 { // initialize, tools/call
 				t.Errorf("%d POSTs, want 2", n)
 			}
-			if n := len(l.at(slog.LevelInfo)); n < len(tt.wantIDs) {
+			if n := len(l.Messages(slog.LevelInfo)); n < len(tt.wantIDs) {
 				t.Errorf("%d info records, want one per resumption", n)
 			}
 		})
@@ -251,8 +251,8 @@ func TestResumeFails(t *testing.T) {
 			if n := s.count(http.MethodGet); n != tt.gets {
 				t.Errorf("%d GETs, want %d", n, tt.gets)
 			}
-			if tt.gets > 0 && len(l.at(slog.LevelWarn)) != 1 {
-				t.Errorf("warnings %q, want one when giving up", l.at(slog.LevelWarn))
+			if tt.gets > 0 && len(l.Messages(slog.LevelWarn)) != 1 {
+				t.Errorf("warnings %q, want one when giving up", l.Messages(slog.LevelWarn))
 			}
 			for {
 				select {

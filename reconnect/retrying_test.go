@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/logtest"
+
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -131,32 +133,7 @@ func (tr *transport) allClosed() bool {
 }
 
 // logs keeps the records of a logger.
-type logs struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (l *logs) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logs) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.recs = append(l.recs, r.Clone())
-	return nil
-}
-func (l *logs) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l *logs) WithGroup(string) slog.Handler      { return l }
-
-func (l *logs) records() []map[string]string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]string
-	for _, r := range l.recs {
-		m := map[string]string{"level": r.Level.String(), "msg": r.Message}
-		r.Attrs(func(a slog.Attr) bool { m[a.Key] = a.Value.String(); return true })
-		out = append(out, m)
-	}
-	return out
-}
+type logs = logtest.Recorder
 
 // rig is a Retrying client over a counting transport, with its logs.
 type rig struct {
@@ -260,7 +237,7 @@ func TestRetryingSendsAgain(t *testing.T) {
 			if took < tt.minTook || took > 1500*ms {
 				t.Errorf("took %v, want at least %v and well under the test's budget", took, tt.minTook)
 			}
-			recs := g.logs.records()
+			recs := g.logs.Flat()
 			if len(recs) != len(tt.reasons) {
 				t.Fatalf("%d log records, want one per retry (%d): %v", len(recs), len(tt.reasons), recs)
 			}
@@ -418,7 +395,7 @@ func TestRetryingNeverAgain(t *testing.T) {
 			if n := g.tr.trips.Load(); n != 1 {
 				t.Errorf("%d round trips, want 1", n)
 			}
-			if recs := g.logs.records(); len(recs) != 0 {
+			if recs := g.logs.Flat(); len(recs) != 0 {
 				t.Errorf("logged a retry: %v", recs)
 			}
 		})
@@ -450,7 +427,7 @@ func TestRetryingConnectionRefused(t *testing.T) {
 		if n := g.tr.trips.Load(); n != 4 {
 			t.Errorf("%d attempts, want 1 + MaxAttempts (3)", n)
 		}
-		recs := g.logs.records()
+		recs := g.logs.Flat()
 		if len(recs) != 3 {
 			t.Fatalf("%d log records, want 3: %v", len(recs), recs)
 		}
