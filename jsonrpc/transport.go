@@ -21,7 +21,8 @@ import (
 // a loop. It returns an error once the transport is closed (ErrClosed) or
 // broken for good (a transport-specific error) — with one exception: a
 // *SessionLostError says the session ended but the transport goes on (it
-// reconnected, or restarted its process); Recv may be called again.
+// reconnected, restarted its process, or only lost its session id, as
+// Streamable HTTP does); Recv may be called again.
 //
 // Sessions: a transport whose session is gone (a 404 for the session id,
 // a reconnected HTTP+SSE stream, a restarted process) refuses to send

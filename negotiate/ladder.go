@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -209,5 +208,3 @@ func (l *ladder) accept(t jsonrpc.Transport, name string, resp *jsonrpc.Message,
 	}
 	return &Result{Transport: t, Name: name, Response: resp}, nil
 }
-
-func since(start time.Time) time.Duration { return time.Since(start) }

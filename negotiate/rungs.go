@@ -28,7 +28,7 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 		return nil, stopped
 	}
 	res, err := l.initialize(ctx, t, StreamableHTTP)
-	a.Duration, a.Status = since(start), rec.firstStatus()
+	a.Duration, a.Status = time.Since(start), rec.firstStatus()
 	if err == nil {
 		a.Decision = "initialize answered: using Streamable HTTP"
 		l.record(a, nil, "")
@@ -73,7 +73,7 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 	a := Attempt{Transport: SSE, Method: http.MethodGet, URL: l.url}
 	t, err := legacy.Dial(ctx, l.url, legacy.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect})
 	if err != nil {
-		a.Duration, a.Status = since(start), rec.firstStatus()
+		a.Duration, a.Status = time.Since(start), rec.firstStatus()
 		var notSSE *legacy.NotSSEError
 		var he *jsonrpc.HTTPError
 		refused, detail := false, ""
@@ -101,7 +101,7 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 	}
 	endpoint := redactQuery(t.Endpoint())
 	res, err := l.initialize(ctx, t, SSE)
-	a.Duration, a.Status = since(start), rec.firstStatus()
+	a.Duration, a.Status = time.Since(start), rec.firstStatus()
 	if err == nil {
 		a.Decision = "endpoint " + endpoint + "; initialize answered: using HTTP+SSE"
 		l.record(a, nil, "")
