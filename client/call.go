@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,10 +72,18 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 	for _, opt := range opts {
 		opt(&co)
 	}
+	d := c.dialect()
 	var token int64
 	if co.progress != nil {
 		token = c.nextToken.Add(1)
-		if raw, err = withProgressToken(raw, token); err != nil {
+	}
+	meta := d.requestMeta(token, c.logLevelFor(d))
+	sent, err := withMeta(raw, meta)
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	if d.headers {
+		if ctx, err = c.withRequestHeaders(ctx, d, method, params, raw); err != nil {
 			return fmt.Errorf("%s: %w", method, err)
 		}
 	}
@@ -91,16 +98,29 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 	}
 
 	recovering := ctx.Value(recoveringKey{}) != nil // the recovery's own requests
-	resends, replays := 0, 0
+	resends, replays, rounds := 0, 0, 0
 	for {
 		if err := c.awaitRecovery(cctx, method); err != nil {
 			return err
 		}
 		gen := c.gen.Load() // the session this attempt goes out on
-		r, err := c.attempt(cctx, cancel, method, raw, token, &co, recovering)
+		r, err := c.attempt(cctx, cancel, method, sent, token, &co, recovering, d)
 		switch {
 		case err == nil:
-			return decodeResult(method, r, result)
+			ir, ok := d.inputRequest(r.raw)
+			if !ok {
+				return decodeResult(method, r, result)
+			}
+			// The server needs input first: answer it, then send the
+			// request again (a new id) carrying the answers.
+			rounds++
+			next, err := c.inputRound(cctx, method, raw, ir, rounds)
+			if err != nil {
+				return err
+			}
+			if sent, err = withMeta(next, meta); err != nil {
+				return fmt.Errorf("%s: %w", method, err)
+			}
 		case method == "initialize" || recovering:
 			return err
 		case resends < maxResends && errors.Is(err, jsonrpc.ErrSessionExpired) && !errors.Is(err, jsonrpc.ErrOutcomeUnknown):
@@ -118,10 +138,10 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 			if rerr := c.recoverSession(cctx, err); rerr != nil {
 				return fmt.Errorf("%s: %w (re-initializing failed: %w)", method, err, rerr)
 			}
-		case replays < maxReplays && c.opts.replay && errors.Is(err, jsonrpc.ErrOutcomeUnknown) &&
-			!errors.Is(err, ErrTimeout) && cctx.Err() == nil && c.safeToRepeat(method, raw):
+		case replays < maxReplays && errors.Is(err, jsonrpc.ErrOutcomeUnknown) && !errors.Is(err, ErrTimeout) &&
+			cctx.Err() == nil && (co.repeatable || ((c.opts.replay || d.reissue) && c.safeToRepeat(method, raw))):
 			replays++
-			c.opts.logger.Info("anymcp: replaying a request that is safe to repeat", "method", method, "replay", replays, "err", err)
+			c.opts.logger.Info("anymcp: sending again a request that is safe to repeat, as a new request", "method", method, "replay", replays, "err", err)
 		default:
 			return err
 		}
@@ -136,7 +156,7 @@ const maxReplays = 3
 const maxResends = 3
 
 // attempt sends the request once and waits for its answer.
-func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool) (callResult, error) {
+func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool, d *dialect) (callResult, error) {
 	id := c.nextID.Add(1)
 	cl := &call{method: method, ch: make(chan callResult, 1), progress: co.progress, timeout: co.timeout, recovery: recovering}
 	c.mu.Lock()
@@ -180,7 +200,7 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 		default:
 		}
 		if cctx.Err() != nil {
-			return callResult{}, c.abandon(cctx, method, id, mayHaveRun(err))
+			return callResult{}, c.abandon(cctx, method, id, mayHaveRun(err), d)
 		}
 		return callResult{}, fmt.Errorf("%s: %w", method, err)
 	}
@@ -193,7 +213,7 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 			return r, r.wrapErr(method)
 		default:
 		}
-		return callResult{}, c.abandon(cctx, method, id, true)
+		return callResult{}, c.abandon(cctx, method, id, true, d)
 	}
 }
 
@@ -229,9 +249,11 @@ func decodeResult(method string, r callResult, result any) error {
 // abandon returns the reason a call stopped waiting and tells the server,
 // in the background, that the request is cancelled.
 // ran says whether the request may have reached the server.
-func (c *Conn) abandon(cctx context.Context, method string, id int64, ran bool) error {
+func (c *Conn) abandon(cctx context.Context, method string, id int64, ran bool, d *dialect) error {
 	cause := context.Cause(cctx)
-	if ran && method != "initialize" { // the lifecycle forbids cancelling initialize
+	// The lifecycle forbids cancelling initialize; a modern request over
+	// Streamable HTTP was cancelled by closing its stream.
+	if ran && method != "initialize" && d.cancelNotify {
 		c.sendCancelled(id, cause.Error())
 	}
 	if te, ok := cause.(*TimeoutError); ok {
@@ -282,46 +304,4 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil
-}
-
-// withProgressToken puts _meta.progressToken = id into the params object.
-func withProgressToken(raw json.RawMessage, id int64) (json.RawMessage, error) {
-	meta := `{"progressToken":` + strconv.FormatInt(id, 10) + `}`
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		return json.RawMessage(`{"_meta":` + meta + `}`), nil
-	}
-	if trimmed[0] != '{' {
-		return nil, fmt.Errorf("params must be a JSON object to carry a progress token")
-	}
-	if !bytes.Contains(trimmed, []byte(`"_meta"`)) {
-		out := make([]byte, 0, len(trimmed)+len(meta)+10)
-		out = append(out, `{"_meta":`...)
-		out = append(out, meta...)
-		rest := bytes.TrimSpace(trimmed[1:])
-		if len(rest) > 0 && rest[0] != '}' {
-			out = append(out, ',')
-		}
-		return append(out, rest...), nil
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &obj); err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	if len(obj["_meta"]) > 0 && string(obj["_meta"]) != "null" {
-		if err := json.Unmarshal(obj["_meta"], &m); err != nil {
-			return nil, fmt.Errorf("params _meta: %w", err)
-		}
-	}
-	if m == nil {
-		m = make(map[string]json.RawMessage)
-	}
-	m["progressToken"] = json.RawMessage(strconv.FormatInt(id, 10))
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	obj["_meta"] = b
-	return json.Marshal(obj)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/modern"
 	"github.com/anymcp/anymcp/negotiate"
 )
 
@@ -21,7 +22,9 @@ type Conn struct {
 	opts *options
 
 	nextID atomic.Int64
-	gen    atomic.Int64 // counts successful initializations: the session in use
+	gen    atomic.Int64             // counts successful initializations: the session in use
+	d      atomic.Pointer[dialect] // the era's rules, once the era is known
+	level  atomic.Pointer[mcp.LoggingLevel]
 
 	droppedNotifications atomic.Int64 // dropped because the handlers were behind
 	nextToken            atomic.Int64 // progress tokens, one per call that asks for progress
@@ -36,6 +39,8 @@ type Conn struct {
 	recovery             *recovery       // the re-initialization in progress, if any
 	subs                 map[string]bool // resource subscriptions to restore after re-initializing
 	toolHints            map[string]bool // tools seen in tools/list that are safe to repeat
+	toolHeaders          map[string][]modern.ParamHeader
+	listen               *listener // the subscriptions/listen stream (modern era)
 
 	ctx     context.Context // cancelled by Close: stops handlers
 	cancel  context.CancelFunc
@@ -48,36 +53,34 @@ type Conn struct {
 
 // Info describes what was negotiated with the server.
 type Info struct {
-	Transport       string // "streamable-http", "sse", "stdio", or a custom transport's name
+	Transport string  // "streamable-http", "sse", "stdio", or a custom transport's name
+	Era       mcp.Era // mcp.EraModern (2026-07-28 on: stateless) or mcp.EraLegacy (initialize)
+	// ProtocolVersion is the revision in use: the one every modern request
+	// carries, or the one the initialize answer named.
 	ProtocolVersion string
-	ServerInfo      mcp.Implementation
-	Capabilities    mcp.ServerCapabilities
-	Instructions    string
-	// Negotiation is the report of the HTTP transport ladder; nil for
-	// stdio and for transports given to Open.
+	// SupportedVersions are the revisions a modern server listed in its
+	// server/discover answer; nil for a legacy server.
+	SupportedVersions []string
+	ServerInfo        mcp.Implementation
+	Capabilities      mcp.ServerCapabilities
+	Instructions      string
+	// Negotiation is the report of how the era (and, for a URL, the
+	// transport) was found: every attempt, what it got, and why the next
+	// one followed.
 	Negotiation *negotiate.Report
 }
 
-// Open runs the MCP lifecycle over t: initialize, version check,
-// notifications/initialized. On success the Conn owns t; on failure t is
-// closed. ctx bounds the handshake only.
+// Open connects over t, a transport the host made: it finds the server's
+// era (the modern probe, server/discover, then initialize if that is not
+// answered as a modern server answers; see WithProbeTimeout) and finishes
+// the handshake. On success the Conn owns t; on failure t is closed. ctx
+// bounds the handshake only.
 func Open(ctx context.Context, t jsonrpc.Transport, opts ...Option) (*Conn, error) {
-	return open(ctx, t, newOptions(opts))
-}
-
-func open(ctx context.Context, t jsonrpc.Transport, o *options) (*Conn, error) {
-	c := newConn(t, o)
-	params := initializeParams(o)
-	var raw json.RawMessage
-	if err := c.Call(ctx, "initialize", params, &raw); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("initialize: %w", err)
+	o := newOptions(opts)
+	if o.transportName == "" {
+		o.transportName = "custom"
 	}
-	if err := c.finishInitialize(ctx, params.ProtocolVersion, raw); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
+	return handshake(ctx, t, o, "")
 }
 
 // newConn starts the Conn's read loop over t.
@@ -92,16 +95,14 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 		tokens:    make(map[int64]*call),
 		served:    make(map[string]context.CancelFunc),
 		handlers:  make(map[uint64]bool),
-		subs:      make(map[string]bool),
-		toolHints: make(map[string]bool),
+		subs:        make(map[string]bool),
+		toolHints:   make(map[string]bool),
+		toolHeaders: make(map[string][]modern.ParamHeader),
 		events:    newEventQueue(),
 		done:      make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.info.Transport = o.transportName
-	if c.info.Transport == "" {
-		c.info.Transport = "custom"
-	}
 	c.wg.Add(1)
 	go c.readLoop()
 	return c
@@ -110,8 +111,12 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 // initializeParams are what initialize offers: the latest revision, the
 // host's client info, and the capabilities its handlers provide.
 func initializeParams(o *options) *mcp.InitializeParams {
+	version := mcp.LatestVersion
+	if mcp.EraOf(o.version) == mcp.EraLegacy {
+		version = o.version
+	}
 	return &mcp.InitializeParams{
-		ProtocolVersion: mcp.LatestVersion,
+		ProtocolVersion: version,
 		Capabilities:    capabilities(o),
 		ClientInfo:      o.clientInfo,
 	}
@@ -128,17 +133,73 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 		return &VersionError{Offered: offered, Got: res.ProtocolVersion}
 	}
 	c.mu.Lock()
+	c.info.Era = mcp.EraLegacy
 	c.info.ProtocolVersion = res.ProtocolVersion
 	c.info.ServerInfo = res.ServerInfo
 	c.info.Capabilities = res.Capabilities
 	c.info.Instructions = res.Instructions
+	transport := c.info.Transport
 	c.mu.Unlock()
+	c.d.Store(newDialect(mcp.EraLegacy, res.ProtocolVersion, transport, c.opts))
 	c.gen.Add(1)
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
-		return fmt.Errorf("notifications/initialized: %w", err)
+		return err
 	}
 	c.setState(StateReady)
 	return nil
+}
+
+// finishDiscover records what a modern server's server/discover answer
+// says (a modern server without server/discover answered -32601: then
+// there is nothing to record) and makes the Conn speak revision version.
+func (c *Conn) finishDiscover(version string, resp *jsonrpc.Message) error {
+	var res mcp.DiscoverResult
+	if resp.Error == nil {
+		if err := json.Unmarshal(resp.Result, &res); err != nil {
+			return fmt.Errorf("server/discover: decoding result: %w", err)
+		}
+	}
+	c.mu.Lock()
+	c.info.Era = mcp.EraModern
+	c.info.ProtocolVersion = version
+	c.info.SupportedVersions = res.SupportedVersions
+	c.info.ServerInfo = res.Server()
+	c.info.Capabilities = res.Capabilities
+	c.info.Instructions = res.Instructions
+	transport := c.info.Transport
+	c.mu.Unlock()
+	c.d.Store(newDialect(mcp.EraModern, version, transport, c.opts))
+	c.gen.Add(1)
+	c.setState(StateReady)
+	return nil
+}
+
+// legacyDialect is what the Conn speaks before it knows the era: only the
+// legacy handshake's own requests go out then.
+var legacyDialect = &dialect{era: mcp.EraLegacy, sessions: true, cancelNotify: true, ping: "ping", setLevel: true, rootsChanged: true}
+
+// dialect returns the rules of the era in use.
+func (c *Conn) dialect() *dialect {
+	if d := c.d.Load(); d != nil {
+		return d
+	}
+	return legacyDialect
+}
+
+// logLevelFor returns the log level a modern request carries in _meta:
+// the one SetLogLevel chose, else info when the host listens to logs
+// (OnLog), else none (and the server sends no log records).
+func (c *Conn) logLevelFor(d *dialect) mcp.LoggingLevel {
+	if d.meta == nil {
+		return ""
+	}
+	if l := c.level.Load(); l != nil {
+		return *l
+	}
+	if c.opts.onLog != nil {
+		return mcp.LevelInfo
+	}
+	return ""
 }
 
 // capabilities declares what the host's handlers can answer.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/stdio"
@@ -94,9 +96,12 @@ const (
 // ErrNoTarget is returned by Dial for an empty Target.
 var ErrNoTarget = errors.New("anymcp: no target: give client.URL or client.Command")
 
-// Dial connects to target and runs the MCP handshake. ctx bounds the
-// connecting and the handshake (when ctx has no deadline, the request
-// timeout does); the Conn lives until Close.
+// Dial connects to target and finds out what it speaks: the era (the
+// modern request first — server/discover — then the legacy initialize) and,
+// for a URL, the transport (Streamable HTTP, then HTTP+SSE), as the
+// specification's backward-compatibility rules say; Info().Negotiation tells
+// how it went. ctx bounds the connecting and the handshake (when ctx has no
+// deadline, the request timeout does); the Conn lives until Close.
 func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 	o := newOptions(opts)
 	if _, ok := ctx.Deadline(); !ok && o.requestTimeout > 0 {
@@ -106,7 +111,6 @@ func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 		ctx, cancel = context.WithTimeout(ctx, o.requestTimeout)
 		defer cancel()
 	}
-	var t jsonrpc.Transport
 	switch {
 	case target.cmd != nil:
 		cmd := *target.cmd
@@ -117,7 +121,8 @@ func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, o.transportName = st, TransportStdio
+		o.transportName = TransportStdio
+		return handshake(ctx, st, o, "stdio:"+strings.Join(append([]string{cmd.Path}, cmd.Args...), " "))
 	case target.url != "":
 		u, err := url.Parse(target.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -127,52 +132,136 @@ func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 	default:
 		return nil, ErrNoTarget
 	}
-	return open(ctx, t, o)
 }
 
-// dialHTTP runs the transport ladder for an http(s) URL, then finishes the
-// handshake on whichever transport answered initialize.
-func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
-	params := initializeParams(o)
-	raw, err := json.Marshal(params)
+// hello builds the opening requests of both eras, as the options say.
+func hello(o *options) (negotiate.Hello, error) {
+	var h negotiate.Hello
+	params, err := json.Marshal(initializeParams(o))
 	if err != nil {
-		return nil, fmt.Errorf("initialize: encoding params: %w", err)
+		return h, fmt.Errorf("initialize: encoding params: %w", err)
 	}
-	init := &jsonrpc.Message{ID: jsonrpc.Int(initializeID), Method: "initialize", Params: raw}
-	if o.hook != nil {
-		o.hook(true, init)
+	h.Initialize = &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "initialize", Params: params}
+	h.Discover = func(version string) *jsonrpc.Message {
+		d := newDialect(mcp.EraModern, version, "", o)
+		params, _ := withMeta(nil, d.meta)
+		return &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "server/discover", Params: params}
 	}
-	res, err := negotiate.Connect(ctx, rawURL, init, negotiate.Config{
-		HTTPClient: o.httpClient,
-		Header:     o.header,
-		Logger:     o.logger,
-		Policy:     o.policy,
-		Cache:      o.cache,
-		Reconnect:  o.reconnect,
-	})
+	return h, nil
+}
+
+// config is the negotiation's configuration, as the options say.
+func config(o *options) negotiate.Config {
+	return negotiate.Config{
+		HTTPClient:   o.httpClient,
+		Header:       o.header,
+		Logger:       o.logger,
+		Policy:       o.policy,
+		Era:          o.era,
+		Version:      o.version,
+		ProbeTimeout: o.probeTimeout,
+		Cache:        o.cache,
+		Reconnect:    o.reconnect,
+		Hook:         o.hook,
+	}
+}
+
+// handshake finds the era of the server behind t (stdio, or a host's own
+// transport) and finishes the handshake; on failure t is closed. key names
+// the server in the negotiation cache ("" for none).
+func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key string) (*Conn, error) {
+	h, err := hello(o)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	cfg := config(o)
+	cfg.CacheKey = key
+	res, err := negotiate.Handshake(ctx, t, o.transportName, h, cfg)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	return establish(ctx, res, o)
+}
+
+// dialHTTP runs the ladder for an http(s) URL, then finishes the handshake
+// on whichever era and transport answered.
+func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
+	h, err := hello(o)
 	if err != nil {
 		return nil, err
 	}
-	if o.hook != nil {
-		o.hook(false, res.Response)
+	cfg := config(o)
+	res, err := negotiate.Connect(ctx, rawURL, h, cfg)
+	if err != nil {
+		return nil, err
 	}
 	o.transportName = res.Name
+	c, err := establish(ctx, res, o)
+	if err == nil || res.Era != mcp.EraLegacy || h.Discover == nil || cfg.Era == negotiate.LegacyOnly || !refusedAsModern(err) {
+		return c, err
+	}
+	// The server took initialize, then refused what followed as only a
+	// modern server does (a modern-only server that answers initialize to
+	// tell old clients its revision, then rejects the rest): it is a
+	// modern server after all.
+	o.logger.Info("anymcp: the server took initialize but refused the handshake as a modern server does; trying the modern request", "url", rawURL, "err", err)
+	cfg.Cache.Forget(rawURL)
+	cfg.Era = negotiate.ModernOnly
+	res2, err2 := negotiate.Connect(ctx, rawURL, h, cfg)
+	if err2 != nil {
+		return nil, fmt.Errorf("%w; then the modern request: %w", err, err2)
+	}
+	res2.Report.Attempts = append(res.Report.Attempts, res2.Report.Attempts...)
+	cfg.Cache.Store(rawURL, res2.Name, res2.Era)
+	return establish(ctx, res2, o)
+}
+
+// refusedAsModern reports whether err, the failure of a legacy handshake
+// after initialize was answered, is a refusal that says the server speaks a
+// modern revision: a 400 (or a JSON-RPC error) naming an unsupported
+// protocol version.
+func refusedAsModern(err error) bool {
+	var he *jsonrpc.HTTPError
+	if errors.As(err, &he) && (he.StatusCode == 400 || he.StatusCode == 404) {
+		if he.RPCError != nil && he.RPCError.Code == jsonrpc.CodeUnsupportedProtocolVersion {
+			return true
+		}
+		body := strings.ToLower(he.Body)
+		return strings.Contains(body, "protocol version") || strings.Contains(body, mcp.Version20260728)
+	}
+	var rpcErr *jsonrpc.Error
+	return errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeUnsupportedProtocolVersion
+}
+
+// establish makes a Conn of a negotiated transport and finishes the era's
+// handshake: for a legacy server, checks the initialize answer and sends
+// notifications/initialized; for a modern one, records its discover answer.
+func establish(ctx context.Context, res *negotiate.Result, o *options) (*Conn, error) {
 	c := newConn(res.Transport, o)
-	c.nextID.Store(initializeID)
+	c.nextID.Store(res.NextID - 1)
 	c.mu.Lock()
+	c.info.Transport = res.Name
 	c.info.Negotiation = res.Report
 	c.mu.Unlock()
-	if res.Response.Error != nil {
-		c.Close()
-		return nil, fmt.Errorf("initialize: %w", res.Response.Error)
+	var err error
+	switch res.Era {
+	case mcp.EraModern:
+		err = c.finishDiscover(res.Version, res.Response)
+		if err == nil {
+			c.startListening()
+		}
+	default:
+		if res.Response.Error != nil {
+			err = fmt.Errorf("initialize: %w", res.Response.Error)
+		} else {
+			err = c.finishInitialize(ctx, initializeParams(o).ProtocolVersion, res.Response.Result)
+		}
 	}
-	if err := c.finishInitialize(ctx, params.ProtocolVersion, res.Response.Result); err != nil {
+	if err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
 }
-
-// initializeID is the id of the initialize request the ladder sends; the
-// Conn's own ids start after it.
-const initializeID = 1

@@ -374,23 +374,32 @@ func TestHandlerMayCallConn(t *testing.T) {
 	}
 }
 
-func TestProgressTokensUniqueAndMerged(t *testing.T) {
-	a, _ := withProgressToken(json.RawMessage(`{"name":"x"}`), 1)
-	b, _ := withProgressToken(json.RawMessage(`{"name":"x","_meta":{"k":"v"}}`), 2)
-	e, _ := withProgressToken(nil, 3)
-	f, _ := withProgressToken(json.RawMessage(`{}`), 4)
+func TestMetaMerged(t *testing.T) {
+	tok := func(n int64) []byte { return legacyDialect.requestMeta(n, "") }
+	a, _ := withMeta(json.RawMessage(`{"name":"x"}`), tok(1))
+	b, _ := withMeta(json.RawMessage(`{"name":"x","_meta":{"k":"v","progressToken":9}}`), tok(2))
+	e, _ := withMeta(nil, tok(3))
+	f, _ := withMeta(json.RawMessage(`{}`), tok(4))
+	g, _ := withMeta(json.RawMessage(` { "a" : 1 } `), []byte(`"x":1,"y":"z"`))
 	for _, tc := range []struct{ got, want string }{
 		{string(a), `{"_meta":{"progressToken":1},"name":"x"}`},
 		{string(b), `{"_meta":{"k":"v","progressToken":2},"name":"x"}`},
 		{string(e), `{"_meta":{"progressToken":3}}`},
 		{string(f), `{"_meta":{"progressToken":4}}`},
+		{string(g), `{"_meta":{"x":1,"y":"z"},"a" : 1 }`},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %s want %s", tc.got, tc.want)
 		}
+		if !json.Valid([]byte(tc.got)) {
+			t.Errorf("invalid JSON %s", tc.got)
+		}
 	}
-	if _, err := withProgressToken(json.RawMessage(`[1]`), 5); err == nil {
-		t.Error("array params cannot carry a token")
+	if _, err := withMeta(json.RawMessage(`[1]`), tok(5)); err == nil {
+		t.Error("array params cannot carry _meta")
+	}
+	if got, _ := withMeta(json.RawMessage(`{"a":1}`), nil); string(got) != `{"a":1}` {
+		t.Errorf("no members must leave params alone: %s", got)
 	}
 }
 

@@ -99,12 +99,11 @@ func TestInfo(t *testing.T) {
 			info.Capabilities.Tools == nil || info.Capabilities.Resources == nil || !info.Capabilities.Resources.Subscribe {
 			t.Errorf("info = %+v", info)
 		}
-		if s.transport == client.TransportStdio {
-			if info.Negotiation != nil {
-				t.Errorf("stdio has no negotiation: %+v", info.Negotiation)
-			}
-		} else if info.Negotiation == nil || info.Negotiation.Chosen != s.transport {
+		if info.Negotiation == nil || info.Negotiation.Chosen != s.transport || info.Negotiation.Era != string(mcp.EraLegacy) {
 			t.Errorf("negotiation report %+v", info.Negotiation)
+		}
+		if info.Era != mcp.EraLegacy {
+			t.Errorf("era %q", info.Era)
 		}
 	})
 }
@@ -174,11 +173,12 @@ func TestDialErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/anymcp-server") {
 		t.Errorf("missing program: %v", err)
 	}
-	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, PostBodyFunc: testservers.MethodNotFoundBody})
+	// A server that speaks only revisions this client does not.
+	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 400, PostBodyFunc: testservers.UnsupportedVersionBody("2099-01-01")})
 	defer srv.Close()
 	_, err = client.Dial(ctxT(t), client.URL(srv.URL))
 	var newer *negotiate.NewerServerError
-	if !errors.As(err, &newer) {
+	if !errors.As(err, &newer) || !strings.Contains(err.Error(), "2099-01-01") || !strings.Contains(err.Error(), mcp.Version20260728) {
 		t.Errorf("newer server: %v", err)
 	}
 }
@@ -197,8 +197,10 @@ func TestCacheAcrossDials(t *testing.T) {
 		}
 		c.Close()
 	}
-	if n := srv.Hits()["POST /mcp"]; n != 1 {
-		t.Errorf("%d POST probes for three dials with a shared cache, want 1", n)
+	// Cold: the modern probe and initialize, both refused; then the GET.
+	// Warm: the GET at once.
+	if n := srv.Hits()["POST /mcp"]; n != 2 {
+		t.Errorf("%d POST probes for three dials with a shared cache, want 2 (the first dial's)", n)
 	}
 }
 

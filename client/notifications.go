@@ -13,6 +13,8 @@ import (
 func (c *Conn) notification(msg *jsonrpc.Message) {
 	o := c.opts
 	switch msg.Method {
+	case "notifications/subscriptions/acknowledged":
+		c.acknowledged(msg.Params)
 	case "notifications/progress":
 		c.progress(msg.Params)
 	case "notifications/cancelled":

@@ -55,6 +55,9 @@ type options struct {
 	transportName string
 	hook          MessageHook
 	policy        negotiate.Policy
+	era           negotiate.EraPolicy
+	version       string
+	probeTimeout  time.Duration
 	cache         *negotiate.Cache
 	replay        bool
 	reconnect     *reconnect.Policy
@@ -187,8 +190,28 @@ func WithReconnectPolicy(p reconnect.Policy) Option {
 	return func(o *options) { o.reconnect = &p }
 }
 
-// WithCache shares a negotiation cache across Dials: a URL known to speak
-// HTTP+SSE is then dialled without the Streamable HTTP probe.
+// WithEra chooses which protocol eras Dial and Open try: negotiate.EraAuto
+// (the default: the modern request first, then initialize),
+// negotiate.ModernOnly or negotiate.LegacyOnly.
+func WithEra(p negotiate.EraPolicy) Option { return func(o *options) { o.era = p } }
+
+// WithProtocolVersion pins the protocol revision: only it is offered (in
+// _meta for a modern one, in initialize for a legacy one), and a server
+// that does not speak it is an error. "" (the default) lets the Conn
+// choose the newest both sides speak.
+func WithProtocolVersion(v string) Option { return func(o *options) { o.version = v } }
+
+// WithProbeTimeout bounds how long Dial (for a command) and Open wait for
+// the answer to the modern probe, server/discover, before they take the
+// server for a legacy one and send initialize: a legacy server may stay
+// silent. The default is negotiate.DefaultProbeTimeout. Over HTTP the
+// status answers at once and this does not apply.
+func WithProbeTimeout(d time.Duration) Option { return func(o *options) { o.probeTimeout = d } }
+
+// WithCache shares a negotiation cache across Dials: the era and transport
+// found for a URL (or a command line) are tried first next time, so that a
+// server known to be legacy costs no modern probe, and one known to speak
+// HTTP+SSE no Streamable HTTP probe either.
 func WithCache(c *negotiate.Cache) Option { return func(o *options) { o.cache = c } }
 
 // WithTransportName sets the name Info reports for a custom transport.
@@ -198,10 +221,18 @@ func WithTransportName(name string) Option { return func(o *options) { o.transpo
 type CallOption func(*callOptions)
 
 type callOptions struct {
-	progress func(mcp.ProgressParams)
-	timeout  time.Duration
-	maxTime  time.Duration
+	progress   func(mcp.ProgressParams)
+	timeout    time.Duration
+	maxTime    time.Duration
+	repeatable bool
 }
+
+// Repeatable says the host knows this call is safe to run twice: should
+// its answer be lost (a broken stream, a lost connection), the Conn sends
+// it again as a new request instead of failing with an error matching
+// jsonrpc.ErrOutcomeUnknown. Without it only requests that are safe by
+// their nature are sent again (see WithReplay).
+func Repeatable() CallOption { return func(c *callOptions) { c.repeatable = true } }
 
 // WithProgress attaches a progress token to the call and delivers the
 // server's notifications/progress for it to f, in order. Updates that travel

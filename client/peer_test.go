@@ -27,6 +27,10 @@ type scriptedPeer struct {
 	dieOnce  sync.Once
 	version  string // answered to initialize
 	lost     chan error
+	// modern passes server/discover to the test like any request; by
+	// default the peer refuses it at once, as a legacy server does
+	// (-32601), and the test sees initialize first.
+	modern bool
 
 	mu       sync.Mutex
 	expired  bool   // refuse all but initialize, as a transport whose session is gone
@@ -70,7 +74,12 @@ func (p *scriptedPeer) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if p.expireOn != "" && m.Method == p.expireOn {
 		p.expired, p.expireOn = true, ""
 	}
+	legacyProbe := m.Method == "server/discover" && !p.modern
 	p.mu.Unlock()
+	if legacyProbe {
+		p.toClient <- &jsonrpc.Message{ID: m.ID, Error: jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found")}
+		return nil
+	}
 	// Round-trip through the wire format, as a real transport would.
 	b, err := jsonrpc.Encode(m)
 	if err != nil {

@@ -132,6 +132,11 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 // reinitializeOnce is one initialize, its notifications/initialized, and
 // the subscriptions restored, bounded by the request timeout.
 func (c *Conn) reinitializeOnce() (int, error) {
+	if !c.dialect().sessions {
+		// A modern server keeps no session: a restarted process needs only
+		// its subscriptions/listen stream again, which reopens by itself.
+		return 0, nil
+	}
 	timeout := c.opts.requestTimeout
 	if timeout <= 0 {
 		timeout = recoveryTimeout

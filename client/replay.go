@@ -2,15 +2,18 @@ package client
 
 import (
 	"encoding/json"
-
-	"github.com/anymcp/anymcp/mcp"
 )
 
 // WithReplay lets the Conn send a request again when its answer was lost
 // (the outcome is unknown), but only a request that is safe to repeat:
 // listing, reading, getting a prompt, ping, completion, and tools/call for a
 // tool whose annotations, as tools/list reported them, say readOnlyHint or
-// idempotentHint. Off by default. A timeout is never replayed.
+// idempotentHint. A timeout is never replayed. It is off by default for
+// legacy servers; a modern server (2026-07-28) has no resumable streams, and
+// the specification tells clients to send such a request again, so there
+// the Conn does it for safe requests whether or not WithReplay is given.
+// For any other call, the Repeatable call option says the host knows it is
+// safe.
 func WithReplay() Option { return func(o *options) { o.replay = true } }
 
 // repeatable are the methods that change nothing on the server.
@@ -23,6 +26,7 @@ var repeatable = map[string]bool{
 	"prompts/list":             true,
 	"prompts/get":              true,
 	"completion/complete":      true,
+	"server/discover":          true,
 }
 
 // safeToRepeat reports whether the request may be sent twice.
@@ -42,14 +46,4 @@ func (c *Conn) safeToRepeat(method string, params json.RawMessage) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.toolHints[p.Name]
-}
-
-// rememberTools records which listed tools are safe to repeat.
-func (c *Conn) rememberTools(tools []mcp.Tool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, t := range tools {
-		a := t.Annotations
-		c.toolHints[t.Name] = a != nil && ((a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint))
-	}
 }

@@ -50,27 +50,39 @@ func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption)
 }
 
 // Subscribe asks for notifications/resources/updated about uri (delivered
-// to the OnResourceUpdated handler).
-// The Conn remembers the subscription and restores it after re-initializing
-// a lost session.
+// to the OnResourceUpdated handler). The Conn remembers the subscription:
+// a legacy server is sent resources/subscribe, and the subscription is
+// restored after re-initializing a lost session; with a modern server the
+// URI joins the filter of the subscriptions/listen stream, which is opened
+// again with it, and Subscribe returns once the server acknowledged it.
 func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 	c.mu.Lock()
 	had := c.subs[uri]
 	c.subs[uri] = true // before the call, so that a re-initialization meanwhile restores it
 	c.mu.Unlock()
-	if err := c.Call(ctx, "resources/subscribe", &mcp.SubscribeParams{URI: uri}, nil); err != nil {
-		if !had {
-			c.mu.Lock()
-			delete(c.subs, uri)
-			c.mu.Unlock()
-		}
-		return err
+	var err error
+	if c.dialect().listen {
+		err = c.awaitListening(ctx, c.startListening())
+	} else {
+		err = c.Call(ctx, "resources/subscribe", &mcp.SubscribeParams{URI: uri}, nil)
 	}
-	return nil
+	if err != nil && !had {
+		c.mu.Lock()
+		delete(c.subs, uri)
+		c.mu.Unlock()
+		c.startListening()
+	}
+	return err
 }
 
 // Unsubscribe ends a subscription made with Subscribe.
 func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
+	if c.dialect().listen {
+		c.mu.Lock()
+		delete(c.subs, uri)
+		c.mu.Unlock()
+		return c.awaitListening(ctx, c.startListening())
+	}
 	if err := c.Call(ctx, "resources/unsubscribe", &mcp.SubscribeParams{URI: uri}, nil); err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 func (c *Conn) ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
 	page, err := listPage[mcp.ListToolsResult](ctx, c, "tools/list", cursor)
 	if err == nil {
-		c.rememberTools(page.Tools)
+		page.Tools = c.rememberTools(page.Tools)
 	}
 	return page, err
 }
@@ -19,8 +19,7 @@ func (c *Conn) ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResu
 // Tools iterates over every tool, following pagination cursors.
 func (c *Conn) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 	return pages(ctx, c, "tools/list", func(r *mcp.ListToolsResult) ([]mcp.Tool, string) {
-		c.rememberTools(r.Tools)
-		return r.Tools, r.NextCursor
+		return c.rememberTools(r.Tools), r.NextCursor
 	})
 }
 

@@ -16,13 +16,22 @@ func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Comple
 	return &res, nil
 }
 
-// SetLogLevel asks the server to send log records of level and above
-// (logging/setLevel); they arrive at the OnLog handler.
+// SetLogLevel asks the server to send log records of level and above;
+// they arrive at the OnLog handler. A legacy server is sent
+// logging/setLevel; with a modern one, every later request carries the
+// level in its _meta (without SetLogLevel, requests carry "info" when
+// OnLog is set, and no level otherwise: the server then sends no records).
 func (c *Conn) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
+	if !c.dialect().setLevel {
+		c.level.Store(&level)
+		return nil
+	}
 	return c.Call(ctx, "logging/setLevel", &mcp.SetLevelParams{Level: level}, nil)
 }
 
-// Ping checks that the server answers.
+// Ping checks that the server answers: with ping for a legacy server, and
+// with server/discover for a modern one (the modern revisions have no
+// ping).
 func (c *Conn) Ping(ctx context.Context) error {
-	return c.Call(ctx, "ping", nil, nil)
+	return c.Call(ctx, c.dialect().ping, nil, nil)
 }

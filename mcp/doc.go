@@ -1,5 +1,5 @@
-// Package mcp holds the data types of the Model Context Protocol as of
-// revision 2025-11-25: what requests carry and results return. The types
+// Package mcp holds the data types of the Model Context Protocol, revisions
+// 2024-11-05 to 2026-07-28: what requests carry and results return. The types
 // are plain structs with JSON tags; fields the server adds that are not
 // listed here are ignored, never rejected. Free-form JSON (schemas,
 // structured content, log data) stays raw so it is decoded only by whoever
@@ -19,14 +19,24 @@ const (
 	Version20251125 = "2025-11-25"
 	Version20260728 = "2026-07-28"
 
-	// LatestVersion is the newest revision offered in initialize.
+	// LatestVersion is the newest legacy revision: the one offered in
+	// initialize.
 	LatestVersion = Version20251125
+	// LatestModernVersion is the newest modern revision: the one modern
+	// requests carry first.
+	LatestModernVersion = Version20260728
 )
 
-// SupportedVersions are the revisions a server may answer initialize with.
+// SupportedVersions are the legacy revisions, newest first: those a server
+// may answer initialize with.
 var SupportedVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
 
-// IsSupportedVersion reports whether v is one of SupportedVersions.
+// ModernVersions are the modern revisions this module speaks, newest first:
+// those a request may carry in _meta.
+var ModernVersions = []string{Version20260728}
+
+// IsSupportedVersion reports whether v is one of SupportedVersions (a
+// legacy revision an initialize answer may name).
 func IsSupportedVersion(v string) bool {
 	for _, s := range SupportedVersions {
 		if s == v {

@@ -26,7 +26,8 @@ type ToolAnnotations struct {
 type ListToolsResult struct {
 	Tools      []Tool `json:"tools"`
 	NextCursor string `json:"nextCursor,omitempty"`
-	Meta       Meta   `json:"_meta,omitempty"`
+	Cacheable
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 // CallToolParams are the params of tools/call. Arguments is any value
@@ -84,14 +85,16 @@ type ResourceContents struct {
 type ListResourcesResult struct {
 	Resources  []Resource `json:"resources"`
 	NextCursor string     `json:"nextCursor,omitempty"`
-	Meta       Meta       `json:"_meta,omitempty"`
+	Cacheable
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 // ListResourceTemplatesResult is one page of resources/templates/list.
 type ListResourceTemplatesResult struct {
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
 	NextCursor        string             `json:"nextCursor,omitempty"`
-	Meta              Meta               `json:"_meta,omitempty"`
+	Cacheable
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 // ReadResourceParams are the params of resources/read.
@@ -103,7 +106,8 @@ type ReadResourceParams struct {
 // ReadResourceResult is the answer to resources/read.
 type ReadResourceResult struct {
 	Contents []ResourceContents `json:"contents"`
-	Meta     Meta               `json:"_meta,omitempty"`
+	Cacheable
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 // SubscribeParams are the params of resources/subscribe and resources/unsubscribe.
@@ -138,7 +142,8 @@ type PromptArgument struct {
 type ListPromptsResult struct {
 	Prompts    []Prompt `json:"prompts"`
 	NextCursor string   `json:"nextCursor,omitempty"`
-	Meta       Meta     `json:"_meta,omitempty"`
+	Cacheable
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 // GetPromptParams are the params of prompts/get.

@@ -143,6 +143,9 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 		return nil, fmt.Errorf("modern: %w", err)
 	}
 	t.setHeaders(req.Header, true, acceptBoth, session, version)
+	for k, v := range requestHeaders(ctx) {
+		req.Header[k] = v
+	}
 	resp, err := t.poster.Do(req)
 	var ra *reconnect.RetryAfterError
 	if errors.As(err, &ra) {

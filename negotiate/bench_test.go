@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -21,7 +22,7 @@ func benchNegotiate(b *testing.B, url string, cache *negotiate.Cache) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := negotiate.Connect(ctx, url, initRequest(), negotiate.Config{HTTPClient: hc, Cache: cache})
+		res, err := negotiate.Connect(ctx, url, legacyHello(), negotiate.Config{HTTPClient: hc, Cache: cache})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -46,6 +47,6 @@ func BenchmarkNegotiateLegacyCached(b *testing.B) {
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 405, GETServesLegacy: true})
 	defer srv.Close()
 	cache := negotiate.NewCache(0)
-	cache.Store(srv.URL, negotiate.SSE)
+	cache.Store(srv.URL, negotiate.SSE, mcp.EraLegacy)
 	benchNegotiate(b, srv.URL, cache)
 }

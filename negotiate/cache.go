@@ -3,72 +3,91 @@ package negotiate
 import (
 	"sync"
 	"time"
+
+	"github.com/anymcp/anymcp/mcp"
 )
 
-// DefaultCacheTTL is how long a Cache remembers an outcome when NewCache
-// is given no TTL.
+// DefaultCacheTTL is how long a Cache keeps an outcome when NewCache is
+// given no TTL.
 const DefaultCacheTTL = time.Hour
 
-// Cache remembers which transport each URL turned out to speak, so that a
-// server known to be legacy is not probed with a POST again. It is safe for
-// concurrent use; share one across Dials. The zero value is not usable:
-// make one with NewCache.
+// Cache remembers, per server (a URL, or a stdio command line), what the
+// ladder found: its era and, for a URL, its transport. The era is a
+// property of the server, so the next connection starts with what worked,
+// and a server known to be legacy costs no modern probe (nor, for HTTP+SSE,
+// the POST that fails before the GET). Should a cached outcome stop
+// working, the ladder runs in full and the entry is replaced. A Cache is
+// safe for concurrent use and may be shared by any number of Dials; a nil
+// *Cache caches nothing.
 type Cache struct {
 	ttl time.Duration
 	now func() time.Time
 
 	mu sync.Mutex
-	m  map[string]cacheEntry
+	m  map[string]entry
 }
 
-type cacheEntry struct {
-	transport string
+// entry is one cached outcome.
+type entry struct {
+	Transport string  // StreamableHTTP, SSE, or a Handshake transport's name
+	Era       mcp.Era // the era the server spoke
 	expires   time.Time
 }
 
-// NewCache returns an empty in-memory cache whose entries live for ttl
-// (DefaultCacheTTL when ttl <= 0).
+// NewCache returns an empty cache whose entries live for ttl (DefaultCacheTTL
+// when ttl <= 0).
 func NewCache(ttl time.Duration) *Cache {
 	if ttl <= 0 {
 		ttl = DefaultCacheTTL
 	}
-	return &Cache{ttl: ttl, now: time.Now, m: make(map[string]cacheEntry)}
+	return &Cache{ttl: ttl, now: time.Now, m: make(map[string]entry)}
 }
 
-// Lookup returns the transport last negotiated for url, if still fresh.
-func (c *Cache) Lookup(url string) (transport string, ok bool) {
+// Lookup returns the transport and era cached for key, if any and still
+// fresh.
+func (c *Cache) Lookup(key string) (transport string, era mcp.Era, ok bool) {
+	e, ok := c.lookup(key)
+	return e.Transport, e.Era, ok
+}
+
+func (c *Cache) lookup(key string) (entry, bool) {
 	if c == nil {
-		return "", false
+		return entry{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[url]
+	e, ok := c.m[key]
 	if !ok {
-		return "", false
+		return entry{}, false
 	}
 	if c.now().After(e.expires) {
-		delete(c.m, url)
-		return "", false
+		delete(c.m, key)
+		return entry{}, false
 	}
-	return e.transport, true
+	return e, true
 }
 
-// Store records that url speaks transport.
-func (c *Cache) Store(url, transport string) {
+// Store records that key spoke era over transport.
+func (c *Cache) Store(key, transport string, era mcp.Era) {
+	c.store(key, entry{Transport: transport, Era: era})
+}
+
+func (c *Cache) store(key string, e entry) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
-	c.m[url] = cacheEntry{transport: transport, expires: c.now().Add(c.ttl)}
+	e.expires = c.now().Add(c.ttl)
+	c.m[key] = e
 	c.mu.Unlock()
 }
 
-// Forget drops what is known about url.
-func (c *Cache) Forget(url string) {
+// Forget drops what is cached for key.
+func (c *Cache) Forget(key string) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
-	delete(c.m, url)
+	delete(c.m, key)
 	c.mu.Unlock()
 }

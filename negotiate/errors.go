@@ -1,7 +1,6 @@
 package negotiate
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,9 +29,11 @@ func (e *Error) Error() string {
 // Unwrap returns the attempts' errors.
 func (e *Error) Unwrap() []error { return e.Errs }
 
-// NewerServerError says the server answered initialize the way a server of
-// a later revision (2026-07-28 and on) does: it is newer than this client,
-// not older, so falling back to HTTP+SSE would be wrong.
+// NewerServerError says the server speaks only revisions this client does
+// not: it refused the opening request of every era it was offered and
+// listed (when it did) the revisions it speaks, none of them ours. It is
+// newer than this client (or otherwise incompatible), not older, so
+// falling back to an older transport would be wrong.
 type NewerServerError struct {
 	URL       string
 	Status    int            // the HTTP status, 0 when it came in a 2xx body
@@ -41,46 +42,33 @@ type NewerServerError struct {
 }
 
 func (e *NewerServerError) Error() string {
-	s := fmt.Sprintf("%s speaks a newer MCP revision than this client (initialize answered %v)", e.URL, e.RPCError)
+	common := mcp.BestVersion(mcp.EraModern, e.Supported) != "" || mcp.BestVersion(mcp.EraLegacy, e.Supported) != ""
+	var s string
+	if common {
+		s = fmt.Sprintf("%s is a newer (modern) server: it refused the legacy handshake (%v)", e.URL, e.RPCError)
+	} else {
+		s = fmt.Sprintf("%s speaks a newer MCP revision than this client (it answered %v)", e.URL, e.RPCError)
+	}
 	if len(e.Supported) > 0 {
 		s += "; it supports " + strings.Join(e.Supported, ", ")
 	}
-	return s + "; this client speaks 2024-11-05 to 2025-11-25"
+	s += "; this client speaks " + strings.Join(ClientVersions(), ", ")
+	if common {
+		s += ", but the era policy kept it from the modern request"
+	}
+	return s
 }
 
+// Unwrap returns the server's JSON-RPC error.
 func (e *NewerServerError) Unwrap() error { return e.RPCError }
 
-// newerServer reports whether a JSON-RPC error to initialize is the mark
-// of a newer server: method not found (a server without initialize), or a
-// list of supported revisions none of which this client speaks. A list
-// that names a revision we do speak is an older server's refusal, not a
-// newer one's.
-func newerServer(e *jsonrpc.Error) (supported []string, ok bool) {
-	if e == nil {
-		return nil, false
-	}
-	var data struct {
-		Supported []string `json:"supported"`
-	}
-	if len(e.Data) > 0 && json.Unmarshal(e.Data, &data) == nil && len(data.Supported) > 0 {
-		for _, v := range data.Supported {
-			if mcp.IsSupportedVersion(v) {
-				return nil, false
-			}
-		}
-		return data.Supported, true
-	}
-	if e.Code == jsonrpc.CodeMethodNotFound || e.Code == jsonrpc.CodeUnsupportedProtocolVersion {
-		return nil, true
-	}
-	return nil, false
+// ClientVersions lists every revision this client speaks, newest first.
+func ClientVersions() []string {
+	return append(append([]string(nil), mcp.ModernVersions...), mcp.SupportedVersions...)
 }
 
-// isFallbackStatus: the statuses the specification names as "this is not a
-// Streamable HTTP endpoint, try HTTP+SSE".
 func isFallbackStatus(code int) bool { return code == 400 || code == 404 || code == 405 }
 
-// statusOf returns the HTTP status an error carries, or 0.
 func statusOf(err error) int {
 	var he *jsonrpc.HTTPError
 	if errors.As(err, &he) {

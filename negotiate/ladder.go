@@ -6,118 +6,230 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/reconnect"
 )
 
-// Config is what the ladder needs besides the URL. The zero value works.
+// Config is what the ladder needs besides the target. The zero value works.
 type Config struct {
 	HTTPClient   *http.Client // used for every request, of every rung
 	Header       http.Header  // static headers, e.g. Authorization
 	Logger       *slog.Logger // nil discards
-	Policy       Policy
-	Cache        *Cache // nil: no cache
-	MaxEventSize int    // SSE event limit for both transports; 0 = default
+	Policy       Policy       // which HTTP transports, in what order
+	Era          EraPolicy    // which protocol eras
+	Cache        *Cache       // nil: no cache
+	MaxEventSize int          // SSE event limit for both transports; 0 = default
 	// Reconnect is the transports' retry policy once connected (resuming
 	// streams, reconnecting, waiting out 429/503); nil = the default. During
 	// the negotiation itself a refused connection is reported at once.
 	Reconnect *reconnect.Policy
+	// Version pins one revision: only its era is tried, and only it is
+	// offered. "" lets the ladder choose.
+	Version string
+	// ProbeTimeout bounds the wait for the answer to the modern probe over
+	// a transport without HTTP statuses (Handshake); 0 means
+	// DefaultProbeTimeout.
+	ProbeTimeout time.Duration
+	// CacheKey is the key Handshake caches its outcome under (for a stdio
+	// server, its command line); "" caches nothing. Connect uses the URL.
+	CacheKey string
+	// Hook, when set, sees every message the ladder sends (out true) and
+	// every answer it reads, for tracing.
+	Hook func(out bool, m *jsonrpc.Message)
 }
 
-// Result is a negotiated connection: a live transport on which initialize
-// has been answered.
+// Result is a negotiated connection: a live transport on which the
+// opening request of one era has been answered.
 type Result struct {
 	// Transport is live and owned by the caller, who must Close it. Any
-	// message the server sent before the initialize response is still
-	// waiting in its Recv.
+	// message the server sent before the answer is still waiting in its
+	// Recv.
 	Transport jsonrpc.Transport
-	// Name is StreamableHTTP or SSE.
+	// Name is StreamableHTTP or SSE for a URL, or the name Handshake was
+	// given.
 	Name string
-	// Response is the server's response to initialize: a result, or a
-	// JSON-RPC error other than the newer-server ones.
+	// Era is the era the server speaks to this client.
+	Era mcp.Era
+	// Version is the modern revision the probe was answered in; empty for
+	// the legacy era, whose initialize result names it.
+	Version string
+	// Response is the server's answer: to server/discover (a result, or
+	// for a modern server without it a -32601 error), or to initialize (a
+	// result, or a JSON-RPC error other than the newer-server ones).
 	Response *jsonrpc.Message
+	// NextID is the first request id the ladder did not use.
+	NextID int64
 	// Report says what was tried.
 	Report *Report
 }
 
-// Connect runs the ladder for url: it sends initialize (a request message
-// built by the caller) over the transports the policy allows, in order, and
-// returns the first that answers it. ctx bounds the whole negotiation. On
-// failure the error is a *Error naming every attempt, or a
-// *NewerServerError.
-func Connect(ctx context.Context, url string, initialize *jsonrpc.Message, cfg Config) (*Result, error) {
-	if !initialize.IsRequest() || initialize.Method != "initialize" {
-		return nil, errors.New("negotiate: Connect needs an initialize request")
+// Connect runs the ladder for url: the modern request first (a POST of
+// server/discover with the revision in _meta and headers), then the legacy
+// initialize over Streamable HTTP, then HTTP+SSE, as the policies allow and
+// the answers direct, and returns the first that is answered. ctx bounds
+// the whole negotiation. On failure the error is a *Error naming every
+// attempt, or a *NewerServerError.
+func Connect(ctx context.Context, url string, hello Hello, cfg Config) (*Result, error) {
+	l, err := newLadder(url, hello, cfg)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	l := &ladder{url: url, init: initialize, cfg: cfg, report: &Report{URL: url, Policy: cfg.Policy.String()}}
 	return l.run(ctx)
 }
 
 type ladder struct {
 	url    string
-	init   *jsonrpc.Message
+	hello  Hello
 	cfg    Config
 	report *Report
 	errs   []error
+	nextID int64
+	tried  map[rung]bool
+	queue  []rung
 }
 
-// rung is one transport to try.
-type rung func(ctx context.Context) (*Result, outcome)
+// rung is one step of the ladder.
+type rung int
 
-// outcome classifies a failed rung.
+const (
+	rungModern     rung = iota // POST server/discover (modern)
+	rungStreamable             // POST initialize (legacy Streamable HTTP)
+	rungSSE                    // GET the HTTP+SSE stream, then initialize
+	rungForget                 // between a stale cached outcome and the rest
+)
+
+// outcome classifies how a rung went.
 type outcome int
 
 const (
-	succeeded outcome = iota
-	movedOn           // a fallback-class refusal: the next rung may work
-	stopped           // a real error: report it, try nothing else
+	succeeded   outcome = iota
+	movedOn             // a fallback-class refusal: the next rung may work
+	stopped             // a real error: report it, try nothing else
+	modernFirst         // the answer came from a modern server: try the modern rung next
 )
 
-func (l *ladder) run(ctx context.Context) (*Result, error) {
-	var order []rung
-	switch l.cfg.Policy {
-	case StreamableOnly:
-		order = []rung{l.tryStreamable}
-	case SSEOnly:
-		order = []rung{l.trySSE}
-	case SSEFirst:
-		order = []rung{l.trySSE, l.tryStreamable}
-	default:
-		order = []rung{l.tryStreamable, l.trySSE}
-		if t, ok := l.cfg.Cache.Lookup(l.url); ok && t == SSE {
-			// Known legacy: skip the POST probe. Should the server have
-			// changed (its GET refused), the probe runs after all.
-			l.report.FromCache = true
-			order = []rung{l.trySSE, l.forgetCache, l.tryStreamable}
+func newLadder(url string, hello Hello, cfg Config) (*ladder, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if hello.Initialize != nil && (!hello.Initialize.IsRequest() || hello.Initialize.Method != "initialize") {
+		return nil, errors.New("negotiate: Hello.Initialize must be an initialize request")
+	}
+	if cfg.Version != "" {
+		switch mcp.EraOf(cfg.Version) {
+		case mcp.EraModern:
+			cfg.Era = ModernOnly
+		case mcp.EraLegacy:
+			cfg.Era = LegacyOnly
+		default:
+			return nil, fmt.Errorf("negotiate: unknown protocol revision %q (this client speaks %v and %v)", cfg.Version, mcp.ModernVersions, mcp.SupportedVersions)
 		}
 	}
-	for _, try := range order {
-		res, out := try(ctx)
+	switch cfg.Era {
+	case ModernOnly:
+		hello.Initialize = nil
+	case LegacyOnly:
+		hello.Discover = nil
+	}
+	if hello.Initialize == nil && hello.Discover == nil {
+		return nil, errors.New("negotiate: nothing to send: no request of an era the policy allows")
+	}
+	if hello.Initialize == nil && cfg.Policy == SSEOnly {
+		return nil, errors.New("negotiate: HTTP+SSE carries only the legacy era, and only the modern one is allowed")
+	}
+	return &ladder{url: url, hello: hello, cfg: cfg, nextID: 1, tried: map[rung]bool{},
+		report: &Report{URL: url, Policy: cfg.Policy.String(), EraPolicy: cfg.Era.String()}}, nil
+}
+
+// allows reports whether the policies let the ladder use r at all.
+func (l *ladder) allows(r rung) bool {
+	switch r {
+	case rungModern:
+		return l.hello.Discover != nil && l.cfg.Policy != SSEOnly
+	case rungStreamable:
+		return l.hello.Initialize != nil && l.cfg.Policy != SSEOnly
+	case rungSSE:
+		return l.hello.Initialize != nil && l.cfg.Policy != StreamableOnly
+	}
+	return true
+}
+
+// order is the ladder's plan: the policy's order, or a cached outcome
+// first and then the rest.
+func (l *ladder) order() []rung {
+	var base []rung
+	switch l.cfg.Policy {
+	case SSEOnly:
+		base = []rung{rungSSE}
+	case SSEFirst:
+		base = []rung{rungSSE, rungModern, rungStreamable}
+	default:
+		base = []rung{rungModern, rungStreamable, rungSSE}
+	}
+	if e, ok := l.cfg.Cache.lookup(l.url); ok && l.cfg.Policy == Auto {
+		first := rungStreamable
+		switch {
+		case e.Era == mcp.EraModern:
+			first = rungModern
+		case e.Transport == SSE:
+			first = rungSSE
+		}
+		l.report.FromCache = true
+		// Should the server have changed, the rest runs after all.
+		base = append([]rung{first, rungForget}, slices.DeleteFunc(base, func(r rung) bool { return r == first })...)
+	}
+	return slices.DeleteFunc(base, func(r rung) bool { return !l.allows(r) })
+}
+
+func (l *ladder) run(ctx context.Context) (*Result, error) {
+	l.queue = l.order()
+	for len(l.queue) > 0 {
+		r := l.queue[0]
+		l.queue = l.queue[1:]
+		if l.tried[r] {
+			continue
+		}
+		l.tried[r] = true
+		var res *Result
+		var out outcome
+		switch r {
+		case rungModern:
+			res, out = l.tryModern(ctx)
+		case rungStreamable:
+			res, out = l.tryStreamable(ctx)
+		case rungSSE:
+			res, out = l.trySSE(ctx)
+		case rungForget:
+			l.cfg.Cache.Forget(l.url)
+			continue
+		}
 		switch out {
 		case succeeded:
-			if res != nil {
-				l.report.Chosen = res.Name
-				if l.cfg.Policy == Auto { // a forced choice says nothing of what Auto would find
-					l.cfg.Cache.Store(l.url, res.Name)
-				}
-				res.Report = l.report
-				return res, nil
-			}
+			return l.succeed(res), nil
 		case stopped:
 			return nil, l.failure()
+		case modernFirst:
+			if l.tried[rungModern] || !l.allows(rungModern) {
+				return nil, l.failure()
+			}
+			l.queue = append([]rung{rungModern}, l.queue...)
 		}
 	}
 	return nil, l.failure()
 }
 
-// forgetCache is the rung between a stale cached outcome and a fresh ladder.
-func (l *ladder) forgetCache(context.Context) (*Result, outcome) {
-	l.cfg.Cache.Forget(l.url)
-	return nil, succeeded
+// succeed finishes the report and caches the outcome.
+func (l *ladder) succeed(res *Result) *Result {
+	l.report.Chosen, l.report.Era = res.Name, string(res.Era)
+	if l.cfg.Policy == Auto && l.cfg.Era == EraAuto { // a forced choice says nothing of what Auto would find
+		l.cfg.Cache.store(l.url, entry{Transport: res.Name, Era: res.Era})
+	}
+	res.Report, res.NextID = l.report, l.nextID
+	return res
 }
 
 func (l *ladder) failure() error {
@@ -159,52 +271,30 @@ func (l *ladder) record(a Attempt, err error, detail string) {
 		l.errs = append(l.errs, &attemptError{method: a.Method, url: a.URL, status: a.Status, detail: detail, err: err})
 	}
 	l.report.Attempts = append(l.report.Attempts, a)
-	l.cfg.Logger.Debug("negotiate: attempt", "transport", a.Transport, "method", a.Method, "url", a.URL,
-		"status", a.Status, "duration", a.Duration, "err", a.Error, "decision", a.Decision)
+	l.cfg.Logger.Debug("negotiate: attempt", "era", a.Era, "transport", a.Transport, "request", a.Request, "method", a.Method,
+		"url", a.URL, "status", a.Status, "duration", a.Duration, "err", a.Error, "decision", a.Decision)
 }
 
-// await reads t until the response to the initialize request arrives,
-// keeping every other message for the caller. ctx ending closes t.
-func (l *ladder) await(ctx context.Context, t jsonrpc.Transport) (*jsonrpc.Message, []*jsonrpc.Message, error) {
-	type answer struct {
-		resp   *jsonrpc.Message
-		before []*jsonrpc.Message
-		err    error
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		var before []*jsonrpc.Message
-		for {
-			m, err := t.Recv()
-			if err != nil {
-				ch <- answer{err: err}
-				return
-			}
-			if m.IsResponse() && m.ID == l.init.ID {
-				ch <- answer{resp: m, before: before}
-				return
-			}
-			before = append(before, m)
-		}
-	}()
-	select {
-	case a := <-ch:
-		return a.resp, a.before, a.err
-	case <-ctx.Done():
-		t.Close()
-		<-ch
-		return nil, nil, ctx.Err()
-	}
+// request returns a copy of m with the ladder's next id.
+func (l *ladder) request(m *jsonrpc.Message) *jsonrpc.Message {
+	c := *m
+	c.ID = jsonrpc.Int(l.nextID)
+	l.nextID++
+	return &c
 }
 
-// accept turns an initialize answer into a result, unless the answer is a
-// newer server's refusal.
-func (l *ladder) accept(t jsonrpc.Transport, name string, resp *jsonrpc.Message, before []*jsonrpc.Message) (*Result, error) {
-	if supported, ok := newerServer(resp.Error); ok {
-		return nil, &NewerServerError{URL: l.url, RPCError: resp.Error, Supported: supported}
+// exchange sends m over t and waits for its answer through p, telling the
+// hook about both.
+func (l *ladder) exchange(ctx context.Context, t jsonrpc.Transport, p *pump, m *jsonrpc.Message, early *[]*jsonrpc.Message) (*jsonrpc.Message, error) {
+	if l.cfg.Hook != nil {
+		l.cfg.Hook(true, m)
 	}
-	if len(before) > 0 {
-		t = &replay{Transport: t, msgs: before}
+	if err := t.Send(ctx, m); err != nil {
+		return nil, err
 	}
-	return &Result{Transport: t, Name: name, Response: resp}, nil
+	resp, err := p.await(ctx, m.ID, early)
+	if err == nil && l.cfg.Hook != nil {
+		l.cfg.Hook(false, resp)
+	}
+	return resp, err
 }

@@ -30,11 +30,14 @@ func initRequest() *jsonrpc.Message {
 	return &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "initialize", Params: params}
 }
 
+// legacyHello opens with initialize only: the ladder of the legacy era.
+func legacyHello() negotiate.Hello { return negotiate.Hello{Initialize: initRequest()} }
+
 func connect(t *testing.T, url string, cfg negotiate.Config) (*negotiate.Result, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := negotiate.Connect(ctx, url, initRequest(), cfg)
+	res, err := negotiate.Connect(ctx, url, legacyHello(), cfg)
 	if err == nil {
 		t.Cleanup(func() { res.Transport.Close() })
 	}
@@ -132,7 +135,7 @@ func TestNoFallbackOnTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := negotiate.Connect(ctx, srv.URL, initRequest(), negotiate.Config{})
+	_, err := negotiate.Connect(ctx, srv.URL, legacyHello(), negotiate.Config{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the deadline, got %v", err)
 	}
@@ -324,7 +327,7 @@ func TestStaleCacheRunsLadderAgain(t *testing.T) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{NoGETStream: true})
 	defer srv.Close()
 	cache := negotiate.NewCache(time.Minute)
-	cache.Store(srv.URL, negotiate.SSE) // it was legacy once; now it is modern
+	cache.Store(srv.URL, negotiate.SSE, mcp.EraLegacy) // it was legacy once; now it is modern
 	res, err := connect(t, srv.URL, negotiate.Config{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
@@ -332,24 +335,24 @@ func TestStaleCacheRunsLadderAgain(t *testing.T) {
 	if res.Name != negotiate.StreamableHTTP || len(res.Report.Attempts) != 2 || !res.Report.FromCache {
 		t.Fatalf("report %s", res.Report)
 	}
-	if got, _ := cache.Lookup(srv.URL); got != negotiate.StreamableHTTP {
+	if got, _, _ := cache.Lookup(srv.URL); got != negotiate.StreamableHTTP {
 		t.Errorf("cache now says %q", got)
 	}
 }
 
 func TestCacheTTL(t *testing.T) {
 	c := negotiate.NewCache(20 * time.Millisecond)
-	c.Store("u", negotiate.SSE)
-	if v, ok := c.Lookup("u"); !ok || v != negotiate.SSE {
+	c.Store("u", negotiate.SSE, mcp.EraLegacy)
+	if v, _, ok := c.Lookup("u"); !ok || v != negotiate.SSE {
 		t.Fatal("fresh entry missing")
 	}
 	time.Sleep(40 * time.Millisecond)
-	if _, ok := c.Lookup("u"); ok {
+	if _, _, ok := c.Lookup("u"); ok {
 		t.Error("expired entry returned")
 	}
 	var nilCache *negotiate.Cache
-	nilCache.Store("u", "x") // a nil cache is a no-op, not a panic
-	if _, ok := nilCache.Lookup("u"); ok {
+	nilCache.Store("u", "x", mcp.EraLegacy) // a nil cache is a no-op, not a panic
+	if _, _, ok := nilCache.Lookup("u"); ok {
 		t.Error("nil cache returned an entry")
 	}
 }
@@ -425,7 +428,7 @@ func TestForcedPolicyNotCached(t *testing.T) {
 	if _, err := connect(t, srv.URL, negotiate.Config{Policy: negotiate.SSEOnly, Cache: cache}); err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := cache.Lookup(srv.URL); ok {
+	if v, _, ok := cache.Lookup(srv.URL); ok {
 		t.Errorf("an SSEOnly outcome was cached: %s", v)
 	}
 }

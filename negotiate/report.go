@@ -48,10 +48,14 @@ const (
 
 // Attempt is one rung of the ladder: one HTTP exchange and what came of it.
 type Attempt struct {
-	Transport string        `json:"transport"` // StreamableHTTP or SSE
+	Era       string        `json:"era"`               // "modern" or "legacy": the era the request belongs to
+	Transport string        `json:"transport"`         // StreamableHTTP, SSE, or a transport's name
+	Request   string        `json:"request,omitempty"` // RequestDiscover or RequestInitialize
+	Version   string        `json:"version,omitempty"` // the revision a modern request carried
 	Method    string        `json:"method"`    // POST or GET
 	URL       string        `json:"url"`
 	Status    int           `json:"status,omitempty"` // 0 when no HTTP answer came
+	Answer    string        `json:"answer,omitempty"` // without HTTP: "answered", "refused" or "no answer"
 	Duration  time.Duration `json:"durationNs"`
 	Error     string        `json:"error,omitempty"`
 	Decision  string        `json:"decision"` // what the ladder did next, and why
@@ -61,32 +65,41 @@ type Attempt struct {
 type Report struct {
 	URL       string    `json:"url"`
 	Policy    string    `json:"policy"`
+	EraPolicy string    `json:"eraPolicy"`
 	FromCache bool      `json:"fromCache"` // the first rung came from a cached outcome
 	Attempts  []Attempt `json:"attempts"`
 	Chosen    string    `json:"chosen,omitempty"` // the transport in use; empty on failure
+	Era       string    `json:"era,omitempty"`    // the era in use; empty on failure
 }
 
 // String prints the report for a person, one attempt a line.
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "negotiation for %s (policy %s", r.URL, r.Policy)
+	fmt.Fprintf(&b, "negotiation for %s (policy %s, era %s", r.URL, r.Policy, r.EraPolicy)
 	if r.FromCache {
 		b.WriteString(", cached outcome first")
 	}
 	b.WriteString(")\n")
 	for i, a := range r.Attempts {
 		status := "no answer"
-		if a.Status != 0 {
+		switch {
+		case a.Status != 0:
 			status = fmt.Sprint(a.Status)
+		case a.Answer != "":
+			status = a.Answer
 		}
-		fmt.Fprintf(&b, "  %d. %-15s %-4s %s → %s in %v", i+1, a.Transport, a.Method, a.URL, status, a.Duration.Round(time.Microsecond))
+		what := strings.TrimSpace(a.Method + " " + a.Request)
+		if a.Version != "" {
+			what += " (" + a.Version + ")"
+		}
+		fmt.Fprintf(&b, "  %d. %-6s %-15s %s %s → %s in %v", i+1, a.Era, a.Transport, what, a.URL, status, a.Duration.Round(time.Microsecond))
 		if a.Error != "" {
 			fmt.Fprintf(&b, " (%s)", oneLine(a.Error, 160))
 		}
 		fmt.Fprintf(&b, "\n     %s\n", a.Decision)
 	}
 	if r.Chosen != "" {
-		fmt.Fprintf(&b, "  using %s\n", r.Chosen)
+		fmt.Fprintf(&b, "  using %s, %s era\n", r.Chosen, r.Era)
 	} else {
 		b.WriteString("  no transport worked\n")
 	}

@@ -11,17 +11,124 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/legacy"
+	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/modern"
 	"github.com/anymcp/anymcp/reconnect"
 )
+
+// maxVersionTries bounds the modern probe's retries with another revision.
+const maxVersionTries = 3
+
+// tryModern POSTs server/discover to the URL, carrying the revision in
+// _meta and in the request metadata headers, and reads the answer as the
+// backward-compatibility rules say (judgeProbe).
+func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
+	version := mcp.LatestModernVersion
+	if l.cfg.Version != "" {
+		version = l.cfg.Version
+	}
+	tries := map[string]int{}
+	for range maxVersionTries {
+		tries[version]++
+		start := time.Now()
+		hc, rec := recordingClient(l.cfg.HTTPClient)
+		a := Attempt{Era: string(mcp.EraModern), Transport: StreamableHTTP, Request: RequestDiscover, Method: http.MethodPost, URL: l.url, Version: version}
+		t, err := modern.New(l.url, l.modernOptions(hc))
+		if err != nil {
+			rec.active.Store(false)
+			a.Decision = "not a usable URL: stopping"
+			l.record(a, err, "")
+			return nil, stopped
+		}
+		msg := l.request(l.hello.Discover(version))
+		p := newPump(t)
+		var early []*jsonrpc.Message
+		sctx := modern.WithHeaders(reconnect.FirstContact(ctx), modern.MetadataHeaders(version, msg.Method, ""))
+		resp, err := l.exchange(sctx, t, p, msg, &early)
+		rec.active.Store(false)
+		a.Duration, a.Status = time.Since(start), rec.firstStatus()
+		if err != nil && ctx.Err() != nil {
+			p.abandon()
+			a.Decision = "out of time: stopping"
+			l.record(a, err, "")
+			return nil, stopped
+		}
+		v := judgeProbe(resp, err, true, false, version)
+		a.Decision = v.why
+		switch v.kind {
+		case isModern, isModernBare:
+			if err != nil { // a 404 with -32601: keep it as the answer
+				var he *jsonrpc.HTTPError
+				errors.As(err, &he)
+				resp = &jsonrpc.Message{ID: msg.ID, Error: he.RPCError}
+			}
+			l.record(a, nil, "")
+			return &Result{Transport: p.handOff(early), Name: StreamableHTTP, Era: mcp.EraModern, Version: version, Response: resp}, succeeded
+		case retryVersion:
+			p.abandon()
+			if tries[v.version] >= 2 || (v.version != version && tries[v.version] >= 1) {
+				a.Decision = v.why + ", but it keeps refusing revisions it lists: stopping"
+				l.record(a, errOf(resp, err), "")
+				return nil, stopped
+			}
+			l.record(a, errOf(resp, err), "")
+			version = v.version
+			continue
+		case isLegacy:
+			p.abandon()
+			if l.hello.Initialize == nil {
+				a.Decision = strings.TrimSuffix(v.why, ": trying initialize") + ": the era policy allows only modern revisions: stopping"
+				l.record(a, errOf(resp, err), "")
+				return nil, stopped
+			}
+			l.record(a, errOf(resp, err), "")
+			return nil, movedOn
+		default:
+			p.abandon()
+			if supported, ok := supportedList(rpcErrorOf(resp, err)); ok && v.kind == giveUp {
+				l.errs = append(l.errs, &NewerServerError{URL: l.url, Status: a.Status, RPCError: rpcErrorOf(resp, err), Supported: supported})
+			}
+			l.record(a, errOf(resp, err), "")
+			return nil, stopped
+		}
+	}
+	return nil, stopped
+}
+
+// errOf is the error an answer amounts to, for the report: Send's, or the
+// JSON-RPC error the answer carries.
+func errOf(resp *jsonrpc.Message, err error) error {
+	if err != nil {
+		return err
+	}
+	if resp != nil && resp.Error != nil {
+		return resp.Error
+	}
+	return nil
+}
+
+func rpcErrorOf(resp *jsonrpc.Message, err error) *jsonrpc.Error {
+	var he *jsonrpc.HTTPError
+	switch {
+	case errors.As(err, &he):
+		return he.RPCError
+	case err == nil && resp != nil:
+		return resp.Error
+	}
+	return nil
+}
+
+func (l *ladder) modernOptions(hc *http.Client) modern.Options {
+	return modern.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect}
+}
 
 // tryStreamable POSTs initialize to the URL.
 func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
-	a := Attempt{Transport: StreamableHTTP, Method: http.MethodPost, URL: l.url}
-	t, err := modern.New(l.url, modern.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect})
+	a := Attempt{Era: string(mcp.EraLegacy), Transport: StreamableHTTP, Request: RequestInitialize, Method: http.MethodPost, URL: l.url}
+	t, err := modern.New(l.url, l.modernOptions(hc))
 	if err != nil {
 		a.Decision = "not a usable URL: stopping"
 		l.record(a, err, "")
@@ -39,13 +146,16 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	var he *jsonrpc.HTTPError
 	switch {
 	case errors.As(err, &newer):
-		a.Decision = "the server answered initialize as a newer revision does: not falling back"
+		a.Decision = "the server refused initialize as a modern server does"
+		l.record(a, err, "")
+		return nil, l.modernInstead(a)
 	case errors.As(err, &he) && isFallbackStatus(he.StatusCode):
-		if supported, ok := newerServer(he.RPCError); ok {
-			newer = &NewerServerError{URL: l.url, Status: he.StatusCode, RPCError: he.RPCError, Supported: supported}
-			a.Decision = fmt.Sprintf("%d with a JSON-RPC error (%v) means a newer server, not an older one: not falling back", he.StatusCode, he.RPCError)
-			l.record(a, newer, "")
-			return nil, stopped
+		if modernRefusal(he.RPCError) {
+			supported, _ := supportedList(he.RPCError)
+			l.errs = append(l.errs, &NewerServerError{URL: l.url, Status: he.StatusCode, RPCError: he.RPCError, Supported: supported})
+			a.Decision = fmt.Sprintf("%d with a JSON-RPC error (%v) means a modern server, not an older one: not falling back to HTTP+SSE", he.StatusCode, he.RPCError)
+			l.record(a, err, "")
+			return nil, l.modernInstead(a)
 		}
 		if l.cfg.Policy == StreamableOnly {
 			a.Decision = fmt.Sprintf("%d: the policy allows Streamable HTTP only: stopping", he.StatusCode)
@@ -65,12 +175,25 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	return nil, stopped
 }
 
+// modernInstead is what follows a legacy refusal that came from a modern
+// server: the modern request, unless it was tried already or is not
+// allowed (then the NewerServerError recorded stands).
+func (l *ladder) modernInstead(a Attempt) outcome {
+	last := &l.report.Attempts[len(l.report.Attempts)-1]
+	if l.tried[rungModern] || !l.allows(rungModern) {
+		last.Decision += ": stopping"
+		return stopped
+	}
+	last.Decision += ": trying the modern request"
+	return modernFirst
+}
+
 // trySSE GETs the URL as an HTTP+SSE stream and runs initialize over it.
 func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
-	a := Attempt{Transport: SSE, Method: http.MethodGet, URL: l.url}
+	a := Attempt{Era: string(mcp.EraLegacy), Transport: SSE, Request: RequestInitialize, Method: http.MethodGet, URL: l.url}
 	t, err := legacy.Dial(ctx, l.url, legacy.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect})
 	if err != nil {
 		a.Duration, a.Status = time.Since(start), rec.firstStatus()
@@ -113,21 +236,21 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 }
 
 // initialize sends the initialize request over t and waits for its answer;
-// on failure t is closed.
+// on failure t is closed. A refusal in a 2xx body that only a modern server
+// gives is a *NewerServerError.
 func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name string) (*Result, error) {
-	err := t.Send(reconnect.FirstContact(ctx), l.init)
-	if err == nil {
-		var resp *jsonrpc.Message
-		var before []*jsonrpc.Message
-		if resp, before, err = l.await(ctx, t); err == nil {
-			var res *Result
-			if res, err = l.accept(t, name, resp, before); err == nil {
-				return res, nil
-			}
-		}
+	p := newPump(t)
+	var early []*jsonrpc.Message
+	resp, err := l.exchange(reconnect.FirstContact(ctx), t, p, l.request(l.hello.Initialize), &early)
+	if err == nil && modernRefusal(resp.Error) {
+		supported, _ := supportedList(resp.Error)
+		err = &NewerServerError{URL: l.url, RPCError: resp.Error, Supported: supported}
 	}
-	t.Close()
-	return nil, err
+	if err != nil {
+		p.abandon()
+		return nil, err
+	}
+	return &Result{Transport: p.handOff(early), Name: name, Era: mcp.EraLegacy, Response: resp}, nil
 }
 
 // redactQuery hides the values of a URL's query, where HTTP+SSE servers put

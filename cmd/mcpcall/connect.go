@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -74,6 +75,17 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		client.WithMessageHook(s.hook),
 		client.OnLog(func(p mcp.LoggingMessageParams) { serverLog(c.log, p) }),
 	}
+	era, err := negotiate.ParseEraPolicy(c.f.era)
+	if err != nil {
+		return nil, usageErr("--era: %v", err)
+	}
+	opts = append(opts, client.WithEra(era))
+	if c.f.protocol != "" {
+		if mcp.EraOf(c.f.protocol) == "" {
+			return nil, usageErr("--protocol-version %s: this client speaks %s", c.f.protocol, strings.Join(negotiate.ClientVersions(), ", "))
+		}
+		opts = append(opts, client.WithProtocolVersion(c.f.protocol))
+	}
 	var ct client.Target
 	var cmd stdio.Command
 	if t.isCommand() {
@@ -101,7 +113,6 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	defer cancel()
 	c.log.Debug("connecting", "target", t.display)
 	var conn *client.Conn
-	var err error
 	if t.isCommand() {
 		ct = client.Process(cmd)
 	}
@@ -151,15 +162,15 @@ func (c *cli) showNegotiation(info client.Info, took time.Duration) {
 		return
 	}
 	if c.f.json {
-		b, _ := json.Marshal(map[string]any{"negotiation": info.Negotiation, "transport": info.Transport, "protocolVersion": info.ProtocolVersion, "serverInfo": info.ServerInfo})
+		b, _ := json.Marshal(map[string]any{"negotiation": info.Negotiation, "transport": info.Transport, "era": info.Era, "protocolVersion": info.ProtocolVersion, "serverInfo": info.ServerInfo})
 		fmt.Fprintf(c.stderr, "%s\n", b)
 		return
 	}
 	if info.Negotiation != nil {
 		fmt.Fprint(c.stderr, info.Negotiation.String())
 	}
-	fmt.Fprintf(c.stderr, "connected in %v: transport %s, protocol %s, server %s %s\n",
-		took.Round(time.Millisecond), info.Transport, info.ProtocolVersion, info.ServerInfo.Name, info.ServerInfo.Version)
+	fmt.Fprintf(c.stderr, "connected in %v: transport %s, protocol %s (%s era), server %s %s\n",
+		took.Round(time.Millisecond), info.Transport, info.ProtocolVersion, info.Era, info.ServerInfo.Name, info.ServerInfo.Version)
 }
 
 // hook sees every message, for the trace.

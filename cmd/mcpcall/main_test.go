@@ -147,6 +147,7 @@ var (
 	sessionRE  = regexp.MustCompile(`sessionId=[0-9a-f]+`)
 	pathRE     = regexp.MustCompile(`"(/[^"\s]*/)?[^"/\s]*\.test"`)
 	metaTrRE   = regexp.MustCompile(`"(transport|protocolVersion)": "[^"]*"`)
+	binRE      = regexp.MustCompile(`/[^\s"]*/[^/\s"]*\.test`)
 )
 
 // normalise removes what changes from run to run: ports, durations,
@@ -156,6 +157,7 @@ func normalise(s string) string {
 	s = durNsRE.ReplaceAllString(s, `"durationNs": 0`)
 	s = durationRE.ReplaceAllString(s, "DURATION")
 	s = sessionRE.ReplaceAllString(s, "sessionId=ID")
+	s = binRE.ReplaceAllString(s, "TESTSERVER")
 	return s
 }
 

@@ -17,12 +17,14 @@ import (
 
 // probeResult is what probe --json prints.
 type probeResult struct {
-	Transport       string                 `json:"transport"`
-	ProtocolVersion string                 `json:"protocolVersion"`
-	ServerInfo      mcp.Implementation     `json:"serverInfo"`
-	Capabilities    mcp.ServerCapabilities `json:"capabilities"`
-	Instructions    string                 `json:"instructions,omitempty"`
-	Negotiation     *negotiate.Report      `json:"negotiation"`
+	Transport         string                 `json:"transport"`
+	Era               mcp.Era                `json:"era"`
+	ProtocolVersion   string                 `json:"protocolVersion"`
+	SupportedVersions []string               `json:"supportedVersions,omitempty"`
+	ServerInfo        mcp.Implementation     `json:"serverInfo"`
+	Capabilities      mcp.ServerCapabilities `json:"capabilities"`
+	Instructions      string                 `json:"instructions,omitempty"`
+	Negotiation       *negotiate.Report      `json:"negotiation"`
 }
 
 func (c *cli) probeCommand() *cobra.Command {
@@ -30,11 +32,13 @@ func (c *cli) probeCommand() *cobra.Command {
 		Use:   "probe TARGET",
 		Short: "Negotiate and show what the server speaks: transport, revision, server info, capabilities",
 		Long: `Connect the way any command would, and print what came of it: the negotiation
-report (every HTTP attempt, its status and time, and why the next was tried),
-the transport in use, the protocol revision, the server's name and version, its
-capabilities and instructions. --json prints one object with transport
-("streamable-http", "sse" or "stdio"), protocolVersion, serverInfo,
-capabilities and negotiation (null for stdio).`,
+report (every attempt — the modern request, initialize, the HTTP+SSE stream —
+its status and time, and why the next was tried), the transport in use, the
+protocol era and revision, the server's name and version, its capabilities
+and instructions. --json prints one object with transport ("streamable-http",
+"sse" or "stdio"), era ("modern" or "legacy"), protocolVersion,
+supportedVersions (a modern server's list), serverInfo, capabilities and
+negotiation.`,
 		Example: `  mcpcall probe https://example.com/mcp
   mcpcall probe --transport sse http://127.0.0.1:8080/sse
   mcpcall probe --json myserver | jq -r .transport`,
@@ -43,7 +47,8 @@ capabilities and negotiation (null for stdio).`,
 			info := s.info
 			if c.f.json {
 				return writeValue(c.stdout, probeResult{
-					Transport: info.Transport, ProtocolVersion: info.ProtocolVersion, ServerInfo: info.ServerInfo,
+					Transport: info.Transport, Era: info.Era, ProtocolVersion: info.ProtocolVersion,
+					SupportedVersions: info.SupportedVersions, ServerInfo: info.ServerInfo,
 					Capabilities: info.Capabilities, Instructions: info.Instructions, Negotiation: info.Negotiation,
 				})
 			}
@@ -52,7 +57,11 @@ capabilities and negotiation (null for stdio).`,
 			}
 			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintf(tw, "transport\t%s\n", info.Transport)
+			fmt.Fprintf(tw, "era\t%s\n", info.Era)
 			fmt.Fprintf(tw, "protocol\t%s\n", info.ProtocolVersion)
+			if len(info.SupportedVersions) > 0 {
+				fmt.Fprintf(tw, "supports\t%s\n", strings.Join(info.SupportedVersions, ", "))
+			}
 			server := strings.TrimSpace(info.ServerInfo.Name + " " + info.ServerInfo.Version)
 			if info.ServerInfo.Title != "" {
 				server += " (" + info.ServerInfo.Title + ")"

@@ -24,7 +24,7 @@ func TestProbeGolden(t *testing.T) {
 			if err := json.Unmarshal([]byte(res.stdout), &p); err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range []string{"transport", "protocolVersion", "serverInfo", "capabilities", "negotiation"} {
+			for _, k := range []string{"transport", "era", "protocolVersion", "serverInfo", "capabilities", "negotiation"} {
 				if _, ok := p[k]; !ok {
 					t.Errorf("probe --json has no %q", k)
 				}
@@ -33,8 +33,8 @@ func TestProbeGolden(t *testing.T) {
 			if string(p["transport"]) != want {
 				t.Errorf("transport %s, want %s", p["transport"], want)
 			}
-			if (tc.name == "stdio") != (string(p["negotiation"]) == "null") {
-				t.Errorf("negotiation %s", p["negotiation"])
+			if string(p["negotiation"]) == "null" || string(p["era"]) != `"legacy"` {
+				t.Errorf("era %s, negotiation %s", p["era"], p["negotiation"])
 			}
 		})
 	}
@@ -66,12 +66,13 @@ func TestTransportFlag(t *testing.T) {
 		policy    string
 		attempts  int
 	}{
-		{[]string{legacy.URL}, "sse", "auto", 2},
-		{[]string{"--transport", "auto", legacy.URL}, "sse", "auto", 2},
+		{[]string{legacy.URL}, "sse", "auto", 3}, // modern probe, initialize, GET
+		{[]string{"--transport", "auto", legacy.URL}, "sse", "auto", 3},
 		{[]string{"--transport", "sse", legacy.URL}, "sse", "sse-only", 1},
 		{[]string{"--transport", "sse", hybrid.SSEURL}, "sse", "sse-only", 1},
-		{[]string{"--transport", "http", hybrid.URL}, "streamable-http", "streamable-only", 1},
-		{[]string{hybrid.URL}, "streamable-http", "auto", 1},
+		{[]string{"--transport", "http", hybrid.URL}, "streamable-http", "streamable-only", 2},
+		{[]string{"--transport", "http", "--era", "legacy", hybrid.URL}, "streamable-http", "streamable-only", 1},
+		{[]string{hybrid.URL}, "streamable-http", "auto", 2},
 	} {
 		p, res := probe(tc.args...)
 		if res.code != 0 {
@@ -90,7 +91,7 @@ func TestTransportFlag(t *testing.T) {
 		t.Errorf("--transport sse at a Streamable HTTP server: exit %d %s", res.code, res.stderr)
 	}
 	p, res := probe(append([]string{"--transport", "stdio"}, stdioTarget(testservers.Options{})...)...)
-	if res.code != 0 || p.Transport != "stdio" || p.Negotiation != nil {
+	if res.code != 0 || p.Transport != "stdio" || p.Negotiation == nil || p.Era != "legacy" {
 		t.Errorf("--transport stdio: exit %d %+v %s", res.code, p, res.stderr)
 	}
 	if _, res := probe(append([]string{"--transport", "sse"}, stdioTarget(testservers.Options{})...)...); res.code != exitUsage {
@@ -98,10 +99,10 @@ func TestTransportFlag(t *testing.T) {
 	}
 }
 
-// TestNewerServer: a server of a later revision is reported as such, not
-// masked by a fallback, and exits 4.
+// TestNewerServer: a server of a later revision than this client speaks is
+// reported as such, not masked by a fallback, and exits 4.
 func TestNewerServer(t *testing.T) {
-	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, PostBodyFunc: testservers.MethodNotFoundBody})
+	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 400, PostBodyFunc: testservers.UnsupportedVersionBody("2099-01-01")})
 	defer srv.Close()
 	res := newRunner(t).run("--json", "ping", srv.URL)
 	if res.code != exitConnect || !strings.Contains(res.stderr, "newer MCP revision") {

@@ -44,6 +44,8 @@ type flags struct {
 	config    string
 	server    string
 	transport string
+	era       string
+	protocol  string
 	headers   []string
 	bearerEnv string
 	env       []string
@@ -167,6 +169,8 @@ func (c *cli) addFlags(root *cobra.Command) {
 	pf.StringVar(&f.server, "server", "", "the target is the server `NAME` from the config files")
 	pf.StringVar(&f.transport, "transport", "", "auto (default: Streamable HTTP, HTTP+SSE for older servers), http (Streamable HTTP only), sse (HTTP+SSE only), or stdio (needs a command)")
 	pf.StringArrayVarP(&f.headers, "header", "H", nil, "add an HTTP header, \"Name: value\" (repeatable)")
+	pf.StringVar(&f.era, "era", "auto", "protocol era: auto (the modern request first, then initialize), modern (2026-07-28 on, stateless) or legacy (initialize)")
+	pf.StringVar(&f.protocol, "protocol-version", "", "speak only this protocol `REVISION` (e.g. 2026-07-28, 2025-06-18)")
 	pf.StringVar(&f.bearerEnv, "bearer-env", "", "send Authorization: Bearer with the token in environment variable `VAR` (never printed)")
 	pf.StringArrayVarP(&f.env, "env", "e", nil, "stdio: add KEY=VALUE to the server's environment (repeatable)")
 	pf.StringVar(&f.cwd, "cwd", "", "stdio: the server's working `DIR`")

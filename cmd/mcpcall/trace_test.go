@@ -88,7 +88,7 @@ func TestTraceRedaction(t *testing.T) {
 			methods = append(methods, m.Method)
 		}
 	}
-	if strings.Join(methods, ",") != "initialize,notifications/initialized,tools/list,tools/call" {
+	if strings.Join(methods, ",") != "server/discover,initialize,notifications/initialized,tools/list,tools/call" {
 		t.Errorf("messages sent: %v", methods)
 	}
 }
@@ -99,8 +99,8 @@ func TestTraceStdioToStderr(t *testing.T) {
 	r := newRunner(t)
 	res := r.runOK(append([]string{"ping", "--json", "--trace", "-"}, stdioTarget(testservers.Options{})...)...)
 	evs := readTrace(t, res.stderr)
-	if len(evs) != 5 { // initialize ⇄, initialized →, ping ⇄
-		t.Errorf("%d trace events, want 5:\n%s", len(evs), res.stderr)
+	if len(evs) != 7 { // server/discover ⇄ (refused), initialize ⇄, initialized →, ping ⇄
+		t.Errorf("%d trace events, want 7:\n%s", len(evs), res.stderr)
 	}
 	for _, ev := range evs {
 		if ev.Kind != "jsonrpc" {

@@ -1,0 +1,184 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// dialect is every rule that differs between the protocol eras — and,
+// within the modern era, between Streamable HTTP and other transports — as
+// one value the Conn consults. It is chosen once the server's era is known
+// and never changes; nothing else in the Conn asks which era it speaks.
+type dialect struct {
+	era     mcp.Era
+	version string // the revision in use
+
+	// meta holds the _meta members every modern request carries (its
+	// revision, the client's info and capabilities), as JSON object members
+	// without braces; nil in the legacy era, whose requests carry none.
+	meta []byte
+	// headers: mirror the request metadata into HTTP headers (modern over
+	// Streamable HTTP), and leave out tools whose x-mcp-header annotations
+	// break the rules.
+	headers bool
+	// sessions: the legacy lifecycle, initialize then
+	// notifications/initialized, on a session that may be lost and then
+	// initialized again.
+	sessions bool
+	// inputRequired: the server asks the client for input inside results
+	// (input_required, answered by sending the request again), not by
+	// requests of its own.
+	inputRequired bool
+	// cancelNotify: a call given up is cancelled with
+	// notifications/cancelled. Modern Streamable HTTP cancels by closing
+	// the request's own response stream instead.
+	cancelNotify bool
+	// listen: change notifications come on subscriptions/listen, opened
+	// with a filter; the legacy era has resources/subscribe and the GET
+	// stream.
+	listen bool
+	// reissue: a request whose answer was lost is sent again, with a new
+	// id, when it is safe to repeat (the modern rule: a broken stream loses
+	// the request, and there is no resumption).
+	reissue bool
+	// ping is the request Ping sends: modern revisions have no ping, and
+	// server/discover is as cheap.
+	ping string
+	// setLevel: logging/setLevel exists. Modern requests carry the level
+	// in _meta instead.
+	setLevel bool
+	// rootsChanged: notifications/roots/list_changed exists.
+	rootsChanged bool
+}
+
+// newDialect returns the rules for era and revision over the named
+// transport, for a client with options o.
+func newDialect(era mcp.Era, version, transport string, o *options) *dialect {
+	if era == mcp.EraModern {
+		http := transport == TransportStreamableHTTP
+		return &dialect{
+			era:           era,
+			version:       version,
+			meta:          modernMeta(version, o),
+			headers:       http,
+			inputRequired: true,
+			cancelNotify:  !http,
+			listen:        true,
+			reissue:       true,
+			ping:          "server/discover",
+		}
+	}
+	return &dialect{
+		era:          mcp.EraLegacy,
+		version:      version,
+		sessions:     true,
+		cancelNotify: true,
+		ping:         "ping",
+		setLevel:     true,
+		rootsChanged: true,
+	}
+}
+
+// modernMeta encodes the _meta members of every modern request.
+func modernMeta(version string, o *options) []byte {
+	info, _ := json.Marshal(o.clientInfo)
+	caps, _ := json.Marshal(capabilities(o))
+	b := make([]byte, 0, 128+len(info)+len(caps))
+	b = append(b, `"`+mcp.MetaProtocolVersion+`":`...)
+	b = strconv.AppendQuote(b, version)
+	b = append(b, `,"`+mcp.MetaClientInfo+`":`...)
+	b = append(b, info...)
+	b = append(b, `,"`+mcp.MetaClientCapabilities+`":`...)
+	return append(b, caps...)
+}
+
+// requestMeta returns the _meta members a request carries: the dialect's,
+// a progress token (0: none), and a log level ("" : none).
+func (d *dialect) requestMeta(token int64, level mcp.LoggingLevel) []byte {
+	if token == 0 && level == "" {
+		return d.meta
+	}
+	b := make([]byte, 0, len(d.meta)+64)
+	b = append(b, d.meta...)
+	if token != 0 {
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"progressToken":`...)
+		b = strconv.AppendInt(b, token, 10)
+	}
+	if level != "" {
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"`+mcp.MetaLogLevel+`":`...)
+		b = strconv.AppendQuote(b, string(level))
+	}
+	return b
+}
+
+// withMeta puts members (JSON object members without braces) into the
+// _meta object of params, creating it (or params) when missing. Members the
+// params' own _meta also has are replaced by ours: the revision must match
+// what the headers say, and the progress token is the Conn's.
+func withMeta(params json.RawMessage, members []byte) (json.RawMessage, error) {
+	if len(members) == 0 {
+		return params, nil
+	}
+	trimmed := bytes.TrimSpace(params)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		out := make([]byte, 0, len(members)+12)
+		out = append(out, `{"_meta":{`...)
+		out = append(out, members...)
+		return append(out, "}}"...), nil
+	}
+	if trimmed[0] != '{' {
+		return nil, fmt.Errorf("params must be a JSON object to carry _meta")
+	}
+	if !bytes.Contains(trimmed, []byte(`"_meta"`)) {
+		return prependMembers(trimmed, []byte(`"_meta":{`), members, []byte(`}`)), nil
+	}
+	// The slow path: the params have a _meta of their own to merge with.
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &obj); err != nil {
+		return nil, err
+	}
+	meta := map[string]json.RawMessage{}
+	if m := obj["_meta"]; len(m) > 0 && string(m) != "null" {
+		if err := json.Unmarshal(m, &meta); err != nil {
+			return nil, fmt.Errorf("params _meta: %w", err)
+		}
+	}
+	var ours map[string]json.RawMessage
+	if err := json.Unmarshal(append(append([]byte{'{'}, members...), '}'), &ours); err != nil {
+		return nil, err
+	}
+	for k, v := range ours {
+		meta[k] = v
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	obj["_meta"] = b
+	return json.Marshal(obj)
+}
+
+// prependMembers returns the object obj with open+members+close inserted
+// as its first member(s).
+func prependMembers(obj, open, members, close []byte) json.RawMessage {
+	rest := bytes.TrimSpace(obj[1:])
+	out := make([]byte, 0, len(obj)+len(open)+len(members)+len(close)+2)
+	out = append(out, '{')
+	out = append(out, open...)
+	out = append(out, members...)
+	out = append(out, close...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
+}

@@ -1,0 +1,111 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/modern"
+)
+
+// Request metadata headers (modern revisions over Streamable HTTP): every
+// POST carries MCP-Protocol-Version and Mcp-Method, tools/call, prompts/get
+// and resources/read carry Mcp-Name, and tools/call carries Mcp-Param-*
+// for the tool's parameters annotated x-mcp-header, as tools/list
+// described them.
+
+// withRequestHeaders returns ctx carrying the headers of the request.
+func (c *Conn) withRequestHeaders(ctx context.Context, d *dialect, method string, params any, raw json.RawMessage) (context.Context, error) {
+	name, args := nameOf(method, params, raw)
+	h := modern.MetadataHeaders(d.version, method, name)
+	if method == "tools/call" && name != "" {
+		c.mu.Lock()
+		ps := c.toolHeaders[name]
+		c.mu.Unlock()
+		if len(ps) > 0 {
+			if args == nil {
+				args = argumentsOf(raw)
+			}
+			if err := modern.AddParamHeaders(h, ps, args); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return modern.WithHeaders(ctx, h), nil
+}
+
+// nameOf returns what Mcp-Name mirrors (params.name of tools/call and
+// prompts/get, params.uri of resources/read), from the typed params when
+// it can, and a tool call's arguments when they are at hand as JSON.
+func nameOf(method string, params any, raw json.RawMessage) (string, json.RawMessage) {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read":
+	default:
+		return "", nil
+	}
+	switch p := params.(type) {
+	case *mcp.CallToolParams:
+		if a, ok := p.Arguments.(json.RawMessage); ok {
+			return p.Name, a
+		}
+		return p.Name, nil
+	case *mcp.GetPromptParams:
+		return p.Name, nil
+	case *mcp.ReadResourceParams:
+		return p.URI, nil
+	}
+	var v struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return "", nil
+	}
+	if method == "resources/read" {
+		return v.URI, nil
+	}
+	return v.Name, nil
+}
+
+// argumentsOf returns params.arguments of an encoded tools/call.
+func argumentsOf(raw json.RawMessage) json.RawMessage {
+	var v struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(raw, &v)
+	return v.Arguments
+}
+
+// rememberTools records what the Conn needs to know of listed tools (which
+// are safe to repeat, which parameters go into headers) and returns the
+// tools to show the host: on Streamable HTTP in a modern revision, a tool
+// whose x-mcp-header annotations break the rules is left out (and
+// logged), as the specification requires, so that one malformed tool does
+// not keep the others from being used.
+func (c *Conn) rememberTools(tools []mcp.Tool) []mcp.Tool {
+	d := c.dialect()
+	kept := tools[:0:len(tools)]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range tools {
+		a := t.Annotations
+		c.toolHints[t.Name] = a != nil && ((a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint))
+		if !d.headers {
+			kept = append(kept, t)
+			continue
+		}
+		ps, err := modern.ParamHeaders(t.Name, t.InputSchema)
+		if err != nil {
+			delete(c.toolHeaders, t.Name)
+			c.opts.logger.Warn("anymcp: left out a tool whose definition breaks the x-mcp-header rules", "tool", t.Name, "err", err)
+			continue
+		}
+		if len(ps) > 0 {
+			c.toolHeaders[t.Name] = ps
+		} else {
+			delete(c.toolHeaders, t.Name)
+		}
+		kept = append(kept, t)
+	}
+	return kept
+}

@@ -1,0 +1,272 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/modern"
+	"github.com/anymcp/anymcp/reconnect"
+)
+
+// Change notifications in the modern era come on a subscriptions/listen
+// stream: one request that stays open (over HTTP, its response stream;
+// over stdio, until it is cancelled) and carries the notifications the
+// client opted in to — list changes for the handlers the host set
+// (OnToolsChanged, OnPromptsChanged, OnResourcesChanged, or OnNotification
+// for all of them) and resources/updated for the URIs passed to Subscribe.
+// The Conn opens it when there is something to listen for, opens it again
+// with the new filter when Subscribe or Unsubscribe changes it, and reopens
+// it under the reconnect policy when it breaks.
+
+// listener is one subscriptions/listen stream and its reopenings.
+type listener struct {
+	filter mcp.SubscriptionFilter
+	cancel context.CancelFunc
+	done   chan struct{} // closed when its goroutine is gone
+
+	mu    sync.Mutex
+	id    int64         // the request id of the stream now open
+	acked chan struct{} // closed at the first acknowledgement
+	err   error         // why the first attempt failed, if it did
+	fail  chan struct{} // closed when the first attempt failed
+}
+
+// listenFilter is what the Conn listens for now.
+func (c *Conn) listenFilter() mcp.SubscriptionFilter {
+	o := c.opts
+	f := mcp.SubscriptionFilter{
+		ToolsListChanged:     o.onToolsChg != nil || o.onNotify != nil,
+		PromptsListChanged:   o.onPromptsChg != nil || o.onNotify != nil,
+		ResourcesListChanged: o.onResChg != nil || o.onNotify != nil,
+	}
+	c.mu.Lock()
+	for uri := range c.subs {
+		f.ResourceSubscriptions = append(f.ResourceSubscriptions, uri)
+	}
+	c.mu.Unlock()
+	slices.Sort(f.ResourceSubscriptions)
+	return f
+}
+
+// startListening opens the listen stream for the current filter, replacing
+// one open with another filter; with nothing to listen for, it closes the
+// stream. It returns the listener now in force (nil for none).
+func (c *Conn) startListening() *listener {
+	if !c.dialect().listen {
+		return nil
+	}
+	f := c.listenFilter()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.listen
+	if old != nil && slices.Equal(old.filter.ResourceSubscriptions, f.ResourceSubscriptions) &&
+		old.filter.ToolsListChanged == f.ToolsListChanged && old.filter.PromptsListChanged == f.PromptsListChanged &&
+		old.filter.ResourcesListChanged == f.ResourcesListChanged {
+		return old
+	}
+	if old != nil {
+		old.cancel()
+		c.listen = nil
+	}
+	if f.IsZero() || c.err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	l := &listener{filter: f, cancel: cancel, done: make(chan struct{}), acked: make(chan struct{}), fail: make(chan struct{})}
+	c.listen = l
+	c.wg.Add(1)
+	go c.runListen(ctx, l, old)
+	return l
+}
+
+// awaitListening waits until l was acknowledged, or its first attempt
+// failed, or ctx ended.
+func (c *Conn) awaitListening(ctx context.Context, l *listener) error {
+	if l == nil {
+		return nil
+	}
+	select {
+	case <-l.acked:
+		return nil
+	case <-l.fail:
+		return l.err
+	case <-ctx.Done():
+		return fmt.Errorf("subscriptions/listen: waiting for the acknowledgement: %w", context.Cause(ctx))
+	}
+}
+
+// runListen keeps l's stream open until ctx ends.
+func (c *Conn) runListen(ctx context.Context, l *listener, previous *listener) {
+	defer c.wg.Done()
+	defer close(l.done)
+	if previous != nil {
+		<-previous.done // one stream at a time: the old one is cancelled first
+	}
+	policy := reconnect.DefaultPolicy()
+	if c.opts.reconnect != nil {
+		policy = *c.opts.reconnect
+	}
+	b := policy.Start()
+	first := true
+	for {
+		acked, err := c.listenOnce(ctx, l)
+		if ctx.Err() != nil {
+			return
+		}
+		if first && !acked {
+			l.mu.Lock()
+			if l.err == nil {
+				l.err = fmt.Errorf("subscriptions/listen: %w", err)
+				close(l.fail)
+			}
+			l.mu.Unlock()
+		}
+		first = false
+		if acked {
+			b.Progress()
+		}
+		wait, ok := b.Next()
+		if !ok {
+			wait = policy.MaxDelay
+		}
+		c.opts.logger.Info("anymcp: the subscriptions/listen stream ended; opening it again", "err", err, "wait", wait)
+		if reconnect.Sleep(ctx, wait) != nil {
+			return
+		}
+	}
+}
+
+// listenOnce sends one subscriptions/listen request and waits for its end:
+// the server's closing response, a broken stream, or ctx (then, where the
+// stream cannot be closed by itself, notifications/cancelled). It reports
+// whether the server acknowledged the stream.
+func (c *Conn) listenOnce(ctx context.Context, l *listener) (acked bool, err error) {
+	d := c.dialect()
+	id := c.nextID.Add(1)
+	cl := &call{method: "subscriptions/listen", ch: make(chan callResult, 1)}
+	params, err := json.Marshal(mcp.ListenParams{Notifications: l.filter})
+	if err != nil {
+		return false, err
+	}
+	if params, err = withMeta(params, d.requestMeta(0, "")); err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return false, c.err
+	}
+	c.pending[id] = cl
+	c.mu.Unlock()
+	l.mu.Lock()
+	l.id = id
+	ack := l.acked
+	l.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		select {
+		case <-ack:
+			acked = true
+		default:
+		}
+	}()
+
+	sctx := ctx
+	if d.headers {
+		sctx = modern.WithHeaders(ctx, modern.MetadataHeaders(d.version, "subscriptions/listen", ""))
+	}
+	msg := &jsonrpc.Message{ID: jsonrpc.Int(id), Method: "subscriptions/listen", Params: params}
+	start := time.Now()
+	if err := c.t.Send(sctx, msg); err != nil {
+		return false, err
+	}
+	select {
+	case r := <-cl.ch:
+		if r.err != nil {
+			return false, r.err
+		}
+		c.opts.logger.Info("anymcp: the server ended the subscriptions/listen stream", "after", time.Since(start))
+		return false, fmt.Errorf("ended by the server")
+	case <-ctx.Done():
+		if d.cancelNotify {
+			c.sendCancelled(id, "the client stopped listening")
+		}
+		return false, ctx.Err()
+	}
+}
+
+// acknowledged handles notifications/subscriptions/acknowledged.
+func (c *Conn) acknowledged(params json.RawMessage) {
+	var p mcp.SubscriptionsAcknowledgedParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		c.opts.logger.Warn("anymcp: malformed notifications/subscriptions/acknowledged", "params", excerpt(params))
+		return
+	}
+	c.mu.Lock()
+	l := c.listen
+	c.mu.Unlock()
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id, ok := subscriptionID(p.Meta); ok && id != strconv.FormatInt(l.id, 10) {
+		return // an earlier stream's
+	}
+	if missing := refused(l.filter, p.Notifications); missing != "" {
+		c.opts.logger.Info("anymcp: the server does not send some notifications asked for", "refused", missing)
+	}
+	select {
+	case <-l.acked:
+	default:
+		close(l.acked)
+	}
+}
+
+// subscriptionID reads io.modelcontextprotocol/subscriptionId of a _meta,
+// as the JSON text of an id.
+func subscriptionID(meta mcp.Meta) (string, bool) {
+	v, ok := meta[mcp.MetaSubscriptionID]
+	if !ok {
+		return "", false
+	}
+	switch id := v.(type) {
+	case float64:
+		return strconv.FormatInt(int64(id), 10), true
+	case string:
+		return id, true
+	}
+	return "", false
+}
+
+// refused lists what the filter asked for and the acknowledgement left out.
+func refused(asked, got mcp.SubscriptionFilter) string {
+	var out []string
+	if asked.ToolsListChanged && !got.ToolsListChanged {
+		out = append(out, "toolsListChanged")
+	}
+	if asked.PromptsListChanged && !got.PromptsListChanged {
+		out = append(out, "promptsListChanged")
+	}
+	if asked.ResourcesListChanged && !got.ResourcesListChanged {
+		out = append(out, "resourcesListChanged")
+	}
+	for _, uri := range asked.ResourceSubscriptions {
+		if !slices.Contains(got.ResourceSubscriptions, uri) {
+			out = append(out, uri)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return fmt.Sprint(out)
+}

@@ -1,0 +1,122 @@
+package negotiate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// verdict is what the answer to the modern probe says about the server.
+type verdict struct {
+	kind    verdictKind
+	version string // retryVersion: the revision to try next
+	why     string // for the report
+}
+
+type verdictKind int
+
+const (
+	isModern     verdictKind = iota // answered: a modern server
+	isModernBare                    // a modern server without server/discover (404 + -32601)
+	retryVersion                    // a modern server that wants another revision
+	isLegacy                        // not a modern answer: initialize
+	giveUp                          // a real error, or no revision in common
+)
+
+// judgeProbe reads the answer to the modern probe (resp, or the error Send
+// or the wait returned) as the specification's backward-compatibility rules
+// say: a result, or a recognised modern error (-32022 listing revisions,
+// -32020, -32021, or over HTTP a 404 whose body is -32601) means a modern
+// server; any other refusal means a legacy one. http says the transport
+// has HTTP statuses: then only a 4xx other than 401, 403 and 429 reads as
+// legacy, and everything else (those, 5xx, network errors, timeouts) is an
+// error of its own. Without HTTP any error that is not a modern one reads
+// as legacy, and so does no answer at all (timedOut).
+func judgeProbe(resp *jsonrpc.Message, err error, http_, timedOut bool, tried string) verdict {
+	status := 0
+	var rpcErr *jsonrpc.Error
+	var he *jsonrpc.HTTPError
+	switch {
+	case err == nil && resp.Error == nil:
+		return verdict{kind: isModern, why: "answered: a modern server"}
+	case err == nil:
+		rpcErr = resp.Error
+	case errors.As(err, &he):
+		status, rpcErr = he.StatusCode, he.RPCError
+	case timedOut && !http_:
+		return verdict{kind: isLegacy, why: "no answer in time: a legacy server"}
+	case http_:
+		return verdict{kind: giveUp, why: "not a reason to try the legacy handshake: stopping"}
+	default:
+		return verdict{kind: giveUp, why: "the transport failed: stopping"}
+	}
+
+	if rpcErr != nil {
+		switch rpcErr.Code {
+		case jsonrpc.CodeUnsupportedProtocolVersion:
+			if supported, ok := supportedList(rpcErr); ok {
+				return chooseVersion(supported, tried)
+			}
+		case jsonrpc.CodeHeaderMismatch, jsonrpc.CodeMissingClientCapability:
+			return verdict{kind: giveUp, why: fmt.Sprintf("a modern server refused the request (%v): stopping", rpcErr)}
+		case jsonrpc.CodeMethodNotFound:
+			if status == http.StatusNotFound {
+				return verdict{kind: isModernBare, why: "404 with -32601: a modern server without server/discover"}
+			}
+		}
+	}
+	if !http_ || status == 0 {
+		return verdict{kind: isLegacy, why: fmt.Sprintf("refused with %v, not a modern error: a legacy server", rpcErr)}
+	}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return verdict{kind: giveUp, why: fmt.Sprintf("%d asks for authorization: not a reason to try another era: stopping", status)}
+	case status == http.StatusTooManyRequests:
+		return verdict{kind: giveUp, why: "429 still after waiting: stopping"}
+	case status >= 400 && status < 500:
+		return verdict{kind: isLegacy, why: fmt.Sprintf("%d without a modern error: a legacy server: trying initialize", status)}
+	}
+	return verdict{kind: giveUp, why: fmt.Sprintf("%d is not a reason to try another era: stopping", status)}
+}
+
+// chooseVersion picks the revision to go on with from what a -32022 error
+// listed: the newest modern one both speak (tried again at most once: a
+// server may refuse the first request whatever it names), else the legacy
+// handshake when the server lists a legacy revision we speak.
+func chooseVersion(supported []string, tried string) verdict {
+	if v := mcp.BestVersion(mcp.EraModern, supported); v != "" {
+		return verdict{kind: retryVersion, version: v,
+			why: fmt.Sprintf("-32022: the server speaks %s: trying %s", strings.Join(supported, ", "), v)}
+	}
+	if mcp.BestVersion(mcp.EraLegacy, supported) != "" {
+		return verdict{kind: isLegacy, why: fmt.Sprintf("-32022: the server lists only legacy revisions (%s): trying initialize", strings.Join(supported, ", "))}
+	}
+	return verdict{kind: giveUp, why: fmt.Sprintf("-32022: the server speaks %s, this client none of them", strings.Join(supported, ", "))}
+}
+
+// supportedList reads data.supported of a JSON-RPC error.
+func supportedList(e *jsonrpc.Error) ([]string, bool) {
+	if e == nil || len(e.Data) == 0 {
+		return nil, false
+	}
+	var data mcp.UnsupportedVersionData
+	if json.Unmarshal(e.Data, &data) != nil || len(data.Supported) == 0 {
+		return nil, false
+	}
+	return data.Supported, true
+}
+
+// modernRefusal reports whether a refusal of the legacy handshake came from
+// a modern server: -32022 listing a modern revision we speak, or a
+// revision list with none we speak at all, or -32601 for initialize.
+func modernRefusal(e *jsonrpc.Error) bool {
+	if supported, ok := supportedList(e); ok {
+		return mcp.BestVersion(mcp.EraModern, supported) != "" || mcp.BestVersion(mcp.EraLegacy, supported) == ""
+	}
+	return e != nil && (e.Code == jsonrpc.CodeMethodNotFound || e.Code == jsonrpc.CodeUnsupportedProtocolVersion)
+}
