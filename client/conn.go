@@ -22,7 +22,7 @@ type Conn struct {
 	opts *options
 
 	nextID atomic.Int64
-	gen    atomic.Int64             // counts successful initializations: the session in use
+	gen    atomic.Int64            // counts successful initializations: the session in use
 	d      atomic.Pointer[dialect] // the era's rules, once the era is known
 	level  atomic.Pointer[mcp.LoggingLevel]
 
@@ -89,17 +89,17 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 		t = &hooked{Transport: t, hook: o.hook}
 	}
 	c := &Conn{
-		t:         t,
-		opts:      o,
-		pending:   make(map[int64]*call),
-		tokens:    make(map[int64]*call),
-		served:    make(map[string]context.CancelFunc),
-		handlers:  make(map[uint64]bool),
+		t:           t,
+		opts:        o,
+		pending:     make(map[int64]*call),
+		tokens:      make(map[int64]*call),
+		served:      make(map[string]context.CancelFunc),
+		handlers:    make(map[uint64]bool),
 		subs:        make(map[string]bool),
 		toolHints:   make(map[string]bool),
 		toolHeaders: make(map[string][]modern.ParamHeader),
-		events:    newEventQueue(),
-		done:      make(chan struct{}),
+		events:      newEventQueue(),
+		done:        make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.info.Transport = o.transportName

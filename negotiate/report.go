@@ -52,7 +52,7 @@ type Attempt struct {
 	Transport string        `json:"transport"`         // StreamableHTTP, SSE, or a transport's name
 	Request   string        `json:"request,omitempty"` // RequestDiscover or RequestInitialize
 	Version   string        `json:"version,omitempty"` // the revision a modern request carried
-	Method    string        `json:"method"`    // POST or GET
+	Method    string        `json:"method"`            // POST or GET
 	URL       string        `json:"url"`
 	Status    int           `json:"status,omitempty"` // 0 when no HTTP answer came
 	Answer    string        `json:"answer,omitempty"` // without HTTP: "answered", "refused" or "no answer"
