@@ -3,8 +3,8 @@
 # (@modelcontextprotocol/conformance, version pinned in package-lock.json)
 # against anymcp's client: conformance/client, built from this tree.
 #
-#   bash conformance/run.sh              # sse-retry, then every other client scenario
-#   bash conformance/run.sh sse-retry    # only the scenarios named
+#   bash conformance/run.sh                          # sse-retry, then every client scenario at each revision
+#   bash conformance/run.sh tools_call@2026-07-28    # only the runs named (NAME or NAME@REVISION)
 #
 # Needs Go, Node >= 20.6 and npm (the npm registry on first use: the suite is
 # installed into conformance/node_modules by `npm ci`). On Node 20 the suite's
@@ -44,25 +44,40 @@ go build -o "$client" ./$dir/client
 
 suite() { node --import "./$dir/globsync.mjs" "$suite_js" "$@"; }
 
+# Each scenario runs at every dated revision it belongs to (2025-11-25 and
+# 2026-07-28: the legacy and the modern wire), as NAME@REVISION; scenarios of
+# other revisions (2025-03-26) and extensions run at the suite's default.
+runs=()
 if [ $# -gt 0 ]; then
-  scenarios=("$@")
+  for a in "$@"; do runs+=("$a"); done
 else
-  scenarios=(sse-retry)
-  while read -r name; do
-    [ "$name" = sse-retry ] || scenarios+=("$name")
-  done < <(suite list --client | sed -n 's/^  - \([^ ]*\).*/\1/p')
+  runs=(sse-retry@2025-11-25)
+  while read -r name versions; do
+    any=0
+    for v in 2025-11-25 2026-07-28; do
+      if [[ ",$versions," == *",$v,"* ]]; then
+        [ "$name@$v" = sse-retry@2025-11-25 ] || runs+=("$name@$v")
+        any=1
+      fi
+    done
+    [ $any = 1 ] || runs+=("$name")
+  done < <(suite list --client | sed -n 's/^  - \([^ ]*\) \[\(.*\)\].*/\1 \2/p')
 fi
 
 rm -rf "$results"
 mkdir -p "$results"
-echo "-- $(suite --version 2>/dev/null | sed 's/^/@modelcontextprotocol\/conformance /'), node $(node --version), ${#scenarios[@]} client scenario(s), one at a time"
+echo "-- $(suite --version 2>/dev/null | sed 's/^/@modelcontextprotocol\/conformance /'), node $(node --version), ${#runs[@]} client scenario run(s), one at a time"
 
 status=0
 problems=()
-for name in "${scenarios[@]}"; do
-  out=$results/${name//\//_}
+for run in "${runs[@]}"; do
+  name=${run%@*}
+  version=
+  [ "$run" != "$name" ] && version=${run#*@}
+  out=$results/${run//\//_}
   mkdir -p "$out"
   args=(client --command "$client" --scenario "$name" --timeout 30000 -o "$out")
+  [ -n "$version" ] && args+=(--spec-version "$version")
   judge=("$baseline")
   if [ "$name" = sse-retry ]; then
     judge=() # strict: no baseline, so any failure or warning counts
@@ -72,7 +87,10 @@ for name in "${scenarios[@]}"; do
   rc=0
   suite "${args[@]}" >"$out/suite.log" 2>&1 || rc=$?
   verdict=0
-  node "$dir/checks.mjs" "$name" "$out" "${judge[@]}" || verdict=$?
+  node "$dir/checks.mjs" "$run" "$out" "${judge[@]}" || verdict=$?
+  # The suite's own baseline check cannot tell revisions apart: a scenario
+  # listed as NAME@REVISION is judged by checks.mjs alone.
+  if [ "$verdict" -eq 0 ] && [ "$rc" -ne 0 ] && grep -qx "  - $name@$version" "$baseline" 2>/dev/null; then rc=0; fi
   if [ "$rc" -ne 0 ] || [ "$verdict" -ne 0 ]; then
     status=1
     case $verdict in
@@ -81,12 +99,12 @@ for name in "${scenarios[@]}"; do
       *) why="the suite exited $rc: $(grep -m1 -E 'Unexpected failures|Baseline is stale|CLIENT|Client test error|Validation error' "$out/suite.log" | sed 's/\x1b\[[0-9;]*m//g')" ;;
     esac
     [ "$name" = sse-retry ] && why="did not pass cleanly (suite exit $rc)"
-    problems+=("$name: $why (see $out/)")
+    problems+=("$run: $why (see $out/)")
   fi
 done
 
 elapsed=$((($(date +%s%N) - started) / 1000000))
-echo "-- ${#scenarios[@]} scenario(s) in $((elapsed / 1000)).$(printf %03d $((elapsed % 1000))) s; results in $results/"
+echo "-- ${#runs[@]} scenario run(s) in $((elapsed / 1000)).$(printf %03d $((elapsed % 1000))) s; results in $results/"
 if [ "$status" -ne 0 ]; then
   printf 'conformance: %s\n' "${problems[@]}" >&2
   exit 1

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -43,7 +44,7 @@ func judgeProbe(resp *jsonrpc.Message, err error, http_, timedOut bool, tried st
 	var he *jsonrpc.HTTPError
 	switch {
 	case err == nil && resp.Error == nil:
-		return verdict{kind: isModern, why: "answered: a modern server"}
+		return judgeDiscover(resp.Result, tried)
 	case err == nil:
 		rpcErr = resp.Error
 	case errors.As(err, &he):
@@ -82,6 +83,22 @@ func judgeProbe(resp *jsonrpc.Message, err error, http_, timedOut bool, tried st
 		return verdict{kind: isLegacy, why: fmt.Sprintf("%d without a modern error: a legacy server: trying initialize", status)}
 	}
 	return verdict{kind: giveUp, why: fmt.Sprintf("%d is not a reason to try another era: stopping", status)}
+}
+
+// judgeDiscover reads a result to server/discover. Only a DiscoverResult
+// — supportedVersions listing revisions — says a modern server: some legacy
+// servers answer any method they do not know with an empty result.
+func judgeDiscover(result json.RawMessage, tried string) verdict {
+	var r struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if json.Unmarshal(result, &r) != nil || len(r.SupportedVersions) == 0 {
+		return verdict{kind: isLegacy, why: "answered without supportedVersions, not as a modern server: a legacy server"}
+	}
+	if slices.Contains(r.SupportedVersions, tried) {
+		return verdict{kind: isModern, why: "answered: a modern server"}
+	}
+	return chooseVersion(r.SupportedVersions, tried)
 }
 
 // chooseVersion picks the revision to go on with from what a -32022 error
