@@ -282,13 +282,19 @@ func (c *Conn) sendCancelled(id int64, reason string) {
 	go func() {
 		defer c.wg.Done()
 		defer c.cancels.Done()
-		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
-		defer cancel()
-		params, _ := json.Marshal(mcp.CancelledParams{RequestID: json.RawMessage(strconv.FormatInt(id, 10)), Reason: reason})
-		if err := c.t.Send(ctx, &jsonrpc.Message{Method: "notifications/cancelled", Params: params}); err != nil {
-			c.opts.logger.Debug("anymcp: could not send notifications/cancelled", "id", id, "err", err)
-		}
+		c.notifyCancelled(id, reason)
 	}()
+}
+
+// notifyCancelled sends notifications/cancelled for request id and waits
+// (a bounded while) for the transport to take it.
+func (c *Conn) notifyCancelled(id int64, reason string) {
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+	defer cancel()
+	params, _ := json.Marshal(mcp.CancelledParams{RequestID: json.RawMessage(strconv.FormatInt(id, 10)), Reason: reason})
+	if err := c.t.Send(ctx, &jsonrpc.Message{Method: "notifications/cancelled", Params: params}); err != nil {
+		c.opts.logger.Debug("anymcp: could not send notifications/cancelled", "id", id, "err", err)
+	}
 }
 
 // Notify sends a notification; it waits only for the transport to take it.

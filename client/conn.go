@@ -41,6 +41,7 @@ type Conn struct {
 	toolHints            map[string]bool // tools seen in tools/list that are safe to repeat
 	toolHeaders          map[string][]modern.ParamHeader
 	listen               *listener // the subscriptions/listen stream (modern era)
+	results              *resultCache
 
 	ctx     context.Context // cancelled by Close: stops handlers
 	cancel  context.CancelFunc
@@ -98,6 +99,7 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 		subs:        make(map[string]bool),
 		toolHints:   make(map[string]bool),
 		toolHeaders: make(map[string][]modern.ParamHeader),
+		results:     newResultCache(),
 		events:      newEventQueue(),
 		done:        make(chan struct{}),
 	}
@@ -129,8 +131,8 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("initialize: decoding result: %w", err)
 	}
-	if !mcp.IsSupportedVersion(res.ProtocolVersion) {
-		return &VersionError{Offered: offered, Got: res.ProtocolVersion}
+	if !mcp.IsSupportedVersion(res.ProtocolVersion) || (c.opts.version != "" && res.ProtocolVersion != c.opts.version) {
+		return &VersionError{Offered: offered, Got: res.ProtocolVersion, Pinned: c.opts.version != ""}
 	}
 	c.mu.Lock()
 	c.info.Era = mcp.EraLegacy
@@ -141,6 +143,7 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 	transport := c.info.Transport
 	c.mu.Unlock()
 	c.d.Store(newDialect(mcp.EraLegacy, res.ProtocolVersion, transport, c.opts))
+	c.results.clear() // a new session may see other lists
 	c.gen.Add(1)
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
 		return err

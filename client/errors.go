@@ -3,9 +3,11 @@ package client
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 // ErrClosed is returned by calls on a Conn the host has closed.
@@ -39,14 +41,19 @@ func (e *TimeoutError) Is(target error) bool {
 }
 
 // VersionError is returned by Dial and Open when the server answered
-// initialize with a revision this client does not speak.
+// initialize with a revision this client does not speak, or (Pinned) not
+// the one WithProtocolVersion pinned.
 type VersionError struct {
 	Offered string // what the client asked for
 	Got     string // what the server answered
+	Pinned  bool   // the host allowed only Offered
 }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("anymcp: server answered protocol version %q to our %q; supported: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25", e.Got, e.Offered)
+	if e.Pinned {
+		return fmt.Sprintf("anymcp: server answered protocol version %q to our %q, the only one this Conn may speak (WithProtocolVersion)", e.Got, e.Offered)
+	}
+	return fmt.Sprintf("anymcp: server answered protocol version %q to our %q; this client speaks %s", e.Got, e.Offered, strings.Join(negotiate.ClientVersions(), ", "))
 }
 
 // LostError is the error of a call that was in flight when the transport

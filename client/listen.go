@@ -198,7 +198,9 @@ func (c *Conn) listenOnce(ctx context.Context, l *listener) (acked bool, err err
 		return false, fmt.Errorf("ended by the server")
 	case <-ctx.Done():
 		if d.cancelNotify {
-			c.sendCancelled(id, "the client stopped listening")
+			// Before the next stream opens: the server sees the old one
+			// end first.
+			c.notifyCancelled(id, "the client stopped listening")
 		}
 		return false, ctx.Err()
 	}

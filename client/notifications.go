@@ -12,6 +12,7 @@ import (
 // loop: what it hands the host goes through the event queue.
 func (c *Conn) notification(msg *jsonrpc.Message) {
 	o := c.opts
+	c.invalidate(msg.Method, msg.Params)
 	switch msg.Method {
 	case "notifications/subscriptions/acknowledged":
 		c.acknowledged(msg.Params)

@@ -23,7 +23,7 @@ func pages[R, T any](ctx context.Context, c *Conn, method string, split func(*R)
 			if cursor != "" {
 				params = &mcp.PaginatedParams{Cursor: cursor}
 			}
-			if err := c.Call(ctx, method, params, &page); err != nil {
+			if err := c.cachedCall(ctx, method, cursor, params, &page); err != nil {
 				yield(zero, err)
 				return
 			}
@@ -67,7 +67,7 @@ func listPage[R any](ctx context.Context, c *Conn, method, cursor string) (*R, e
 		params = &mcp.PaginatedParams{Cursor: cursor}
 	}
 	var page R
-	if err := c.Call(ctx, method, params, &page); err != nil {
+	if err := c.cachedCall(ctx, method, cursor, params, &page); err != nil {
 		return nil, err
 	}
 	return &page, nil

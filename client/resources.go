@@ -43,7 +43,7 @@ func (c *Conn) AllResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate
 // *jsonrpc.Error with code jsonrpc.CodeResourceNotFound.
 func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*mcp.ReadResourceResult, error) {
 	var res mcp.ReadResourceResult
-	if err := c.Call(ctx, "resources/read", &mcp.ReadResourceParams{URI: uri}, &res, opts...); err != nil {
+	if err := c.cachedCall(ctx, "resources/read", uri, &mcp.ReadResourceParams{URI: uri}, &res, opts...); err != nil {
 		return nil, err
 	}
 	return &res, nil

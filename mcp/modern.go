@@ -1,6 +1,9 @@
 package mcp
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Keys of _meta that revision 2026-07-28 reserves.
 const (
@@ -42,6 +45,19 @@ const (
 type Cacheable struct {
 	TTLMs      *int64 `json:"ttlMs,omitempty"`
 	CacheScope string `json:"cacheScope,omitempty"`
+}
+
+// maxFreshness bounds how long a client keeps a cacheable result, whatever
+// its ttlMs says.
+const maxFreshness = 24 * time.Hour
+
+// Freshness returns how long the result stays fresh: ttlMs, at most a
+// day; zero when the server gave none.
+func (c Cacheable) Freshness() time.Duration {
+	if c.TTLMs == nil || *c.TTLMs <= 0 {
+		return 0
+	}
+	return min(time.Duration(*c.TTLMs)*time.Millisecond, maxFreshness)
 }
 
 // DiscoverResult is the answer to server/discover: what a modern server

@@ -128,7 +128,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 			}
 			if h.hello.Initialize == nil {
 				a.Decision = "not a modern server, and the era policy allows only modern revisions: stopping"
-				h.record(a, errOf(resp, err), "")
+				h.record(a, errOf(resp, err), "not a modern server, and the era policy allows only modern revisions")
 				return nil, stopped
 			}
 			a.Decision += ": trying initialize"

@@ -244,13 +244,21 @@ func (l *ladder) failure() error {
 
 // attemptError is one rung's failure as the ladder's error text shows it.
 type attemptError struct {
-	method, url string
+	method, url        string
+	request, transport string
 	status      int
 	detail      string
 	err         error
 }
 
 func (e *attemptError) Error() string {
+	if e.method == "" { // a transport without HTTP: name the request
+		s := e.request + " over " + e.transport + ": " + e.err.Error()
+		if e.detail != "" {
+			s += " (" + e.detail + ")"
+		}
+		return s
+	}
 	s := e.method + " " + e.url + " → "
 	if e.status != 0 {
 		s += fmt.Sprint(e.status)
@@ -268,7 +276,7 @@ func (e *attemptError) Unwrap() error { return e.err }
 func (l *ladder) record(a Attempt, err error, detail string) {
 	if err != nil {
 		a.Error = err.Error()
-		l.errs = append(l.errs, &attemptError{method: a.Method, url: a.URL, status: a.Status, detail: detail, err: err})
+		l.errs = append(l.errs, &attemptError{method: a.Method, url: a.URL, request: a.Request, transport: a.Transport, status: a.Status, detail: detail, err: err})
 	}
 	l.report.Attempts = append(l.report.Attempts, a)
 	l.cfg.Logger.Debug("negotiate: attempt", "era", a.Era, "transport", a.Transport, "request", a.Request, "method", a.Method,

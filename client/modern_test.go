@@ -1,0 +1,468 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/negotiate"
+)
+
+// The modern era over a transport without HTTP (a scripted peer, as
+// stdio): the probe, _meta on every request, multi round-trip requests,
+// subscriptions/listen, the log level, cacheable results, and requests sent
+// again after a lost answer.
+
+const discoverResult = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true}},"instructions":"hi","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"modern","version":"2"}}}`
+
+// openModern returns a Conn joined to a scripted modern peer, after the
+// probe; the test then sees what the Conn sends next.
+func openModern(t *testing.T, opts ...Option) (*Conn, *scriptedPeer) {
+	t.Helper()
+	p := newScriptedPeer(t)
+	p.modern = true
+	probe := make(chan *jsonrpc.Message, 1)
+	go func() {
+		m := <-p.toServer
+		probe <- m
+		p.reply(m.ID, discoverResult)
+	}()
+	c, err := Open(context.Background(), p, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if m := <-probe; m.Method != "server/discover" {
+		t.Fatalf("first request %q, want server/discover", m.Method)
+	}
+	return c, p
+}
+
+// metaOf returns the _meta of a request's params.
+func metaOf(t *testing.T, m *jsonrpc.Message) map[string]json.RawMessage {
+	t.Helper()
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		t.Fatalf("%s params %s: %v", m.Method, m.Params, err)
+	}
+	return p.Meta
+}
+
+func TestModernOpenAndMeta(t *testing.T) {
+	c, p := openModern(t, WithClientInfo("host", "7"), WithRoots(func(context.Context) ([]mcp.Root, error) { return nil, nil }))
+	info := c.Info()
+	if info.Era != mcp.EraModern || info.ProtocolVersion != mcp.Version20260728 || info.ServerInfo.Name != "modern" ||
+		info.Instructions != "hi" || info.Capabilities.Tools == nil || strings.Join(info.SupportedVersions, ",") != "2026-07-28" {
+		t.Errorf("info %+v", info)
+	}
+	if info.Negotiation == nil || info.Negotiation.Era != "modern" || len(info.Negotiation.Attempts) != 1 {
+		t.Errorf("report %+v", info.Negotiation)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"}); done <- err }()
+	m := p.expect("tools/call") // no initialize, no notifications/initialized
+	meta := metaOf(t, m)
+	if string(meta[mcp.MetaProtocolVersion]) != `"2026-07-28"` || !strings.Contains(string(meta[mcp.MetaClientInfo]), `"host"`) ||
+		!strings.Contains(string(meta[mcp.MetaClientCapabilities]), `"roots"`) {
+		t.Errorf("_meta %s", m.Params)
+	}
+	if _, ok := meta[mcp.MetaLogLevel]; ok {
+		t.Error("no OnLog, no SetLogLevel: no log level may be sent")
+	}
+	p.reply(m.ID, `{"resultType":"complete","content":[]}`)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Ping is server/discover; NotifyRootsChanged sends nothing.
+	go func() { done <- c.Ping(context.Background()) }()
+	m = p.expect("server/discover")
+	p.reply(m.ID, discoverResult)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := c.NotifyRootsChanged(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-p.toServer:
+		t.Errorf("NotifyRootsChanged sent %s to a modern server", m.Method)
+	default:
+	}
+}
+
+func TestModernVersionRetry(t *testing.T) {
+	p := newScriptedPeer(t)
+	p.modern = true
+	go func() {
+		m := p.expect("server/discover")
+		p.toClient <- &jsonrpc.Message{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion,
+			Message: "no", Data: json.RawMessage(`{"supported":["2026-07-28"],"requested":"x"}`)}}
+		m = p.expect("server/discover")
+		p.reply(m.ID, discoverResult)
+	}()
+	c, err := Open(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if a := c.Info().Negotiation.Attempts; len(a) != 2 || c.Info().Era != mcp.EraModern {
+		t.Errorf("report %s", c.Info().Negotiation)
+	}
+}
+
+// A legacy server that does not answer the probe at all is taken for
+// legacy once the probe's time is up; its late answer, if any, is dropped.
+func TestSilentProbeMeansLegacy(t *testing.T) {
+	p := newScriptedPeer(t)
+	p.modern = true
+	go func() {
+		probe := p.expect("server/discover") // no answer
+		m := p.expect("initialize")
+		p.toClient <- &jsonrpc.Message{ID: probe.ID, Error: jsonrpc.NewError(-32000, "late")}
+		p.reply(m.ID, `{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"old","version":"1"}}`)
+		p.expect("notifications/initialized")
+	}()
+	c, err := Open(context.Background(), p, WithProbeTimeout(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Info().Era != mcp.EraLegacy || c.Info().ProtocolVersion != "2025-06-18" {
+		t.Errorf("info %+v", c.Info())
+	}
+	if a := c.Info().Negotiation.Attempts[0]; a.Answer != "no answer" || !strings.Contains(a.Decision, "legacy") {
+		t.Errorf("probe attempt %+v", a)
+	}
+}
+
+func TestEraPolicies(t *testing.T) {
+	// Legacy only: no probe at all.
+	p := newScriptedPeer(t)
+	p.modern = true
+	go p.handshake()
+	c, err := Open(context.Background(), p, WithEra(negotiate.LegacyOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	// Modern only, at a legacy server: an error, and no initialize.
+	p = newScriptedPeer(t)
+	go func(p *scriptedPeer) {
+		for {
+			select {
+			case m := <-p.toServer:
+				if m.Method == "initialize" {
+					t.Error("initialize sent under ModernOnly")
+				}
+			case <-p.closed:
+				return
+			}
+		}
+	}(p)
+	_, err = Open(context.Background(), p, WithEra(negotiate.ModernOnly))
+	if err == nil || !strings.Contains(err.Error(), "only modern") {
+		t.Errorf("modern only at a legacy server: %v", err)
+	}
+	// A pinned legacy revision: no probe, and initialize offers it.
+	p = newScriptedPeer(t)
+	p.version = mcp.Version20250326
+	offered := make(chan string, 1)
+	go func() {
+		m := p.expect("initialize")
+		var ip mcp.InitializeParams
+		json.Unmarshal(m.Params, &ip)
+		offered <- ip.ProtocolVersion
+		p.reply(m.ID, `{"protocolVersion":"2025-03-26","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)
+		p.expect("notifications/initialized")
+	}()
+	c, err = Open(context.Background(), p, WithProtocolVersion("2025-03-26"))
+	if err != nil || c.Info().ProtocolVersion != mcp.Version20250326 || <-offered != mcp.Version20250326 {
+		t.Fatalf("%v %+v", err, c)
+	}
+	c.Close()
+	if _, err := Open(context.Background(), newScriptedPeer(t), WithProtocolVersion("1999-01-01")); err == nil {
+		t.Error("an unknown revision was accepted")
+	}
+}
+
+// inputRequired answers the next request of method with an input_required
+// result and returns the request.
+func inputRequired(t *testing.T, p *scriptedPeer, method, result string) *jsonrpc.Message {
+	t.Helper()
+	m := p.expect(method)
+	p.reply(m.ID, result)
+	return m
+}
+
+func TestMRTRRunsTheHandlersAndRetries(t *testing.T) {
+	var elicited, sampled int
+	c, p := openModern(t,
+		WithElicitation(func(_ context.Context, e *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			elicited++
+			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "octocat"}}, nil
+		}),
+		WithSampling(func(_ context.Context, s *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			sampled++
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: mcp.Contents{{Type: "text", Text: "Paris"}}}, nil
+		}),
+		WithRoots(func(context.Context) ([]mcp.Root, error) { return []mcp.Root{{URI: "file:///w"}}, nil }))
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := c.CallTool(context.Background(), "book", map[string]any{"seat": "1A"})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	first := inputRequired(t, p, "tools/call", `{"resultType":"input_required","inputRequests":{
+		"login":{"method":"elicitation/create","params":{"message":"who?","requestedSchema":{"type":"object"}}},
+		"cap":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}},
+		"roots":{"method":"roots/list"}},"requestState":"s1"}`)
+	// Round two: another question, no state this time.
+	second := inputRequired(t, p, "tools/call", `{"resultType":"input_required","inputRequests":{"again":{"method":"roots/list"}}}`)
+	third := p.expect("tools/call")
+	p.reply(third.ID, `{"resultType":"complete","content":[{"type":"text","text":"booked"}]}`)
+	if res := <-done; res == nil || res.Content[0].Text != "booked" {
+		t.Fatalf("result %+v", res)
+	}
+	if first.ID == second.ID || second.ID == third.ID {
+		t.Error("each round must be a new request with a new id")
+	}
+	var p2 struct {
+		Arguments      map[string]any             `json:"arguments"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   *string                    `json:"requestState"`
+		Meta           map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(second.Params, &p2); err != nil {
+		t.Fatal(err)
+	}
+	if p2.RequestState == nil || *p2.RequestState != "s1" || p2.Arguments["seat"] != "1A" || p2.Meta[mcp.MetaProtocolVersion] == nil {
+		t.Errorf("retry params %s", second.Params)
+	}
+	if !strings.Contains(string(p2.InputResponses["login"]), "octocat") || !strings.Contains(string(p2.InputResponses["cap"]), "Paris") ||
+		!strings.Contains(string(p2.InputResponses["roots"]), "file:///w") {
+		t.Errorf("inputResponses %s", second.Params)
+	}
+	var p3 struct {
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   *string                    `json:"requestState"`
+	}
+	json.Unmarshal(third.Params, &p3)
+	if p3.RequestState != nil || len(p3.InputResponses) != 1 || p3.InputResponses["again"] == nil {
+		t.Errorf("the second retry carries only round two's answers and no state: %s", third.Params)
+	}
+	if elicited != 1 || sampled != 1 {
+		t.Errorf("handlers ran %d and %d times", elicited, sampled)
+	}
+}
+
+func TestMRTRRefusals(t *testing.T) {
+	c, p := openModern(t, WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
+	}))
+	call := func(method string, params any) chan error {
+		ch := make(chan error, 1)
+		go func() { ch <- c.Call(context.Background(), method, params, nil) }()
+		return ch
+	}
+	var ie *InputError
+	// A capability the client did not declare.
+	ch := call("tools/call", &mcp.CallToolParams{Name: "x"})
+	inputRequired(t, p, "tools/call", `{"resultType":"input_required","inputRequests":{"s":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}}}`)
+	if err := <-ch; !errors.As(err, &ie) || ie.Key != "s" || !strings.Contains(err.Error(), "sampling") {
+		t.Errorf("undeclared sampling: %v", err)
+	}
+	// An input method nobody knows.
+	ch = call("tools/call", &mcp.CallToolParams{Name: "x"})
+	inputRequired(t, p, "tools/call", `{"resultType":"input_required","inputRequests":{"w":{"method":"wish/grant"}}}`)
+	if err := <-ch; !errors.As(err, &ie) || ie.Input != "wish/grant" {
+		t.Errorf("unknown input method: %v", err)
+	}
+	// input_required on a request that may not get it.
+	ch = call("completion/complete", map[string]any{})
+	inputRequired(t, p, "completion/complete", `{"resultType":"input_required","requestState":"x"}`)
+	if err := <-ch; !errors.As(err, &ie) {
+		t.Errorf("input_required on completion/complete: %v", err)
+	}
+	// A server that never stops asking.
+	ch = call("prompts/get", &mcp.GetPromptParams{Name: "p"})
+	for range maxInputRounds + 1 {
+		inputRequired(t, p, "prompts/get", `{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create","params":{"message":"?"}}},"requestState":"again"}`)
+	}
+	if err := <-ch; !errors.As(err, &ie) || !strings.Contains(err.Error(), "rounds") {
+		t.Errorf("endless rounds: %v", err)
+	}
+	// A result without resultType is complete, whatever it looks like.
+	ch = call("tools/call", &mcp.CallToolParams{Name: "x"})
+	m := p.expect("tools/call")
+	p.reply(m.ID, `{"content":[{"type":"text","text":"input_required"}]}`)
+	if err := <-ch; err != nil {
+		t.Errorf("a result without resultType: %v", err)
+	}
+}
+
+func TestModernLogLevelAndCancel(t *testing.T) {
+	c, p := openModern(t, OnLog(func(mcp.LoggingMessageParams) {}))
+	done := make(chan error, 1)
+	go func() { _, err := c.ListPrompts(context.Background(), ""); done <- err }()
+	m := p.expect("prompts/list")
+	if lvl := string(metaOf(t, m)[mcp.MetaLogLevel]); lvl != `"info"` {
+		t.Errorf("with OnLog, requests carry info, got %s", lvl)
+	}
+	p.reply(m.ID, `{"prompts":[]}`)
+	<-done
+	if err := c.SetLogLevel(context.Background(), mcp.LevelDebug); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _, err := c.ListPrompts(ctx, ""); done <- err }()
+	m = p.expect("prompts/list") // no logging/setLevel before it
+	if lvl := string(metaOf(t, m)[mcp.MetaLogLevel]); lvl != `"debug"` {
+		t.Errorf("after SetLogLevel(debug): %s", lvl)
+	}
+	cancel() // over a transport without per-request streams: notifications/cancelled
+	n := p.expect("notifications/cancelled")
+	if !strings.Contains(string(n.Params), m.ID.Raw()) {
+		t.Errorf("cancelled %s for request %s", n.Params, m.ID)
+	}
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: %v", err)
+	}
+}
+
+func TestCacheableResults(t *testing.T) {
+	changed := make(chan struct{}, 1)
+	c, p := openModern(t, OnToolsChanged(func() { changed <- struct{}{} }))
+	listen := p.expect("subscriptions/listen")
+	p.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + listen.ID.Raw() + `},"notifications":{"toolsListChanged":true}}}`)
+	list := func() []mcp.Tool {
+		t.Helper()
+		ch := make(chan []mcp.Tool, 1)
+		go func() {
+			tools, err := c.AllTools(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- tools
+		}()
+		return <-ch
+	}
+	go func() {
+		m := p.expect("tools/list")
+		p.reply(m.ID, `{"resultType":"complete","ttlMs":60000,"cacheScope":"private","tools":[{"name":"a","inputSchema":{"type":"object"}}]}`)
+	}()
+	if tools := list(); len(tools) != 1 {
+		t.Fatalf("tools %v", tools)
+	}
+	if tools := list(); len(tools) != 1 || tools[0].Name != "a" { // from the cache: the peer is not asked
+		t.Fatalf("cached tools %v", tools)
+	}
+	select {
+	case m := <-p.toServer:
+		t.Fatalf("a fresh cached list went to the server: %s", m.Method)
+	default:
+	}
+	// A list_changed on the listen stream makes it stale.
+	p.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + listen.ID.Raw() + `}}}`)
+	<-changed
+	go func() {
+		m := p.expect("tools/list")
+		p.reply(m.ID, `{"resultType":"complete","ttlMs":0,"tools":[{"name":"b","inputSchema":{"type":"object"}}]}`)
+	}()
+	if tools := list(); len(tools) != 1 || tools[0].Name != "b" {
+		t.Fatalf("after list_changed: %v", tools)
+	}
+}
+
+func TestListenFollowsSubscriptions(t *testing.T) {
+	updated := make(chan string, 4)
+	c, p := openModern(t, OnResourceUpdated(func(uri string) { updated <- uri }))
+	sub := make(chan error, 1)
+	go func() { sub <- c.Subscribe(context.Background(), "file:///a") }()
+	l1 := p.expect("subscriptions/listen")
+	var lp struct {
+		Notifications mcp.SubscriptionFilter `json:"notifications"`
+	}
+	json.Unmarshal(l1.Params, &lp)
+	if strings.Join(lp.Notifications.ResourceSubscriptions, ",") != "file:///a" || metaOf(t, l1)[mcp.MetaProtocolVersion] == nil {
+		t.Errorf("listen params %s", l1.Params)
+	}
+	ack := func(m *jsonrpc.Message) {
+		p.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + m.ID.Raw() + `},"notifications":{}}}`)
+	}
+	ack(l1)
+	if err := <-sub; err != nil {
+		t.Fatal(err)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a","_meta":{"io.modelcontextprotocol/subscriptionId":` + l1.ID.Raw() + `}}}`)
+	if uri := <-updated; uri != "file:///a" {
+		t.Errorf("updated %s", uri)
+	}
+	// A second subscription replaces the stream: the old one is cancelled.
+	go func() { sub <- c.Subscribe(context.Background(), "file:///b") }()
+	n := p.expect("notifications/cancelled")
+	if !strings.Contains(string(n.Params), l1.ID.Raw()) {
+		t.Errorf("cancelled %s, want the first stream %s", n.Params, l1.ID)
+	}
+	l2 := p.expect("subscriptions/listen")
+	json.Unmarshal(l2.Params, &lp)
+	if strings.Join(lp.Notifications.ResourceSubscriptions, ",") != "file:///a,file:///b" {
+		t.Errorf("second filter %s", l2.Params)
+	}
+	ack(l2)
+	if err := <-sub; err != nil {
+		t.Fatal(err)
+	}
+	// A graceful end by the server: the stream is opened again.
+	p.reply(l2.ID, `{"resultType":"complete"}`)
+	if l3 := p.expect("subscriptions/listen"); l3.ID == l2.ID {
+		t.Error("reopened with the same id")
+	}
+}
+
+// A lost answer: requests safe to repeat go out again as new requests;
+// others fail as "may have run", unless the caller says Repeatable.
+func TestModernReissue(t *testing.T) {
+	c, p := openModern(t)
+	results := make(chan error, 3)
+	go func() { _, err := c.ListTools(context.Background(), ""); results <- err }()
+	first := p.expect("tools/list")
+	p.lost <- &jsonrpc.SessionLostError{Cause: errors.New("process restarted")}
+	second := p.expect("tools/list")
+	if second.ID == first.ID {
+		t.Error("the reissued request must have a new id")
+	}
+	p.reply(second.ID, `{"tools":[]}`)
+	if err := <-results; err != nil {
+		t.Fatalf("safe request after a lost answer: %v", err)
+	}
+
+	go func() { _, err := c.CallTool(context.Background(), "pay", nil); results <- err }()
+	p.expect("tools/call")
+	p.lost <- &jsonrpc.SessionLostError{Cause: errors.New("process restarted")}
+	if err := <-results; !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("a tool call that may have run must not go out again: %v", err)
+	}
+
+	go func() { _, err := c.CallTool(context.Background(), "pay", nil, Repeatable()); results <- err }()
+	p.expect("tools/call")
+	p.lost <- &jsonrpc.SessionLostError{Cause: errors.New("process restarted")}
+	m := p.expect("tools/call")
+	p.reply(m.ID, `{"content":[]}`)
+	if err := <-results; err != nil {
+		t.Fatalf("Repeatable: %v", err)
+	}
+	select {
+	case m := <-p.toServer:
+		t.Errorf("unexpected %s: a modern Conn has no session to initialize", m.Method)
+	default:
+	}
+}
