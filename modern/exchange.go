@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/sse"
@@ -29,13 +30,15 @@ const drainTimeout = 250 * time.Millisecond
 // package doc); the request itself is never sent twice, except after a
 // 429 or 503 (or a refused connection), which say the server did not run
 // it. An error wraps jsonrpc.ErrSessionExpired (404 on a request that
-// carried the session, or a session lost earlier: the message was not
-// sent), jsonrpc.ErrOutcomeUnknown (the answer stream ended or broke before
-// the response and could not be resumed, or the server accepted the request
-// with no body: ErrNoResponse), a *reconnect.RetryAfterError (a 429 or 503
-// not waited out: over the policy's cap or attempts, or past ctx's
-// deadline), jsonrpc.ErrClosed, ctx.Err(), or is a *jsonrpc.HTTPError for
-// any other status.
+// carried the session, unless the 404 came after a redirect, or a session
+// lost earlier: the message was not sent), jsonrpc.ErrOutcomeUnknown (the
+// answer stream ended or broke before the response and could not be
+// resumed, or the server accepted the request with no body: ErrNoResponse),
+// a *reconnect.RetryAfterError (a 429 or 503 not waited out: over the
+// policy's cap or attempts, or past ctx's deadline), a
+// *jsonrpc.RedirectError (a redirect refused: see Options.HTTPClient),
+// jsonrpc.ErrClosed, ctx.Err(), or is a *jsonrpc.HTTPError for any other
+// status.
 //
 // For a notification or a response, Send returns nil once the server has
 // accepted it (any 2xx); messages in a JSON body, if any, are queued.
@@ -92,7 +95,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	if resp.StatusCode == http.StatusNotFound && session != nil {
+	if resp.StatusCode == http.StatusNotFound && session != nil && !origin.Redirected(resp) {
 		herr := wire.NewHTTPError(resp, http.MethodPost, t.redacted)
 		t.forgetSession(session)
 		return fmt.Errorf("modern: %s: %w: %w", wire.Label(m), jsonrpc.ErrSessionExpired, herr)
@@ -192,6 +195,9 @@ func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error) e
 	}
 	if cerr := t.closedErr(m); cerr != nil {
 		return cerr
+	}
+	if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
+		err = re // net/http's *url.Error around it repeats the Location unredacted
 	}
 	return fmt.Errorf("modern: %s: %w", wire.Label(m), err)
 }
