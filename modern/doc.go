@@ -27,6 +27,9 @@
 //     stream without ids, a server that cannot resume (405), or a policy
 //     that gives up make Send fail with an error matching
 //     jsonrpc.ErrOutcomeUnknown: the request is never sent a second time.
+//     A stream the server ends cleanly after a response to another id is
+//     not resumed: the server has answered, wrongly, and Send fails at once
+//     with ErrNoResponse (and jsonrpc.ErrOutcomeUnknown).
 //   - The standalone GET stream is reopened whenever it ends or fails, for
 //     the life of the transport (or of its session), with Last-Event-ID of
 //     the last event seen on it, after the server's retry: (exactly) or

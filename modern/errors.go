@@ -10,9 +10,11 @@ import (
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
-// ErrNoResponse: the server accepted a request (2xx) but answered with no
-// body, so no response to it will ever come. The error that reports it also
-// wraps jsonrpc.ErrOutcomeUnknown, because the server may run the request.
+// ErrNoResponse: the server accepted a request (2xx) but no response to it
+// will ever come: it answered with no body, or it ended the answer's event
+// stream cleanly after sending a response to another id. The error that
+// reports it also wraps jsonrpc.ErrOutcomeUnknown, because the server may
+// have run the request.
 var ErrNoResponse = errors.New("the server accepted the request but sent no response")
 
 // ErrInvalidSessionID: the Mcp-Session-Id the server assigned holds bytes

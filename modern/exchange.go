@@ -267,6 +267,7 @@ type exchange struct {
 	version    []string
 	newSession string // Mcp-Session-Id of the initialize answer
 	answered   bool   // the response has been queued
+	stray      string // the id of the last response to another request seen on the answer stream
 }
 
 // noResponse is the error for a 2xx answer without a body.
@@ -297,6 +298,9 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
 				anonymous = msg.Error
 			}
 			continue
+		}
+		if msg.Method == "" && msg.ID.Raw() != x.req.ID.Raw() {
+			x.stray = msg.ID.Raw()
 		}
 		if msg.Method == "" && msg.ID.Raw() == x.req.ID.Raw() {
 			if x.answered {
@@ -366,9 +370,13 @@ func (x *exchange) readJSON(resp *http.Response) error {
 }
 
 // readSSE reads an event stream answer (or a resumed one) until the
-// response to the request has been delivered. A stream that ends before is
-// a *streamError holding the stream's cursor. It leaves closing the body to
-// the caller.
+// response to the request has been delivered. A stream that breaks, or
+// ends cleanly before the response, is a *streamError holding the stream's
+// cursor, for resuming it — except a stream that the server ended cleanly
+// after sending a response to another id: the server has answered, wrongly,
+// and resuming would only wait for a response that will not come, so that
+// is ErrNoResponse with jsonrpc.ErrOutcomeUnknown at once. It leaves
+// closing the body to the caller.
 func (x *exchange) readSSE(body io.Reader) error {
 	rd := sse.NewReader(body, x.t.maxSize)
 	defer rd.Release()
@@ -378,6 +386,10 @@ func (x *exchange) readSSE(body io.Reader) error {
 		if err != nil {
 			if ierr := x.interrupted(); ierr != nil {
 				return ierr
+			}
+			if x.stray != "" && errors.Is(err, io.EOF) {
+				return fmt.Errorf("modern: %s: the event stream ended after a response to id %s, not to this request: %w: %w",
+					wire.Label(x.req), wire.Excerpt([]byte(x.stray)), ErrNoResponse, jsonrpc.ErrOutcomeUnknown)
 			}
 			c := cursorAt(rd, dispatched, err)
 			return &streamError{method: x.req.Method, id: x.req.ID, lastEventID: c.lastEventID,
