@@ -125,9 +125,8 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	x := exchange{t: t, ctx: ctx, req: m, isInit: isInit, session: session, version: version}
 	if isInit {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
-			if !validSessionID(sid) {
-				return fmt.Errorf("modern: %s: %w: %q holds bytes outside visible ASCII 0x21-0x7E",
-					wire.Label(m), ErrInvalidSessionID, wire.Excerpt([]byte(sid)))
+			if why := sessionIDProblem(sid); why != "" {
+				return fmt.Errorf("modern: %s: %w: %s", wire.Label(m), ErrInvalidSessionID, why)
 			}
 			x.newSession = sid
 		}
@@ -332,7 +331,7 @@ func (x *exchange) protocolVersion(result json.RawMessage) string {
 		x.t.log.Warn("modern: unreadable initialize result", "err", err, "excerpt", wire.Excerpt(result))
 		return ""
 	}
-	if r.ProtocolVersion != "" && !validSessionID(r.ProtocolVersion) {
+	if r.ProtocolVersion != "" && !visibleASCII(r.ProtocolVersion) {
 		x.t.log.Warn("modern: protocolVersion is not a valid header value; not sending MCP-Protocol-Version",
 			"protocolVersion", wire.Excerpt([]byte(r.ProtocolVersion)))
 		return ""
