@@ -6,7 +6,6 @@
 package origin
 
 import (
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -24,7 +23,16 @@ const MaxRedirects = 5
 // fragment are not part of it.
 func Of(u *url.URL) string {
 	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
+	host := u.Hostname()
+	if addr, zone, ok := strings.Cut(host, "%"); ok && strings.Contains(host, ":") {
+		// An IPv6 zone is an interface name: its case is kept, and its
+		// "%" escaped, as in a URL.
+		host = "[" + strings.ToLower(addr) + "%25" + zone + "]"
+	} else if strings.Contains(host, ":") {
+		host = "[" + strings.ToLower(host) + "]"
+	} else {
+		host = strings.ToLower(host)
+	}
 	port := u.Port()
 	if port == "" {
 		switch scheme {
@@ -35,22 +43,28 @@ func Of(u *url.URL) string {
 		}
 	}
 	if port == "" {
-		if strings.Contains(host, ":") {
-			host = "[" + host + "]"
-		}
 		return scheme + "://" + host
 	}
-	return scheme + "://" + net.JoinHostPort(host, port)
+	return scheme + "://" + host + ":" + port
 }
 
 // Same reports whether a and b are on the same origin. A URL without a
-// host (relative, or opaque like "mailto:x") is on no origin: Same is then
-// false.
+// scheme or a host (relative, or opaque like "mailto:x"), or whose host is
+// malformed so that its origin does not read back as itself (an IPv6
+// address without brackets), is on no origin: Same is then false.
 func Same(a, b *url.URL) bool {
-	if a == nil || b == nil || a.Host == "" || b.Host == "" || a.Opaque != "" || b.Opaque != "" {
+	return hasOrigin(a) && hasOrigin(b) && Of(a) == Of(b)
+}
+
+// hasOrigin reports whether u is on an origin that Of writes as a URL of
+// its own.
+func hasOrigin(u *url.URL) bool {
+	if u == nil || u.Scheme == "" || u.Hostname() == "" || u.Opaque != "" {
 		return false
 	}
-	return Of(a) == Of(b)
+	o := Of(u)
+	back, err := url.Parse(o)
+	return err == nil && back.Hostname() != "" && Of(back) == o
 }
 
 // Guard returns a shallow copy of c (nil means http.DefaultClient) whose

@@ -39,6 +39,7 @@ func TestOf(t *testing.T) {
 		{"https://[2001:DB8::1]:8443/", "https://[2001:db8::1]:8443"},
 		{"ws://example.com/x", "ws://example.com"},
 		{"ws://[::1]/x", "ws://[::1]"},
+		{"http://[FE80::1%25Eth0]:8080/", "http://[fe80::1%25Eth0]:8080"},
 	} {
 		if got := Of(mustParse(t, tc.in)); got != tc.want {
 			t.Errorf("Of(%q) = %q, want %q", tc.in, got, tc.want)
@@ -62,6 +63,7 @@ func TestSame(t *testing.T) {
 		{"http://h/", "/relative", false},
 		{"http://h/", "http:opaque", false},
 		{"/a", "/b", false},
+		{"//h/a", "//h/b", false},
 	} {
 		a, b := mustParse(t, tc.a), mustParse(t, tc.b)
 		if got := Same(a, b); got != tc.want {
