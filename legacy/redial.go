@@ -143,7 +143,7 @@ func (t *Transport) attempt() (*sse.Reader, io.ReadCloser, *session, error) {
 		scancel(err)
 		return rd, nil, nil, err
 	}
-	return rd, body, &session{endpoint: u.String(), redacted: u.Redacted(), ctx: sctx, cancel: scancel, needInit: true}, nil
+	return rd, body, &session{endpoint: u.String(), redacted: redactQuery(u), ctx: sctx, cancel: scancel, needInit: true}, nil
 }
 
 // terminal reports whether a failed reconnection attempt ends the

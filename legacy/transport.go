@@ -99,7 +99,7 @@ type Transport struct {
 // have come on that stream.
 type session struct {
 	endpoint string // the POST URL, as used
-	redacted string // the POST URL for errors, password redacted
+	redacted string // the POST URL for errors, password and query values (the session id) redacted
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	// needInit: the session came from a reconnection and no initialize
@@ -190,7 +190,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 		t.cancel(err)
 		return nil, err
 	}
-	s := &session{endpoint: u.String(), redacted: u.Redacted(), ctx: sctx, cancel: scancel}
+	s := &session{endpoint: u.String(), redacted: redactQuery(u), ctx: sctx, cancel: scancel}
 	t.sess, t.endpoint = s, s.endpoint
 	t.log.Debug("legacy: connected", "url", t.sseURL, "endpoint", redactQuery(u))
 	t.wg.Add(1)
