@@ -242,3 +242,59 @@ func recvLoop(t *testing.T, tr *Transport) <-chan *jsonrpc.Message {
 	})
 	return ch
 }
+
+// TestRedirectSameOrigin: within the endpoint's origin, a 307 or 308 of a
+// POST is followed with its body and headers; a 302 or 303, which would
+// turn it into a GET, is refused; a redirect loop ends after
+// origin.MaxRedirects redirects with an error.
+func TestRedirectSameOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		loop   bool
+		want   jsonrpc.RedirectReason // 0: followed
+		posts  int                    // POSTs the server receives
+	}{
+		{http.StatusTemporaryRedirect, false, 0, 2},
+		{http.StatusPermanentRedirect, false, 0, 2},
+		{http.StatusFound, false, jsonrpc.RedirectMethodChange, 1},
+		{http.StatusSeeOther, false, jsonrpc.RedirectMethodChange, 1},
+		{http.StatusTemporaryRedirect, true, jsonrpc.RedirectTooMany, 6},
+	} {
+		t.Run(http.StatusText(tc.status)+map[bool]string{true: " loop"}[tc.loop], func(t *testing.T) {
+			inner := mcp("s1")
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if r.URL.Path == "/real" && !tc.loop {
+					if r.Header.Get("Authorization") != "Bearer s3cret" {
+						http.Error(w, "no credentials", http.StatusUnauthorized)
+						return
+					}
+					inner(w, r, body)
+					return
+				}
+				http.Redirect(w, r, "/real", tc.status)
+			})
+			tr, ch := dial(t, s, Options{Header: hostileHeaders()})
+			err := sendErr(tr, initialize())
+			if tc.want == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				next(t, ch)
+				if tr.SessionID() != "s1" {
+					t.Errorf("session %q", tr.SessionID())
+				}
+			} else {
+				var re *jsonrpc.RedirectError
+				if !errors.As(err, &re) || re.Reason != tc.want {
+					t.Fatalf("err = %v, want a RedirectError with reason %d", err, tc.want)
+				}
+			}
+			if n := s.count(http.MethodPost); n != tc.posts {
+				t.Errorf("%d POSTs, want %d", n, tc.posts)
+			}
+			if n := s.count(http.MethodGet); n != 0 {
+				t.Errorf("%d GETs: a POST was turned into a GET", n)
+			}
+		})
+	}
+}
