@@ -139,6 +139,10 @@ type attemptError struct {
 }
 
 func (e *attemptError) Error() string {
+	var re *jsonrpc.RedirectError
+	if errors.As(e.err, &re) {
+		return re.Error() // "GET url → 307 to other: refused: why"
+	}
 	s := e.method + " " + e.url + " → "
 	if e.status != 0 {
 		s += fmt.Sprint(e.status)

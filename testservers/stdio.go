@@ -162,6 +162,7 @@ const (
 	EnvIgnoreStdinEOF = EnvVar + "_IGNORE_STDIN_EOF" // StdioFaults.IgnoreStdinEOF: "1" or "true"
 	EnvIgnoreSIGTERM  = EnvVar + "_IGNORE_SIGTERM"   // StdioFaults.IgnoreSIGTERM: "1" or "true"
 	EnvGrandchild     = EnvVar + "_GRANDCHILD"       // StdioFaults.Grandchild: "1" or "true"
+	EnvEscaped        = EnvVar + "_ESCAPED"          // StdioFaults.EscapedGrandchild: "1" or "true"
 	EnvPIDFile        = EnvVar + "_PIDFILE"          // StdioFaults.PIDFile
 )
 
@@ -170,7 +171,7 @@ const (
 // os.Stdin and os.Stdout with Options read from the environment (EnvName,
 // EnvVersions, EnvInstructions, EnvPageSize, EnvLog, and the StdioFaults:
 // EnvCrashOnCall, EnvIgnoreStdinEOF, EnvIgnoreSIGTERM, EnvGrandchild,
-// EnvPIDFile) and exits: status 0 after EOF of stdin, 1 on an error,
+// EnvEscaped, EnvPIDFile) and exits: status 0 after EOF of stdin, 1 on an error,
 // CrashExitCode when it crashes as asked. If EnvVar is "sleep", it is the
 // grandchild of StdioFaults.Grandchild: it sleeps until killed (at most
 // grandchildLife) and exits. Otherwise it returns at once.
@@ -246,6 +247,7 @@ func OptionsFromEnv() (Options, error) {
 		{EnvIgnoreStdinEOF, &opts.Stdio.IgnoreStdinEOF},
 		{EnvIgnoreSIGTERM, &opts.Stdio.IgnoreSIGTERM},
 		{EnvGrandchild, &opts.Stdio.Grandchild},
+		{EnvEscaped, &opts.Stdio.EscapedGrandchild},
 	} {
 		if v := os.Getenv(b.name); v != "" {
 			on, err := strconv.ParseBool(v)
@@ -300,6 +302,9 @@ func StdioEnv(opts Options) []string {
 	}
 	if f.Grandchild {
 		env = append(env, EnvGrandchild+"=1")
+	}
+	if f.EscapedGrandchild {
+		env = append(env, EnvEscaped+"=1")
 	}
 	if f.PIDFile != "" {
 		env = append(env, EnvPIDFile+"="+f.PIDFile)
