@@ -145,9 +145,9 @@ type Server struct {
 	st        Stats
 	changed   chan struct{} // closed and replaced whenever st changes
 	listeners map[*listener]struct{}
-	listenWG  sync.WaitGroup    // running subscriptions/listen requests
-	nonces    map[string]bool   // requestState nonces consumed by the signed tool
-	nonceList []string          // the same, oldest first, to bound them
+	listenWG  sync.WaitGroup  // running subscriptions/listen requests
+	nonces    map[string]bool // requestState nonces consumed by the signed tool
+	nonceList []string        // the same, oldest first, to bound them
 }
 
 // NewServer returns a core configured by opts.
