@@ -164,9 +164,12 @@ func (h *StreamableHandler) Restart() {
 		h.mu.Unlock()
 		return
 	}
-	old := h.shared
+	old, oldModern := h.shared, h.modern
 	if old != nil {
 		h.shared = h.newHTTPSession("")
+	}
+	if oldModern != nil {
+		h.modern = h.newModernChannel()
 	}
 	expired := h.expired
 	h.expired = make(map[string]expiredSession)
@@ -183,6 +186,9 @@ func (h *StreamableHandler) Restart() {
 	if old != nil {
 		h.endSession(old)
 	}
+	if oldModern != nil {
+		h.endSession(oldModern) // its requests are cancelled, its streams cut
+	}
 	h.srv.count(func(st *Stats) {
 		st.SessionsExpired += n
 		st.Faults[string(FaultRestart)]++
@@ -198,6 +204,9 @@ func (h *StreamableHandler) DropStreams(retry time.Duration) int {
 	all := h.liveLocked()
 	if h.shared != nil {
 		all = append(all, h.shared)
+	}
+	if h.modern != nil {
+		all = append(all, h.modern)
 	}
 	h.mu.Unlock()
 	n := 0
