@@ -494,13 +494,25 @@ func (s *Server) liveSessions() []*Session {
 	return out
 }
 
+// legacySessions returns the sessions notifications of the legacy era go
+// to: every open session, except on a server that speaks the modern era,
+// where only those a legacy initialize opened are (a stdio connection
+// used by modern requests only is no legacy session).
+func (s *Server) legacySessions() []*Session {
+	all := s.liveSessions()
+	if !s.opts.Eras.modern() {
+		return all
+	}
+	return slices.DeleteFunc(all, func(ss *Session) bool { return ss.ProtocolVersion() == "" })
+}
+
 // NotifyListChanged sends notifications/tools/list_changed,
 // notifications/resources/list_changed and notifications/prompts/list_changed
 // to every session, outside any request (over HTTP they go on the GET
 // stream, when one is open), and to every subscriptions/listen stream
 // that asked for them.
 func (s *Server) NotifyListChanged() {
-	for _, ss := range s.liveSessions() {
+	for _, ss := range s.legacySessions() {
 		for _, method := range listChangedMethods {
 			_ = ss.notify(context.Background(), method, struct{}{})
 		}
@@ -514,7 +526,7 @@ func (s *Server) NotifyListChanged() {
 // sessions and subscriptions it notified.
 func (s *Server) NotifyResourceUpdated(uri string) int {
 	n := 0
-	for _, ss := range s.liveSessions() {
+	for _, ss := range s.legacySessions() {
 		if ss.Subscribed(uri) {
 			if ss.notify(context.Background(), "notifications/resources/updated", mcp.ResourceUpdatedParams{URI: uri}) == nil {
 				n++

@@ -236,7 +236,7 @@ func (s *Server) endSubscriptions(ss *Session) int {
 // to how many it went.
 func (s *Server) sessionNotify(method string, params any) int {
 	n := 0
-	for _, ss := range s.liveSessions() {
+	for _, ss := range s.legacySessions() {
 		if ss.notify(context.Background(), method, params) == nil {
 			n++
 		}

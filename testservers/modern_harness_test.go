@@ -159,12 +159,13 @@ func checkModernResult(t *testing.T, m *jsonrpc.Message, resultType string, ttl 
 	if got := string(f["resultType"]); got != `"`+resultType+`"` {
 		t.Errorf("resultType %s, want %q", got, resultType)
 	}
-	var meta map[string]mcp.Implementation
+	var meta map[string]json.RawMessage
+	var si mcp.Implementation
 	if err := json.Unmarshal(f["_meta"], &meta); err != nil {
 		t.Fatalf("_meta %s: %v", f["_meta"], err)
 	}
-	if si := meta[MetaServerInfo]; si.Name != DefaultName || si.Version != ServerVersion {
-		t.Errorf("serverInfo %+v", si)
+	if err := json.Unmarshal(meta[MetaServerInfo], &si); err != nil || si.Name != DefaultName || si.Version != ServerVersion {
+		t.Errorf("serverInfo %s: %v", meta[MetaServerInfo], err)
 	}
 	if ttl < 0 {
 		if _, ok := f["ttlMs"]; ok {
