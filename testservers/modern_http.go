@@ -355,6 +355,9 @@ func (h *StreamableHandler) serveModern(w http.ResponseWriter, r *http.Request, 
 	case <-connDone:
 		cancel(errStreamCut)
 	case <-r.Context().Done():
+		// Closing the stream is how a client cancels (set here too: the
+		// deferred cancel may otherwise come before the parent's).
+		cancel(errCancelledByClient)
 	case <-hs.ended:
 	case <-h.closing:
 		cancel(errServerClosing)
