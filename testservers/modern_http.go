@@ -89,7 +89,6 @@ func (h *StreamableHandler) postModern(w http.ResponseWriter, r *http.Request, m
 	case m.IsNotification():
 		// 2026-07-28 defines no client notification over HTTP (closing a
 		// stream cancels); one is accepted and ignored.
-		h.srv.count(func(st *Stats) { st.Requests[m.Method]++ })
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -157,7 +157,9 @@ func (h *StreamableHandler) resumable(id string) *httpSession {
 // Restart loses every session at once, as a restarted server does: their
 // streams are cut, their requests cancelled, and every old session id
 // gets 404 from now on (a stateless server gets a fresh shared session).
-// The handler goes on serving: clients initialize again.
+// Modern requests running are cancelled too and their streams cut,
+// subscriptions/listen ones included, without an answer. The handler goes
+// on serving: clients initialize (or listen) again.
 func (h *StreamableHandler) Restart() {
 	h.mu.Lock()
 	if h.closed {
