@@ -71,6 +71,11 @@ type Options struct {
 	// the cancellation page allows, instead of the graceful
 	// subscriptions/listen result.
 	ListenEndWithCancelled bool
+	// SilentBeforeInitialize makes the legacy era answer nothing to a
+	// request (other than initialize) that comes before initialize, as
+	// some legacy servers do with a stdio client's server/discover probe:
+	// the client must give up waiting and initialize.
+	SilentBeforeInitialize bool
 }
 
 func (o Options) withDefaults() Options {
@@ -304,6 +309,10 @@ func (ss *Session) startRequest(ctx context.Context, m *jsonrpc.Message) {
 			if rq, rpcErr = ss.srv.classify(m); rpcErr != nil {
 				err = rpcErr
 			}
+		}
+		if err == nil && rq.era == eraLegacy && ss.srv.opts.SilentBeforeInitialize && m.Method != "initialize" && ss.ProtocolVersion() == "" {
+			ss.srv.count(func(st *Stats) { st.Unanswered++ })
+			err = errNoResponse
 		}
 		if err == nil {
 			result, err = ss.dispatch(rctx, m, rq)

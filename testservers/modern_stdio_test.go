@@ -209,7 +209,7 @@ func TestStdioDualEra(t *testing.T) {
 }
 
 func TestStdioEnvEras(t *testing.T) {
-	opts := Options{Eras: DualEra, ModernVersions: []string{"2026-07-28", "2027-01-01"}, ModernInitialize: InitializeMethodNotFound,
+	opts := Options{Eras: DualEra, ModernVersions: []string{"2026-07-28", "2027-01-01"}, ModernInitialize: InitializeMethodNotFound, SilentBeforeInitialize: true,
 		CacheTTL: 90 * time.Second, CacheScope: CachePrivate, InvalidHeaderTools: true}
 	for _, kv := range StdioEnv(opts) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -220,7 +220,7 @@ func TestStdioEnvEras(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Eras != DualEra || !slices.Equal(got.ModernVersions, opts.ModernVersions) || got.ModernInitialize != InitializeMethodNotFound ||
-		got.CacheTTL != opts.CacheTTL || got.CacheScope != CachePrivate || !got.InvalidHeaderTools {
+		got.CacheTTL != opts.CacheTTL || got.CacheScope != CachePrivate || !got.InvalidHeaderTools || !got.SilentBeforeInitialize {
 		t.Errorf("OptionsFromEnv: %+v", got)
 	}
 	t.Setenv(EnvEras, "future")
@@ -273,5 +273,30 @@ func TestStdioModernSubprocess(t *testing.T) {
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("child exit: %v", err)
+	}
+}
+
+// TestStdioLegacyProbe: what a stdio client's server/discover probe
+// meets at legacy servers: -32601, or (SilentBeforeInitialize) nothing
+// until initialize.
+func TestStdioLegacyProbe(t *testing.T) {
+	w := newStdioWire(t, context.Background(), Options{})
+	m, _ := w.request(t, 1, "server/discover", modernParams(nil, map[string]any{}, nil))
+	wantErrorCode(t, m, jsonrpc.CodeMethodNotFound)
+
+	w = newStdioWire(t, context.Background(), Options{SilentBeforeInitialize: true})
+	w.send(t, reqJSON(1, "server/discover", modernParams(nil, map[string]any{}, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if _, err := w.srv.WaitStats(ctx, func(st Stats) bool { return st.Unanswered == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	// The first message out is the answer to initialize: discover got none.
+	init := w.initialize(t)
+	if init.ID.Raw() != "0" {
+		t.Errorf("first answer %s", init.ID.Raw())
+	}
+	if m, _ := w.request(t, 2, "tools/list", ""); m.Error != nil {
+		t.Errorf("after initialize: %v", m.Error)
 	}
 }

@@ -36,6 +36,9 @@ type Stats struct {
 	Cancelled           int
 	LastCancelledID     string
 	LastCancelledReason string
+	// Unanswered counts the requests left without an answer on purpose
+	// (Options.SilentBeforeInitialize).
+	Unanswered int
 	// RootsListChanged counts notifications/roots/list_changed received.
 	RootsListChanged int
 	// LogLevel is the level of the last logging/setLevel.

@@ -177,6 +177,7 @@ const (
 	EnvCacheTTL           = EnvVar + "_CACHE_TTL"            // Options.CacheTTL, a time.Duration ("30s")
 	EnvCacheScope         = EnvVar + "_CACHE_SCOPE"          // Options.CacheScope
 	EnvInvalidHeaderTools = EnvVar + "_INVALID_HEADER_TOOLS" // Options.InvalidHeaderTools: "1" or "true"
+	EnvSilentBeforeInit   = EnvVar + "_SILENT_BEFORE_INIT"   // Options.SilentBeforeInitialize: "1" or "true"
 )
 
 // RunFromEnv makes the running binary a stdio test server when the
@@ -184,7 +185,7 @@ const (
 // os.Stdin and os.Stdout with Options read from the environment (EnvName,
 // EnvVersions, EnvInstructions, EnvPageSize, EnvLog, the eras: EnvEras,
 // EnvModernVersions, EnvModernInitialize, EnvCacheTTL, EnvCacheScope,
-// EnvInvalidHeaderTools, and the StdioFaults:
+// EnvInvalidHeaderTools, EnvSilentBeforeInit, and the StdioFaults:
 // EnvCrashOnCall, EnvIgnoreStdinEOF, EnvIgnoreSIGTERM, EnvGrandchild,
 // EnvPIDFile) and exits: status 0 after EOF of stdin, 1 on an error,
 // CrashExitCode when it crashes as asked. If EnvVar is "sleep", it is the
@@ -294,6 +295,7 @@ func OptionsFromEnv() (Options, error) {
 		{EnvIgnoreSIGTERM, &opts.Stdio.IgnoreSIGTERM},
 		{EnvGrandchild, &opts.Stdio.Grandchild},
 		{EnvInvalidHeaderTools, &opts.InvalidHeaderTools},
+		{EnvSilentBeforeInit, &opts.SilentBeforeInitialize},
 	} {
 		if v := os.Getenv(b.name); v != "" {
 			on, err := strconv.ParseBool(v)
@@ -356,6 +358,9 @@ func StdioEnv(opts Options) []string {
 	}
 	if opts.InvalidHeaderTools {
 		env = append(env, EnvInvalidHeaderTools+"=1")
+	}
+	if opts.SilentBeforeInitialize {
+		env = append(env, EnvSilentBeforeInit+"=1")
 	}
 	f := opts.Stdio
 	if f.CrashOnCall > 0 {

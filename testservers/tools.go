@@ -35,7 +35,12 @@ type call struct {
 // modern reports whether the call is served in the modern era.
 func (c *call) modern() bool { return c.rq.era == eraModern }
 
+// notify sends a notification that belongs to the call, unless the call
+// is cancelled: nothing more goes out for a cancelled request.
 func (c *call) notify(method string, params any) error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
 	return c.ss.notify(c.ctx, method, params)
 }
 
