@@ -65,11 +65,11 @@ type Options struct {
 	// "resourcesListChanged", "resourceSubscriptions"): they are left out
 	// of the acknowledgement and never notified.
 	ListenRefuse []string
-	// ListenEndWithCancelled makes a stdio server end a subscription it
-	// tears down (EndSubscriptions, EOF of stdin) with
-	// notifications/cancelled for the subscriptions/listen request, as
-	// the cancellation page allows, instead of the graceful
-	// subscriptions/listen result.
+	// ListenEndWithCancelled makes the server end a subscription it tears
+	// down (EndSubscriptions, Close, EOF of stdin) with
+	// notifications/cancelled for the subscriptions/listen request (on
+	// its stream), as the cancellation page of 2026-07-28 has it, instead
+	// of the graceful subscriptions/listen result.
 	ListenEndWithCancelled bool
 	// SilentBeforeInitialize makes the legacy era answer nothing to a
 	// request (other than initialize) that comes before initialize, as
@@ -150,7 +150,6 @@ type Server struct {
 	st        Stats
 	changed   chan struct{} // closed and replaced whenever st changes
 	listeners map[*listener]struct{}
-	listenWG  sync.WaitGroup  // running subscriptions/listen requests
 	nonces    map[string]bool // requestState nonces consumed by the signed tool
 	nonceList []string        // the same, oldest first, to bound them
 }
@@ -317,14 +316,14 @@ func (ss *Session) startRequest(ctx context.Context, m *jsonrpc.Message) {
 		if err == nil {
 			result, err = ss.dispatch(rctx, m, rq)
 		}
-		if errors.Is(err, errNoResponse) { // answered by the handler, or not at all
-			_ = ss.peer.Reply(rctx, m.ID, nil)
-			return
-		}
 		if byID {
 			ss.mu.Lock()
 			delete(ss.inflight, key)
 			ss.mu.Unlock()
+		}
+		if errors.Is(err, errNoResponse) { // answered by the handler, or not at all
+			_ = ss.peer.Reply(rctx, m.ID, nil)
+			return
 		}
 		if rctx.Err() != nil {
 			if cause := context.Cause(rctx); errors.Is(cause, errCancelledByClient) || cause == context.Canceled {
