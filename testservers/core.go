@@ -167,6 +167,7 @@ func NewServer(opts Options) *Server {
 		nonces:    make(map[string]bool),
 		st: Stats{
 			Requests:      make(map[string]int),
+			Refused:       make(map[string]int),
 			ToolCalls:     make(map[string]int),
 			Faults:        make(map[string]int),
 			VersionsSeen:  make(map[string]int),

@@ -100,6 +100,7 @@ func (h *StreamableHandler) postModern(w http.ResponseWriter, r *http.Request, m
 	}
 	rq, status, rpcErr := h.validateModern(r, m)
 	if rpcErr != nil {
+		h.srv.count(func(st *Stats) { st.Refused[m.Method]++ })
 		h.modernError(w, status, m.ID, rpcErr)
 		return
 	}
@@ -241,12 +242,13 @@ func (h *StreamableHandler) goSDKRefuses(w http.ResponseWriter, r *http.Request)
 // Options.ModernInitialize says.
 func (h *StreamableHandler) answerInitialize(w http.ResponseWriter, m *jsonrpc.Message) {
 	s := h.srv
-	s.count(func(st *Stats) { st.Requests[m.Method]++ })
 	if s.opts.ModernInitialize != InitializeLikeGoSDK {
+		s.count(func(st *Stats) { st.Refused[m.Method]++ })
 		e := s.refuseInitialize(m.Params)
 		h.modernError(w, modernStatus(e.Code), m.ID, e)
 		return
 	}
+	s.count(func(st *Stats) { st.Requests[m.Method]++ })
 	res, _ := json.Marshal(mcp.InitializeResult{
 		ProtocolVersion: mcp.Version20251125,
 		Capabilities:    serverCapabilities(),

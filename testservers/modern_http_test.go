@@ -178,6 +178,14 @@ func TestModernValidation(t *testing.T) {
 			if tt.code != 0 && st.Errors[tt.code] != 1 {
 				t.Errorf("Stats.Errors %v", st.Errors)
 			}
+			// A refused request never reached the core; an accepted one
+			// did; a batch or a response is no request.
+			switch request := tt.body[0] == '{' && !strings.Contains(tt.body, `"result"`); {
+			case !request && sum(st.Refused)+sum(st.Requests) != 0,
+				request && tt.code != 0 && (sum(st.Refused) != 1 || sum(st.Requests) != 0),
+				request && tt.code == 0 && (sum(st.Refused) != 0 || sum(st.Requests) != 1):
+				t.Errorf("Refused %v, Requests %v", st.Refused, st.Requests)
+			}
 			if tt.rejectKey != "" && st.HeaderRejects[tt.rejectKey] != 1 {
 				t.Errorf("Stats.HeaderRejects %v, want %s counted", st.HeaderRejects, tt.rejectKey)
 			}
@@ -186,6 +194,14 @@ func TestModernValidation(t *testing.T) {
 			}
 		})
 	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 func TestModernNotificationAccepted(t *testing.T) {
@@ -244,7 +260,7 @@ func TestModernOnlyInitialize(t *testing.T) {
 					t.Errorf("data %+v", d)
 				}
 			}
-			if st := s.Server().Stats(); st.LegacyRejected != 1 || st.Initializations != 0 {
+			if st := s.Server().Stats(); st.LegacyRejected != 1 || st.Initializations != 0 || st.Refused["initialize"] != 1 {
 				t.Errorf("stats %+v", st)
 			}
 		})

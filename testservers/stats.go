@@ -24,8 +24,13 @@ type Stats struct {
 	// ClientInfo and ClientCapabilities are from the last initialize.
 	ClientInfo         mcp.Implementation
 	ClientCapabilities mcp.ClientCapabilities
-	// Requests counts client requests received, by method.
+	// Requests counts client requests received, by method (those the
+	// core handled: see Refused).
 	Requests map[string]int
+	// Refused counts the modern HTTP requests the front-end refused
+	// before the core saw them (headers, version, _meta, unknown method,
+	// initialize on a modern-only server), by method.
+	Refused map[string]int
 	// ToolCalls counts tool executions, by tool name.
 	ToolCalls map[string]int
 	// Counter is the value of the counter tool's execution counter.
@@ -123,6 +128,7 @@ func (s *Server) Stats() Stats {
 	st.ToolCalls = maps.Clone(s.st.ToolCalls)
 	st.Faults = maps.Clone(s.st.Faults)
 	st.Errors = maps.Clone(s.st.Errors)
+	st.Refused = maps.Clone(s.st.Refused)
 	st.VersionsSeen = maps.Clone(s.st.VersionsSeen)
 	st.HeaderRejects = maps.Clone(s.st.HeaderRejects)
 	st.InputRequired = maps.Clone(s.st.InputRequired)
