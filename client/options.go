@@ -110,12 +110,18 @@ func WithMaxCallTime(d time.Duration) Option {
 
 // WithHTTPClient makes HTTP transports use c for every request: its
 // RoundTripper, proxy and TLS settings apply. Its Timeout is not applied to
-// long-lived streams.
+// long-lived streams. c itself is never changed: the transports use copies
+// that carry the library's redirect policy (a redirect to another origin,
+// or one that would turn a POST into a GET, is refused with a
+// *jsonrpc.RedirectError, and nothing is sent there; see SECURITY.md),
+// after which c's own CheckRedirect, if any, still runs.
 func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) { o.httpClient = c }
 }
 
 // WithHeader adds a header sent on every HTTP request, e.g. Authorization.
+// It goes only to the origin of the URL dialled: never through a redirect
+// or an HTTP+SSE endpoint on another origin.
 func WithHeader(name, value string) Option {
 	return func(o *options) {
 		if o.header == nil {

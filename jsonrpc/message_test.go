@@ -166,3 +166,21 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestRedirectErrorMessages(t *testing.T) {
+	for _, tc := range []struct {
+		e    RedirectError
+		want string
+	}{
+		{RedirectError{Method: "POST", Status: 307, From: "http://127.0.0.1:8080/mcp", To: "http://localhost:9090/x?k=…", Reason: RedirectCrossOrigin},
+			"POST http://127.0.0.1:8080/mcp → 307 to http://localhost:9090/x?k=…: refused: another origin (http://localhost:9090, not http://127.0.0.1:8080); nothing was sent there"},
+		{RedirectError{Method: "POST", Status: 302, From: "http://h/mcp", To: "http://h/other", Reason: RedirectMethodChange},
+			"POST http://h/mcp → 302 to http://h/other: refused: following it would turn the POST into a GET and drop its body"},
+		{RedirectError{Method: "GET", Status: 308, From: "http://h/a", To: "http://h/b", Reason: RedirectTooMany, Limit: 5},
+			"GET http://h/a → 308 to http://h/b: refused: more than 5 redirects in a row"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("Error() = %q\nwant      %q", got, tc.want)
+		}
+	}
+}

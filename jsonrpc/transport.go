@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // Transport carries JSON-RPC messages to and from one MCP server. The
@@ -102,4 +103,63 @@ func (e *HTTPError) Unwrap() error {
 		return nil
 	}
 	return e.RPCError
+}
+
+// RedirectError is an HTTP redirect the library refused to follow. The
+// request that was redirected reached only the server that answered with
+// the redirect; nothing at all was sent to the Location it named. The
+// library follows a redirect only within the origin (scheme, host and
+// port) of the URL the host gave, without changing the method, and only a
+// few times in a row.
+type RedirectError struct {
+	Method string // the method of the request that was redirected
+	Status int    // the redirect status: 301, 302, 303, 307 or 308
+	// From is the URL that answered with the redirect and To the URL its
+	// Location named, user information and query values redacted.
+	From, To string
+	Reason   RedirectReason
+	// Limit is the number of redirects followed before a RedirectTooMany.
+	Limit int
+}
+
+// RedirectReason says why a redirect was refused.
+type RedirectReason int
+
+const (
+	// RedirectCrossOrigin: the Location is on another origin than the URL
+	// the host gave (another scheme, host name or port).
+	RedirectCrossOrigin RedirectReason = iota + 1
+	// RedirectMethodChange: following the redirect (a 301, 302 or 303)
+	// would turn a POST, or another method with a body, into a GET.
+	RedirectMethodChange
+	// RedirectTooMany: one redirect too many in a row.
+	RedirectTooMany
+)
+
+// Error reads like "POST http://127.0.0.1:8080/mcp → 307 to
+// http://localhost:9090/mcp: refused: another origin (http://localhost:9090,
+// not http://127.0.0.1:8080); nothing was sent there".
+func (e *RedirectError) Error() string {
+	s := e.Method + " " + e.From + " → " + strconv.Itoa(e.Status) + " to " + e.To + ": refused: "
+	switch e.Reason {
+	case RedirectCrossOrigin:
+		return s + "another origin (" + originOf(e.To) + ", not " + originOf(e.From) + "); nothing was sent there"
+	case RedirectMethodChange:
+		return s + "following it would turn the " + e.Method + " into a GET and drop its body"
+	case RedirectTooMany:
+		return s + "more than " + strconv.Itoa(e.Limit) + " redirects in a row"
+	}
+	return s + "redirect policy"
+}
+
+// originOf returns the scheme://host[:port] part of a URL as written.
+func originOf(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return scheme + "://" + rest
 }

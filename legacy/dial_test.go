@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -118,8 +119,8 @@ func TestSameOrigin(t *testing.T) {
 	for _, tt := range tests {
 		a, _ := url.Parse(tt.a)
 		b, _ := url.Parse(tt.b)
-		if got := sameOrigin(a, b); got != tt.same {
-			t.Errorf("sameOrigin(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.same)
+		if got := origin.Same(a, b); got != tt.same {
+			t.Errorf("origin.Same(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.same)
 		}
 	}
 }

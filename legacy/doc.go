@@ -15,7 +15,10 @@
 // resolved against the SSE URL (after redirects) and must be on the same
 // origin (scheme, host and port) as the SSE URL the host gave: otherwise
 // Dial refuses it with a [*CrossOriginError], so that headers such as
-// Authorization are never sent elsewhere. The resulting [Transport]
+// Authorization are never sent elsewhere. Redirects are held to the same
+// rule: the GET and every POST go through the library's redirect policy,
+// which refuses a redirect to another origin (or one that would turn a POST
+// into a GET) with a *jsonrpc.RedirectError before anything is sent there. The resulting [Transport]
 // implements jsonrpc.Transport: Send POSTs, Recv returns the messages of the
 // stream in the order they arrived, through an unbounded queue, so that the
 // stream reader never waits for the host (which is expected to call Recv in

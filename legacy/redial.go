@@ -143,7 +143,7 @@ func (t *Transport) attempt() (*sse.Reader, io.ReadCloser, *session, error) {
 		scancel(err)
 		return rd, nil, nil, err
 	}
-	return rd, body, &session{endpoint: u.String(), redacted: u.Redacted(), ctx: sctx, cancel: scancel, needInit: true}, nil
+	return rd, body, &session{endpoint: u.String(), redacted: redactQuery(u), ctx: sctx, cancel: scancel, needInit: true}, nil
 }
 
 // terminal reports whether a failed reconnection attempt ends the
@@ -157,7 +157,9 @@ func (t *Transport) attempt() (*sse.Reader, io.ReadCloser, *session, error) {
 //     offers the stream there, e.g. it was upgraded to Streamable HTTP),
 //     400 and the rest (the request itself is unacceptable);
 //   - a *CrossOriginError: the server now names an endpoint on another
-//     origin, which is refused for the host's headers' sake.
+//     origin, which is refused for the host's headers' sake;
+//   - a *jsonrpc.RedirectError: the server redirects the GET where the
+//     redirect policy does not follow.
 //
 // Everything else — network errors, 5xx, a 2xx that is not an event stream
 // (a proxy's error page during a restart), a stream without an endpoint
@@ -172,7 +174,8 @@ func terminal(err error) bool {
 		return he.StatusCode >= 400 && he.StatusCode <= 499
 	}
 	var ce *CrossOriginError
-	return errors.As(err, &ce)
+	var re *jsonrpc.RedirectError
+	return errors.As(err, &ce) || errors.As(err, &re)
 }
 
 // throttledError is a 429 or 503 answer to a reconnection GET with a

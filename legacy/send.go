@@ -33,7 +33,9 @@ import (
 // *reconnect.RetryAfterError, wrapped: the message was not run.
 //
 // ctx cancels the POST (and the waits). An error is a *jsonrpc.HTTPError
-// (wrapped) for another status than 2xx, wraps ctx.Err() when ctx ended the
+// (wrapped) for another status than 2xx, a *jsonrpc.RedirectError (wrapped)
+// for a redirect the policy refuses (to another origin than the SSE URL's,
+// or one that would turn the POST into a GET: nothing is sent there), wraps ctx.Err() when ctx ended the
 // POST, wraps jsonrpc.ErrClosed once Close has been called, and wraps
 // ErrConnectionLost once the transport has ended for good. A POST in
 // flight when the stream drops is cancelled, since its answer could only
@@ -154,6 +156,11 @@ func (t *Transport) failed(ctx context.Context, s *session, m *jsonrpc.Message, 
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("legacy: %s: %w", wire.Label(m), ctx.Err())
+	}
+	if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
+		// The server redirected the POST where the policy does not follow:
+		// only the endpoint's origin received it.
+		return fmt.Errorf("legacy: %s: %w", wire.Label(m), re)
 	}
 	if s.ctx.Err() != nil {
 		return fmt.Errorf("legacy: %s: %w: the SSE stream was lost while the POST was in flight: %w",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -22,11 +23,19 @@ import (
 // Options configure Dial. The zero value works.
 type Options struct {
 	// HTTPClient sends every request. Nil means http.DefaultClient. The
-	// POSTs use it as given (through a go-retryablehttp client that sends
-	// a POST again only after a 429, a 503 or a refused connection, as the
-	// Reconnect policy says); the long-lived GET stream uses a shallow copy
-	// whose Timeout is zero, so that a client-wide timeout does not cut the
-	// stream (its RoundTripper, Jar and redirect policy are kept).
+	// transport never changes it: it uses a shallow copy with the library's
+	// redirect policy, which calls the client's own CheckRedirect after its
+	// own checks. The POSTs go through a go-retryablehttp client over that
+	// copy, which sends a POST again only after a 429, a 503 or a refused
+	// connection, as the Reconnect policy says; the long-lived GET stream
+	// uses a copy whose Timeout is zero, so that a client-wide timeout does
+	// not cut the stream (its RoundTripper and Jar are kept).
+	//
+	// Redirects, of the GET and of every POST: one to another origin than
+	// the SSE URL's, a 301, 302 or 303 that would turn a POST into a GET,
+	// and more than five in a row are refused with a *jsonrpc.RedirectError;
+	// nothing is sent to the refused Location. So the endpoint's POSTs stay
+	// on the SSE URL's origin even when the server redirects them.
 	HTTPClient *http.Client
 	// Header holds static headers sent on the GET and on every POST, e.g.
 	// Authorization. Dial copies it.
@@ -90,7 +99,7 @@ type Transport struct {
 // have come on that stream.
 type session struct {
 	endpoint string // the POST URL, as used
-	redacted string // the POST URL for errors, password redacted
+	redacted string // the POST URL for errors, password and query values (the session id) redacted
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	// needInit: the session came from a reconnection and no initialize
@@ -124,23 +133,21 @@ var (
 // Errors: a non-2xx answer is a *jsonrpc.HTTPError; a 2xx answer that is
 // not an event stream is a *NotSSEError; a stream that does not start with
 // a usable endpoint event wraps ErrNoEndpoint; an endpoint on another
-// origin than sseURL is a *CrossOriginError. All are wrapped: use errors.As
-// and errors.Is.
+// origin than sseURL is a *CrossOriginError; a redirect of the GET that the
+// redirect policy refuses (see Options.HTTPClient) is a
+// *jsonrpc.RedirectError. All are wrapped: use errors.As and errors.Is.
 func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) {
-	origin, err := url.Parse(sseURL)
+	home, err := url.Parse(sseURL)
 	if err != nil {
 		return nil, fmt.Errorf("legacy: SSE URL: %w", err)
 	}
-	if origin.Scheme != "http" && origin.Scheme != "https" {
-		return nil, fmt.Errorf("legacy: SSE URL %q: scheme must be http or https", origin.Redacted())
+	if home.Scheme != "http" && home.Scheme != "https" {
+		return nil, fmt.Errorf("legacy: SSE URL %q: scheme must be http or https", home.Redacted())
 	}
-	if origin.Host == "" {
-		return nil, fmt.Errorf("legacy: SSE URL %q: no host", origin.Redacted())
+	if home.Host == "" {
+		return nil, fmt.Errorf("legacy: SSE URL %q: no host", home.Redacted())
 	}
-	client := opts.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client := origin.Guard(opts.HTTPClient)
 	stream := *client
 	stream.Timeout = 0
 	logger := opts.Logger
@@ -153,10 +160,10 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 	}
 
 	t := &Transport{
-		sseURL:  origin.Redacted(),
-		origin:  origin,
+		sseURL:  home.Redacted(),
+		origin:  home,
 		stream:  &stream,
-		post:    policy.Retrying(client, logger),
+		post:    policy.Retrying(opts.HTTPClient, logger), // Retrying adds the redirect policy itself
 		header:  opts.Header.Clone(),
 		log:     logger,
 		maxSize: opts.MaxEventSize,
@@ -183,7 +190,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 		t.cancel(err)
 		return nil, err
 	}
-	s := &session{endpoint: u.String(), redacted: u.Redacted(), ctx: sctx, cancel: scancel}
+	s := &session{endpoint: u.String(), redacted: redactQuery(u), ctx: sctx, cancel: scancel}
 	t.sess, t.endpoint = s, s.endpoint
 	t.log.Debug("legacy: connected", "url", t.sseURL, "endpoint", redactQuery(u))
 	t.wg.Add(1)
@@ -259,6 +266,9 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 func (t *Transport) dialFailed(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("legacy: GET %s: %w", t.sseURL, ctx.Err())
+	}
+	if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
+		return fmt.Errorf("legacy: %w", re) // it names the GET and both URLs
 	}
 	return fmt.Errorf("legacy: GET %s: %w", t.sseURL, err)
 }

@@ -14,7 +14,13 @@
 // The transport keeps the session: the Mcp-Session-Id header of the HTTP
 // response to initialize, and the protocolVersion of the initialize result,
 // are sent as Mcp-Session-Id and MCP-Protocol-Version on every later request
-// and on the DELETE that ends the session at Close.
+// and on the DELETE that ends the session at Close. A session id must be
+// visible ASCII (0x21–0x7E) of at most MaxSessionIDLen (1024) bytes; any
+// other fails initialize with ErrInvalidSessionID and is never sent back.
+//
+// Every request goes through the library's redirect policy (see
+// Options.HTTPClient): nothing is ever sent to another origin than the
+// endpoint's, and a refused redirect is a *jsonrpc.RedirectError.
 //
 // Recovery that only this transport can do is done here, timed by
 // Options.Reconnect (a reconnect.Policy):
@@ -27,6 +33,9 @@
 //     stream without ids, a server that cannot resume (405), or a policy
 //     that gives up make Send fail with an error matching
 //     jsonrpc.ErrOutcomeUnknown: the request is never sent a second time.
+//     A stream the server ends cleanly after a response to another id is
+//     not resumed: the server has answered, wrongly, and Send fails at once
+//     with ErrNoResponse (and jsonrpc.ErrOutcomeUnknown).
 //   - The standalone GET stream is reopened whenever it ends or fails, for
 //     the life of the transport (or of its session), with Last-Event-ID of
 //     the last event seen on it, after the server's retry: (exactly) or

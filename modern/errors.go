@@ -7,18 +7,28 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
-// ErrNoResponse: the server accepted a request (2xx) but answered with no
-// body, so no response to it will ever come. The error that reports it also
-// wraps jsonrpc.ErrOutcomeUnknown, because the server may run the request.
+// ErrNoResponse: the server accepted a request (2xx) but no response to it
+// will ever come: it answered with no body, or it ended the answer's event
+// stream cleanly after sending a response to another id. The error that
+// reports it also wraps jsonrpc.ErrOutcomeUnknown, because the server may
+// have run the request.
 var ErrNoResponse = errors.New("the server accepted the request but sent no response")
 
 // ErrInvalidSessionID: the Mcp-Session-Id the server assigned holds bytes
 // other than visible ASCII (0x21–0x7E), which the specification forbids and
-// which could not be sent back safely in a header.
+// which could not be sent back safely in a header, or is longer than
+// MaxSessionIDLen. The initialize request that got it fails with it.
 var ErrInvalidSessionID = errors.New("invalid Mcp-Session-Id from server")
+
+// MaxSessionIDLen is the longest Mcp-Session-Id the transport accepts, in
+// bytes. The specification sets no limit; ids in use (UUIDs, hashes, signed
+// tokens) are far shorter. A longer one would be sent back on every request,
+// so it is refused with ErrInvalidSessionID.
+const MaxSessionIDLen = 1024
 
 // ErrContentType: a 2xx answer to a request had a content type that is
 // neither application/json nor text/event-stream.
@@ -84,8 +94,22 @@ func (e *streamError) reason() string {
 	return "the stream broke before the response: " + e.cause.Error()
 }
 
-// validSessionID reports whether s is non-empty visible ASCII.
-func validSessionID(s string) bool {
+// sessionIDProblem says what is wrong with a session id the server
+// assigned, or returns "" when it is non-empty visible ASCII of at most
+// MaxSessionIDLen bytes.
+func sessionIDProblem(s string) string {
+	if len(s) > MaxSessionIDLen {
+		return fmt.Sprintf("%d bytes, over the limit of %d", len(s), MaxSessionIDLen)
+	}
+	if !visibleASCII(s) {
+		return fmt.Sprintf("%q holds bytes outside visible ASCII 0x21-0x7E", wire.Excerpt([]byte(s)))
+	}
+	return ""
+}
+
+// visibleASCII reports whether s is non-empty visible ASCII (0x21–0x7E):
+// a header value sent back exactly as received.
+func visibleASCII(s string) bool {
 	if s == "" {
 		return false
 	}

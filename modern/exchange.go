@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/sse"
@@ -29,13 +30,15 @@ const drainTimeout = 250 * time.Millisecond
 // package doc); the request itself is never sent twice, except after a
 // 429 or 503 (or a refused connection), which say the server did not run
 // it. An error wraps jsonrpc.ErrSessionExpired (404 on a request that
-// carried the session, or a session lost earlier: the message was not
-// sent), jsonrpc.ErrOutcomeUnknown (the answer stream ended or broke before
-// the response and could not be resumed, or the server accepted the request
-// with no body: ErrNoResponse), a *reconnect.RetryAfterError (a 429 or 503
-// not waited out: over the policy's cap or attempts, or past ctx's
-// deadline), jsonrpc.ErrClosed, ctx.Err(), or is a *jsonrpc.HTTPError for
-// any other status.
+// carried the session, unless the 404 came after a redirect, or a session
+// lost earlier: the message was not sent), jsonrpc.ErrOutcomeUnknown (the
+// answer stream ended or broke before the response and could not be
+// resumed, or the server accepted the request with no body: ErrNoResponse),
+// a *reconnect.RetryAfterError (a 429 or 503 not waited out: over the
+// policy's cap or attempts, or past ctx's deadline), a
+// *jsonrpc.RedirectError (a redirect refused: see Options.HTTPClient),
+// jsonrpc.ErrClosed, ctx.Err(), or is a *jsonrpc.HTTPError for any other
+// status.
 //
 // For a notification or a response, Send returns nil once the server has
 // accepted it (any 2xx); messages in a JSON body, if any, are queued.
@@ -92,7 +95,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	if resp.StatusCode == http.StatusNotFound && session != nil {
+	if resp.StatusCode == http.StatusNotFound && session != nil && !origin.Redirected(resp) {
 		herr := wire.NewHTTPError(resp, http.MethodPost, t.redacted)
 		t.forgetSession(session)
 		return fmt.Errorf("modern: %s: %w: %w", wire.Label(m), jsonrpc.ErrSessionExpired, herr)
@@ -122,9 +125,8 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	x := exchange{t: t, ctx: ctx, req: m, isInit: isInit, session: session, version: version}
 	if isInit {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
-			if !validSessionID(sid) {
-				return fmt.Errorf("modern: %s: %w: %q holds bytes outside visible ASCII 0x21-0x7E",
-					wire.Label(m), ErrInvalidSessionID, wire.Excerpt([]byte(sid)))
+			if why := sessionIDProblem(sid); why != "" {
+				return fmt.Errorf("modern: %s: %w: %s", wire.Label(m), ErrInvalidSessionID, why)
 			}
 			x.newSession = sid
 		}
@@ -192,6 +194,9 @@ func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error) e
 	}
 	if cerr := t.closedErr(m); cerr != nil {
 		return cerr
+	}
+	if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
+		err = re // net/http's *url.Error around it repeats the Location unredacted
 	}
 	return fmt.Errorf("modern: %s: %w", wire.Label(m), err)
 }
@@ -261,6 +266,7 @@ type exchange struct {
 	version    []string
 	newSession string // Mcp-Session-Id of the initialize answer
 	answered   bool   // the response has been queued
+	stray      string // the id of the last response to another request seen on the answer stream
 }
 
 // noResponse is the error for a 2xx answer without a body.
@@ -292,6 +298,9 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
 			}
 			continue
 		}
+		if msg.Method == "" && msg.ID.Raw() != x.req.ID.Raw() {
+			x.stray = msg.ID.Raw()
+		}
 		if msg.Method == "" && msg.ID.Raw() == x.req.ID.Raw() {
 			if x.answered {
 				x.t.log.Warn("modern: dropped a second response to a request", "request", wire.Label(x.req))
@@ -322,7 +331,7 @@ func (x *exchange) protocolVersion(result json.RawMessage) string {
 		x.t.log.Warn("modern: unreadable initialize result", "err", err, "excerpt", wire.Excerpt(result))
 		return ""
 	}
-	if r.ProtocolVersion != "" && !validSessionID(r.ProtocolVersion) {
+	if r.ProtocolVersion != "" && !visibleASCII(r.ProtocolVersion) {
 		x.t.log.Warn("modern: protocolVersion is not a valid header value; not sending MCP-Protocol-Version",
 			"protocolVersion", wire.Excerpt([]byte(r.ProtocolVersion)))
 		return ""
@@ -360,9 +369,13 @@ func (x *exchange) readJSON(resp *http.Response) error {
 }
 
 // readSSE reads an event stream answer (or a resumed one) until the
-// response to the request has been delivered. A stream that ends before is
-// a *streamError holding the stream's cursor. It leaves closing the body to
-// the caller.
+// response to the request has been delivered. A stream that breaks, or
+// ends cleanly before the response, is a *streamError holding the stream's
+// cursor, for resuming it — except a stream that the server ended cleanly
+// after sending a response to another id: the server has answered, wrongly,
+// and resuming would only wait for a response that will not come, so that
+// is ErrNoResponse with jsonrpc.ErrOutcomeUnknown at once. It leaves
+// closing the body to the caller.
 func (x *exchange) readSSE(body io.Reader) error {
 	rd := sse.NewReader(body, x.t.maxSize)
 	defer rd.Release()
@@ -372,6 +385,10 @@ func (x *exchange) readSSE(body io.Reader) error {
 		if err != nil {
 			if ierr := x.interrupted(); ierr != nil {
 				return ierr
+			}
+			if x.stray != "" && errors.Is(err, io.EOF) {
+				return fmt.Errorf("modern: %s: the event stream ended after a response to id %s, not to this request: %w: %w",
+					wire.Label(x.req), wire.Excerpt([]byte(x.stray)), ErrNoResponse, jsonrpc.ErrOutcomeUnknown)
 			}
 			c := cursorAt(rd, dispatched, err)
 			return &streamError{method: x.req.Method, id: x.req.ID, lastEventID: c.lastEventID,

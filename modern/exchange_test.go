@@ -429,3 +429,53 @@ func TestInvalidEvents(t *testing.T) {
 		t.Errorf("%d warnings, want 3 (one per invalid event): %q", len(warns), warns)
 	}
 }
+
+// TestStrayResponseEndsCall: an answer stream that the server ends cleanly
+// after a response to another id fails the request at once with
+// ErrNoResponse (outcome unknown), instead of resuming the stream until
+// the policy or the caller's deadline gives up: with and without event ids,
+// and on a resumed stream.
+func TestStrayResponseEndsCall(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer string // the POST's answer stream; it ends after this
+		resume string // the resumed stream, if the answer is cut
+	}{
+		{"no ids", data(response("999", `{}`)), ""},
+		{"with ids", "id: e1\n" + data(response("999", `{}`)), ""},
+		{"on the resumed stream", "id: e1\ndata: \n\n", "id: e2\n" + data(response("999", `{}`))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner := mcp("s1")
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				switch {
+				case strings.Contains(string(body), `"tools/call"`):
+					ev := startSSE(w)
+					ev(tc.answer)
+					if tc.resume != "" {
+						panic(http.ErrAbortHandler) // cut the stream: resumed with Last-Event-ID
+					}
+				case r.Method == http.MethodGet && r.Header.Get("Last-Event-Id") != "":
+					ev := startSSE(w)
+					ev(tc.resume) // empty for the first two cases: nothing to replay
+				default:
+					inner(w, r, body)
+				}
+			})
+			// The default policy: without the rule, resuming would go on
+			// well past the test's deadline.
+			tr, ch := dial(t, s, Options{})
+			handshake(t, tr, ch)
+			err := sendErr(tr, request(2, "tools/call"))
+			if !errors.Is(err, ErrNoResponse) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+				t.Fatalf("err = %v, want ErrNoResponse and ErrOutcomeUnknown", err)
+			}
+			if !strings.Contains(err.Error(), "999") {
+				t.Errorf("the error does not name the stray id: %v", err)
+			}
+			if m := next(t, ch); describe(m) != "response 999 {}" {
+				t.Errorf("queued %s, want the stray response for the protocol layer to drop", describe(m))
+			}
+		})
+	}
+}

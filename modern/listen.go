@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -180,6 +181,12 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 	resp, err := t.streamClient.Do(req)
 	if err != nil {
 		settle()
+		if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
+			// The same GET would be redirected the same way: not reopened.
+			t.refuseGETStream()
+			t.log.Warn("modern: the GET stream is not opened: its redirect was refused", "url", t.redacted, "err", re)
+			return listenAttempt{stop: true}
+		}
 		return listenAttempt{reason: err.Error()}
 	}
 	defer resp.Body.Close()
@@ -194,7 +201,7 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 		t.log.Info("modern: the server no longer offers the GET stream; not reopened", "url", t.redacted)
 		wire.Drain(resp.Body)
 		return listenAttempt{stop: true}
-	case code == http.StatusNotFound && session != nil:
+	case code == http.StatusNotFound && session != nil && !origin.Redirected(resp):
 		herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
 		t.sessionLost(session, fmt.Errorf("modern: reopening the GET stream: %w: %w", jsonrpc.ErrSessionExpired, herr))
 		return listenAttempt{stop: true}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -67,13 +68,20 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 			if ierr := x.interrupted(); ierr != nil {
 				return nil, ierr
 			}
+			if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
+				// The same GET would be redirected the same way.
+				se.last = re
+				se.gaveUp = "the server redirected the resuming GET"
+				t.log.Warn("modern: cannot resume the event stream of a request", "request", wire.Label(x.req), "err", re)
+				return nil, se
+			}
 			se.last, reason = err, err.Error()
 			continue
 		}
 		code := resp.StatusCode
 		switch {
 		case code == http.StatusMethodNotAllowed, code == http.StatusBadRequest,
-			code == http.StatusNotFound && session == nil:
+			code == http.StatusNotFound && (session == nil || origin.Redirected(resp)):
 			se.last = wire.NewHTTPError(resp, http.MethodGet, t.redacted)
 			resp.Body.Close()
 			se.gaveUp = fmt.Sprintf("the server cannot resume the stream (GET answered %d)", code)

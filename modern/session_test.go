@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -100,6 +101,46 @@ func TestSessionIDInvalid(t *testing.T) {
 			}
 			if tr.SessionID() != "" || tr.ProtocolVersion() != "" {
 				t.Errorf("session kept: %q %q", tr.SessionID(), tr.ProtocolVersion())
+			}
+		})
+	}
+}
+
+// TestSessionIDLength: a session id of up to MaxSessionIDLen bytes is kept
+// and sent back as it came; a longer one (a 10 KB id among them) fails
+// initialize with ErrInvalidSessionID and is never sent back.
+func TestSessionIDLength(t *testing.T) {
+	for _, tc := range []struct {
+		n  int
+		ok bool
+	}{{MaxSessionIDLen, true}, {MaxSessionIDLen + 1, false}, {10 << 10, false}} {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			id := strings.Repeat("a", tc.n-1) + "z"
+			s := newServer(t, mcp(id))
+			tr, ch := dial(t, s, Options{})
+			err := sendErr(tr, initialize())
+			if !tc.ok {
+				if !errors.Is(err, ErrInvalidSessionID) || !strings.Contains(err.Error(), "over the limit of 1024") {
+					t.Fatalf("Send = %v, want ErrInvalidSessionID over the limit", err)
+				}
+				if tr.SessionID() != "" {
+					t.Errorf("a %d-byte session id was kept", tc.n)
+				}
+				tr.Close()
+				for _, r := range s.requests()[1:] {
+					t.Errorf("%s sent after the refused id (session header %d bytes)", r.Method, len(r.Header.Get("Mcp-Session-Id")))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			next(t, ch)
+			send(t, tr, request(2, "ping"))
+			next(t, ch)
+			reqs := s.requests()
+			if got := reqs[len(reqs)-1].Header.Get("Mcp-Session-Id"); got != id {
+				t.Errorf("sent back %d bytes, want the %d the server gave", len(got), len(id))
 			}
 		})
 	}

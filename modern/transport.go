@@ -3,6 +3,7 @@ package modern
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -21,12 +23,21 @@ import (
 
 // Options configure a Transport. The zero value works.
 type Options struct {
-	// HTTPClient sends every request. Nil means http.DefaultClient. POST and
-	// DELETE use it as given (a POST through a go-retryablehttp client over
-	// it, which sends it again only after a 429, a 503 or a refused
-	// connection: see reconnect.Policy.Retrying); the long-lived GET stream uses a shallow copy
+	// HTTPClient sends every request. Nil means http.DefaultClient. The
+	// transport never changes it: it uses a shallow copy with the library's
+	// redirect policy (see below), which calls the client's own
+	// CheckRedirect after its own checks. POST and DELETE use that copy (a
+	// POST through a go-retryablehttp client over it, which sends it again
+	// only after a 429, a 503 or a refused connection: see
+	// reconnect.Policy.Retrying); the long-lived GET stream uses a copy
 	// whose Timeout is zero, so that a client-wide timeout does not cut the
-	// stream (its RoundTripper, Jar and redirect policy are kept).
+	// stream (its RoundTripper and Jar are kept).
+	//
+	// Redirects: a redirect to another origin than the endpoint's, a 301,
+	// 302 or 303 that would turn a POST or a DELETE into a GET, and more than
+	// five redirects in a row are refused with a *jsonrpc.RedirectError;
+	// nothing is sent to the refused Location. A 404 that came after a
+	// redirect is a *jsonrpc.HTTPError, never a lost session.
 	HTTPClient *http.Client
 	// Header holds static headers sent on every request (POST, GET and
 	// DELETE), e.g. Authorization. New copies it.
@@ -94,10 +105,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 	if u.Host == "" {
 		return nil, fmt.Errorf("modern: endpoint %q: no host", u.Redacted())
 	}
-	client := opts.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client := origin.Guard(opts.HTTPClient)
 	stream := *client
 	stream.Timeout = 0
 	logger := opts.Logger
@@ -121,7 +129,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		endpoint:     u.String(),
 		redacted:     u.Redacted(),
 		client:       client,
-		poster:       policy.Retrying(client, logger),
+		poster:       policy.Retrying(opts.HTTPClient, logger), // Retrying adds the redirect policy itself
 		streamClient: &stream,
 		header:       opts.Header.Clone(),
 		log:          logger,
@@ -198,6 +206,9 @@ func (t *Transport) endSession(session, version []string) error {
 	}
 	resp, err := t.client.Do(req)
 	if err != nil {
+		if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
+			err = re
+		}
 		return fmt.Errorf("modern: ending the session: %w", err)
 	}
 	defer resp.Body.Close()

@@ -246,9 +246,9 @@ func (l *ladder) failure() error {
 type attemptError struct {
 	method, url        string
 	request, transport string
-	status      int
-	detail      string
-	err         error
+	status             int
+	detail             string
+	err                error
 }
 
 func (e *attemptError) Error() string {
@@ -258,6 +258,10 @@ func (e *attemptError) Error() string {
 			s += " (" + e.detail + ")"
 		}
 		return s
+	}
+	var re *jsonrpc.RedirectError
+	if errors.As(e.err, &re) {
+		return re.Error() // "GET url → 307 to other: refused: why"
 	}
 	s := e.method + " " + e.url + " → "
 	if e.status != 0 {

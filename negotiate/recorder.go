@@ -34,7 +34,11 @@ func (r *recorder) firstStatus() int {
 	return r.status
 }
 
-// recordingClient returns a shallow copy of c whose transport records.
+// recordingClient returns a shallow copy of c whose transport records. The
+// transports it is given to (modern.New, legacy.Dial) put the library's
+// redirect policy on their own copies of it (origin.Guard), so every rung's
+// requests, redirects included, go through that policy; the recorder sees
+// the first answer, a refused redirect's status included.
 func recordingClient(c *http.Client) (*http.Client, *recorder) {
 	if c == nil {
 		c = http.DefaultClient

@@ -144,6 +144,7 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 
 	var newer *NewerServerError
 	var he *jsonrpc.HTTPError
+	var redirect *jsonrpc.RedirectError
 	switch {
 	case errors.As(err, &newer):
 		a.Decision = "the server refused initialize as a modern server does"
@@ -164,6 +165,8 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 		}
 		l.record(a, err, "")
 		return nil, movedOn
+	case errors.As(err, &redirect):
+		a.Decision = fmt.Sprintf("its %d redirect was refused: not a reason to fall back: stopping", redirect.Status)
 	case he != nil:
 		a.Decision = fmt.Sprintf("%d is not a reason to fall back: stopping", he.StatusCode)
 	case ctx.Err() != nil:
@@ -208,9 +211,12 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 		case errors.As(err, &he) && isFallbackStatus(he.StatusCode):
 			refused, detail = true, "not an SSE stream"
 		}
+		var redirect *jsonrpc.RedirectError
 		switch {
 		case refused:
 			a.Decision = "no HTTP+SSE server here"
+		case errors.As(err, &redirect):
+			a.Decision = fmt.Sprintf("its %d redirect was refused: stopping", redirect.Status)
 		case ctx.Err() != nil:
 			a.Decision = "out of time: stopping"
 		default:

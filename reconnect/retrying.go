@@ -15,13 +15,18 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 )
 
 // Retrying returns a go-retryablehttp client over base (nil means
-// http.DefaultClient, used as is: its Transport, Jar, CheckRedirect and
-// Timeout, the Timeout bounding each attempt) that sends a request again
-// only when the server provably did not run it:
+// http.DefaultClient) that sends a request again only when the server
+// provably did not run it. It uses a shallow copy of base with the
+// library's redirect policy (a redirect to another origin, one that would
+// turn a POST into a GET, or a sixth in a row is refused with a
+// *jsonrpc.RedirectError, and nothing is sent to its Location; base's own
+// CheckRedirect runs after those checks); base's Transport, Jar and
+// Timeout are kept, the Timeout bounding each attempt. It retries:
 //   - 429 Too Many Requests and 503 Service Unavailable: after the wait
 //     the Retry-After header asks for (delta-seconds or an HTTP date), or
 //     without one after the policy's backoff; within MaxRetryAfter,
@@ -50,9 +55,7 @@ import (
 // go-retryablehttp closes base's idle connections after a Do that fails.
 func (p Policy) Retrying(base *http.Client, logger *slog.Logger) *retryablehttp.Client {
 	p = p.withDefaults()
-	if base == nil {
-		base = http.DefaultClient
-	}
+	base = origin.Guard(base)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -172,8 +172,11 @@ func (g *rig) post(ctx context.Context, url, body string) (status int, answer st
 func TestRetryingConfig(t *testing.T) {
 	base := &http.Client{Timeout: time.Second}
 	c := fast.Retrying(base, nil)
-	if c.HTTPClient != base {
-		t.Error("HTTPClient is not base")
+	if c.HTTPClient == base || c.HTTPClient.Timeout != base.Timeout || c.HTTPClient.CheckRedirect == nil {
+		t.Error("HTTPClient is not a copy of base with the redirect policy")
+	}
+	if base.CheckRedirect != nil {
+		t.Error("Retrying changed base")
 	}
 	if c.RetryMax != 3 {
 		t.Errorf("RetryMax = %d, want MaxAttempts", c.RetryMax)
@@ -184,8 +187,12 @@ func TestRetryingConfig(t *testing.T) {
 	if c.CheckRetry == nil || c.Backoff == nil || c.ErrorHandler == nil || c.RequestLogHook == nil {
 		t.Error("CheckRetry, Backoff, ErrorHandler or RequestLogHook left to go-retryablehttp")
 	}
-	if c := (Policy{}).Retrying(nil, nil); c.HTTPClient != http.DefaultClient || c.RetryMax != DefaultPolicy().MaxAttempts {
-		t.Errorf("nil base: HTTPClient %p, RetryMax %d", c.HTTPClient, c.RetryMax)
+	if c := (Policy{}).Retrying(nil, nil); c.HTTPClient.Transport != http.DefaultClient.Transport ||
+		c.HTTPClient.CheckRedirect == nil || c.RetryMax != DefaultPolicy().MaxAttempts {
+		t.Errorf("nil base: HTTPClient %+v, RetryMax %d", c.HTTPClient, c.RetryMax)
+	}
+	if http.DefaultClient.CheckRedirect != nil {
+		t.Error("Retrying changed http.DefaultClient")
 	}
 	if c := (Policy{MaxAttempts: -1}).Retrying(nil, nil); c.RetryMax < 1<<30 {
 		t.Errorf("unlimited attempts: RetryMax = %d", c.RetryMax)

@@ -24,6 +24,20 @@
 //     It returns once the process is reaped and every goroutine of the
 //     transport has ended.
 //
+// The limit of that cleanup: a process that leaves the server's process
+// group (setsid, setpgid, a daemonizing double fork) is out of reach of the
+// group's signals, and may outlive Close. When such a process holds the
+// server's stdout or stderr open, Close does not wait for those pipes to
+// end: once the server and its group are gone, a read that makes no
+// progress for 250–500 ms is cut short (and a warning logged), so Close still
+// returns. The transport does not make the host a child subreaper
+// (PR_SET_CHILD_SUBREAPER) to catch such processes: that is an attribute of
+// the whole host process, which would inherit every orphan of every child
+// it runs and have to reap them, racing os/exec's Wait for its other
+// children; and a cgroup needs a delegated cgroup tree that a library
+// cannot count on. Run servers that daemonize under a supervisor that
+// contains them (systemd-run --scope, a container) when that matters.
+//
 // When the server exits on its own, Recv first returns every message the
 // server wrote and then an *ExitError with the exit status and the tail of
 // stderr. After Close, Recv and Send return an error that matches

@@ -154,13 +154,24 @@ func (t *Transport) awaitReaders() {
 			close(t.stopped)
 		case <-ticker.C:
 			if outDone != nil && stuck(t.outSeq.Load(), &outSeen) {
+				t.escaped("stdout")
 				_ = t.stdout.SetReadDeadline(time.Unix(1, 0))
 			}
 			if errDone != nil && stuck(t.errSeq.Load(), &errSeen) {
+				t.escaped("stderr")
 				_ = t.stderr.SetReadDeadline(time.Unix(1, 0))
 			}
 		}
 	}
+}
+
+// escaped logs that a process outside the server's process group (one
+// that left it with setsid, or was handed the pipe) still holds the
+// server's pipe open after the server and its group are gone: the
+// transport cannot signal it, and stops waiting for the pipe's end.
+func (t *Transport) escaped(pipe string) {
+	t.log.Warn("stdio: a process outside the server's group still holds its "+pipe+" open; not waiting for it (it may outlive the transport)",
+		slog.Int("pid", t.pid))
 }
 
 // stuck reports whether the same Read (an odd sequence number) is in

@@ -2,11 +2,13 @@ package testservers
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
@@ -37,6 +39,43 @@ type Options struct {
 	// Stdio are the failures a stdio server injects (ServeStdio,
 	// RunFromEnv); the HTTP front-ends ignore them.
 	Stdio StdioFaults
+
+	// Eras are the protocol eras the server speaks: LegacyOnly (the zero
+	// value: the servers as they always were), ModernOnly or DualEra.
+	Eras Eras
+	// ModernVersions are the stateless revisions the server speaks, when
+	// Eras is ModernOnly or DualEra; [2026-07-28] when empty.
+	ModernVersions []string
+	// ModernInitialize is how a ModernOnly server answers initialize.
+	ModernInitialize InitializeAnswer
+	// CacheTTL is the ttlMs of modern cacheable results (server/discover,
+	// the lists, resources/read); 0 (immediately stale) when zero.
+	// CacheTTLs overrides it per method.
+	CacheTTL  time.Duration
+	CacheTTLs map[string]time.Duration
+	// CacheScope is the cacheScope of those results: CachePublic (the
+	// default) or CachePrivate.
+	CacheScope string
+	// InvalidHeaderTools adds to the modern tools/list the tools of
+	// InvalidHeaderToolNames, whose x-mcp-header annotations break the
+	// rules of 2026-07-28 (a client must leave them out of its list).
+	InvalidHeaderTools bool
+	// ListenRefuse names the subscriptions/listen filter fields the
+	// server does not honour ("toolsListChanged", "promptsListChanged",
+	// "resourcesListChanged", "resourceSubscriptions"): they are left out
+	// of the acknowledgement and never notified.
+	ListenRefuse []string
+	// ListenEndWithCancelled makes the server end a subscription it tears
+	// down (EndSubscriptions, Close, EOF of stdin) with
+	// notifications/cancelled for the subscriptions/listen request (on
+	// its stream), as the cancellation page of 2026-07-28 has it, instead
+	// of the graceful subscriptions/listen result.
+	ListenEndWithCancelled bool
+	// SilentBeforeInitialize makes the legacy era answer nothing to a
+	// request (other than initialize) that comes before initialize, as
+	// some legacy servers do with a stdio client's server/discover probe:
+	// the client must give up waiting and initialize.
+	SilentBeforeInitialize bool
 }
 
 func (o Options) withDefaults() Options {
@@ -48,6 +87,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if len(o.ModernVersions) == 0 {
+		o.ModernVersions = []string{mcp.Version20260728}
+	}
+	if o.CacheScope == "" {
+		o.CacheScope = CachePublic
 	}
 	return o
 }
@@ -88,30 +133,51 @@ type Peer interface {
 // test://static/text, test://static/blob, test://static/item/1 … 5, and the
 // template test://items/{id}. Prompts: greet (name required, style), simple.
 // Completion: greet's style argument and the id of test://items/{id}.
+//
+// Modern requests (Options.Eras) see more: the tools of ModernToolNames
+// (MRTR, x-mcp-header, a non-ASCII name), the resources of
+// ModernResourceURIs and the prompts ask_name and grüße; see
+// tools_modern.go.
 type Server struct {
 	opts Options
 	log  *slog.Logger
+	// stateKey signs the requestState of the signed tool.
+	stateKey [32]byte
 
-	mu       sync.Mutex
-	sessions map[*Session]struct{}
-	executed map[string]int // the once tool's executions by key
-	st       Stats
+	mu        sync.Mutex
+	sessions  map[*Session]struct{}
+	executed  map[string]int // the once tool's executions by key
+	st        Stats
+	changed   chan struct{} // closed and replaced whenever st changes
+	listeners map[*listener]struct{}
+	nonces    map[string]bool // requestState nonces consumed by the signed tool
+	nonceList []string        // the same, oldest first, to bound them
 }
 
 // NewServer returns a core configured by opts.
 func NewServer(opts Options) *Server {
 	opts = opts.withDefaults()
-	return &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		sessions: make(map[*Session]struct{}),
-		executed: make(map[string]int),
+	s := &Server{
+		opts:      opts,
+		log:       opts.Logger,
+		sessions:  make(map[*Session]struct{}),
+		executed:  make(map[string]int),
+		changed:   make(chan struct{}),
+		listeners: make(map[*listener]struct{}),
+		nonces:    make(map[string]bool),
 		st: Stats{
-			Requests:  make(map[string]int),
-			ToolCalls: make(map[string]int),
-			Faults:    make(map[string]int),
+			Requests:      make(map[string]int),
+			Refused:       make(map[string]int),
+			ToolCalls:     make(map[string]int),
+			Faults:        make(map[string]int),
+			VersionsSeen:  make(map[string]int),
+			Errors:        make(map[int64]int),
+			HeaderRejects: make(map[string]int),
+			InputRequired: make(map[string]int),
 		},
 	}
+	_, _ = rand.Read(s.stateKey[:])
+	return s
 }
 
 // Options returns the server's options, defaults filled in.
@@ -130,7 +196,7 @@ type Session struct {
 	mu         sync.Mutex
 	closed     bool
 	draining   chan struct{} // closed when no more client responses can come
-	inflight   map[string]context.CancelFunc
+	inflight   map[string]context.CancelCauseFunc
 	pending    map[string]chan *jsonrpc.Message
 	nextID     int64
 	subs       map[string]bool
@@ -140,7 +206,12 @@ type Session struct {
 }
 
 // NewSession starts a session whose messages go out through p.
-func (s *Server) NewSession(p Peer) *Session {
+func (s *Server) NewSession(p Peer) *Session { return s.newSession(p, true) }
+
+// newSession starts a session; one not registered is no session of the
+// protocol's (it is not counted, nor notified as one): the channel of a
+// front-end's modern requests, which belong to no session.
+func (s *Server) newSession(p Peer, register bool) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
 	ss := &Session{
 		srv:      s,
@@ -148,14 +219,17 @@ func (s *Server) NewSession(p Peer) *Session {
 		ctx:      ctx,
 		cancel:   cancel,
 		draining: make(chan struct{}),
-		inflight: make(map[string]context.CancelFunc),
+		inflight: make(map[string]context.CancelCauseFunc),
 		pending:  make(map[string]chan *jsonrpc.Message),
 		subs:     make(map[string]bool),
 	}
-	s.mu.Lock()
-	s.sessions[ss] = struct{}{}
-	s.st.SessionsCreated++
-	s.mu.Unlock()
+	if register {
+		s.mu.Lock()
+		s.sessions[ss] = struct{}{}
+		s.st.SessionsCreated++
+		s.changedLocked()
+		s.mu.Unlock()
+	}
 	return ss
 }
 
@@ -195,17 +269,27 @@ func (ss *Session) Handle(ctx context.Context, m *jsonrpc.Message) {
 }
 
 func (ss *Session) startRequest(ctx context.Context, m *jsonrpc.Message) {
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ss.ctx, cancel)
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ss.ctx, func() { cancel(errSessionClosed) })
+	pre := reqInfoFrom(ctx) // classified by the front-end
+	byID := pre == nil || !pre.streamScoped
+	stopStream := func() bool { return false }
+	if !byID {
+		// Over HTTP, 2026-07-28: the client cancels by closing the stream.
+		stopStream = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	}
 	key := m.ID.Raw()
 	ss.mu.Lock()
 	if ss.closed {
 		ss.mu.Unlock()
 		stop()
-		cancel()
+		stopStream()
+		cancel(errSessionClosed)
 		return
 	}
-	ss.inflight[key] = cancel
+	if byID {
+		ss.inflight[key] = cancel
+	}
 	ss.wg.Add(1)
 	ss.mu.Unlock()
 	ss.srv.count(func(st *Stats) { st.Requests[m.Method]++ })
@@ -213,12 +297,39 @@ func (ss *Session) startRequest(ctx context.Context, m *jsonrpc.Message) {
 	go func() {
 		defer ss.wg.Done()
 		defer stop()
-		defer cancel()
-		result, err := ss.dispatch(rctx, m)
-		ss.mu.Lock()
-		delete(ss.inflight, key)
-		ss.mu.Unlock()
+		defer stopStream()
+		defer cancel(nil)
+		var (
+			result json.RawMessage
+			err    error
+		)
+		rq := pre
+		if rq == nil {
+			var rpcErr *jsonrpc.Error
+			if rq, rpcErr = ss.srv.classify(m); rpcErr != nil {
+				err = rpcErr
+			}
+		}
+		if err == nil && rq.era == eraLegacy && ss.srv.opts.SilentBeforeInitialize && m.Method != "initialize" && ss.ProtocolVersion() == "" {
+			ss.srv.count(func(st *Stats) { st.Unanswered++ })
+			err = errNoResponse
+		}
+		if err == nil {
+			result, err = ss.dispatch(rctx, m, rq)
+		}
+		if byID {
+			ss.mu.Lock()
+			delete(ss.inflight, key)
+			ss.mu.Unlock()
+		}
+		if errors.Is(err, errNoResponse) { // answered by the handler, or not at all
+			_ = ss.peer.Reply(rctx, m.ID, nil)
+			return
+		}
 		if rctx.Err() != nil {
+			if cause := context.Cause(rctx); errors.Is(cause, errCancelledByClient) || cause == context.Canceled {
+				ss.srv.count(func(st *Stats) { st.RequestsCancelled++ })
+			}
 			_ = ss.peer.Reply(rctx, m.ID, nil)
 			return
 		}
@@ -229,6 +340,7 @@ func (ss *Session) startRequest(ctx context.Context, m *jsonrpc.Message) {
 				rpcErr = jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
 			}
 			resp.Error = rpcErr
+			ss.srv.count(func(st *Stats) { st.Errors[rpcErr.Code]++ })
 		} else {
 			resp.Result = result
 		}
@@ -237,6 +349,10 @@ func (ss *Session) startRequest(ctx context.Context, m *jsonrpc.Message) {
 		}
 	}()
 }
+
+// errCancelledByClient is the cause of a request cancelled by
+// notifications/cancelled.
+var errCancelledByClient = errors.New("testservers: cancelled by the client")
 
 func (ss *Session) handleNotification(m *jsonrpc.Message) {
 	switch m.Method {
@@ -259,7 +375,7 @@ func (ss *Session) handleNotification(m *jsonrpc.Message) {
 		cancel := ss.inflight[id.Raw()]
 		ss.mu.Unlock()
 		if cancel != nil {
-			cancel()
+			cancel(errCancelledByClient)
 		}
 	case "notifications/roots/list_changed":
 		ss.srv.count(func(st *Stats) { st.RootsListChanged++ })
@@ -368,7 +484,10 @@ func (ss *Session) stop() bool {
 	close(ss.draining)
 	ss.mu.Unlock()
 	ss.srv.mu.Lock()
-	delete(ss.srv.sessions, ss)
+	if _, ok := ss.srv.sessions[ss]; ok {
+		delete(ss.srv.sessions, ss)
+		ss.srv.changedLocked()
+	}
 	ss.srv.mu.Unlock()
 	return true
 }
@@ -384,31 +503,46 @@ func (s *Server) liveSessions() []*Session {
 	return out
 }
 
+// legacySessions returns the sessions notifications of the legacy era go
+// to: every open session, except on a server that speaks the modern era,
+// where only those a legacy initialize opened are (a stdio connection
+// used by modern requests only is no legacy session).
+func (s *Server) legacySessions() []*Session {
+	all := s.liveSessions()
+	if !s.opts.Eras.modern() {
+		return all
+	}
+	return slices.DeleteFunc(all, func(ss *Session) bool { return ss.ProtocolVersion() == "" })
+}
+
 // NotifyListChanged sends notifications/tools/list_changed,
 // notifications/resources/list_changed and notifications/prompts/list_changed
 // to every session, outside any request (over HTTP they go on the GET
-// stream, when one is open).
+// stream, when one is open), and to every subscriptions/listen stream
+// that asked for them.
 func (s *Server) NotifyListChanged() {
-	for _, ss := range s.liveSessions() {
+	for _, ss := range s.legacySessions() {
 		for _, method := range listChangedMethods {
 			_ = ss.notify(context.Background(), method, struct{}{})
 		}
 	}
+	s.notifyListeners(listChangedMethods...)
 }
 
 // NotifyResourceUpdated sends notifications/resources/updated for uri,
-// outside any request, to every session subscribed to it. It returns how
-// many sessions it notified.
+// outside any request, to every session subscribed to it and every
+// subscriptions/listen stream that asked for it. It returns how many
+// sessions and subscriptions it notified.
 func (s *Server) NotifyResourceUpdated(uri string) int {
 	n := 0
-	for _, ss := range s.liveSessions() {
+	for _, ss := range s.legacySessions() {
 		if ss.Subscribed(uri) {
 			if ss.notify(context.Background(), "notifications/resources/updated", mcp.ResourceUpdatedParams{URI: uri}) == nil {
 				n++
 			}
 		}
 	}
-	return n
+	return n + s.notifyResourceListeners(uri)
 }
 
 var listChangedMethods = []string{

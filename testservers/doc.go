@@ -1,7 +1,8 @@
 // Package testservers holds small, real MCP servers that run in-process, for
 // tests, benchmarks and `mcpcall demo`. They speak the wire formats of
 // revision 2025-11-25 and of 2024-11-05 (and accept the older revisions in
-// initialize); they are not mocks.
+// initialize) and, when Options.Eras asks, the stateless revision
+// 2026-07-28; they are not mocks.
 //
 // The package is one wire-independent core plus front-ends:
 //
@@ -28,6 +29,49 @@
 //     newline-delimited JSON, in-process or as a child process that is the
 //     test binary itself.
 //
+// Eras (era.go). Options.Eras makes a server ModernOnly (2026-07-28
+// only) or DualEra (2026-07-28 for requests that carry modern _meta, the
+// legacy revisions — initialize, sessions, GET stream, server→client
+// requests — for the rest, on the same endpoint or process). The era is a
+// value of each request, not a second server: the core's method table
+// (methods.go) says in which eras a method exists (initialize, ping,
+// logging/setLevel and resources/subscribe are legacy; server/discover and
+// subscriptions/listen modern), and each rule that differs consults the
+// request's era — where client capabilities and the log level come from
+// (the session, or the request's _meta), how a tool gets input from the
+// client (a server→client request, or an input_required result and the
+// retry's inputResponses: call.ask in mrtr.go, one code for both), where
+// list changes go (the session, or subscriptions/listen streams), the
+// error of an unknown resource (-32002 or -32602), and what a result
+// carries (modern: resultType, _meta serverInfo, ttlMs and cacheScope on
+// discover, lists and reads). StartModern and StartDualEra are
+// StartStreamable with the era set; ServeStdio and RunFromEnv
+// (EnvEras=modern|dual) serve it over stdio.
+//
+// The modern HTTP front-end (modern_http.go) checks every request as
+// 2026-07-28 says: MCP-Protocol-Version, Mcp-Method, Mcp-Name (Base64
+// sentinel decoded) and the Mcp-Param-* headers of x-mcp-header
+// parameters against the body (-32020, 400), the version (-32022 with
+// data {supported, requested}, 400), the _meta (-32602, 400), the method
+// (404 and -32601); GET and DELETE get 405 on a modern-only server;
+// Mcp-Session-Id and Last-Event-ID are ignored. Each request is answered
+// on its own JSON body or SSE stream (no event ids); closing that stream
+// cancels it. A modern-only server refuses initialize naming its versions
+// (Options.ModernInitialize; InitializeLikeGoSDK mimics go-sdk v1.8, which
+// answers it and then refuses everything with 400 text/plain).
+//
+// Modern requests see more tools (tools_modern.go): elicit_url, inputs
+// (every input kind the client declared, never one it did not),
+// multi_round, state_only, signed (an HMAC-protected, single-use
+// requestState), headers (x-mcp-header), a non-ASCII grüße; the prompt
+// ask_name and the resource SecretResourceURI need input too; the tools
+// of InvalidHeaderToolNames are listed on demand. A missing client
+// capability is -32021. subscriptions/listen (listen.go) acknowledges
+// the filter it accepts, tags every notification with the subscription
+// id, and ends with its result when the server shuts down
+// (EndSubscriptions; Close does it first); NotifyToolsChanged and its
+// siblings, and NotifyResourceUpdated, reach both eras' clients.
+//
 // Faults (faults.go) are the failures the HTTP servers inject for the
 // tests of a client's resilience: SSE streams cut after N events, with
 // ids (resumable with Last-Event-ID, see HTTPOptions.Priming) or without,
@@ -40,5 +84,9 @@
 //
 // What the servers offer (tools, resources, prompts) is listed on Server;
 // the once tool counts duplicate executions of a non-idempotent call.
-// Server.Stats tells tests what the server saw, faults included.
+// Server.Stats tells tests what the server saw, faults included;
+// Server.WaitStats waits for it to see something, without sleeping. On a
+// modern server 429, 503 and cut answer streams (FaultDropStream after N
+// events: there is no resumption in 2026-07-28) apply; session faults do
+// not.
 package testservers

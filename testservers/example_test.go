@@ -150,3 +150,40 @@ func ExampleFaults() {
 	// 404
 	// 1 1 1 map[429:1 expire-session:1]
 }
+
+// A modern-only server answering a 2026-07-28 request: every request
+// carries its version and client capabilities in _meta, and mirrors its
+// method and name into headers.
+func ExampleStartModern() {
+	srv := testservers.StartModern(testservers.HTTPOptions{JSONResponse: true})
+	defer srv.Close()
+
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(testservers.HeaderProtocolVersion, "2026-07-28")
+	req.Header.Set(testservers.HeaderMethod, "tools/call")
+	req.Header.Set(testservers.HeaderName, testservers.EncodeHeaderValue("echo"))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Result struct {
+			ResultType string `json:"resultType"`
+			Content    []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&answer)
+	fmt.Println(resp.StatusCode, answer.Result.ResultType, answer.Result.Content[0].Text)
+	// Output:
+	// 200 complete hi
+}

@@ -60,11 +60,18 @@ func startChild(t *testing.T, opts Options) *child {
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// An os.Pipe of our own, not cmd.StdoutPipe: Wait closes the latter as
+	// soon as the child exits, so a read racing with it could fail with
+	// "file already closed" instead of seeing the EOF the tests expect.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	t.Cleanup(func() { stdout.Close() })
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close() // the child has its copy: EOF once it (and its group) let go
+	if err != nil {
 		t.Fatal(err)
 	}
 	c.out = bufio.NewReader(stdout)

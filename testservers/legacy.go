@@ -305,6 +305,13 @@ func (h *legacyHandler) message(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	ls := h.sessions[id]
 	h.mu.Unlock()
+	if ls != nil {
+		select {
+		case <-ls.kill: // its stream is ending: the session with it
+			ls = nil
+		default:
+		}
+	}
 	if ls == nil {
 		httpError(w, http.StatusNotFound, CodeSessionNotFound, "session not found")
 		return
@@ -435,10 +442,13 @@ func (h *legacyHandler) live() []*legacySession {
 	return out
 }
 
-// killStreams ends every open GET stream, and so its session.
+// killStreams ends every open GET stream, and so its session. The session
+// ends here, not only when the stream's handler notices the kill: a POST
+// sent once KillStreams has returned must find it gone.
 func (h *legacyHandler) killStreams() {
 	for _, ls := range h.live() {
 		ls.killStream()
+		h.endSession(ls)
 	}
 }
 

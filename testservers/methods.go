@@ -3,57 +3,104 @@ package testservers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// dispatch runs one client request and returns its result, or an error
-// (a *jsonrpc.Error goes to the client as is, anything else as an
-// internal error).
-func (ss *Session) dispatch(ctx context.Context, m *jsonrpc.Message) (json.RawMessage, error) {
-	var (
-		res any
-		err error
-	)
-	switch m.Method {
-	case "initialize":
-		res, err = ss.initialize(m.Params)
-	case "ping":
-		res = struct{}{}
-	case "tools/list":
-		res, err = ss.listTools(m.Params)
-	case "tools/call":
-		res, err = ss.callTool(ctx, m.ID, m.Params)
-	case "resources/list":
-		res, err = ss.listResources(m.Params)
-	case "resources/templates/list":
-		res, err = ss.listTemplates(m.Params)
-	case "resources/read":
-		res, err = ss.readResource(m.Params)
-	case "resources/subscribe":
-		res, err = ss.subscribe(m.Params, true)
-	case "resources/unsubscribe":
-		res, err = ss.subscribe(m.Params, false)
-	case "prompts/list":
-		res, err = ss.listPrompts(m.Params)
-	case "prompts/get":
-		res, err = ss.getPrompt(m.Params)
-	case "completion/complete":
-		res, err = ss.complete(m.Params)
-	case "logging/setLevel":
-		res, err = ss.setLevel(m.Params)
-	default:
+// methodDef is one method of the protocol as the core serves it: the
+// eras it exists in, and what it does.
+type methodDef struct {
+	eras era
+	run  func(ss *Session, ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error)
+}
+
+// methods are the client requests the core serves. initialize, ping,
+// logging/setLevel and resources/(un)subscribe are gone in 2026-07-28;
+// server/discover and subscriptions/listen came with it.
+var methods = map[string]methodDef{
+	"initialize": {eraLegacy, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.initialize(m.Params)
+	}},
+	"ping": {eraLegacy, func(*Session, context.Context, *jsonrpc.Message, *reqInfo) (any, error) {
+		return struct{}{}, nil
+	}},
+	"logging/setLevel": {eraLegacy, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.setLevel(m.Params)
+	}},
+	"resources/subscribe": {eraLegacy, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.subscribe(m.Params, true)
+	}},
+	"resources/unsubscribe": {eraLegacy, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.subscribe(m.Params, false)
+	}},
+	"server/discover": {eraModern, func(ss *Session, _ context.Context, _ *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.srv.discover(), nil
+	}},
+	"subscriptions/listen": {eraModern, func(ss *Session, ctx context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.listen(ctx, m)
+	}},
+	"tools/list": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		return ss.listTools(m.Params, rq)
+	}},
+	"tools/call": {eraBoth, func(ss *Session, ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		return ss.callTool(ctx, m.ID, m.Params, rq)
+	}},
+	"resources/list": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		return ss.listResources(m.Params, rq)
+	}},
+	"resources/templates/list": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.listTemplates(m.Params)
+	}},
+	"resources/read": {eraBoth, func(ss *Session, ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		return ss.readResource(ctx, m.ID, m.Params, rq)
+	}},
+	"prompts/list": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		return ss.listPrompts(m.Params, rq)
+	}},
+	"prompts/get": {eraBoth, func(ss *Session, ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		return ss.getPrompt(ctx, m.ID, m.Params, rq)
+	}},
+	"completion/complete": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.complete(m.Params)
+	}},
+}
+
+// methodIn reports whether method exists in era e.
+func methodIn(method string, e era) bool {
+	def, ok := methods[method]
+	return ok && def.eras&e != 0
+}
+
+// dispatch runs one client request in the era rq says and returns its
+// result, or an error (a *jsonrpc.Error goes to the client as is,
+// anything else as an internal error). A modern result carries what
+// every result of 2026-07-28 does (see decorate); a modern request that
+// needs more input from the client gets an input_required result.
+func (ss *Session) dispatch(ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (json.RawMessage, error) {
+	def, ok := methods[m.Method]
+	if !ok || def.eras&rq.era == 0 {
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+m.Method)
 	}
+	res, err := def.run(ss, ctx, m, rq)
 	if err != nil {
+		if ir, ok := errors.AsType[*inputRequired](err); ok && rq.era == eraModern {
+			return ss.srv.inputRequiredResult(ir)
+		}
 		return nil, err
 	}
-	if raw, ok := res.(json.RawMessage); ok {
-		return raw, nil
+	raw, ok := res.(json.RawMessage)
+	if !ok {
+		if raw, err = json.Marshal(res); err != nil {
+			return nil, err
+		}
 	}
-	return json.Marshal(res)
+	if rq.era == eraModern {
+		return ss.srv.decorate(raw, m.Method)
+	}
+	return raw, nil
 }
 
 // decodeParams decodes a request's params into v; absent params leave v

@@ -1,10 +1,13 @@
 package testservers
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
+	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -31,18 +34,44 @@ var greetStyles = []string{"formal", "friendly", "funny"}
 // itemIDs is how many ids the completion of test://items/{id} offers.
 const itemIDs = 20
 
-func (ss *Session) listPrompts(params json.RawMessage) (any, error) {
-	items, next, err := page(params, promptList, ss.srv.opts.PageSize)
+func (ss *Session) listPrompts(params json.RawMessage, rq *reqInfo) (any, error) {
+	list := promptList
+	if rq.era == eraModern {
+		list = modernPromptList
+	}
+	items, next, err := page(params, list, ss.srv.opts.PageSize)
 	if err != nil {
 		return nil, err
 	}
 	return mcp.ListPromptsResult{Prompts: items, NextCursor: next}, nil
 }
 
-func (ss *Session) getPrompt(params json.RawMessage) (any, error) {
-	var p mcp.GetPromptParams
+func (ss *Session) getPrompt(ctx context.Context, id jsonrpc.ID, params json.RawMessage, rq *reqInfo) (any, error) {
+	var p struct {
+		mcp.GetPromptParams
+		mrtrParams
+	}
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
+	}
+	if rq.era == eraModern {
+		switch p.Name {
+		case "ask_name":
+			c := ss.newCall(ctx, id, rq, "prompts/get", p.Name, p.mrtrParams)
+			if err := c.need(capElicitForm); err != nil {
+				return nil, err
+			}
+			res, err := ss.askName(c)
+			if _, ok := errors.AsType[*inputRequired](err); ok {
+				ss.srv.count(func(st *Stats) { st.InputRequired[p.Name]++ })
+			}
+			return res, err
+		case NonASCIIPromptName:
+			return mcp.GetPromptResult{
+				Description: "Grüße",
+				Messages:    []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent("Sag grüße.")}},
+			}, nil
+		}
 	}
 	switch p.Name {
 	case "greet":

@@ -2,9 +2,11 @@ package testservers
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"image"
 	"image/color"
 	"image/png"
@@ -108,13 +110,23 @@ func lookupResource(uri string) (mcp.ResourceContents, bool) {
 	return mcp.ResourceContents{}, false
 }
 
-func resourceNotFound(uri string) *jsonrpc.Error {
+// resourceNotFound is the error for an unknown URI: -32002 in the legacy
+// era, -32602 (Invalid params) since 2026-07-28.
+func resourceNotFound(uri string, e era) *jsonrpc.Error {
 	data, _ := json.Marshal(map[string]string{"uri": uri})
-	return &jsonrpc.Error{Code: jsonrpc.CodeResourceNotFound, Message: "resource not found: " + uri, Data: data}
+	code := int64(jsonrpc.CodeResourceNotFound)
+	if e == eraModern {
+		code = jsonrpc.CodeInvalidParams
+	}
+	return &jsonrpc.Error{Code: code, Message: "resource not found: " + uri, Data: data}
 }
 
-func (ss *Session) listResources(params json.RawMessage) (any, error) {
-	items, next, err := page(params, resourceList, ss.srv.opts.PageSize)
+func (ss *Session) listResources(params json.RawMessage, rq *reqInfo) (any, error) {
+	list := resourceList
+	if rq.era == eraModern {
+		list = modernResourceList
+	}
+	items, next, err := page(params, list, ss.srv.opts.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -129,17 +141,33 @@ func (ss *Session) listTemplates(params json.RawMessage) (any, error) {
 	return mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next}, nil
 }
 
-func (ss *Session) readResource(params json.RawMessage) (any, error) {
-	var p mcp.ReadResourceParams
+func (ss *Session) readResource(ctx context.Context, id jsonrpc.ID, params json.RawMessage, rq *reqInfo) (any, error) {
+	var p struct {
+		mcp.ReadResourceParams
+		mrtrParams
+	}
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
 	if p.URI == "" {
 		return nil, invalidParams("resources/read: uri is required")
 	}
+	if rq.era == eraModern {
+		switch p.URI {
+		case NonASCIIResourceURI:
+			return mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{URI: p.URI, MimeType: "text/plain", Text: "naïve"}}}, nil
+		case SecretResourceURI:
+			c := ss.newCall(ctx, id, rq, "resources/read", p.URI, p.mrtrParams)
+			res, err := ss.readSecret(c)
+			if _, ok := errors.AsType[*inputRequired](err); ok {
+				ss.srv.count(func(st *Stats) { st.InputRequired[p.URI]++ })
+			}
+			return res, err
+		}
+	}
 	contents, ok := lookupResource(p.URI)
 	if !ok {
-		return nil, resourceNotFound(p.URI)
+		return nil, resourceNotFound(p.URI, rq.era)
 	}
 	return mcp.ReadResourceResult{Contents: []mcp.ResourceContents{contents}}, nil
 }
@@ -154,7 +182,7 @@ func (ss *Session) subscribe(params json.RawMessage, on bool) (any, error) {
 		return nil, invalidParams("uri is required")
 	}
 	if _, ok := lookupResource(p.URI); !ok {
-		return nil, resourceNotFound(p.URI)
+		return nil, resourceNotFound(p.URI, eraLegacy)
 	}
 	ss.mu.Lock()
 	if on {

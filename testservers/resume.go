@@ -366,9 +366,10 @@ func (h *StreamableHandler) resume(w http.ResponseWriter, r *http.Request, hs *h
 			drop = &f
 		}
 	}
+	// Counted first: the client may see the replay before attach returns.
+	h.srv.count(func(st *Stats) { st.Resumed++ })
 	conn := newSSEConn(w, "")
 	complete, _ := s.attach(conn, seq, true, drop)
-	h.srv.count(func(st *Stats) { st.Resumed++ })
 	if complete {
 		s.release(conn)
 		hs.forget(s)

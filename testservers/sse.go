@@ -29,6 +29,8 @@ type sseConn struct {
 	started bool   // the header is written
 	closed  bool
 	done    chan struct{}
+	// noBuffering adds X-Accel-Buffering: no (the streams of 2026-07-28).
+	noBuffering bool
 }
 
 func newSSEConn(w http.ResponseWriter, prime string) *sseConn {
@@ -50,6 +52,9 @@ func (c *sseConn) startLocked() {
 	h := c.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
+	if c.noBuffering {
+		h.Set("X-Accel-Buffering", "no")
+	}
 	c.w.WriteHeader(http.StatusOK)
 	if c.prime != "" {
 		_, _ = c.w.Write([]byte("id: " + c.prime + "\ndata:\n\n"))
@@ -93,6 +98,39 @@ func (c *sseConn) event(name, id string, data []byte) (err error) {
 				err = c.rc.Flush()
 			}
 		}
+	}
+	if err != nil {
+		c.failLocked()
+	}
+	return err
+}
+
+// answerInstead answers the request with a JSON body and status instead
+// of an event stream, if nothing of the stream is written yet, and
+// reports whether it did. Nothing more is written after it.
+func (c *sseConn) answerInstead(status int, body []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started || c.closed {
+		return false
+	}
+	c.started, c.closed = true, true
+	c.w.Header().Set("Content-Type", "application/json")
+	c.w.WriteHeader(status)
+	_, _ = c.w.Write(body)
+	return true
+}
+
+// comment sends an SSE comment line, a keep-alive, on a started stream.
+func (c *sseConn) comment() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || !c.started {
+		return errStreamClosed
+	}
+	_, err := c.w.Write([]byte(":\n\n"))
+	if err == nil {
+		err = c.rc.Flush()
 	}
 	if err != nil {
 		c.failLocked()

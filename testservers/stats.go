@@ -1,6 +1,7 @@
 package testservers
 
 import (
+	"context"
 	"maps"
 	"slices"
 
@@ -23,8 +24,13 @@ type Stats struct {
 	// ClientInfo and ClientCapabilities are from the last initialize.
 	ClientInfo         mcp.Implementation
 	ClientCapabilities mcp.ClientCapabilities
-	// Requests counts client requests received, by method.
+	// Requests counts client requests received, by method (those the
+	// core handled: see Refused).
 	Requests map[string]int
+	// Refused counts the modern HTTP requests the front-end refused
+	// before the core saw them (headers, version, _meta, unknown method,
+	// initialize on a modern-only server), by method.
+	Refused map[string]int
 	// ToolCalls counts tool executions, by tool name.
 	ToolCalls map[string]int
 	// Counter is the value of the counter tool's execution counter.
@@ -35,6 +41,9 @@ type Stats struct {
 	Cancelled           int
 	LastCancelledID     string
 	LastCancelledReason string
+	// Unanswered counts the requests left without an answer on purpose
+	// (Options.SilentBeforeInitialize).
+	Unanswered int
 	// RootsListChanged counts notifications/roots/list_changed received.
 	RootsListChanged int
 	// LogLevel is the level of the last logging/setLevel.
@@ -69,6 +78,46 @@ type Stats struct {
 	// example "429" or "drop-stream"). A drop counts when the stream is
 	// actually cut.
 	Faults map[string]int
+
+	// Errors counts the JSON-RPC error responses the core sent, by code,
+	// in either era (the modern HTTP front-end's refusals of headers,
+	// versions and methods included).
+	Errors map[int64]int
+	// RequestsCancelled counts the requests that ended cancelled by their
+	// client before they finished: by notifications/cancelled, or (over
+	// HTTP, 2026-07-28) by the client closing the response stream.
+	RequestsCancelled int
+
+	// VersionsSeen counts the revisions modern requests asked for (in
+	// _meta or, over HTTP, in MCP-Protocol-Version), supported or not.
+	VersionsSeen map[string]int
+	// ModernClientInfo and ModernClientCapabilities are from the _meta of
+	// the last modern request that passed validation.
+	ModernClientInfo         mcp.Implementation
+	ModernClientCapabilities mcp.ClientCapabilities
+	// HeaderRejects counts the modern HTTP requests refused with -32020
+	// (HeaderMismatch), by the header at fault: "MCP-Protocol-Version",
+	// "Mcp-Method", "Mcp-Name" or "Mcp-Param-<Name>" as the tool's
+	// x-mcp-header spells it.
+	HeaderRejects map[string]int
+	// LegacyRejected counts legacy messages a ModernOnly server refused:
+	// initialize, and with InitializeLikeGoSDK every POST after it that
+	// names an old revision.
+	LegacyRejected int
+	// InputRequired counts the input_required results sent, by tool,
+	// prompt or resource URI.
+	InputRequired map[string]int
+	// StateRejected counts the requests refused because their
+	// requestState failed verification (tampered, expired, replayed, or
+	// presented on another request).
+	StateRejected int
+	// ListenStreams counts the subscriptions/listen requests
+	// acknowledged; ListenActive is how many are open now;
+	// ListenEnded counts those the server ended with a result (graceful
+	// closure).
+	ListenStreams int
+	ListenActive  int
+	ListenEnded   int
 }
 
 // Stats returns a snapshot of what the server has seen.
@@ -78,6 +127,12 @@ func (s *Server) Stats() Stats {
 	st.Requests = maps.Clone(s.st.Requests)
 	st.ToolCalls = maps.Clone(s.st.ToolCalls)
 	st.Faults = maps.Clone(s.st.Faults)
+	st.Errors = maps.Clone(s.st.Errors)
+	st.Refused = maps.Clone(s.st.Refused)
+	st.VersionsSeen = maps.Clone(s.st.VersionsSeen)
+	st.HeaderRejects = maps.Clone(s.st.HeaderRejects)
+	st.InputRequired = maps.Clone(s.st.InputRequired)
+	st.ListenActive = len(s.listeners)
 	st.DuplicateKeys = slices.Clone(s.st.DuplicateKeys)
 	st.Sessions = len(s.sessions)
 	sessions := make([]*Session, 0, len(s.sessions))
@@ -102,7 +157,36 @@ func (s *Server) Stats() Stats {
 func (s *Server) count(f func(*Stats)) {
 	s.mu.Lock()
 	f(&s.st)
+	s.changedLocked()
 	s.mu.Unlock()
+}
+
+// changedLocked wakes the waiters of WaitStats.
+func (s *Server) changedLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// WaitStats waits until cond holds for the server's Stats and returns
+// them, or returns the last Stats and ctx's error when ctx ends first.
+// cond is checked at once and after every change: a test waits for an
+// event on the server's side (a cancellation seen, a stream opened)
+// without sleeping.
+func (s *Server) WaitStats(ctx context.Context, cond func(Stats) bool) (Stats, error) {
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		st := s.Stats()
+		if cond(st) {
+			return st, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return st, ctx.Err()
+		}
+	}
 }
 
 // execute records one execution of the once tool for key and returns how
@@ -110,6 +194,7 @@ func (s *Server) count(f func(*Stats)) {
 func (s *Server) execute(key string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.changedLocked()
 	s.executed[key]++
 	n := s.executed[key]
 	s.st.Executions++

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -27,9 +28,14 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts Options) 
 // newline-delimited JSON-RPC messages from in and writes its own to out,
 // one a line, never two writes at once.
 //
-// On EOF of in, running requests are allowed to finish (requests sent to
-// the client fail, as nothing can answer them), their responses written,
-// and ServeStdio returns nil (with StdioFaults.IgnoreStdinEOF it goes on
+// With Options.Eras ModernOnly or DualEra, a request carrying modern
+// _meta is served as 2026-07-28 (notifications/cancelled cancels it; the
+// notifications of a subscriptions/listen request carry its id in
+// _meta); DualEra serves the rest as before.
+//
+// On EOF of in, subscriptions end with their result, running requests
+// are allowed to finish (requests sent to the client fail, as nothing
+// can answer them), their responses written, and ServeStdio returns nil (with StdioFaults.IgnoreStdinEOF it goes on
 // until ctx ends). When ctx ends first, running requests are cancelled
 // and ServeStdio returns ctx.Err(); the goroutine reading in then stays
 // until in returns (the caller closes it). With StdioFaults.CrashOnCall,
@@ -52,6 +58,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			ss.Close()
 			return ctx.Err()
 		}
+		s.endSubscriptions(ss) // a shutdown: they end gracefully
 		ss.Drain()
 		return err
 	case <-ctx.Done():
@@ -162,15 +169,26 @@ const (
 	EnvIgnoreStdinEOF = EnvVar + "_IGNORE_STDIN_EOF" // StdioFaults.IgnoreStdinEOF: "1" or "true"
 	EnvIgnoreSIGTERM  = EnvVar + "_IGNORE_SIGTERM"   // StdioFaults.IgnoreSIGTERM: "1" or "true"
 	EnvGrandchild     = EnvVar + "_GRANDCHILD"       // StdioFaults.Grandchild: "1" or "true"
+	EnvEscaped        = EnvVar + "_ESCAPED"          // StdioFaults.EscapedGrandchild: "1" or "true"
 	EnvPIDFile        = EnvVar + "_PIDFILE"          // StdioFaults.PIDFile
+
+	EnvEras               = EnvVar + "_ERAS"                 // Options.Eras: "legacy", "modern" or "dual"
+	EnvModernVersions     = EnvVar + "_MODERN_VERSIONS"      // Options.ModernVersions, comma-separated
+	EnvModernInitialize   = EnvVar + "_MODERN_INITIALIZE"    // Options.ModernInitialize: "unsupported" or "not-found"
+	EnvCacheTTL           = EnvVar + "_CACHE_TTL"            // Options.CacheTTL, a time.Duration ("30s")
+	EnvCacheScope         = EnvVar + "_CACHE_SCOPE"          // Options.CacheScope
+	EnvInvalidHeaderTools = EnvVar + "_INVALID_HEADER_TOOLS" // Options.InvalidHeaderTools: "1" or "true"
+	EnvSilentBeforeInit   = EnvVar + "_SILENT_BEFORE_INIT"   // Options.SilentBeforeInitialize: "1" or "true"
 )
 
 // RunFromEnv makes the running binary a stdio test server when the
 // environment asks for it: if EnvVar is "stdio", it serves ServeStdio on
 // os.Stdin and os.Stdout with Options read from the environment (EnvName,
-// EnvVersions, EnvInstructions, EnvPageSize, EnvLog, and the StdioFaults:
+// EnvVersions, EnvInstructions, EnvPageSize, EnvLog, the eras: EnvEras,
+// EnvModernVersions, EnvModernInitialize, EnvCacheTTL, EnvCacheScope,
+// EnvInvalidHeaderTools, EnvSilentBeforeInit, and the StdioFaults:
 // EnvCrashOnCall, EnvIgnoreStdinEOF, EnvIgnoreSIGTERM, EnvGrandchild,
-// EnvPIDFile) and exits: status 0 after EOF of stdin, 1 on an error,
+// EnvEscaped, EnvPIDFile) and exits: status 0 after EOF of stdin, 1 on an error,
 // CrashExitCode when it crashes as asked. If EnvVar is "sleep", it is the
 // grandchild of StdioFaults.Grandchild: it sleeps until killed (at most
 // grandchildLife) and exits. Otherwise it returns at once.
@@ -218,6 +236,37 @@ func OptionsFromEnv() (Options, error) {
 			}
 		}
 	}
+	if v := os.Getenv(EnvModernVersions); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				opts.ModernVersions = append(opts.ModernVersions, s)
+			}
+		}
+	}
+	switch v := os.Getenv(EnvEras); v {
+	case "", "legacy":
+	case "modern":
+		opts.Eras = ModernOnly
+	case "dual":
+		opts.Eras = DualEra
+	default:
+		return opts, fmt.Errorf("%s: %q is not legacy, modern or dual", EnvEras, v)
+	}
+	switch v := os.Getenv(EnvModernInitialize); v {
+	case "", "unsupported":
+	case "not-found":
+		opts.ModernInitialize = InitializeMethodNotFound
+	default:
+		return opts, fmt.Errorf("%s: %q is not unsupported or not-found", EnvModernInitialize, v)
+	}
+	if v := os.Getenv(EnvCacheTTL); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return opts, fmt.Errorf("%s: %w", EnvCacheTTL, err)
+		}
+		opts.CacheTTL = d
+	}
+	opts.CacheScope = os.Getenv(EnvCacheScope)
 	if v := os.Getenv(EnvPageSize); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -246,6 +295,9 @@ func OptionsFromEnv() (Options, error) {
 		{EnvIgnoreStdinEOF, &opts.Stdio.IgnoreStdinEOF},
 		{EnvIgnoreSIGTERM, &opts.Stdio.IgnoreSIGTERM},
 		{EnvGrandchild, &opts.Stdio.Grandchild},
+		{EnvEscaped, &opts.Stdio.EscapedGrandchild},
+		{EnvInvalidHeaderTools, &opts.InvalidHeaderTools},
+		{EnvSilentBeforeInit, &opts.SilentBeforeInitialize},
 	} {
 		if v := os.Getenv(b.name); v != "" {
 			on, err := strconv.ParseBool(v)
@@ -288,6 +340,30 @@ func StdioEnv(opts Options) []string {
 	if opts.PageSize > 0 {
 		env = append(env, EnvPageSize+"="+strconv.Itoa(opts.PageSize))
 	}
+	switch opts.Eras {
+	case ModernOnly:
+		env = append(env, EnvEras+"=modern")
+	case DualEra:
+		env = append(env, EnvEras+"=dual")
+	}
+	if len(opts.ModernVersions) > 0 {
+		env = append(env, EnvModernVersions+"="+strings.Join(opts.ModernVersions, ","))
+	}
+	if opts.ModernInitialize == InitializeMethodNotFound {
+		env = append(env, EnvModernInitialize+"=not-found")
+	}
+	if opts.CacheTTL != 0 {
+		env = append(env, EnvCacheTTL+"="+opts.CacheTTL.String())
+	}
+	if opts.CacheScope != "" {
+		env = append(env, EnvCacheScope+"="+opts.CacheScope)
+	}
+	if opts.InvalidHeaderTools {
+		env = append(env, EnvInvalidHeaderTools+"=1")
+	}
+	if opts.SilentBeforeInitialize {
+		env = append(env, EnvSilentBeforeInit+"=1")
+	}
 	f := opts.Stdio
 	if f.CrashOnCall > 0 {
 		env = append(env, EnvCrashOnCall+"="+strconv.Itoa(f.CrashOnCall))
@@ -300,6 +376,9 @@ func StdioEnv(opts Options) []string {
 	}
 	if f.Grandchild {
 		env = append(env, EnvGrandchild+"=1")
+	}
+	if f.EscapedGrandchild {
+		env = append(env, EnvEscaped+"=1")
 	}
 	if f.PIDFile != "" {
 		env = append(env, EnvPIDFile+"="+f.PIDFile)

@@ -39,6 +39,12 @@ type StdioFaults struct {
 	// grandchildLife at most), ignoring SIGTERM too with IgnoreSIGTERM.
 	// Only killing the whole group ends it.
 	Grandchild bool
+	// EscapedGrandchild makes the grandchild of Grandchild (it implies
+	// it) leave the server's process group and session (setsid, on unix)
+	// and hold the server's stdout as well as its stderr open, as a
+	// daemonizing helper does: killing the server's group does not reach
+	// it, and the pipes stay open after the server is gone.
+	EscapedGrandchild bool
 	// PIDFile, when set, is a file the process writes its pid to, and
 	// the grandchild's on a second line with Grandchild, once they run
 	// (written whole, by a rename).
@@ -82,8 +88,8 @@ func startProcessFaults(f StdioFaults) error {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	pids := fmt.Sprintln(os.Getpid())
-	if f.Grandchild {
-		pid, err := startGrandchild()
+	if f.Grandchild || f.EscapedGrandchild {
+		pid, err := startGrandchild(f.EscapedGrandchild)
 		if err != nil {
 			return err
 		}
@@ -100,8 +106,9 @@ func startProcessFaults(f StdioFaults) error {
 }
 
 // startGrandchild starts this binary in its sleep mode, in this
-// process's group, with its stderr, and returns its pid.
-func startGrandchild() (int, error) {
+// process's group, with its stderr, and returns its pid. An escaped one
+// runs in a session of its own and holds stdout too.
+func startGrandchild(escaped bool) (int, error) {
 	path, err := os.Executable()
 	if err != nil {
 		return 0, err
@@ -109,6 +116,10 @@ func startGrandchild() (int, error) {
 	cmd := exec.Command(path)
 	cmd.Env = append(os.Environ(), EnvVar+"=sleep")
 	cmd.Stderr = os.Stderr
+	if escaped {
+		cmd.Stdout = os.Stdout
+		cmd.SysProcAttr = newSession()
+	}
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("starting the grandchild: %w", err)
 	}

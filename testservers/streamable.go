@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
@@ -50,6 +51,10 @@ type HTTPOptions struct {
 	Faults Faults
 	// OnRequest, when set, is called first with every HTTP request.
 	OnRequest func(*http.Request)
+	// KeepAlive, when > 0, writes an SSE comment line (":") this often on
+	// every subscriptions/listen stream (Options.Eras ModernOnly or
+	// DualEra), as 2026-07-28 encourages for long-lived streams.
+	KeepAlive time.Duration
 }
 
 // Header names of the Streamable HTTP transport.
@@ -80,6 +85,7 @@ type StreamableHandler struct {
 	sessions map[string]*httpSession
 	expired  map[string]expiredSession // expired with LetRun, kept to resume their streams
 	shared   *httpSession              // Stateless
+	modern   *httpSession              // the channel of modern requests (Eras ModernOnly, DualEra): no session
 	bg       sync.WaitGroup            // goroutines ending sessions expired with LetRun
 }
 
@@ -97,7 +103,18 @@ func NewStreamableHandler(opts HTTPOptions) *StreamableHandler {
 	if opts.Stateless {
 		h.shared = h.newHTTPSession("")
 	}
+	if h.srv.opts.Eras.modern() {
+		h.modern = h.newModernChannel()
+	}
 	return h
+}
+
+// newModernChannel returns the core channel of modern requests: a core
+// session of no client, registered nowhere.
+func (h *StreamableHandler) newModernChannel() *httpSession {
+	hs := &httpSession{h: h, ended: make(chan struct{}), byID: make(map[string]*eventStream)}
+	hs.core = h.srv.newSession(hs, false)
+	return hs
 }
 
 // Server returns the core, for its Stats.
@@ -119,10 +136,12 @@ func (h *StreamableHandler) SessionIDs() []string {
 func (h *StreamableHandler) EndSession(id string) bool { return h.ExpireSession(id) }
 
 // Close ends every session and stream and makes the handler answer 503.
-// It returns once the sessions' request goroutines are gone. It is
-// idempotent.
+// Subscriptions (subscriptions/listen) end first, gracefully, with their
+// result. It returns once the sessions' request goroutines are gone. It
+// is idempotent.
 func (h *StreamableHandler) Close() {
 	h.once.Do(func() {
+		h.srv.EndSubscriptions()
 		h.mu.Lock()
 		h.closed = true
 		close(h.closing)
@@ -132,6 +151,9 @@ func (h *StreamableHandler) Close() {
 		}
 		if h.shared != nil {
 			all = append(all, h.shared)
+		}
+		if h.modern != nil {
+			all = append(all, h.modern)
 		}
 		for _, e := range h.expired {
 			all = append(all, e.hs)
@@ -286,6 +308,12 @@ func (h *StreamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
 		return
 	}
+	if h.srv.opts.Eras == ModernOnly && r.Method != http.MethodPost {
+		// 2026-07-28 has no GET stream and no sessions to DELETE.
+		w.Header().Set("Allow", "POST")
+		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "only POST: this server speaks 2026-07-28, without GET stream or sessions")
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r)
@@ -324,6 +352,10 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	batch := bytes.HasPrefix(bytes.TrimSpace(body), []byte("["))
+	if h.postEra(r, msgs, batch) == eraModern {
+		h.postModern(w, r, msgs, batch)
+		return
+	}
 	var methods []string
 	initialize := false
 	for _, m := range msgs {

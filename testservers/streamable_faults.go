@@ -157,16 +157,21 @@ func (h *StreamableHandler) resumable(id string) *httpSession {
 // Restart loses every session at once, as a restarted server does: their
 // streams are cut, their requests cancelled, and every old session id
 // gets 404 from now on (a stateless server gets a fresh shared session).
-// The handler goes on serving: clients initialize again.
+// Modern requests running are cancelled too and their streams cut,
+// subscriptions/listen ones included, without an answer. The handler goes
+// on serving: clients initialize (or listen) again.
 func (h *StreamableHandler) Restart() {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return
 	}
-	old := h.shared
+	old, oldModern := h.shared, h.modern
 	if old != nil {
 		h.shared = h.newHTTPSession("")
+	}
+	if oldModern != nil {
+		h.modern = h.newModernChannel()
 	}
 	expired := h.expired
 	h.expired = make(map[string]expiredSession)
@@ -183,6 +188,9 @@ func (h *StreamableHandler) Restart() {
 	if old != nil {
 		h.endSession(old)
 	}
+	if oldModern != nil {
+		h.endSession(oldModern) // its requests are cancelled, its streams cut
+	}
 	h.srv.count(func(st *Stats) {
 		st.SessionsExpired += n
 		st.Faults[string(FaultRestart)]++
@@ -198,6 +206,9 @@ func (h *StreamableHandler) DropStreams(retry time.Duration) int {
 	all := h.liveLocked()
 	if h.shared != nil {
 		all = append(all, h.shared)
+	}
+	if h.modern != nil {
+		all = append(all, h.modern)
 	}
 	h.mu.Unlock()
 	n := 0

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,22 +13,6 @@ import (
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
-
-// call is what a tool sees of the request it runs in.
-type call struct {
-	ss            *Session
-	ctx           context.Context
-	id            jsonrpc.ID
-	progressToken json.RawMessage // nil when the client asked for no progress
-}
-
-func (c *call) notify(method string, params any) error {
-	return c.ss.notify(c.ctx, method, params)
-}
-
-func (c *call) request(method string, params any) (json.RawMessage, error) {
-	return c.ss.request(c.ctx, method, params)
-}
 
 // toolFunc runs a tool on its decoded arguments. It returns a
 // *mcp.CallToolResult or a ready json.RawMessage. An error becomes a result
@@ -37,6 +22,13 @@ type toolFunc func(c *call, args json.RawMessage) (any, error)
 type toolDef struct {
 	tool mcp.Tool
 	run  toolFunc
+	// modernOnly tools are offered to modern requests only.
+	modernOnly bool
+	// invalidHeaders: the tool's x-mcp-header annotations break the
+	// rules; it is offered only with Options.InvalidHeaderTools.
+	invalidHeaders bool
+	// headers are the tool's valid x-mcp-header parameters.
+	headers []headerParam
 }
 
 // toolErr is a tool execution error: it is reported in the result.
@@ -48,87 +40,95 @@ var (
 	yes   = true
 	no    = false
 	tools = []toolDef{
-		{mcp.Tool{
+		{tool: mcp.Tool{
 			Name:        "echo",
 			Title:       "Echo",
 			Description: "Returns the text it is given.",
 			InputSchema: schema(`{"type":"object","properties":{"text":{"type":"string","description":"text to echo"}},"required":["text"]}`),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: &yes},
-		}, toolEcho},
-		{mcp.Tool{
+		}, run: toolEcho},
+		{tool: mcp.Tool{
 			Name:         "add",
 			Title:        "Add",
 			Description:  "Adds two numbers; the sum is also in structuredContent.",
 			InputSchema:  schema(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
 			OutputSchema: schema(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`),
 			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: &yes, IdempotentHint: &yes},
-		}, toolAdd},
-		{mcp.Tool{
+		}, run: toolAdd},
+		{tool: mcp.Tool{
 			Name:        "slow",
 			Description: "Takes steps×delayMs milliseconds, reporting progress after each step when asked; stops when cancelled.",
 			InputSchema: schema(`{"type":"object","properties":{"steps":{"type":"integer","minimum":0},"delayMs":{"type":"integer","minimum":0}},"required":["steps","delayMs"]}`),
-		}, toolSlow},
-		{mcp.Tool{
+		}, run: toolSlow},
+		{tool: mcp.Tool{
 			Name:        "fail",
 			Description: "Fails: returns a result with isError and the message.",
 			InputSchema: schema(`{"type":"object","properties":{"message":{"type":"string"}}}`),
-		}, toolFail},
-		{mcp.Tool{
+		}, run: toolFail},
+		{tool: mcp.Tool{
 			Name:        "sample",
 			Description: "Asks the client for an LLM completion of prompt (sampling/createMessage) and returns its text.",
 			InputSchema: schema(`{"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}`),
-		}, toolSample},
-		{mcp.Tool{
+		}, run: toolSample},
+		{tool: mcp.Tool{
 			Name:        "elicit",
 			Description: "Asks the user, through the client, for a name (elicitation/create, form mode); returns the action and content.",
 			InputSchema: schema(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
-		}, toolElicit},
-		{mcp.Tool{
+		}, run: toolElicit},
+		{tool: mcp.Tool{
 			Name:        "roots",
 			Description: "Asks the client for its roots (roots/list); returns their URIs, one a line.",
 			InputSchema: schema(`{"type":"object"}`),
-		}, toolRoots},
-		{mcp.Tool{
+		}, run: toolRoots},
+		{tool: mcp.Tool{
 			Name:        "big",
 			Description: "Returns one text block of exactly mib MiB of 'x'.",
 			InputSchema: schema(`{"type":"object","properties":{"mib":{"type":"integer","minimum":0,"maximum":1024}},"required":["mib"]}`),
-		}, toolBig},
-		{mcp.Tool{
+		}, run: toolBig},
+		{tool: mcp.Tool{
 			Name:        "content_types",
 			Description: "Returns one block of each content type: text, image, audio, resource_link, resource.",
 			InputSchema: schema(`{"type":"object"}`),
-		}, toolContentTypes},
-		{mcp.Tool{
+		}, run: toolContentTypes},
+		{tool: mcp.Tool{
 			Name:        "log",
 			Description: "Sends a log message (notifications/message) at level, if the session's level lets it through.",
 			InputSchema: schema(`{"type":"object","properties":{"level":{"type":"string","enum":["debug","info","notice","warning","error","critical","alert","emergency"]},"message":{"type":"string"}},"required":["level","message"]}`),
-		}, toolLog},
-		{mcp.Tool{
+		}, run: toolLog},
+		{tool: mcp.Tool{
 			Name:        "notify_changes",
 			Description: "Sends the tools, resources and prompts list_changed notifications.",
 			InputSchema: schema(`{"type":"object"}`),
-		}, toolNotifyChanges},
-		{mcp.Tool{
+		}, run: toolNotifyChanges},
+		{tool: mcp.Tool{
 			Name:        "touch",
 			Description: "Sends notifications/resources/updated for uri if this session subscribed to it.",
 			InputSchema: schema(`{"type":"object","properties":{"uri":{"type":"string"}},"required":["uri"]}`),
-		}, toolTouch},
-		{mcp.Tool{
+		}, run: toolTouch},
+		{tool: mcp.Tool{
 			Name:        "counter",
 			Description: "Increments the server's execution counter and returns its new value.",
 			InputSchema: schema(`{"type":"object"}`),
-		}, toolCounter},
-		{mcp.Tool{
+		}, run: toolCounter},
+		{tool: mcp.Tool{
 			Name:        "once",
 			Description: "Executes once per key, as a payment would: counts its executions by key (Stats.Executions, Stats.Duplicates) and returns how many times key has run. Waits delayMs first when asked; the execution counts from the start.",
 			InputSchema: schema(`{"type":"object","properties":{"key":{"type":"string","description":"what must not happen twice"},"delayMs":{"type":"integer","minimum":0}},"required":["key"]}`),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: &no, IdempotentHint: &no, DestructiveHint: &no},
-		}, toolOnce},
+		}, run: toolOnce},
 	}
 	toolsByName = func() map[string]*toolDef {
-		m := make(map[string]*toolDef, len(tools))
-		for i := range tools {
-			m[tools[i].tool.Name] = &tools[i]
+		m := make(map[string]*toolDef, len(tools)+len(modernTools)+len(invalidHeaderTools))
+		for _, list := range [][]toolDef{tools, modernTools, invalidHeaderTools} {
+			for i := range list {
+				d := &list[i]
+				m[d.tool.Name] = d
+				hp, err := headerParams(d.tool.InputSchema)
+				if err != nil != d.invalidHeaders {
+					panic(fmt.Sprintf("testservers: tool %s: x-mcp-header validity %v, want invalid=%v", d.tool.Name, err, d.invalidHeaders))
+				}
+				d.headers = hp
+			}
 		}
 		return m
 	}()
@@ -136,6 +136,20 @@ var (
 		l := make([]mcp.Tool, len(tools))
 		for i := range tools {
 			l[i] = tools[i].tool
+		}
+		return l
+	}()
+	modernToolList = func() []mcp.Tool {
+		l := slices.Clone(toolList)
+		for i := range modernTools {
+			l = append(l, modernTools[i].tool)
+		}
+		return l
+	}()
+	modernToolListInvalid = func() []mcp.Tool {
+		l := slices.Clone(modernToolList)
+		for i := range invalidHeaderTools {
+			l = append(l, invalidHeaderTools[i].tool)
 		}
 		return l
 	}()
@@ -153,8 +167,15 @@ func ToolNames() []string {
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
-func (ss *Session) listTools(params json.RawMessage) (any, error) {
-	items, next, err := page(params, toolList, ss.srv.opts.PageSize)
+func (ss *Session) listTools(params json.RawMessage, rq *reqInfo) (any, error) {
+	list := toolList
+	switch {
+	case rq.era == eraModern && ss.srv.opts.InvalidHeaderTools:
+		list = modernToolListInvalid
+	case rq.era == eraModern:
+		list = modernToolList
+	}
+	items, next, err := page(params, list, ss.srv.opts.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -168,9 +189,24 @@ type callParams struct {
 	Meta      struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
 	} `json:"_meta"`
+	mrtrParams
 }
 
-func (ss *Session) callTool(ctx context.Context, id jsonrpc.ID, params json.RawMessage) (any, error) {
+// lookupTool returns the tool a request of era e may call.
+func (s *Server) lookupTool(name string, e era) *toolDef {
+	def := toolsByName[name]
+	switch {
+	case def == nil:
+		return nil
+	case def.modernOnly && e != eraModern:
+		return nil
+	case def.invalidHeaders && (e != eraModern || !s.opts.InvalidHeaderTools):
+		return nil
+	}
+	return def
+}
+
+func (ss *Session) callTool(ctx context.Context, id jsonrpc.ID, params json.RawMessage, rq *reqInfo) (any, error) {
 	var p callParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
@@ -178,7 +214,7 @@ func (ss *Session) callTool(ctx context.Context, id jsonrpc.ID, params json.RawM
 	if p.Name == "" {
 		return nil, invalidParams("tools/call: name is required")
 	}
-	def := toolsByName[p.Name]
+	def := ss.srv.lookupTool(p.Name, rq.era)
 	if def == nil {
 		return nil, invalidParams("unknown tool: " + p.Name)
 	}
@@ -186,7 +222,7 @@ func (ss *Session) callTool(ctx context.Context, id jsonrpc.ID, params json.RawM
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	c := &call{ss: ss, ctx: ctx, id: id}
+	c := ss.newCall(ctx, id, rq, "tools/call", p.Name, p.mrtrParams)
 	if len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
 		c.progressToken = p.Meta.ProgressToken
 	}
@@ -195,6 +231,12 @@ func (ss *Session) callTool(ctx context.Context, id jsonrpc.ID, params json.RawM
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if err := c.protocolErr(err); err != nil {
+			if _, ok := errors.AsType[*inputRequired](err); ok {
+				ss.srv.count(func(st *Stats) { st.InputRequired[p.Name]++ })
+			}
+			return nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(err.Error())}, IsError: true}, nil
 	}
@@ -311,27 +353,32 @@ func toolSample(c *call, raw json.RawMessage) (any, error) {
 	if err := args(raw, &a); err != nil {
 		return nil, err
 	}
-	if c.ss.capabilities().Sampling == nil {
-		return nil, toolErr("the client did not declare the sampling capability")
+	if err := c.need(capSampling); err != nil {
+		return nil, err
 	}
-	res, err := c.request("sampling/createMessage", mcp.CreateMessageParams{
+	res, err := c.ask1("sample", "sampling/createMessage", mcp.CreateMessageParams{
 		Messages:  []mcp.SamplingMessage{{Role: "user", Content: mcp.Contents{mcp.TextContent(a.Prompt)}}},
 		MaxTokens: 100,
 	})
 	if err != nil {
-		return nil, clientRequestErr("sampling/createMessage", err)
+		return nil, c.inputErr("sampling/createMessage", err)
 	}
 	var r mcp.CreateMessageResult
 	if err := json.Unmarshal(res, &r); err != nil {
 		return nil, toolErr("sampling/createMessage: bad result: " + err.Error())
 	}
+	return textResult(sampledText(r)), nil
+}
+
+// sampledText is the text of a sampling result.
+func sampledText(r mcp.CreateMessageResult) string {
 	var text strings.Builder
 	for _, b := range r.Content {
 		if b.Type == mcp.ContentText {
 			text.WriteString(b.Text)
 		}
 	}
-	return textResult(text.String()), nil
+	return text.String()
 }
 
 // elicitSchema is what the elicit tool asks the user for.
@@ -344,49 +391,63 @@ func toolElicit(c *call, raw json.RawMessage) (any, error) {
 	if err := args(raw, &a); err != nil {
 		return nil, err
 	}
-	if c.ss.capabilities().Elicitation == nil {
-		return nil, toolErr("the client did not declare the elicitation capability")
+	if err := c.need(capElicitForm); err != nil {
+		return nil, err
 	}
-	res, err := c.request("elicitation/create", mcp.ElicitParams{
+	res, err := c.ask1("elicit", "elicitation/create", mcp.ElicitParams{
 		Mode:            mcp.ElicitModeForm,
 		Message:         a.Message,
 		RequestedSchema: json.RawMessage(elicitSchema),
 	})
 	if err != nil {
-		return nil, clientRequestErr("elicitation/create", err)
+		return nil, c.inputErr("elicitation/create", err)
 	}
 	var r mcp.ElicitResult
 	if err := json.Unmarshal(res, &r); err != nil {
 		return nil, toolErr("elicitation/create: bad result: " + err.Error())
 	}
-	text := r.Action
-	if len(r.Content) > 0 {
-		b, err := json.Marshal(r.Content)
-		if err != nil {
-			return nil, err
-		}
-		text += " " + string(b)
+	text, err := elicitedText(r)
+	if err != nil {
+		return nil, err
 	}
 	return textResult(text), nil
 }
 
-func toolRoots(c *call, _ json.RawMessage) (any, error) {
-	if c.ss.capabilities().Roots == nil {
-		return nil, toolErr("the client did not declare the roots capability")
+// elicitedText is an elicitation's action, and its content as JSON.
+func elicitedText(r mcp.ElicitResult) (string, error) {
+	text := r.Action
+	if len(r.Content) > 0 {
+		b, err := json.Marshal(r.Content)
+		if err != nil {
+			return "", err
+		}
+		text += " " + string(b)
 	}
-	res, err := c.request("roots/list", struct{}{})
+	return text, nil
+}
+
+func toolRoots(c *call, _ json.RawMessage) (any, error) {
+	if err := c.need(capRoots); err != nil {
+		return nil, err
+	}
+	res, err := c.ask1("roots", "roots/list", struct{}{})
 	if err != nil {
-		return nil, clientRequestErr("roots/list", err)
+		return nil, c.inputErr("roots/list", err)
 	}
 	var r mcp.ListRootsResult
 	if err := json.Unmarshal(res, &r); err != nil {
 		return nil, toolErr("roots/list: bad result: " + err.Error())
 	}
+	return textResult(rootURIs(r)), nil
+}
+
+// rootURIs are the URIs of roots, one a line.
+func rootURIs(r mcp.ListRootsResult) string {
 	uris := make([]string, len(r.Roots))
 	for i, root := range r.Roots {
 		uris[i] = root.URI
 	}
-	return textResult(strings.Join(uris, "\n")), nil
+	return strings.Join(uris, "\n")
 }
 
 // maxBigMiB bounds the big tool.
@@ -437,7 +498,7 @@ func toolLog(c *call, raw json.RawMessage) (any, error) {
 	if severity(a.Level) < 0 {
 		return nil, toolErr("invalid arguments: unknown level " + strconv.Quote(string(a.Level)))
 	}
-	if !c.ss.logEnabled(a.Level) {
+	if !c.logEnabled(a.Level) {
 		return textResult("filtered"), nil
 	}
 	data, err := json.Marshal(a.Message)
@@ -451,6 +512,12 @@ func toolLog(c *call, raw json.RawMessage) (any, error) {
 }
 
 func toolNotifyChanges(c *call, _ json.RawMessage) (any, error) {
+	if c.modern() {
+		// 2026-07-28: list changes reach the subscriptions/listen streams
+		// that asked for them, never the stream of this request.
+		n := c.ss.srv.notifyListeners(listChangedMethods...)
+		return textResult(fmt.Sprintf("sent to %d subscription(s)", n)), nil
+	}
 	for _, method := range listChangedMethods {
 		if err := c.notify(method, struct{}{}); err != nil {
 			return nil, toolErr(method + " not sent: " + err.Error())
@@ -465,6 +532,10 @@ func toolTouch(c *call, raw json.RawMessage) (any, error) {
 	}
 	if err := args(raw, &a); err != nil {
 		return nil, err
+	}
+	if c.modern() {
+		n := c.ss.srv.notifyResourceListeners(a.URI)
+		return textResult(fmt.Sprintf("notified %d subscription(s)", n)), nil
 	}
 	if !c.ss.Subscribed(a.URI) {
 		return textResult("not subscribed"), nil

@@ -1,0 +1,79 @@
+package legacy
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// dialTarget is where net/http would connect for u: the scheme, and the
+// host in lower case with the scheme's default port made explicit. It is
+// worked out from u alone, independently of package origin.
+func dialTarget(u *url.URL) (scheme, addr string) {
+	scheme = strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme, net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// FuzzResolveEndpoint: whatever the endpoint event holds and whatever the
+// SSE URL, a resolved endpoint is on the SSE URL's origin as net/http will
+// see it — the URL actually POSTed to (its text, parsed again) connects to
+// the SSE URL's scheme, host and port — and anything else is refused with
+// ErrNoEndpoint or a *CrossOriginError that shows no password.
+func FuzzResolveEndpoint(f *testing.F) {
+	for _, seed := range []struct{ data, sse string }{
+		{"/message?sessionId=abc", "http://127.0.0.1:8080/sse"},
+		{"http://127.0.0.1:8080/m", "http://127.0.0.1:8080/sse"},
+		{"//evil.example/m", "http://h/sse"},
+		{"https://h/m", "http://h/sse"},
+		{"http://H:80/m", "http://h/sse"},
+		{"http://user:pw@h:81/m", "http://u:secret@h/sse"},
+		{"  ../x#frag ", "https://[::1]:8443/a/b"},
+		{"http://127.0.0.1:8080@evil/m", "http://127.0.0.1:8080/sse"},
+		{"http:%2f%2fevil/m", "http://h/sse"},
+		{"\\\\evil\\m", "http://h/sse"},
+		{"mailto:h", "http://h/sse"},
+		{"", "http://h/sse"},
+	} {
+		f.Add([]byte(seed.data), seed.sse)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, sseURL string) {
+		home, err := url.Parse(sseURL)
+		if err != nil || (home.Scheme != "http" && home.Scheme != "https") || home.Host == "" {
+			return // Dial refuses such a URL before any endpoint event
+		}
+		u, err := resolveEndpoint(data, home, home)
+		if err != nil {
+			var co *CrossOriginError
+			switch {
+			case errors.As(err, &co):
+				if pw, ok := home.User.Password(); ok && len(pw) >= 4 && strings.Contains(co.Error(), pw) {
+					t.Fatalf("the error shows the SSE URL's password: %v", co)
+				}
+			case errors.Is(err, ErrNoEndpoint):
+			default:
+				t.Fatalf("error %v is neither ErrNoEndpoint nor a *CrossOriginError", err)
+			}
+			return
+		}
+		if u.Fragment != "" {
+			t.Errorf("endpoint %q keeps a fragment", u)
+		}
+		req, err := http.NewRequest(http.MethodPost, u.String(), nil)
+		if err != nil {
+			t.Fatalf("endpoint %q does not make a request: %v", u, err)
+		}
+		gs, ga := dialTarget(req.URL)
+		ws, wa := dialTarget(home)
+		if gs != ws || ga != wa {
+			t.Fatalf("endpoint event %q on %s resolved to %s, which connects to %s://%s, not %s://%s",
+				data, sseURL, u, gs, ga, ws, wa)
+		}
+	})
+}

@@ -1,0 +1,107 @@
+package testservers
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// TestDualEraHTTP: one endpoint serves a legacy session (initialize, GET
+// stream, server requests) and modern requests side by side.
+func TestDualEraHTTP(t *testing.T) {
+	s := StartDualEra(HTTPOptions{})
+	t.Cleanup(s.Close)
+	legacy := newHTTPWire(t, s.URL)
+	modern := newModernWire(t, s.URL)
+
+	init := result[mcp.InitializeResult](t, legacy.initialize(t))
+	if init.ProtocolVersion != "2025-11-25" || legacy.session == "" {
+		t.Fatalf("initialize %+v, session %q", init, legacy.session)
+	}
+	m, _ := legacy.request(t, 1, "tools/list", "")
+	if strings.Contains(string(m.Result), "resultType") || strings.Contains(string(m.Result), "multi_round") {
+		t.Errorf("legacy tools/list %s", m.Result)
+	}
+	if m, _ := legacy.request(t, 2, "ping", ""); m.Error != nil {
+		t.Errorf("ping: %v", m.Error)
+	}
+	m, _ = modern.ok(t, 3, "tools/list", nil)
+	checkModernResult(t, m, "complete", 0)
+	if !strings.Contains(string(m.Result), "multi_round") {
+		t.Error("modern tools/list lacks the modern tools")
+	}
+	// A modern request that carries the legacy session id is modern all
+	// the same, and mints no session.
+	resp := modern.send(t, 4, "server/discover", nil, map[string]string{HeaderSessionID: legacy.session})
+	m, _ = readAny(t, resp)
+	resp.Body.Close()
+	f := checkModernResult(t, m, "complete", 0)
+	var versions []string
+	_ = json.Unmarshal(f["supportedVersions"], &versions)
+	if len(versions) != 5 || versions[0] != "2026-07-28" || versions[1] != "2025-11-25" {
+		t.Errorf("supportedVersions %v", versions)
+	}
+	if resp.Header.Get(HeaderSessionID) != "" {
+		t.Error("a session id on a modern answer")
+	}
+	// Modern headers without _meta: refused as a modern request.
+	m, _, code := modern.call(t, 5, "tools/list", map[string]any{"_meta": map[string]any{}}, nil)
+	if code != http.StatusBadRequest {
+		t.Errorf("status %d", code)
+	}
+	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
+	// Neither modern nor in a session: the legacy refusal, no modern error.
+	code, body := status(t, newHTTPWire(t, s.URL), http.MethodPost, reqJSON(6, "tools/list", ""), nil)
+	if code != http.StatusBadRequest || strings.Contains(body, "-3202") {
+		t.Errorf("status %d %s", code, body)
+	}
+
+	// A change reaches the legacy GET stream and the modern subscription.
+	get := legacy.do(t, http.MethodGet, "", nil)
+	defer get.Body.Close()
+	if get.StatusCode != http.StatusOK {
+		t.Fatalf("GET %d", get.StatusCode)
+	}
+	getEvents := newSSEReader(get.Body)
+	l := openListen(t, modern, "l", map[string]any{"toolsListChanged": true})
+	l.wantNote(t, "notifications/subscriptions/acknowledged", `"l"`)
+	if n := s.Server().NotifyToolsChanged(); n != 2 {
+		t.Errorf("NotifyToolsChanged reached %d", n)
+	}
+	l.wantNote(t, "notifications/tools/list_changed", `"l"`)
+	for {
+		ev, err := getEvents.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.data == "" {
+			continue
+		}
+		if m := mustDecode(t, ev.data); m.Method != "notifications/tools/list_changed" || strings.Contains(ev.data, MetaSubscriptionID) {
+			t.Errorf("GET stream: %s", ev.data)
+		}
+		break
+	}
+	st := s.Server().Stats()
+	if st.Sessions != 1 || st.Initializations != 1 || st.VersionsSeen["2026-07-28"] != 3 || st.ListenStreams != 1 {
+		t.Errorf("stats sessions %d inits %d versions %v listens %d", st.Sessions, st.Initializations, st.VersionsSeen, st.ListenStreams)
+	}
+}
+
+// TestDualEraStateless: a stateless legacy front-end with the modern era.
+func TestDualEraStateless(t *testing.T) {
+	s := StartDualEra(HTTPOptions{Stateless: true, JSONResponse: true})
+	t.Cleanup(s.Close)
+	legacy := newHTTPWire(t, s.URL)
+	legacy.initialize(t)
+	if m, _ := legacy.request(t, 1, "ping", ""); m.Error != nil {
+		t.Error(m.Error)
+	}
+	modern := newModernWire(t, s.URL)
+	m, _ := modern.ok(t, 2, "server/discover", nil)
+	checkModernResult(t, m, "complete", 0)
+}

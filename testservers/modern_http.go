@@ -1,0 +1,426 @@
+package testservers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// Request headers of the Streamable HTTP transport of 2026-07-28 (besides
+// MCP-Protocol-Version, HeaderProtocolVersion).
+const (
+	HeaderMethod = "Mcp-Method"
+	HeaderName   = "Mcp-Name"
+)
+
+// Causes of a modern HTTP request's cancellation other than its client.
+var (
+	errStreamCut     = errors.New("testservers: the response stream was cut by a fault")
+	errServerClosing = errors.New("testservers: server closing")
+	errAnswered      = errors.New("testservers: answered")
+)
+
+// StartModern starts a Streamable HTTP server that speaks only
+// 2026-07-28: StartStreamable with opts.Eras set to ModernOnly.
+func StartModern(opts HTTPOptions) *HTTPServer {
+	opts.Eras = ModernOnly
+	return StartStreamable(opts)
+}
+
+// StartDualEra starts a Streamable HTTP server that speaks 2026-07-28 to
+// modern requests and the legacy revisions (initialize, sessions, GET
+// stream) to the rest, on the same endpoint: StartStreamable with
+// opts.Eras set to DualEra.
+func StartDualEra(opts HTTPOptions) *HTTPServer {
+	opts.Eras = DualEra
+	return StartStreamable(opts)
+}
+
+// postEra decides the era of a POST: a ModernOnly server's are modern; on
+// a DualEra server, one message (not initialize) whose _meta names a
+// protocol version, or whose MCP-Protocol-Version header names a modern
+// one, is modern; the rest is legacy.
+func (h *StreamableHandler) postEra(r *http.Request, msgs []*jsonrpc.Message, batch bool) era {
+	switch h.srv.opts.Eras {
+	case ModernOnly:
+		return eraModern
+	case DualEra:
+	default:
+		return eraLegacy
+	}
+	if batch || len(msgs) != 1 || msgs[0].Method == "" || msgs[0].Method == "initialize" {
+		return eraLegacy
+	}
+	if _, modern, _ := metaOf(msgs[0].Params); modern {
+		return eraModern
+	}
+	if slices.Contains(h.srv.opts.ModernVersions, r.Header.Get(HeaderProtocolVersion)) {
+		return eraModern
+	}
+	return eraLegacy
+}
+
+// postModern serves a POST of the modern era: one request or
+// notification, its headers checked against its body, answered on its
+// own JSON body or SSE stream; closing that stream cancels the request.
+func (h *StreamableHandler) postModern(w http.ResponseWriter, r *http.Request, msgs []*jsonrpc.Message, batch bool) {
+	if h.goSDKRefuses(w, r) {
+		return
+	}
+	if batch || len(msgs) != 1 {
+		h.modernError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"JSON-RPC batches are not part of revision 2026-07-28"))
+		return
+	}
+	m := msgs[0]
+	switch {
+	case m.IsResponse():
+		h.modernError(w, http.StatusBadRequest, m.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"a client sends no responses in revision 2026-07-28"))
+		return
+	case m.IsNotification():
+		// 2026-07-28 defines no client notification over HTTP (closing a
+		// stream cancels); one is accepted and ignored.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if m.Method == "initialize" {
+		if _, modern, _ := metaOf(m.Params); !modern {
+			h.answerInitialize(w, m)
+			return
+		}
+	}
+	rq, status, rpcErr := h.validateModern(r, m)
+	if rpcErr != nil {
+		h.srv.count(func(st *Stats) { st.Refused[m.Method]++ })
+		h.modernError(w, status, m.ID, rpcErr)
+		return
+	}
+	drop, answered := h.injectModern(w, m.Method)
+	if answered {
+		return
+	}
+	h.serveModern(w, r, m, rq, drop)
+}
+
+// modernError answers a modern request with status and a JSON-RPC error
+// response carrying its id, counted in Stats.Errors.
+func (h *StreamableHandler) modernError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	h.srv.count(func(st *Stats) { st.Errors[e.Code]++ })
+	body, _ := jsonrpc.Encode(&jsonrpc.Message{ID: id, Error: e})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// modernStatus is the HTTP status 2026-07-28 gives a JSON-RPC error.
+func modernStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeHeaderMismatch, jsonrpc.CodeMissingClientCapability, jsonrpc.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusOK
+}
+
+// headerMismatch is error -32020, counted by the header at fault.
+func (h *StreamableHandler) headerMismatch(header, msg string) (*reqInfo, int, *jsonrpc.Error) {
+	h.srv.count(func(st *Stats) { st.HeaderRejects[header]++ })
+	return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+msg)
+}
+
+// validateModern checks a modern request as 2026-07-28 says, in this
+// order: MCP-Protocol-Version present (-32020) and supported (-32022),
+// _meta complete (-32602) and naming the same version (-32020), Mcp-Method
+// present and equal to the method (-32020), the method known in this
+// era (404, -32601), Mcp-Name present and equal to params.name or
+// params.uri for tools/call, prompts/get and resources/read (-32020), and
+// for tools/call the Mcp-Param-* headers of the tool's x-mcp-header
+// parameters (-32020). Every refusal but 404 has status 400.
+func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) (*reqInfo, int, *jsonrpc.Error) {
+	s := h.srv
+	hv := r.Header.Get(HeaderProtocolVersion)
+	if hv == "" {
+		return h.headerMismatch("MCP-Protocol-Version", "the MCP-Protocol-Version header is required")
+	}
+	meta, modern, _ := metaOf(m.Params)
+	if !slices.Contains(s.opts.ModernVersions, hv) {
+		s.count(func(st *Stats) { st.VersionsSeen[hv]++ })
+		return nil, http.StatusBadRequest, s.unsupportedVersion(hv, "")
+	}
+	if !modern || meta.ProtocolVersion == nil {
+		return nil, http.StatusBadRequest, invalidParams("_meta." + MetaProtocolVersion + " is required")
+	}
+	if *meta.ProtocolVersion != hv {
+		return h.headerMismatch("MCP-Protocol-Version", "MCP-Protocol-Version header value "+strconv.Quote(hv)+
+			" does not match body value "+strconv.Quote(*meta.ProtocolVersion))
+	}
+	rq, rpcErr := s.modernInfo(meta, true)
+	if rpcErr != nil {
+		return nil, http.StatusBadRequest, rpcErr
+	}
+	switch hm := r.Header.Values(HeaderMethod); {
+	case len(hm) == 0:
+		return h.headerMismatch(HeaderMethod, "the Mcp-Method header is required")
+	case len(hm) > 1 || hm[0] != m.Method:
+		return h.headerMismatch(HeaderMethod, "Mcp-Method header value "+strconv.Quote(strings.Join(hm, ", "))+
+			" does not match body value "+strconv.Quote(m.Method))
+	}
+	if !methodIn(m.Method, eraModern) {
+		return nil, http.StatusNotFound, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+m.Method)
+	}
+	var p struct {
+		Name      *string         `json:"name"`
+		URI       *string         `json:"uri"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	var body *string
+	switch m.Method {
+	case "tools/call", "prompts/get":
+		body = p.Name
+	case "resources/read":
+		body = p.URI
+	default:
+		return rq, 0, nil
+	}
+	hn := r.Header.Values(HeaderName)
+	if len(hn) == 0 {
+		return h.headerMismatch(HeaderName, "the Mcp-Name header is required for "+m.Method)
+	}
+	name, err := decodeHeaderValue(hn[0])
+	switch {
+	case len(hn) > 1:
+		return h.headerMismatch(HeaderName, "the Mcp-Name header is repeated")
+	case err != nil:
+		return h.headerMismatch(HeaderName, "Mcp-Name: "+err.Error())
+	case body == nil || name != *body:
+		bv := "absent"
+		if body != nil {
+			bv = strconv.Quote(*body)
+		}
+		return h.headerMismatch(HeaderName, "Mcp-Name header value "+strconv.Quote(name)+" does not match body value "+bv)
+	}
+	if m.Method == "tools/call" {
+		if def := s.lookupTool(name, eraModern); def != nil && len(def.headers) > 0 {
+			if header, why := checkParamHeaders(r.Header, def.headers, p.Arguments); header != "" {
+				return h.headerMismatch(header, why)
+			}
+		}
+	}
+	return rq, 0, nil
+}
+
+// goSDKRefuses mimics InitializeLikeGoSDK: a POST naming an old revision
+// the server does not speak in MCP-Protocol-Version gets 400 and a plain
+// text body. It reports whether it answered.
+func (h *StreamableHandler) goSDKRefuses(w http.ResponseWriter, r *http.Request) bool {
+	o := h.srv.opts
+	if o.Eras != ModernOnly || o.ModernInitialize != InitializeLikeGoSDK {
+		return false
+	}
+	v := r.Header.Get(HeaderProtocolVersion)
+	if v == "" || slices.Contains(o.ModernVersions, v) || v >= mcp.Version20260728 {
+		return false
+	}
+	h.srv.count(func(st *Stats) { st.LegacyRejected++ })
+	http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(o.ModernVersions, ",")+")", http.StatusBadRequest)
+	return true
+}
+
+// answerInitialize answers a legacy initialize on a ModernOnly server as
+// Options.ModernInitialize says.
+func (h *StreamableHandler) answerInitialize(w http.ResponseWriter, m *jsonrpc.Message) {
+	s := h.srv
+	if s.opts.ModernInitialize != InitializeLikeGoSDK {
+		s.count(func(st *Stats) { st.Refused[m.Method]++ })
+		e := s.refuseInitialize(m.Params)
+		h.modernError(w, modernStatus(e.Code), m.ID, e)
+		return
+	}
+	s.count(func(st *Stats) { st.Requests[m.Method]++ })
+	res, _ := json.Marshal(mcp.InitializeResult{
+		ProtocolVersion: mcp.Version20251125,
+		Capabilities:    serverCapabilities(),
+		ServerInfo:      s.serverInfo(),
+		Instructions:    s.opts.Instructions,
+	})
+	s.count(func(st *Stats) {
+		st.Initializations++
+		st.ProtocolVersion = mcp.Version20251125
+	})
+	resp := &jsonrpc.Message{ID: m.ID, Result: res}
+	if h.opts.JSONResponse {
+		writeJSONResponses(w, []*jsonrpc.Message{resp}, false)
+		return
+	}
+	conn := newSSEConn(w, "")
+	_ = conn.message(resp)
+	conn.close()
+}
+
+// injectModern draws the faults of a modern POST: 429 and 503 answer it
+// (it never runs); a drop rule cuts its answer stream (there are no
+// event ids, so no resumption: a client must send it again, if safe).
+func (h *StreamableHandler) injectModern(w http.ResponseWriter, method string) (*FaultRule, bool) {
+	var drop *FaultRule
+	for _, f := range h.plan.draw(occasion{methods: []string{method}, sessionless: true}) {
+		switch f.Fault {
+		case FaultTooManyRequests, FaultUnavailable:
+			h.srv.count(func(st *Stats) {
+				st.Rejected++
+				st.Faults[string(f.Fault)]++
+			})
+			f.reject(w)
+			return nil, true
+		case FaultDropStream, FaultDropStreamNoIDs:
+			if drop == nil {
+				drop = &f
+			}
+		}
+	}
+	return drop, false
+}
+
+// modernChannel returns the channel of modern requests to the core, nil
+// once the handler is closed.
+func (h *StreamableHandler) modernChannel() *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	return h.modern
+}
+
+// serveModern runs a validated modern request and answers it: on an SSE
+// stream (always for subscriptions/listen), started by its first event,
+// or as one JSON body. An error 2026-07-28 gives a status to (-32021)
+// that comes before any event is answered as JSON with that status.
+func (h *StreamableHandler) serveModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, rq *reqInfo, drop *FaultRule) {
+	hs := h.modernChannel()
+	if hs == nil {
+		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
+		return
+	}
+	listen := m.Method == "subscriptions/listen"
+	hctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(errAnswered)
+
+	var (
+		stream   *eventStream
+		conn     *sseConn
+		connDone <-chan struct{}
+	)
+	if listen || !h.opts.JSONResponse {
+		stream = hs.newEventStream(false, false)
+		hs.register(stream) // for DropStreams
+		conn = newSSEConn(w, "")
+		conn.noBuffering = true
+		connDone = conn.done
+		stream.attach(conn, -1, false, drop)
+	}
+	ex := newExchange(1, stream)
+	if conn != nil {
+		ex.beforeReply = func(resp *jsonrpc.Message) {
+			if resp == nil || resp.Error == nil {
+				return
+			}
+			if status := modernStatus(resp.Error.Code); status != http.StatusOK {
+				if body, err := jsonrpc.Encode(resp); err == nil {
+					conn.answerInstead(status, body)
+				}
+			}
+		}
+	}
+	rq.streamScoped = true
+	ctx := withReqInfo(context.WithValue(hctx, exchangeKey{}, ex), rq)
+	hs.core.Handle(ctx, m)
+
+	stopKeepAlive := func() {}
+	if listen && h.opts.KeepAlive > 0 {
+		stopKeepAlive = keepAlive(conn, h.opts.KeepAlive)
+	}
+	select {
+	case <-ex.done:
+	case <-connDone:
+		cancel(errStreamCut)
+	case <-r.Context().Done():
+		// Closing the stream is how a client cancels (set here too: the
+		// deferred cancel may otherwise come before the parent's).
+		cancel(errCancelledByClient)
+	case <-hs.ended:
+	case <-h.closing:
+		cancel(errServerClosing)
+	}
+	stopKeepAlive()
+	responses, complete, _ := ex.abandon()
+	if stream != nil {
+		stream.release(conn)
+		hs.forget(stream)
+		return
+	}
+	if r.Context().Err() != nil {
+		return
+	}
+	switch {
+	case !complete:
+		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
+	case drop != nil:
+		// The request ran; its answer is lost with the connection.
+		h.srv.fault(drop.Fault)
+		panic(http.ErrAbortHandler)
+	case len(responses) == 0:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		resp := responses[0]
+		body, err := jsonrpc.Encode(resp)
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, err.Error())
+			return
+		}
+		status := http.StatusOK
+		if resp.Error != nil {
+			status = modernStatus(resp.Error.Code)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}
+}
+
+// keepAlive writes an SSE comment on conn every period until the
+// returned stop is called (which waits for the writer to be gone).
+func keepAlive(conn *sseConn, period time.Duration) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-conn.done:
+				return
+			case <-t.C:
+				_ = conn.comment()
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
