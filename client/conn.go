@@ -81,7 +81,7 @@ func Open(ctx context.Context, t jsonrpc.Transport, opts ...Option) (*Conn, erro
 	if o.transportName == "" {
 		o.transportName = "custom"
 	}
-	return handshake(ctx, t, o, "")
+	return handshake(ctx, t, o, "", o.transportName)
 }
 
 // newConn starts the Conn's read loop over t.

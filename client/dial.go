@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -122,7 +123,8 @@ func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 			return nil, err
 		}
 		o.transportName = TransportStdio
-		return handshake(ctx, st, o, "stdio:"+strings.Join(append([]string{cmd.Path}, cmd.Args...), " "))
+		line := strings.Join(append([]string{filepath.Base(cmd.Path)}, cmd.Args...), " ")
+		return handshake(ctx, st, o, "stdio:"+strings.Join(append([]string{cmd.Path}, cmd.Args...), " "), "stdio:"+line)
 	case target.url != "":
 		u, err := url.Parse(target.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -169,14 +171,14 @@ func config(o *options) negotiate.Config {
 // handshake finds the era of the server behind t (stdio, or a host's own
 // transport) and finishes the handshake; on failure t is closed. key names
 // the server in the negotiation cache ("" for none).
-func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key string) (*Conn, error) {
+func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key, label string) (*Conn, error) {
 	h, err := hello(o)
 	if err != nil {
 		t.Close()
 		return nil, err
 	}
 	cfg := config(o)
-	cfg.CacheKey = key
+	cfg.CacheKey, cfg.Label = key, label
 	res, err := negotiate.Handshake(ctx, t, o.transportName, h, cfg)
 	if err != nil {
 		t.Close()

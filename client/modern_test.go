@@ -66,7 +66,10 @@ func TestModernOpenAndMeta(t *testing.T) {
 		t.Errorf("report %+v", info.Negotiation)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"}); done <- err }()
+	go func() {
+		_, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
+		done <- err
+	}()
 	m := p.expect("tools/call") // no initialize, no notifications/initialized
 	meta := metaOf(t, m)
 	if string(meta[mcp.MetaProtocolVersion]) != `"2026-07-28"` || !strings.Contains(string(meta[mcp.MetaClientInfo]), `"host"`) ||

@@ -28,6 +28,9 @@ func Handshake(ctx context.Context, t jsonrpc.Transport, name string, hello Hell
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Label != "" {
+		l.report.URL = cfg.Label
+	}
 	h := &handshake{ladder: l, t: t, name: name, p: newPump(t)}
 	return h.run(ctx)
 }
@@ -97,7 +100,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 	for range maxVersionTries {
 		tries[version]++
 		start := time.Now()
-		a := Attempt{Era: string(mcp.EraModern), Transport: h.name, Request: RequestDiscover, URL: h.url, Version: version}
+		a := Attempt{Era: string(mcp.EraModern), Transport: h.name, Request: RequestDiscover, URL: h.report.URL, Version: version}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		resp, err := h.exchange(pctx, h.t, h.p, h.request(h.hello.Discover(version)), &h.early)
 		timedOut := err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
@@ -148,7 +151,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 // initialize sends initialize and waits for its answer (bounded by ctx).
 func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
-	a := Attempt{Era: string(mcp.EraLegacy), Transport: h.name, Request: RequestInitialize, URL: h.url}
+	a := Attempt{Era: string(mcp.EraLegacy), Transport: h.name, Request: RequestInitialize, URL: h.report.URL}
 	resp, err := h.exchange(ctx, h.t, h.p, h.request(h.hello.Initialize), &h.early)
 	a.Duration, a.Answer = time.Since(start), answerOf(resp, err)
 	switch {

@@ -37,6 +37,9 @@ type Config struct {
 	// CacheKey is the key Handshake caches its outcome under (for a stdio
 	// server, its command line); "" caches nothing. Connect uses the URL.
 	CacheKey string
+	// Label names the server in Handshake's report (for a stdio server, the
+	// program's name and arguments); "" means CacheKey.
+	Label string
 	// Hook, when set, sees every message the ladder sends (out true) and
 	// every answer it reads, for tracing.
 	Hook func(out bool, m *jsonrpc.Message)

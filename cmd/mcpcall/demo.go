@@ -20,13 +20,15 @@ func (c *cli) demoCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Start the built-in test servers and show the library working against each",
-		Long: `demo starts, inside this process, servers of every kind the library speaks to:
-Streamable HTTP answering with SSE and with JSON, a 2024-11-05 HTTP+SSE server
-(found by the fallback after its POST is refused), a hybrid server hosting both
-transports (once at its Streamable HTTP path, once forced onto HTTP+SSE), and a
-stdio server (this binary started again as a child). It connects to each,
-prints how the transport was negotiated, lists the tools and calls two of them,
-one with progress. No outside server is needed.
+		Long: `demo starts, inside this process, servers of every era and kind the library
+speaks to: a 2026-07-28 (stateless, modern) server over Streamable HTTP and over
+stdio, a dual-era server, 2025-11-25 Streamable HTTP answering with SSE and with
+JSON, a 2024-11-05 HTTP+SSE server (found by the fallback after its POST is
+refused), a hybrid server hosting both legacy transports (once at its Streamable
+HTTP path, once forced onto HTTP+SSE), and a legacy stdio server (this binary
+started again as a child). It connects to each, prints how the era and the
+transport were negotiated, lists the tools and calls two of them, one with
+progress. No outside server is needed.
 
 With --serve ADDR it instead keeps the Streamable HTTP test server running at
 http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
@@ -38,6 +40,10 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 			if serve != "" {
 				return c.serveDemo(cmd.Context(), serve)
 			}
+			modernSrv := testservers.StartModern(testservers.HTTPOptions{})
+			defer modernSrv.Close()
+			dualSrv := testservers.StartDualEra(testservers.HTTPOptions{})
+			defer dualSrv.Close()
 			sseSrv := testservers.StartStreamable(testservers.HTTPOptions{Priming: true})
 			defer sseSrv.Close()
 			jsonSrv := testservers.StartStreamable(testservers.HTTPOptions{JSONResponse: true})
@@ -48,17 +54,21 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 			defer hybrid.Close()
 			path, args, env := testservers.StdioCommand()
 
+			modernEnv := testservers.StdioEnv(testservers.Options{Eras: testservers.ModernOnly})
 			targets := []struct {
 				label  string
 				target client.Target
 				policy negotiate.Policy
 			}{
-				{"Streamable HTTP, SSE answers", client.URL(sseSrv.URL), negotiate.Auto},
-				{"Streamable HTTP, JSON answers", client.URL(jsonSrv.URL), negotiate.Auto},
-				{"HTTP+SSE (2024-11-05) server, found by fallback", client.URL(legacySrv.URL), negotiate.Auto},
+				{"2026-07-28 server (modern, stateless), Streamable HTTP", client.URL(modernSrv.URL), negotiate.Auto},
+				{"2026-07-28 server (modern), stdio child process", client.Command(path, args...).WithEnv(modernEnv...), negotiate.Auto},
+				{"dual-era server (2026-07-28 and 2025-11-25), Streamable HTTP", client.URL(dualSrv.URL), negotiate.Auto},
+				{"2025-11-25 server, Streamable HTTP, SSE answers", client.URL(sseSrv.URL), negotiate.Auto},
+				{"2025-11-25 server, Streamable HTTP, JSON answers", client.URL(jsonSrv.URL), negotiate.Auto},
+				{"2024-11-05 HTTP+SSE server, found by fallback", client.URL(legacySrv.URL), negotiate.Auto},
 				{"hybrid server, Streamable HTTP path", client.URL(hybrid.URL), negotiate.Auto},
 				{"hybrid server, HTTP+SSE path (--transport sse)", client.URL(hybrid.SSEURL), negotiate.SSEOnly},
-				{"stdio child process", client.Command(path, args...).WithEnv(env...), negotiate.Auto},
+				{"2025-11-25 server, stdio child process", client.Command(path, args...).WithEnv(env...), negotiate.Auto},
 			}
 			for _, tg := range targets {
 				if err := c.demoOne(cmd.Context(), c.stdout, tg.label, tg.target, tg.policy); err != nil {
@@ -74,7 +84,11 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 }
 
 func (c *cli) demoOne(ctx context.Context, out io.Writer, label string, target client.Target, policy negotiate.Policy) error {
-	fmt.Fprintf(out, "== %s: %s\n", label, target)
+	if strings.HasPrefix(target.String(), "http") {
+		fmt.Fprintf(out, "== %s: %s\n", label, target)
+	} else {
+		fmt.Fprintf(out, "== %s\n", label) // the test binary's path says nothing
+	}
 	start := time.Now()
 	dctx, cancel := context.WithTimeoutCause(ctx, c.f.connectTimeout, errConnectTimeout)
 	defer cancel()
@@ -92,8 +106,8 @@ func (c *cli) demoOne(ctx context.Context, out io.Writer, label string, target c
 			fmt.Fprintln(out, "   "+line)
 		}
 	}
-	fmt.Fprintf(out, "   connected in %v: transport %s, protocol %s, server %s %s\n",
-		time.Since(start).Round(time.Millisecond), info.Transport, info.ProtocolVersion, info.ServerInfo.Name, info.ServerInfo.Version)
+	fmt.Fprintf(out, "   connected in %v: %s era, transport %s, protocol %s, server %s %s\n",
+		time.Since(start).Round(time.Millisecond), info.Era, info.Transport, info.ProtocolVersion, info.ServerInfo.Name, info.ServerInfo.Version)
 	tools, err := conn.AllTools(ctx)
 	if err != nil {
 		return err

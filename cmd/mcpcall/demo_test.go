@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,9 @@ import (
 func TestDemo(t *testing.T) {
 	res := newRunner(t).runOK("demo")
 	for _, want := range []string{
-		"transport streamable-http, protocol 2025-11-25",
+		"modern era, transport streamable-http, protocol 2026-07-28",
+		"modern era, transport stdio, protocol 2026-07-28",
+		"legacy era, transport streamable-http, protocol 2025-11-25",
 		"405 is a fallback status: trying HTTP+SSE at the same URL",
 		"transport sse, protocol 2024-11-05",
 		"policy sse-only",
@@ -24,6 +27,9 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, res.stdout)
 		}
+	}
+	if strings.Contains(res.stdout, os.TempDir()) || strings.Contains(res.stdout, "go-build") {
+		t.Errorf("the demo prints a temporary build path:\n%s", res.stdout)
 	}
 }
 
