@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs anymcp's client against the servers of other implementations (go-sdk,
+# mcp-go, @modelcontextprotocol/server-everything), every step asserted, and
+# writes the results: interop/RESULTS.md and the table between the
+# <!-- interop:begin --> and <!-- interop:end --> markers of README.md.
+#
+#   bash interop/run.sh                      # install what is missing, run, write the tables
+#   bash interop/run.sh -run 'TestInterop/mcp-go'   # extra arguments go to `go test`
+#
+# Needs Go, Node >= 20 and npm (the npm registry on first use:
+# server-everything is installed into interop/node_modules by `npm ci` at the
+# version package-lock.json pins). The Go servers come with the module.
+# Exits non-zero when any step fails; the tables are written either way.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+for tool in go node npm; do
+  command -v "$tool" >/dev/null || { echo "interop: $tool is needed (Go, Node >= 20, npm)" >&2; exit 1; }
+done
+
+pkg=node_modules/@modelcontextprotocol/server-everything/package.json
+want=$(node -p 'require("./package-lock.json").packages["node_modules/@modelcontextprotocol/server-everything"].version')
+have=$(node -p "try { require('./$pkg').version } catch { '' }")
+if [ "$have" != "$want" ]; then
+  echo "-- installing @modelcontextprotocol/server-everything $want (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+echo "-- go test -race -run TestInterop (writes RESULTS.md and the README table)"
+go test -race -count=1 -run TestInterop "$@" . -args -results
