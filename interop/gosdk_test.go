@@ -30,7 +30,7 @@ func text(s string) *gosdk.CallToolResult {
 
 // newGoSDKServer returns a go-sdk server with the three tools, restricted
 // to versions (all it knows when nil).
-func newGoSDKServer(versions []string, probe cancelProbe) *gosdk.Server {
+func newGoSDKServer(versions []string, probe *cancelProbe) *gosdk.Server {
 	s := gosdk.NewServer(&gosdk.Implementation{Name: "interop-go-sdk", Version: "v0"},
 		&gosdk.ServerOptions{SupportedProtocolVersions: versions})
 	gosdk.AddTool(s, &gosdk.Tool{Name: echoTool, Description: "answers its text"},
@@ -82,7 +82,7 @@ func goSDKModern(t *testing.T) *peerServer {
 	s := newGoSDKServer([]string{"2026-07-28"}, probe)
 	h := gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
 		&gosdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
-	return goPeer(client.URL(serveHTTP(t, "/mcp", h)), probe)
+	return goPeer(t, client.URL(serveHTTP(t, "/mcp", h)), probe)
 }
 
 // goSDKLegacy is a go-sdk stateful Streamable HTTP server that speaks the
@@ -91,7 +91,7 @@ func goSDKLegacy(t *testing.T) *peerServer {
 	probe := newCancelProbe()
 	s := newGoSDKServer([]string{"2025-11-25", "2025-06-18", "2025-03-26"}, probe)
 	h := gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s }, nil)
-	return goPeer(client.URL(serveHTTP(t, "/mcp", h)), probe)
+	return goPeer(t, client.URL(serveHTTP(t, "/mcp", h)), probe)
 }
 
 // goSDKDefaultStateless is a go-sdk stateless Streamable HTTP server
@@ -102,7 +102,7 @@ func goSDKDefaultStateless(t *testing.T) *peerServer {
 	s := newGoSDKServer(nil, probe)
 	h := gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
 		&gosdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
-	return goPeer(client.URL(serveHTTP(t, "/mcp", h)), probe)
+	return goPeer(t, client.URL(serveHTTP(t, "/mcp", h)), probe)
 }
 
 // goSDKDefault is a go-sdk stateful Streamable HTTP server with its
@@ -112,7 +112,7 @@ func goSDKDefault(t *testing.T) *peerServer {
 	probe := newCancelProbe()
 	s := newGoSDKServer(nil, probe)
 	h := gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s }, nil)
-	return goPeer(client.URL(serveHTTP(t, "/mcp", h)), probe)
+	return goPeer(t, client.URL(serveHTTP(t, "/mcp", h)), probe)
 }
 
 // goSDKSSE is go-sdk's HTTP+SSE handler (2024-11-05 transport).
@@ -120,5 +120,5 @@ func goSDKSSE(t *testing.T) *peerServer {
 	probe := newCancelProbe()
 	s := newGoSDKServer(nil, probe)
 	h := gosdk.NewSSEHandler(func(*http.Request) *gosdk.Server { return s }, nil)
-	return goPeer(client.URL(serveHTTP(t, "/sse", h)), probe)
+	return goPeer(t, client.URL(serveHTTP(t, "/sse", h)), probe)
 }

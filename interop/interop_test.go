@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,6 +25,7 @@ var writeResults = flag.Bool("results", false, "write RESULTS.md and the interop
 
 func TestMain(m *testing.M) {
 	testservers.RunFromEnv() // this test binary doubles as anymcp's own stdio test server
+	serveGoSDKStdioFromEnv() // and as go-sdk's
 	goleak.VerifyTestMain(m)
 }
 
@@ -49,10 +51,12 @@ type peer struct {
 type peerServer struct {
 	target client.Target
 	tools  toolSet
-	probe  cancelProbe // signalled when the slow tool saw its cancellation; nil if the server cannot tell
-	mark   string      // carried by the server's processes ("" for an in-process server)
+	// sawCancel waits until the server's slow tool saw its cancellation,
+	// or fails; nil when the server cannot tell.
+	sawCancel func(ctx context.Context, conn *client.Conn) error
+	mark      string // carried by the server's processes ("" for an in-process server)
 	// received, when not nil, hears of every progress notification the
-	// progress step receives (see mcpGoProgressAcks).
+	// progress step receives (see newMCPGoServer).
 	received chan<- struct{}
 	stop     func() error // ends the server (idempotent); also done at the end of the test
 }
@@ -81,9 +85,12 @@ var goTools = toolSet{
 	slowArgs:      map[string]any{},
 }
 
-// goPeer describes an in-process Go server with the Go tools.
-func goPeer(target client.Target, probe cancelProbe) *peerServer {
-	return &peerServer{target: target, tools: goTools, probe: probe, stop: func() error { return nil }}
+// goPeer describes an in-process Go server with the Go tools; at the end
+// of the test, its slow calls end before the server closes (cleanups run
+// last first).
+func goPeer(t *testing.T, target client.Target, probe *cancelProbe) *peerServer {
+	t.Cleanup(probe.stop)
+	return &peerServer{target: target, tools: goTools, sawCancel: probe.wait, stop: func() error { return nil }}
 }
 
 const (
@@ -99,12 +106,24 @@ const (
 	stdioT      = client.TransportStdio
 )
 
+// slowStart is longer than the wait for the stdio probe's answer
+// (negotiate.DefaultProbeTimeout): such a server answers the probe only
+// after the client gave up on it.
+const slowStart = negotiate.DefaultProbeTimeout + 500*time.Millisecond
+
 var peers = []peer{
 	{"go-sdk", goSDKModule, "2026-07-28 only, stateless Streamable HTTP", negotiated{modern, httpT, v2026}, nil, goSDKModern},
 	{"go-sdk", goSDKModule, "2025 revisions only, stateful Streamable HTTP", negotiated{legacy, httpT, v2025}, nil, goSDKLegacy},
 	{"go-sdk", goSDKModule, "defaults, stateless Streamable HTTP (both eras)", negotiated{modern, httpT, v2026}, nil, goSDKDefaultStateless},
 	{"go-sdk", goSDKModule, "defaults, stateful Streamable HTTP (serves 2026-07-28 only when stateless)", negotiated{legacy, httpT, v2025}, nil, goSDKDefault},
 	{"go-sdk", goSDKModule, "HTTP+SSE handler", negotiated{legacy, sseT, v2025}, nil, goSDKSSE},
+	{"go-sdk", goSDKModule, "stdio, 2026-07-28 only", negotiated{modern, stdioT, v2026}, nil, goSDKStdio("modern", 0)},
+	{"go-sdk", goSDKModule, "stdio, defaults (both eras)", negotiated{modern, stdioT, v2026}, nil, goSDKStdio("default", 0)},
+	{"go-sdk", goSDKModule, "stdio, 2025 revisions only", negotiated{legacy, stdioT, v2025}, nil, goSDKStdio("legacy", 0)},
+	{"go-sdk", goSDKModule, "stdio, 2026-07-28 only, first answer after " + slowStart.String() + " (a slow start, as through npx or uvx)",
+		negotiated{modern, stdioT, v2026}, nil, goSDKStdio("modern", slowStart)},
+	{"go-sdk", goSDKModule, "stdio, 2025 revisions only, first answer after " + slowStart.String(),
+		negotiated{legacy, stdioT, v2025}, nil, goSDKStdio("legacy", slowStart)},
 	{"mcp-go", mcpGoModule, "dual-era Streamable HTTP (2026-07-28 and 2025)", negotiated{modern, httpT, v2026}, nil, mcpGoDual},
 	{"mcp-go", mcpGoModule, "dual-era Streamable HTTP, client pinned to the legacy era", negotiated{legacy, httpT, v2025},
 		[]client.Option{client.WithEra(negotiate.LegacyOnly)}, mcpGoDual},
@@ -204,6 +223,7 @@ func runPeer(t *testing.T, p peer, r *result) {
 	var (
 		conn   *client.Conn
 		closed bool // by the close step
+		wire   = newWireLog()
 	)
 	defer func() {
 		if conn != nil && !closed {
@@ -214,7 +234,7 @@ func runPeer(t *testing.T, p peer, r *result) {
 		dctx, cancel := context.WithTimeout(ctx, stepTimeout)
 		defer cancel()
 		var err error
-		conn, err = client.Dial(dctx, srv.target, p.opts...)
+		conn, err = client.Dial(dctx, srv.target, append([]client.Option{client.WithMessageHook(wire.hook)}, p.opts...)...)
 		if err != nil {
 			return "", err
 		}
@@ -233,7 +253,7 @@ func runPeer(t *testing.T, p peer, r *result) {
 	r.step(t, stepList, false, func() (string, error) { return listStep(ctx, conn, srv.tools) })
 	r.step(t, stepCall, false, func() (string, error) { return "", echoStep(ctx, conn, srv.tools, "hello from anymcp") })
 	r.step(t, stepProgress, false, func() (string, error) { return progressStep(ctx, conn, srv) })
-	r.step(t, stepCancel, false, func() (string, error) { return cancelStep(ctx, conn, srv) })
+	r.step(t, stepCancel, false, func() (string, error) { return cancelStep(ctx, conn, srv, wire) })
 	r.step(t, stepClose, false, func() (string, error) {
 		closed = true
 		return closeStep(ctx, conn, srv)
@@ -336,11 +356,50 @@ func progressStep(ctx context.Context, conn *client.Conn, srv *peerServer) (stri
 	return fmt.Sprintf("%d notifications", len(got)), nil
 }
 
+// wireLog watches what a Conn sends, through client.WithMessageHook.
+type wireLog struct {
+	mu       sync.Mutex
+	lastCall string      // the id of the last tools/call sent
+	cancels  chan string // the requestId of every notifications/cancelled sent
+}
+
+func newWireLog() *wireLog { return &wireLog{cancels: make(chan string, 16)} }
+
+func (w *wireLog) hook(sent bool, m *jsonrpc.Message) {
+	if !sent {
+		return
+	}
+	switch m.Method {
+	case "tools/call":
+		w.mu.Lock()
+		w.lastCall = m.ID.Raw()
+		w.mu.Unlock()
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		select {
+		case w.cancels <- string(p.RequestID):
+		default:
+		}
+	}
+}
+
+func (w *wireLog) lastCallID() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastCall
+}
+
 // cancelStep starts the slow call, waits for its first progress
 // notification (the server is running it), cancels it, and checks that the
-// caller gets the cancellation at once, that the server saw it (where it
-// can tell), and that the connection still serves calls.
-func cancelStep(ctx context.Context, conn *client.Conn, srv *peerServer) (string, error) {
+// caller gets the cancellation at once; that the client signalled it as the
+// revision says (a legacy server and stdio: notifications/cancelled naming
+// the call; a modern server over Streamable HTTP: the answer stream closed,
+// which only the server can tell); that the server saw it (where it can
+// tell); and that the connection still serves calls.
+func cancelStep(ctx context.Context, conn *client.Conn, srv *peerServer, wire *wireLog) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	defer cancel()
 	callCtx, cancelCall := context.WithCancel(ctx)
@@ -364,6 +423,7 @@ func cancelStep(ctx context.Context, conn *client.Conn, srv *peerServer) (string
 	case <-ctx.Done():
 		return "", errors.New("no progress notification from the slow call")
 	}
+	callID := wire.lastCallID() // the slow call is the only one in flight
 	cancelCall()
 	select {
 	case err := <-done:
@@ -373,14 +433,28 @@ func cancelStep(ctx context.Context, conn *client.Conn, srv *peerServer) (string
 	case <-ctx.Done():
 		return "", errors.New("the cancelled call did not return")
 	}
-	note := "the server cannot tell"
-	if srv.probe != nil {
-		select {
-		case <-srv.probe:
-			note = "the server saw it"
-		case <-ctx.Done():
-			return "", errors.New("the server's handler never saw the cancellation")
+	info := conn.Info()
+	how := "stream closed"
+	if info.Era == mcp.EraLegacy || info.Transport == client.TransportStdio {
+		how = "notifications/cancelled"
+	wait:
+		for {
+			select {
+			case id := <-wire.cancels:
+				if id == callID {
+					break wait
+				}
+			case <-ctx.Done():
+				return "", fmt.Errorf("no notifications/cancelled for the call (id %s) was sent", callID)
+			}
 		}
+	}
+	note := how + "; the server cannot tell"
+	if srv.sawCancel != nil {
+		if err := srv.sawCancel(ctx, conn); err != nil {
+			return "", fmt.Errorf("%s: %w", how, err)
+		}
+		note = how + "; the server saw it"
 	}
 	if err := echoStep(ctx, conn, srv.tools, "after the cancellation"); err != nil {
 		return "", fmt.Errorf("the next call: %w", err)

@@ -28,7 +28,7 @@ import (
 // notification the client never gets fails the call.
 const ackWait = 10 * time.Second
 
-func newMCPGoServer(probe cancelProbe, acks <-chan struct{}) *mcpgoserver.MCPServer {
+func newMCPGoServer(probe *cancelProbe, acks <-chan struct{}) *mcpgoserver.MCPServer {
 	s := mcpgoserver.NewMCPServer("interop-mcp-go", "v0", mcpgoserver.WithToolCapabilities(false))
 	progress := func(ctx context.Context, req mcpgo.CallToolRequest, params map[string]any) error {
 		if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
@@ -77,7 +77,7 @@ func mcpGoDual(t *testing.T) *peerServer {
 	probe, acks := newCancelProbe(), make(chan struct{}, 16)
 	h := mcpgoserver.NewStreamableHTTPServer(newMCPGoServer(probe, acks),
 		mcpgoserver.WithStreamableHTTPProtocolVersions("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"))
-	p := goPeer(client.URL(serveHTTP(t, "/mcp", h)), probe)
+	p := goPeer(t, client.URL(serveHTTP(t, "/mcp", h)), probe)
 	p.received = acks
 	return p
 }
@@ -89,7 +89,7 @@ func mcpGoSSE(t *testing.T) *peerServer {
 	s := mcpgoserver.NewSSEServer(newMCPGoServer(probe, acks))
 	u := serveHTTP(t, "/", s)
 	t.Cleanup(s.CloseSessions) // before the listener closes: cleanups run last first
-	p := goPeer(client.URL(u+"sse"), probe)
+	p := goPeer(t, client.URL(u+"sse"), probe)
 	p.received = acks
 	return p
 }

@@ -42,7 +42,7 @@ func TestStdioProbeCost(t *testing.T) {
 	}{{"default (probe first)", negotiate.EraAuto}, {"WithEra(LegacyOnly)", negotiate.LegacyOnly}}
 
 	var report strings.Builder
-	fmt.Fprintf(&report, "| server | runs | Dial, default policy | Dial, LegacyOnly | difference | one round trip on the started server |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&report, "| server | runs | Dial, default policy: median (p25–p75) | Dial, LegacyOnly | difference of the medians | one round trip on the started server |\n|---|---|---|---|---|---|\n")
 	for _, s := range servers {
 		t.Run(s.name, func(t *testing.T) {
 			target := s.target(t)
@@ -63,8 +63,10 @@ func TestStdioProbeCost(t *testing.T) {
 			if auto < legacyOnly {
 				sign = "−"
 			}
-			fmt.Fprintf(&report, "| %s | %d | %v | %v | %s%v (%.3f×) | %v |\n", s.name, *probeRuns,
-				round(auto), round(legacyOnly), sign, round(max(auto-legacyOnly, legacyOnly-auto)), float64(auto)/float64(legacyOnly), round(rtt))
+			fmt.Fprintf(&report, "| %s | %d | %v (%v–%v) | %v (%v–%v) | %s%v (%.3f×) | %v |\n", s.name, *probeRuns,
+				round(auto), round(quantile(dials[0], 0.25)), round(quantile(dials[0], 0.75)),
+				round(legacyOnly), round(quantile(dials[1], 0.25)), round(quantile(dials[1], 0.75)),
+				sign, round(max(auto-legacyOnly, legacyOnly-auto)), float64(auto)/float64(legacyOnly), round(rtt))
 		})
 	}
 	t.Logf("median of %d Dials each (process start and handshake; Close not timed):\n%s", *probeRuns, report.String())
@@ -119,6 +121,16 @@ func median(ds []time.Duration) time.Duration {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// quantile returns the q-quantile of ds (nearest rank).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
 func round(d time.Duration) time.Duration {

@@ -98,11 +98,20 @@ the legacy era with ` + "`client.WithEra(negotiate.LegacyOnly)`" + `). The steps
 - **call**: ` + "`tools/call`" + ` of echo answers the text sent.
 - **progress**: a call with a progress token gets every notification, 1..n in order, before its answer.
 - **cancel**: a slow call, cancelled after its first progress notification, returns ` + "`context.Canceled`" + ` and
-  ` + "`jsonrpc.ErrOutcomeUnknown`" + ` at once; the server's handler saw the cancellation (the Go servers record it;
-  server-everything's tool never looks, so it cannot tell); the next call on the same connection works.
+  ` + "`jsonrpc.ErrOutcomeUnknown`" + ` at once; the client signalled it as the revision says (legacy servers and
+  stdio: a ` + "`notifications/cancelled`" + ` naming the call is sent; a 2026-07-28 server over HTTP: the answer
+  stream is closed); the server's handler saw it (the Go servers record it; server-everything's tool never
+  looks, so it cannot tell); the next call on the same connection works.
 - **close**: ` + "`Close`" + ` returns nil, no goroutine of the library is left, and no process of the server
   (stdio: anymcp stops it; the npm HTTP servers are stopped by the test, by process group). goleak checks the
   whole run.
+
+The mcp-go servers' progress tool waits, after each notification, for the client to report it received it:
+mcp-go v1.2.1's Streamable HTTP server drops a notification that races the tool's answer (its forwarder
+goroutine loses the lock to the final drain), which would make the progress step fail for mcp-go's sake, not
+anymcp's (see mcpgo_test.go). server-everything's tools are its own: ` + "`echo`" + `, and
+` + "`trigger-long-running-operation`" + ` for both progress and cancellation; it listens on every interface unless
+loaded with ` + "`loopback.mjs`" + `, which makes it bind 127.0.0.1.
 `)
 	if err := os.WriteFile(resultsFile, []byte(res.String()), 0o644); err != nil {
 		return err
