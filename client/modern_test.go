@@ -145,6 +145,95 @@ func TestSilentProbeMeansLegacy(t *testing.T) {
 	}
 }
 
+// A modern server slow to start (npx or uvx fetching it) answers the probe
+// only after initialize went out, then refuses initialize (go-sdk v1.8:
+// error 0, "duplicate initialize"): its late DiscoverResult decides, and
+// the Conn is modern.
+func TestLateProbeAnswerMeansModern(t *testing.T) {
+	p := newScriptedPeer(t)
+	p.modern = true
+	go func() {
+		probe := p.expect("server/discover") // not answered in time
+		m := p.expect("initialize")
+		p.reply(probe.ID, discoverResult)
+		p.toClient <- &jsonrpc.Message{ID: m.ID, Error: jsonrpc.NewError(0, `duplicate "initialize" received`)}
+	}()
+	c, err := Open(context.Background(), p, WithProbeTimeout(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	info := c.Info()
+	if info.Era != mcp.EraModern || info.ProtocolVersion != mcp.Version20260728 || info.ServerInfo.Name != "modern" {
+		t.Errorf("info %+v", info)
+	}
+	a := info.Negotiation.Attempts
+	if len(a) != 3 || a[0].Answer != "no answer" || a[1].Request != negotiate.RequestInitialize ||
+		a[2].Request != negotiate.RequestDiscover || a[2].Answer != "answered" || !strings.Contains(a[2].Decision, "came late") {
+		t.Errorf("report %s", info.Negotiation)
+	}
+	// Modern from here: the next call carries _meta, and nothing was
+	// sent after initialize (no notifications/initialized).
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.ListTools(context.Background(), "")
+		done <- err
+	}()
+	m := p.expect("tools/list")
+	if _, ok := metaOf(t, m)[mcp.MetaProtocolVersion]; !ok {
+		t.Errorf("tools/list without _meta: %s", m.Params)
+	}
+	p.reply(m.ID, `{"resultType":"complete","tools":[]}`)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A slow modern server whose answer to the probe has not come when it
+// refuses initialize: the probe is sent again, now that the server is up.
+func TestSlowModernProbedAgain(t *testing.T) {
+	for _, refusal := range []*jsonrpc.Error{
+		jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found"),
+		{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "no", Data: json.RawMessage(`{"supported":["2026-07-28"],"requested":"2025-11-25"}`)},
+	} {
+		t.Run(refusal.Message, func(t *testing.T) {
+			p := newScriptedPeer(t)
+			p.modern = true
+			go func() {
+				p.expect("server/discover") // never answered
+				m := p.expect("initialize")
+				p.toClient <- &jsonrpc.Message{ID: m.ID, Error: refusal}
+				m = p.expect("server/discover")
+				p.reply(m.ID, discoverResult)
+			}()
+			c, err := Open(context.Background(), p, WithProbeTimeout(20*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if info := c.Info(); info.Era != mcp.EraModern || len(info.Negotiation.Attempts) != 3 {
+				t.Errorf("info %+v, report %s", info, info.Negotiation)
+			}
+		})
+	}
+}
+
+// The error for a modern server met under LegacyOnly names the server
+// (over a transport without a URL: its name).
+func TestNewerServerErrorNamesTheServer(t *testing.T) {
+	p := newScriptedPeer(t)
+	go func() {
+		m := p.expect("initialize")
+		p.toClient <- &jsonrpc.Message{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "no",
+			Data: json.RawMessage(`{"supported":["2026-07-28"],"requested":"2025-11-25"}`)}}
+	}()
+	_, err := Open(context.Background(), p, WithEra(negotiate.LegacyOnly), WithTransportName("scripted"))
+	var ne *negotiate.NewerServerError
+	if !errors.As(err, &ne) || !strings.HasPrefix(ne.Error(), "scripted is a newer (modern) server") {
+		t.Errorf("got %v", err)
+	}
+}
+
 func TestEraPolicies(t *testing.T) {
 	// Legacy only: no probe at all.
 	p := newScriptedPeer(t)

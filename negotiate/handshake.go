@@ -16,7 +16,10 @@ import (
 // DiscoverResult or a recognised modern error means a modern server (a
 // -32022 listing another modern revision we speak is tried again with
 // it); any other error, or silence, means a legacy one, and initialize
-// follows. name is the transport's name for the report; cfg.CacheKey, when
+// follows. A server slow to start (npx or uvx fetching it) may answer the
+// probe only after that: its late answer, if modern, still decides, and a
+// server that refuses initialize after a probe it left unanswered is
+// probed once more. name is the transport's name for the report; cfg.CacheKey, when
 // set, caches the era so that the next start of the same server skips the
 // probe (and, should the cached era stop working, runs it after all).
 //
@@ -41,6 +44,16 @@ type handshake struct {
 	name  string
 	p     *pump
 	early []*jsonrpc.Message
+	late  *lateProbe // the probe whose answer did not come in time, if any
+}
+
+// lateProbe is a probe given up on: a server slow to start (npx or uvx
+// fetching it) answers it after initialize went out, and that answer still
+// tells its era.
+type lateProbe struct {
+	id      jsonrpc.ID
+	version string
+	start   time.Time
 }
 
 func (h *handshake) run(ctx context.Context) (*Result, error) {
@@ -62,6 +75,28 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 		return nil, h.failure()
 	}
 	res, out := h.initialize(ctx)
+	if h.late != nil && (out == succeeded || out == modernFirst) {
+		// The server took longer to answer than the probe waited. Its
+		// answer to the probe, if it came meanwhile, decides the era; if
+		// it refused initialize, ask it again, now that it is up.
+		if mres, decided := h.lateAnswer(ctx); decided {
+			if mres == nil {
+				return nil, h.failure()
+			}
+			return h.done(mres), nil
+		}
+		if out == modernFirst || res.Response.Error != nil {
+			h.late = nil
+			mres, pout := h.probe(ctx)
+			switch {
+			case pout == succeeded:
+				return h.done(mres), nil
+			case pout == movedOn && out == succeeded:
+				return h.done(res), nil // a legacy server: initialize's answer stands
+			}
+			return nil, h.failure()
+		}
+	}
 	switch {
 	case out == succeeded:
 		return h.done(res), nil
@@ -102,7 +137,8 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 		start := time.Now()
 		a := Attempt{Era: string(mcp.EraModern), Transport: h.name, Request: RequestDiscover, URL: h.report.URL, Version: version}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		resp, err := h.exchange(pctx, h.t, h.p, h.request(h.hello.Discover(version)), &h.early)
+		req := h.request(h.hello.Discover(version))
+		resp, err := h.exchange(pctx, h.t, h.p, req, &h.early)
 		timedOut := err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		a.Duration = time.Since(start)
@@ -128,6 +164,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 		case isLegacy:
 			if timedOut {
 				err = errors.New("no answer within " + timeout.String())
+				h.late = &lateProbe{id: req.ID, version: version, start: start}
 			}
 			if h.hello.Initialize == nil {
 				a.Decision = "not a modern server, and the era policy allows only modern revisions: stopping"
@@ -139,13 +176,49 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 			return nil, movedOn
 		default:
 			if supported, ok := supportedList(rpcErrorOf(resp, err)); ok {
-				h.errs = append(h.errs, &NewerServerError{URL: h.url, RPCError: rpcErrorOf(resp, err), Supported: supported})
+				h.errs = append(h.errs, &NewerServerError{URL: h.report.URL, RPCError: rpcErrorOf(resp, err), Supported: supported})
 			}
 			h.record(a, errOf(resp, err), "")
 			return nil, stopped
 		}
 	}
 	return nil, stopped
+}
+
+// lateAnswer looks, among the messages that came while initialize was
+// awaited, for the answer to the probe that timed out. A DiscoverResult
+// makes the server modern after all; a recognised modern error too, and
+// the probe is sent again (now that the server is up) for the revision to
+// use. decided is false when no such answer came, or when it is not a
+// modern one: then initialize's answer stands. When decided, res is the
+// modern outcome, or nil if probing again failed.
+func (h *handshake) lateAnswer(ctx context.Context) (res *Result, decided bool) {
+	late := h.late
+	for i, m := range h.early {
+		if !m.IsResponse() || m.ID != late.id {
+			continue
+		}
+		h.early = append(h.early[:i], h.early[i+1:]...)
+		v := judgeProbe(m, nil, false, false, late.version)
+		if v.kind == isLegacy {
+			return nil, false
+		}
+		h.late = nil
+		a := Attempt{Era: string(mcp.EraModern), Transport: h.name, Request: RequestDiscover, URL: h.report.URL,
+			Version: late.version, Duration: time.Since(late.start), Answer: answerOf(m, nil)}
+		if v.kind == isModern || v.kind == isModernBare {
+			a.Decision = "the answer to the probe came late, after initialize: " + v.why + " after all"
+			h.record(a, nil, "")
+			return &Result{Era: mcp.EraModern, Version: late.version, Response: m}, true
+		}
+		a.Decision = "the answer to the probe came late, after initialize: " + v.why + ": probing again"
+		h.record(a, errOf(m, nil), "")
+		if res, out := h.probe(ctx); out == succeeded {
+			return res, true
+		}
+		return nil, true
+	}
+	return nil, false
 }
 
 // initialize sends initialize and waits for its answer (bounded by ctx).
@@ -161,7 +234,7 @@ func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 		return nil, stopped
 	case modernRefusal(resp.Error):
 		supported, _ := supportedList(resp.Error)
-		h.errs = append(h.errs, &NewerServerError{URL: h.url, RPCError: resp.Error, Supported: supported})
+		h.errs = append(h.errs, &NewerServerError{URL: h.report.URL, RPCError: resp.Error, Supported: supported})
 		a.Decision = "refused as a modern server refuses initialize"
 		h.record(a, resp.Error, "")
 		return nil, modernFirst
