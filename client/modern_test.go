@@ -189,6 +189,39 @@ func TestLateProbeAnswerMeansModern(t *testing.T) {
 	}
 }
 
+// A slow server that handles requests concurrently (go-sdk) may answer
+// initialize before the probe it received first: the probe's late
+// DiscoverResult, waited for a while more, still makes the Conn modern, and
+// no notifications/initialized follows.
+func TestLateProbeAnswerAfterInitialize(t *testing.T) {
+	p := newScriptedPeer(t)
+	p.modern = true
+	go func() {
+		probe := p.expect("server/discover") // not answered in time
+		m := p.expect("initialize")
+		p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"both","version":"1"}}`)
+		p.reply(probe.ID, discoverResult)
+	}()
+	c, err := Open(context.Background(), p, WithProbeTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if info := c.Info(); info.Era != mcp.EraModern || info.ProtocolVersion != mcp.Version20260728 || len(info.Negotiation.Attempts) != 3 {
+		t.Errorf("info %+v, report %s", info, info.Negotiation)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.ListTools(context.Background(), "")
+		done <- err
+	}()
+	m := p.expect("tools/list") // not notifications/initialized
+	p.reply(m.ID, `{"resultType":"complete","tools":[]}`)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A slow modern server whose answer to the probe has not come when it
 // refuses initialize: the probe is sent again, now that the server is up.
 func TestSlowModernProbedAgain(t *testing.T) {

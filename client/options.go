@@ -210,8 +210,12 @@ func WithProtocolVersion(v string) Option { return func(o *options) { o.version 
 // WithProbeTimeout bounds how long Dial (for a command) and Open wait for
 // the answer to the modern probe, server/discover, before they take the
 // server for a legacy one and send initialize: a legacy server may stay
-// silent. The default is negotiate.DefaultProbeTimeout. Over HTTP the
-// status answers at once and this does not apply.
+// silent. Should the server then take initialize, its answer to the probe
+// is waited for once more as long (a modern server slow to start answers
+// it late, and one that handles requests concurrently may answer
+// initialize first): a server that never answers the probe costs twice
+// this. The default is negotiate.DefaultProbeTimeout. Over HTTP the status
+// answers at once and this does not apply.
 func WithProbeTimeout(d time.Duration) Option { return func(o *options) { o.probeTimeout = d } }
 
 // WithCache shares a negotiation cache across Dials: the era and transport

@@ -7,7 +7,10 @@
 //
 //   - the official go-sdk (github.com/modelcontextprotocol/go-sdk): a
 //     2026-07-28-only stateless server, a 2025 stateful Streamable HTTP
-//     server, and its HTTP+SSE handler (2024-11-05);
+//     server, its defaults (stateless and stateful), its HTTP+SSE handler
+//     (2024-11-05), and over stdio (this test binary started again:
+//     2026-07-28 only, both eras, 2025 only, and two that answer only after
+//     1.5 s, longer than the stdio probe waits);
 //   - mcp-go (github.com/mark3labs/mcp-go): a Streamable HTTP server that
 //     serves 2026-07-28 and the 2025 revisions on one endpoint, and its
 //     HTTP+SSE server;
@@ -19,7 +22,8 @@
 //
 // The Go servers each offer three tools: echo, progress (one progress
 // notification a step), and slow (one progress notification, then it waits
-// for its cancellation and records it).
+// for its cancellation and records it; over stdio the test asks the
+// process, with a fourth tool, whether it saw it).
 //
 // Against each server TestInterop dials with the default options and
 // checks, each step asserted: the era, transport and revision negotiated;

@@ -21,8 +21,9 @@ var probeRuns = flag.Int("probe-runs", 3, "Dials per server and era policy in Te
 // before initialize) costs a legacy stdio server: Dial with the default era
 // policy against Dial with negotiate.LegacyOnly, -probe-runs times each,
 // alternating, on server-everything and on anymcp's own legacy test
-// server. It checks that the probe is refused at once (an error answer,
-// not a wait for DefaultProbeTimeout) and logs the median Dial times.
+// server. It checks that each Dial negotiates the legacy era (the probe,
+// then initialize; LegacyOnly: initialize alone) and logs the median Dial
+// times.
 func TestStdioProbeCost(t *testing.T) {
 	self, selfArgs, selfEnv := testservers.StdioCommand()
 	servers := []struct {
@@ -42,19 +43,25 @@ func TestStdioProbeCost(t *testing.T) {
 	}{{"default (probe first)", negotiate.EraAuto}, {"WithEra(LegacyOnly)", negotiate.LegacyOnly}}
 
 	var report strings.Builder
-	fmt.Fprintf(&report, "| server | runs | Dial, default policy: median (p25–p75) | Dial, LegacyOnly | difference of the medians | one round trip on the started server |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&report, "| server | runs | Dial, default policy: median (p25–p75) | Dial, LegacyOnly | difference of the medians | one round trip on the started server | probe unanswered within DefaultProbeTimeout |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range servers {
 		t.Run(s.name, func(t *testing.T) {
 			target := s.target(t)
 			dials := make([][]time.Duration, len(policies))
-			var rtts []time.Duration
+			var (
+				rtts     []time.Duration
+				timeouts int
+			)
 			for i := range *probeRuns {
 				for k := range policies {
 					k = (k + i) % len(policies) // alternate which goes first
-					d, rtt := dialOnce(t, target, policies[k].era)
+					d, rtt, timedOut := dialOnce(t, target, policies[k].era)
 					dials[k] = append(dials[k], d)
 					if policies[k].era == negotiate.EraAuto {
 						rtts = append(rtts, rtt)
+					}
+					if timedOut {
+						timeouts++
 					}
 				}
 			}
@@ -63,10 +70,10 @@ func TestStdioProbeCost(t *testing.T) {
 			if auto < legacyOnly {
 				sign = "−"
 			}
-			fmt.Fprintf(&report, "| %s | %d | %v (%v–%v) | %v (%v–%v) | %s%v (%.3f×) | %v |\n", s.name, *probeRuns,
+			fmt.Fprintf(&report, "| %s | %d | %v (%v–%v) | %v (%v–%v) | %s%v (%.3f×) | %v | %d of %d |\n", s.name, *probeRuns,
 				round(auto), round(quantile(dials[0], 0.25)), round(quantile(dials[0], 0.75)),
 				round(legacyOnly), round(quantile(dials[1], 0.25)), round(quantile(dials[1], 0.75)),
-				sign, round(max(auto-legacyOnly, legacyOnly-auto)), float64(auto)/float64(legacyOnly), round(rtt))
+				sign, round(max(auto-legacyOnly, legacyOnly-auto)), float64(auto)/float64(legacyOnly), round(rtt), timeouts, *probeRuns)
 		})
 	}
 	t.Logf("median of %d Dials each (process start and handshake; Close not timed):\n%s", *probeRuns, report.String())
@@ -74,10 +81,11 @@ func TestStdioProbeCost(t *testing.T) {
 
 // dialOnce dials target with era policy p, checks what it negotiated, and
 // returns how long Dial took and, with the default policy, how long
-// initialize took after the refused probe: one round trip on a server that
-// is up, which is what the probe adds (the probe's own time includes the
-// start of the process, which it waits for).
-func dialOnce(t *testing.T, target client.Target, p negotiate.EraPolicy) (dial, rtt time.Duration) {
+// initialize took after the probe: one round trip on a server that is up,
+// which is what the probe adds (the probe's own time includes the start of
+// the process, which it waits for), and whether the probe went unanswered
+// for DefaultProbeTimeout.
+func dialOnce(t *testing.T, target client.Target, p negotiate.EraPolicy) (dial, rtt time.Duration, timedOut bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
 	defer cancel()
@@ -103,12 +111,17 @@ func dialOnce(t *testing.T, target client.Target, p negotiate.EraPolicy) (dial, 
 			t.Fatalf("LegacyOnly sent more than initialize:\n%s", info.Negotiation)
 		}
 	default:
-		if len(at) != 2 || at[0].Request != negotiate.RequestDiscover || at[0].Answer != "refused" || at[0].Duration >= negotiate.DefaultProbeTimeout/2 {
-			t.Fatalf("the probe was not refused at once:\n%s", info.Negotiation)
+		// Refused, or not answered within DefaultProbeTimeout when the
+		// process starts slower than that (a loaded machine): initialize
+		// follows either way.
+		if len(at) != 2 || at[0].Request != negotiate.RequestDiscover || (at[0].Answer != "refused" && at[0].Answer != "no answer") ||
+			at[1].Request != negotiate.RequestInitialize {
+			t.Fatalf("not probe, then initialize:\n%s", info.Negotiation)
 		}
 		rtt = at[1].Duration
+		timedOut = at[0].Answer == "no answer"
 	}
-	return dial, rtt
+	return dial, rtt, timedOut
 }
 
 func median(ds []time.Duration) time.Duration {

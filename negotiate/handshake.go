@@ -17,9 +17,10 @@ import (
 // -32022 listing another modern revision we speak is tried again with
 // it); any other error, or silence, means a legacy one, and initialize
 // follows. A server slow to start (npx or uvx fetching it) may answer the
-// probe only after that: its late answer, if modern, still decides, and a
-// server that refuses initialize after a probe it left unanswered is
-// probed once more. name is the transport's name for the report; cfg.CacheKey, when
+// probe only after that: its late answer, if modern, still decides (when
+// the server takes initialize, the answer is waited for once more at most
+// cfg.ProbeTimeout), and a server that refuses initialize after a probe it
+// left unanswered is probed once more. name is the transport's name for the report; cfg.CacheKey, when
 // set, caches the era so that the next start of the same server skips the
 // probe (and, should the cached era stop working, runs it after all).
 //
@@ -77,15 +78,23 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 	res, out := h.initialize(ctx)
 	if h.late != nil && (out == succeeded || out == modernFirst) {
 		// The server took longer to answer than the probe waited. Its
-		// answer to the probe, if it came meanwhile, decides the era; if
-		// it refused initialize, ask it again, now that it is up.
-		if mres, decided := h.lateAnswer(ctx); decided {
+		// answer to the probe decides the era: when it took initialize,
+		// the answer may still follow (a server that handles requests
+		// concurrently may answer initialize first), so it gets one more
+		// probe timeout to come; when it refused initialize, it is asked
+		// again, now that it is up.
+		refused := out == modernFirst || res.Response.Error != nil
+		var wait time.Duration
+		if !refused {
+			wait = h.probeTimeout()
+		}
+		if mres, decided := h.lateAnswer(ctx, wait); decided {
 			if mres == nil {
 				return nil, h.failure()
 			}
 			return h.done(mres), nil
 		}
-		if out == modernFirst || res.Response.Error != nil {
+		if refused {
 			h.late = nil
 			mres, pout := h.probe(ctx)
 			switch {
@@ -121,16 +130,21 @@ func (h *handshake) done(res *Result) *Result {
 	return res
 }
 
+// probeTimeout is how long a probe's answer is waited for.
+func (h *handshake) probeTimeout() time.Duration {
+	if h.cfg.ProbeTimeout > 0 {
+		return h.cfg.ProbeTimeout
+	}
+	return DefaultProbeTimeout
+}
+
 // probe sends server/discover, retrying another revision when asked.
 func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 	version := mcp.LatestModernVersion
 	if h.cfg.Version != "" {
 		version = h.cfg.Version
 	}
-	timeout := h.cfg.ProbeTimeout
-	if timeout <= 0 {
-		timeout = DefaultProbeTimeout
-	}
+	timeout := h.probeTimeout()
 	tries := map[string]int{}
 	for range maxVersionTries {
 		tries[version]++
@@ -185,40 +199,50 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 	return nil, stopped
 }
 
-// lateAnswer looks, among the messages that came while initialize was
-// awaited, for the answer to the probe that timed out. A DiscoverResult
-// makes the server modern after all; a recognised modern error too, and
-// the probe is sent again (now that the server is up) for the revision to
-// use. decided is false when no such answer came, or when it is not a
-// modern one: then initialize's answer stands. When decided, res is the
-// modern outcome, or nil if probing again failed.
-func (h *handshake) lateAnswer(ctx context.Context) (res *Result, decided bool) {
+// lateAnswer looks for the answer to the probe that timed out: among the
+// messages that came while initialize was awaited, then, for up to wait,
+// among those still coming. A DiscoverResult makes the server modern after
+// all; a recognised modern error too, and the probe is sent again (now
+// that the server is up) for the revision to use. decided is false when
+// no answer came, or when it is not a modern one: then initialize's answer
+// stands. When decided, res is the modern outcome, or nil if probing again
+// failed.
+func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Result, decided bool) {
 	late := h.late
-	for i, m := range h.early {
-		if !m.IsResponse() || m.ID != late.id {
-			continue
+	var m *jsonrpc.Message
+	for i, e := range h.early {
+		if e.IsResponse() && e.ID == late.id {
+			m = e
+			h.early = append(h.early[:i], h.early[i+1:]...)
+			break
 		}
-		h.early = append(h.early[:i], h.early[i+1:]...)
-		v := judgeProbe(m, nil, false, false, late.version)
-		if v.kind == isLegacy {
-			return nil, false
-		}
-		h.late = nil
-		a := Attempt{Era: string(mcp.EraModern), Transport: h.name, Request: RequestDiscover, URL: h.report.URL,
-			Version: late.version, Duration: time.Since(late.start), Answer: answerOf(m, nil)}
-		if v.kind == isModern || v.kind == isModernBare {
-			a.Decision = "the answer to the probe came late, after initialize: " + v.why + " after all"
-			h.record(a, nil, "")
-			return &Result{Era: mcp.EraModern, Version: late.version, Response: m}, true
-		}
-		a.Decision = "the answer to the probe came late, after initialize: " + v.why + ": probing again"
-		h.record(a, errOf(m, nil), "")
-		if res, out := h.probe(ctx); out == succeeded {
-			return res, true
-		}
-		return nil, true
 	}
-	return nil, false
+	if m == nil && wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		m, _ = h.p.await(wctx, late.id, &h.early)
+		cancel()
+	}
+	if m == nil {
+		return nil, false
+	}
+	v := judgeProbe(m, nil, false, false, late.version)
+	if v.kind == isLegacy {
+		return nil, false
+	}
+	h.late = nil
+	a := Attempt{Era: string(mcp.EraModern), Transport: h.name, Request: RequestDiscover, URL: h.report.URL,
+		Version: late.version, Duration: time.Since(late.start), Answer: answerOf(m, nil)}
+	if v.kind == isModern || v.kind == isModernBare {
+		a.Decision = "the answer to the probe came late, after initialize: " + v.why + " after all"
+		h.record(a, nil, "")
+		return &Result{Era: mcp.EraModern, Version: late.version, Response: m}, true
+	}
+	a.Decision = "the answer to the probe came late, after initialize: " + v.why + ": probing again"
+	h.record(a, errOf(m, nil), "")
+	if res, out := h.probe(ctx); out == succeeded {
+		return res, true
+	}
+	return nil, true
 }
 
 // initialize sends initialize and waits for its answer (bounded by ctx).
