@@ -30,6 +30,17 @@
 //   - BenchmarkConnect/{transport}/{client}: connect, handshake, first
 //     tools/list and close, cold every time.
 //
+// The era benchmarks (eras_test.go; eras.sh runs them and prints the
+// ratio tables of RESULTS.md):
+//
+//   - BenchmarkEraCall/transport=T/era=E: one tools/call of echo by anymcp
+//     on a 2026-07-28 test server and on a 2025-11-25 one.
+//   - BenchmarkModernCall/server=S/client=C: anymcp and the go-sdk client
+//     on the same 2026-07-28 server: go-sdk's own stateless server, and
+//     testservers.StartModern.
+//   - BenchmarkColdDial/server=S: client.Dial of each era and transport,
+//     cold, with the HTTP requests the server saw and the messages sent.
+//
 // TestEcho checks that every contender gets the right answers over every
 // transport; TestConnectRequests logs the HTTP requests each client makes
 // to connect (run it with -v).
