@@ -6,6 +6,7 @@
 #
 #   bash interop/run.sh                      # install what is missing, run, write the tables
 #   bash interop/run.sh -run 'TestInterop/mcp-go'   # extra arguments go to `go test`
+#   (cd interop && go test -run TestStdioProbeCost -v . -args -probe-runs 51)   # the probe's cost, measured
 #
 # Needs Go, Node >= 20 and npm (the npm registry on first use:
 # server-everything is installed into interop/node_modules by `npm ci` at the
@@ -26,5 +27,5 @@ if [ "$have" != "$want" ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-echo "-- go test -race -run TestInterop (writes RESULTS.md and the README table)"
-go test -race -count=1 -run TestInterop "$@" . -args -results
+echo "-- go test -race (TestInterop writes RESULTS.md and the README table; TestStdioProbeCost, 3 Dials each)"
+go test -race -count=1 "$@" . -args -results
