@@ -87,7 +87,7 @@ for run in "${runs[@]}"; do
   rc=0
   suite "${args[@]}" >"$out/suite.log" 2>&1 || rc=$?
   verdict=0
-  node "$dir/checks.mjs" "$run" "$out" "${judge[@]}" || verdict=$?
+  node "$dir/checks.mjs" "$run" "$out" "${judge[@]}" | tee "$out/verdict.txt" || verdict=${PIPESTATUS[0]}
   # The suite's own baseline check cannot tell revisions apart: a scenario
   # listed as NAME@REVISION is judged by checks.mjs alone.
   if [ "$verdict" -eq 0 ] && [ "$rc" -ne 0 ] && grep -qx "  - $name@$version" "$baseline" 2>/dev/null; then rc=0; fi
@@ -104,6 +104,34 @@ for run in "${runs[@]}"; do
 done
 
 elapsed=$((($(date +%s%N) - started) / 1000000))
+
+# The counts, by revision, when every scenario ran: conformance/RESULTS.md,
+# and the README's copy of it between its conformance markers.
+if [ $# -eq 0 ]; then
+  summary=$dir/RESULTS.md
+  {
+    echo "Client scenarios of $(suite --version 2>/dev/null | sed 's/^/@modelcontextprotocol\/conformance /'), produced by \`bash conformance/run.sh\` on $(date -u +%F):"
+    echo
+    echo "| revision | scenarios passed | auth scenarios passed | other scenarios passed |"
+    echo "|---|---|---|---|"
+    for rev in 2025-11-25 2026-07-28 other; do
+      if [ "$rev" = other ]; then pat='^[^@]*$'; else pat="@$rev\$"; fi
+      awk -v pat="$pat" '
+        FNR == 1 { name=$2 } FNR == 1 && name ~ pat {
+          total++; if ($1 == "PASS") pass++
+          if (name ~ /^auth\//) { at++; if ($1 == "PASS") ap++ } else { ot++; if ($1 == "PASS") op++ }
+        }
+        END { printf "| %s | %d of %d | %d of %d | %d of %d |\n", rev, pass, total, ap, at, op, ot }' rev="$rev" \
+        $(find "$results" -name verdict.txt | sort)
+    done
+    echo
+    echo "Failing scenarios are listed, each with its reason, in \`conformance/expected-failures.yml\`."
+  } >"$summary"
+  awk -v f="$summary" '
+    /<!-- conformance:begin -->/ { print; while ((getline line < f) > 0) print line; skip=1; next }
+    /<!-- conformance:end -->/ { skip=0 }
+    !skip { print }' README.md >README.md.tmp && mv README.md.tmp README.md
+fi
 echo "-- ${#runs[@]} scenario run(s) in $((elapsed / 1000)).$(printf %03d $((elapsed % 1000))) s; results in $results/"
 if [ "$status" -ne 0 ]; then
   printf 'conformance: %s\n' "${problems[@]}" >&2

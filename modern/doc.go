@@ -1,5 +1,13 @@
 // Package modern is the client side of the Streamable HTTP transport of MCP,
-// protocol revisions 2025-03-26, 2025-06-18 and 2025-11-25.
+// protocol revisions 2025-03-26 to 2026-07-28.
+//
+// One transport serves both protocol eras. In the legacy era (2025-03-26 to
+// 2025-11-25) it keeps the session described below. In the modern era
+// (2026-07-28) no initialize goes out, so there is no session, no GET stream
+// and no DELETE: every request is a POST whose request metadata headers
+// (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*: see
+// metadata.go) the protocol layer passes in with WithHeaders, and a call is
+// cancelled by closing its response stream.
 //
 // Every message the client sends is an HTTP POST to one endpoint. The server
 // answers a request with either one JSON body (a message or a batch) or an
