@@ -142,8 +142,12 @@ func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
 	if o.hook != nil {
 		o.hook(true, init)
 	}
+	hc, err := o.authorizedClient(rawURL)
+	if err != nil {
+		return nil, err
+	}
 	res, err := negotiate.Connect(ctx, rawURL, init, negotiate.Config{
-		HTTPClient: o.httpClient,
+		HTTPClient: hc,
 		Header:     o.header,
 		Logger:     o.logger,
 		Policy:     o.policy,
