@@ -92,6 +92,8 @@ type AuthServerOptions struct {
 	CIMD bool
 	// ScopesSupported is scopes_supported (left out when nil).
 	ScopesSupported []string
+	// WithholdScopes are never granted, whoever asks.
+	WithholdScopes []string
 	// ClientCredentials lists client_credentials in grant_types_supported
 	// and accepts that grant.
 	ClientCredentials bool
@@ -107,6 +109,8 @@ type AuthServerOptions struct {
 	Deny bool
 	// Clients are known before any registration.
 	Clients []RegisteredClient
+	// OnRequest, when set, is called first with every request.
+	OnRequest func(*http.Request)
 }
 
 // AuthStats is what an AuthServer saw.
@@ -309,6 +313,9 @@ func (a *AuthServer) endpoint(name string) string {
 }
 
 func (a *AuthServer) serve(w http.ResponseWriter, r *http.Request) {
+	if a.opts.OnRequest != nil {
+		a.opts.OnRequest(r)
+	}
 	p := r.URL.Path
 	switch {
 	case strings.Contains(p, "/.well-known/"):
@@ -450,7 +457,7 @@ func (a *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	code := a.newSecret("code")
 	a.mu.Lock()
-	a.codes[code] = &authCode{clientID: c.ID, redirect: redirect, challenge: q.Get("code_challenge"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope"))}
+	a.codes[code] = &authCode{clientID: c.ID, redirect: redirect, challenge: q.Get("code_challenge"), resource: q.Get("resource"), scopes: a.grantable(q.Get("scope"))}
 	a.mu.Unlock()
 	rq.Set("code", code)
 	back.RawQuery = rq.Encode()
@@ -580,10 +587,15 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusUnauthorized, "invalid_client", "a public client cannot use client_credentials")
 			return
 		}
-		a.issue(w, c.ID, f.Get("resource"), strings.Fields(f.Get("scope")), false)
+		a.issue(w, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), false)
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", grant)
 	}
+}
+
+// grantable returns the requested scopes less the withheld ones.
+func (a *AuthServer) grantable(scope string) []string {
+	return slices.DeleteFunc(strings.Fields(scope), func(s string) bool { return slices.Contains(a.opts.WithholdScopes, s) })
 }
 
 // issue answers a token request with a new access token (and a refresh

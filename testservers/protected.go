@@ -30,7 +30,13 @@ const (
 	// PRMNone: none, as a 2025-03-26 server; its authorization server is
 	// at its own origin (ProtectedOptions.SameOriginAuth).
 	PRMNone
+	// PRMCustom: at /custom/resource-metadata.json only, named by the
+	// resource_metadata parameter of every challenge.
+	PRMCustom
 )
+
+// customPRMPath is where PRMCustom serves the metadata.
+const customPRMPath = "/custom/resource-metadata.json"
 
 // ProtectedOptions configure a ProtectedServer.
 type ProtectedOptions struct {
@@ -56,6 +62,12 @@ type ProtectedOptions struct {
 	ToolScopes map[string][]string
 	// ScopeInChallenge puts Scopes in the 401 challenge's scope.
 	ScopeInChallenge bool
+	// IncrementalScopes makes a 403 name one missing tool scope at a
+	// time (which the specification advises servers against), so that a
+	// client steps up again and again.
+	IncrementalScopes bool
+	// OnRequest, when set, is called first with every request.
+	OnRequest func(*http.Request)
 }
 
 // ProtectedServer is an MCP server that wants OAuth bearer tokens: the
@@ -77,7 +89,6 @@ type ProtectedServer struct {
 	mu       sync.Mutex
 	as       *AuthServer
 	refusals map[int]int
-	bearers  int
 	once     sync.Once
 }
 
@@ -97,10 +108,18 @@ func StartProtected(opts ProtectedOptions) *ProtectedServer {
 	mux.Handle("/message", p.guard(http.HandlerFunc(p.legacy.message)))
 	mux.HandleFunc("/.well-known/oauth-protected-resource/", p.metadata)
 	mux.HandleFunc("/.well-known/oauth-protected-resource", p.metadata)
+	mux.HandleFunc(customPRMPath, p.metadata)
 	if sameOrigin != nil {
 		mux.Handle("/", http.HandlerFunc(sameOrigin.serve))
 	}
-	p.ts = httptest.NewServer(p.hits.wrap(mux))
+	var h http.Handler = mux
+	if opts.OnRequest != nil {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			opts.OnRequest(r)
+			mux.ServeHTTP(w, r)
+		})
+	}
+	p.ts = httptest.NewServer(p.hits.wrap(h))
 	if sameOrigin != nil {
 		sameOrigin.setURL(p.ts.URL)
 	}
@@ -164,8 +183,11 @@ func (p *ProtectedServer) resourceFor(path string) string {
 	return p.ts.URL + "/mcp"
 }
 
-// metadataURL is the path-based metadata URL for a request's endpoint.
+// metadataURL is the metadata URL for a request's endpoint.
 func (p *ProtectedServer) metadataURL(path string) string {
+	if p.opts.PRM == PRMCustom {
+		return p.ts.URL + customPRMPath
+	}
 	if p.opts.PRM == PRMRoot {
 		return p.ts.URL + "/.well-known/oauth-protected-resource"
 	}
@@ -179,6 +201,15 @@ func (p *ProtectedServer) metadata(w http.ResponseWriter, r *http.Request) {
 	var endpoint string
 	switch {
 	case p.opts.PRM == PRMNone:
+		http.NotFound(w, r)
+		return
+	case p.opts.PRM == PRMCustom:
+		if r.URL.Path != customPRMPath {
+			http.NotFound(w, r)
+			return
+		}
+		endpoint = "/mcp"
+	case r.URL.Path == customPRMPath:
 		http.NotFound(w, r)
 		return
 	case p.opts.PRM == PRMRoot && r.URL.Path == "/.well-known/oauth-protected-resource":
@@ -205,11 +236,6 @@ func (p *ProtectedServer) metadata(w http.ResponseWriter, r *http.Request) {
 func (p *ProtectedServer) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, hasToken := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if hasToken {
-			p.mu.Lock()
-			p.bearers++
-			p.mu.Unlock()
-		}
 		as := p.AuthServer()
 		info, valid := as.Verify(token)
 		if !hasToken || !valid || info.Resource != p.resourceFor(r.URL.Path) {
@@ -235,6 +261,9 @@ func (p *ProtectedServer) guard(next http.Handler) http.Handler {
 		}
 		for _, s := range extra {
 			if !slices.Contains(info.Scopes, s) {
+				if p.opts.IncrementalScopes {
+					extra = []string{s}
+				}
 				p.refuse(w, r, http.StatusForbidden, true, extra)
 				return
 			}
@@ -274,7 +303,7 @@ func (p *ProtectedServer) refuse(w http.ResponseWriter, r *http.Request, status 
 	if len(scopes) > 0 && (status == http.StatusForbidden || p.opts.ScopeInChallenge) {
 		params = append(params, fmt.Sprintf(`scope="%s"`, strings.Join(scopes, " ")))
 	}
-	if p.opts.PRM == PRMInChallenge {
+	if p.opts.PRM == PRMInChallenge || p.opts.PRM == PRMCustom {
 		params = append(params, fmt.Sprintf(`resource_metadata="%s"`, p.metadataURL(r.URL.Path)))
 	}
 	challenge := "Bearer"
