@@ -112,7 +112,6 @@ func formatChallenge(c Challenge) string {
 	return s
 }
 
-
 // FuzzParseChallenges: the parser never panics, what it returns is made of
 // valid tokens, and writing its challenges back and parsing them again
 // gives the same challenges.
