@@ -309,7 +309,7 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		if stored != nil && (prev == nil || stored.AccessToken != prev.AccessToken) && !stored.expiresWithin(now, refreshMargin) {
+		if stored != nil && (prev == nil || stored.AccessToken != prev.AccessToken) && !stored.RefreshDue(now) {
 			a.log.DebugContext(ctx, "auth: using a stored token", "server", s.raw, "issuer", key.Issuer)
 			return reusedStored, stored, d, nil
 		}

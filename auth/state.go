@@ -25,6 +25,8 @@ type serverState struct {
 	gen    uint64 // counts token changes: tells a caller whether its token is still current
 	disc   *discovery
 	flight *flight
+
+	onWait func() // tests: called when a caller starts waiting for a renewal
 }
 
 // flight is a renewal under way; its callers wait on done.
@@ -61,7 +63,7 @@ func (s *serverState) current(ctx context.Context) (*Token, uint64) {
 	}
 	tok, gen := s.token, s.gen
 	s.mu.Unlock()
-	if tok == nil || !tok.expiresWithin(time.Now(), refreshMargin) {
+	if tok == nil || !tok.RefreshDue(time.Now()) {
 		return tok, gen
 	}
 	if tok.RefreshToken != "" {
@@ -114,6 +116,9 @@ func (s *serverState) renew(ctx context.Context, gen uint64, r renewal) (outcome
 		}
 		if f := s.flight; f != nil {
 			s.mu.Unlock()
+			if s.onWait != nil {
+				s.onWait()
+			}
 			select {
 			case <-f.done:
 			case <-ctx.Done():

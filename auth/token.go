@@ -32,17 +32,26 @@ type Token struct {
 	Obtained time.Time `json:"obtained"`
 }
 
-// refreshMargin: a token that expires within it is refreshed before use.
+// refreshMargin: a token that expires within it is refreshed before use
+// (within a quarter of its lifetime, for a token that lives less than two
+// minutes).
 const refreshMargin = 30 * time.Second
 
-// expiresWithin reports whether t expires before now+d (never, when it
-// has no expiry).
-func (t *Token) expiresWithin(now time.Time, d time.Duration) bool {
-	return !t.Expiry.IsZero() && !now.Add(d).Before(t.Expiry)
+// RefreshDue reports whether t should be refreshed before it is used at
+// now: it expires within the margin.
+func (t *Token) RefreshDue(now time.Time) bool {
+	if t.Expiry.IsZero() {
+		return false
+	}
+	margin := refreshMargin
+	if life := t.Expiry.Sub(t.Obtained); life > 0 && life/4 < margin {
+		margin = life / 4
+	}
+	return !now.Add(margin).Before(t.Expiry)
 }
 
 // Expired reports whether t has expired at now.
-func (t *Token) Expired(now time.Time) bool { return t.expiresWithin(now, 0) }
+func (t *Token) Expired(now time.Time) bool { return !t.Expiry.IsZero() && !now.Before(t.Expiry) }
 
 // String describes t without its secrets.
 func (t *Token) String() string {

@@ -246,6 +246,14 @@ func (a *AuthServer) Revoke() {
 	clear(a.access)
 }
 
+// RevokeAll invalidates every access and refresh token issued so far.
+func (a *AuthServer) RevokeAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	clear(a.access)
+	clear(a.refresh)
+}
+
 // Stats returns a copy of what the server saw.
 func (a *AuthServer) Stats() AuthStats {
 	a.mu.Lock()
