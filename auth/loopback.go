@@ -107,12 +107,12 @@ func (l *Loopback) Close() error {
 	var err error
 	l.once.Do(func() {
 		l.stop()
-		close(l.done)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if err = l.srv.Shutdown(ctx); err != nil {
 			err = l.srv.Close()
 		}
+		close(l.done) // after the listener is gone
 	})
 	return err
 }
