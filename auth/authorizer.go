@@ -214,8 +214,10 @@ type discovery struct {
 func (d *discovery) key() Key { return Key{Issuer: d.server.Issuer, Resource: d.resource} }
 
 // discover finds the server's resource metadata and its authorization
-// server's metadata.
-func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge, header http.Header) (*discovery, error) {
+// server's metadata. Without either, the 2025-03-26 default endpoints are
+// assumed only when the server asked for a Bearer token (bearer): a 401
+// of another kind (an API key server's) is not taken for OAuth.
+func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge, header http.Header, bearer bool) (*discovery, error) {
 	d := &discovery{serverURL: s.raw, hc: s.hc}
 	var fromChallenge string
 	if ch != nil {
@@ -231,6 +233,9 @@ func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge
 		m, err := legacyServer(ctx, s.hc, s.url, header)
 		if err != nil {
 			return nil, &MetadataError{URL: s.url.Redacted(), Reason: "no protected resource metadata, and no usable authorization server at its origin", Err: errors.Join(prmErr, err)}
+		}
+		if m.URL == "" && !bearer {
+			return nil, errNotOAuth
 		}
 		d.server, d.resource = m, canonicalResource(s.url)
 		a.log.DebugContext(ctx, "auth: no resource metadata; the server's origin is its authorization server (2025-03-26)", "server", s.raw, "issuer", m.Issuer, "metadata", m.URL)
@@ -295,7 +300,7 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 	}
 	if d == nil {
 		var err error
-		if d, err = a.discover(ctx, s, r.challenge, r.header); err != nil {
+		if d, err = a.discover(ctx, s, r.challenge, r.header, r.challenge != nil || r.force); err != nil {
 			return 0, nil, nil, err
 		}
 	}

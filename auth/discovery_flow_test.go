@@ -2,11 +2,13 @@ package auth_test
 
 import (
 	"errors"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/anymcp/anymcp/auth"
+	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -146,5 +148,35 @@ func TestBackCompat20250326(t *testing.T) {
 				t.Fatalf("resource %q, want the server's URL %q", got, f.ps.URL)
 			}
 		})
+	}
+}
+
+// A 401 that asks for no Bearer token, from a server without OAuth
+// metadata (an API key server), is not taken for OAuth: it reaches the
+// caller as the server's 401, and later 401s are not looked into again.
+func TestNotOAuth401(t *testing.T) {
+	var rec recorder
+	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: http.StatusUnauthorized, OnRequest: rec.note})
+	defer srv.Close()
+	a, err := auth.New(auth.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t)
+	for range 2 {
+		err := connect(ctx, srv.URL, a)
+		var he *jsonrpc.HTTPError
+		if !errors.As(err, &he) || he.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("err = %v, want the server's 401", err)
+		}
+	}
+	wellKnown := 0
+	for _, r := range rec.requests() {
+		if strings.Contains(r, "/.well-known/") {
+			wellKnown++
+		}
+	}
+	if wellKnown != 4 { // resource metadata at the path and the root; RFC 8414 and OpenID at the origin; once
+		t.Fatalf("%d metadata requests, want 4: %q", wellKnown, rec.requests())
 	}
 }

@@ -36,7 +36,10 @@ type MetadataError struct {
 }
 
 func (e *MetadataError) Error() string {
-	s := "auth: metadata " + e.URL + ": " + e.Reason
+	s := "auth: metadata: " + e.Reason
+	if e.URL != "" {
+		s = "auth: metadata " + e.URL + ": " + e.Reason
+	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
@@ -114,6 +117,11 @@ func grantError(step string, err error) error {
 	}
 	return fmt.Errorf("auth: %s request: %w", step, err)
 }
+
+// errNotOAuth: a 401 without a Bearer challenge from a server that
+// publishes no OAuth metadata is not an OAuth challenge (an API key
+// server's, say): the Transport returns it as it is.
+var errNotOAuth = &MetadataError{Reason: "the server's 401 asks for no Bearer token, and it publishes no OAuth metadata"}
 
 // ConfigError says that the Config cannot work as given, e.g. a
 // ClientMetadataURL that is not https, a client_credentials grant without

@@ -38,15 +38,30 @@ type Loopback struct {
 const CallbackPath = "/callback"
 
 // ListenLoopback binds 127.0.0.1 on a random port and serves until the
-// callback arrives, ctx ends or Close is called.
+// callback arrives, ctx ends or Close is called. Its RedirectURL is
+// http://127.0.0.1:PORT/callback.
 func ListenLoopback(ctx context.Context) (*Loopback, error) {
+	return listenLoopback(ctx, 0, "127.0.0.1")
+}
+
+// ListenLoopbackPort is ListenLoopback on a fixed port, for a client whose
+// redirect URI was registered as http://localhost:PORT/callback (as Claude
+// Code's callbackPort setting has it): that is its RedirectURL.
+func ListenLoopbackPort(ctx context.Context, port int) (*Loopback, error) {
+	if port <= 0 || port > 65535 {
+		return nil, fmt.Errorf("auth: loopback redirect listener: port %d", port)
+	}
+	return listenLoopback(ctx, port, "localhost")
+}
+
+func listenLoopback(ctx context.Context, port int, host string) (*Loopback, error) {
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp4", "127.0.0.1:0")
+	ln, err := lc.Listen(ctx, "tcp4", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return nil, fmt.Errorf("auth: loopback redirect listener: %w", err)
 	}
 	l := &Loopback{
-		url:  fmt.Sprintf("http://127.0.0.1:%d%s", ln.Addr().(*net.TCPAddr).Port, CallbackPath),
+		url:  fmt.Sprintf("http://%s:%d%s", host, ln.Addr().(*net.TCPAddr).Port, CallbackPath),
 		ln:   ln,
 		got:  make(chan string, 1),
 		done: make(chan struct{}),

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,8 @@ type serverState struct {
 	gen    uint64 // counts token changes: tells a caller whether its token is still current
 	disc   *discovery
 	flight *flight
+
+	notOAuth atomic.Bool // a 401 without a Bearer challenge, and no OAuth metadata: not OAuth
 
 	onWait func() // tests: called when a caller starts waiting for a renewal
 }

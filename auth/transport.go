@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -70,7 +72,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if grantedHere {
 				return resp, nil // a token just granted is refused: the server's answer stands
 			}
-			r = renewal{challenge: bearerChallenge(resp.Header), header: header, noRefresh: refreshedHere}
+			ch := bearerChallenge(resp.Header)
+			if ch == nil && s.notOAuth.Load() {
+				return resp, nil
+			}
+			r = renewal{challenge: ch, header: header, noRefresh: refreshedHere}
 		case resp.StatusCode == http.StatusForbidden:
 			ch := bearerChallenge(resp.Header)
 			if ch == nil || ch.Param(paramError) != "insufficient_scope" || tok == nil || stepUps >= maxStepUps {
@@ -92,9 +98,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return resp, nil
 		}
-		drain(resp.Body)
+		// Keep the refusal's start: it is the answer if the server turns
+		// out not to speak OAuth.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
 		resp.Body.Close()
 		done, err := s.renew(ctx, gen, r)
+		if errors.Is(err, errNotOAuth) {
+			s.notOAuth.Store(true)
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			return resp, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -106,6 +119,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 }
+
+// maxRefusalBody bounds what is kept of a 401's body.
+const maxRefusalBody = 64 << 10
 
 // subset reports whether every scope of a is in b.
 func subset(a, b []string) bool {
