@@ -379,6 +379,15 @@ func (a *Authorizer) grant(ctx context.Context, d *discovery, scopes []string) (
 	} else {
 		t, err = a.authorizationCode(ctx, d, c, scopes)
 	}
+	if err == nil && c.Registration != RegistrationDynamic {
+		// Kept, without its secret, so that a later run without the
+		// host's settings can refresh a public client's token.
+		kept := *c
+		kept.ClientSecret = ""
+		if serr := a.store.SaveClient(ctx, &kept); serr != nil {
+			a.log.WarnContext(ctx, "auth: keeping the client identity", "issuer", c.Issuer, "err", serr)
+		}
+	}
 	var ge *GrantError
 	if errors.As(err, &ge) && ge.Code == "invalid_client" && c.Registration == RegistrationDynamic {
 		// The server no longer knows the registration: the next
@@ -463,7 +472,7 @@ func (a *Authorizer) client(ctx context.Context, d *discovery) (*ClientInfo, err
 	if err != nil {
 		return nil, err
 	}
-	if stored != nil && stored.usableFor(a.cfg.RedirectURL, time.Now()) {
+	if stored != nil && stored.Registration == RegistrationDynamic && stored.usableFor(a.cfg.RedirectURL, time.Now()) {
 		return stored, nil
 	}
 	if m.RegistrationEndpoint == "" {
@@ -502,6 +511,9 @@ func (a *Authorizer) clientFor(ctx context.Context, d *discovery, clientID strin
 	c, err := a.store.Client(ctx, m.Issuer)
 	if err != nil || c == nil || c.ClientID != clientID {
 		return nil
+	}
+	if c.Registration != RegistrationDynamic && c.AuthMethod != authNone {
+		return nil // its secret or key is the host's, not in the store
 	}
 	return c
 }

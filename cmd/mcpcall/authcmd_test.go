@@ -292,3 +292,21 @@ func TestAuthTraceRedacted(t *testing.T) {
 		t.Fatalf("the token request is not in the login's trace, redacted:\n%s", b)
 	}
 }
+
+// A token from a pre-registered public client (--client-id) is refreshed
+// by later commands that do not repeat the flag.
+func TestAuthRefreshWithoutClientFlags(t *testing.T) {
+	as, ps := protectedServer(t, testservers.AuthServerOptions{Clients: []testservers.RegisteredClient{{ID: "public-app"}}})
+	r := newRunner(t)
+	r.goos = "linux"
+	r.env["DISPLAY"] = ":0"
+	opened := 0
+	r.browser = headlessBrowser(t, &opened)
+	r.runOK("auth", "login", "--client-id", "public-app", ps.URL)
+	r.browser = nil
+	as.Revoke()
+	r.runOK("tools", "list", ps.URL)
+	if st := as.Stats(); st.Tokens["refresh_token"] != 1 || st.Registrations != 0 || st.LastToken.Get("client_id") != "public-app" {
+		t.Fatalf("%+v", st)
+	}
+}
