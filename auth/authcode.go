@@ -10,7 +10,7 @@ import (
 )
 
 // oauth2Config is the golang.org/x/oauth2 view of a client at a server.
-func oauth2Config(m *ServerMetadata, c *ClientInfo, redirect string, scopes []string) *oauth2.Config {
+func oauth2Config(m *serverMetadata, c *ClientInfo, redirect string, scopes []string) *oauth2.Config {
 	oc := &oauth2.Config{
 		ClientID:    c.ClientID,
 		RedirectURL: redirect,

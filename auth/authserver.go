@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// ServerMetadata is what a client needs of an authorization server's
+// serverMetadata is what a client needs of an authorization server's
 // metadata (RFC 8414, or OpenID Connect Discovery 1.0).
-type ServerMetadata struct {
+type serverMetadata struct {
 	Issuer                                     string   `json:"issuer"`
 	AuthorizationEndpoint                      string   `json:"authorization_endpoint,omitempty"`
 	TokenEndpoint                              string   `json:"token_endpoint,omitempty"`
@@ -59,7 +59,7 @@ func serverMetadataURLs(issuer *url.URL) []string {
 // metadata of that issuer. Locations that do not have it are skipped; a
 // document for another issuer stops the search with a *MetadataError.
 // It returns (nil, errNotFound-wrapping error) when no location has one.
-func discoverServer(ctx context.Context, hc *http.Client, issuer string, header http.Header) (*ServerMetadata, error) {
+func discoverServer(ctx context.Context, hc *http.Client, issuer string, header http.Header) (*serverMetadata, error) {
 	iu, err := checkSecure("issuer", issuer)
 	if err != nil {
 		return nil, &MetadataError{URL: issuer, Reason: "the issuer cannot be used", Err: err}
@@ -69,7 +69,7 @@ func discoverServer(ctx context.Context, hc *http.Client, issuer string, header 
 	}
 	var tried []error
 	for _, loc := range serverMetadataURLs(iu) {
-		var m ServerMetadata
+		var m serverMetadata
 		if err := getJSON(ctx, hc, loc, header, &m); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -91,7 +91,7 @@ func discoverServer(ctx context.Context, hc *http.Client, issuer string, header 
 }
 
 // check refuses endpoints that tokens and secrets must not go to.
-func (m *ServerMetadata) check() error {
+func (m *serverMetadata) check() error {
 	for _, e := range []struct{ name, url string }{
 		{"authorization_endpoint", m.AuthorizationEndpoint},
 		{"token_endpoint", m.TokenEndpoint},
@@ -114,7 +114,7 @@ func (m *ServerMetadata) check() error {
 // publishes no resource metadata: the server's own origin is the issuer.
 // Its RFC 8414 metadata is used when it has some; otherwise the default
 // endpoints /authorize, /token and /register at that origin.
-func legacyServer(ctx context.Context, hc *http.Client, server *url.URL, header http.Header) (*ServerMetadata, error) {
+func legacyServer(ctx context.Context, hc *http.Client, server *url.URL, header http.Header) (*serverMetadata, error) {
 	origin := (&url.URL{Scheme: server.Scheme, Host: server.Host}).String()
 	m, err := discoverServer(ctx, hc, origin, header)
 	if err == nil {
@@ -123,7 +123,7 @@ func legacyServer(ctx context.Context, hc *http.Client, server *url.URL, header 
 	if !errors.Is(err, errNotFound) {
 		return nil, err
 	}
-	return &ServerMetadata{
+	return &serverMetadata{
 		Issuer:                        origin,
 		AuthorizationEndpoint:         origin + "/authorize",
 		TokenEndpoint:                 origin + "/token",
@@ -133,18 +133,18 @@ func legacyServer(ctx context.Context, hc *http.Client, server *url.URL, header 
 }
 
 // supportsS256 reports whether PKCE with S256 may be used.
-func (m *ServerMetadata) supportsS256() bool {
+func (m *serverMetadata) supportsS256() bool {
 	return slices.Contains(m.CodeChallengeMethodsSupported, "S256")
 }
 
 // supportsScope reports whether the server lists scope in scopes_supported.
-func (m *ServerMetadata) supportsScope(scope string) bool {
+func (m *serverMetadata) supportsScope(scope string) bool {
 	return slices.Contains(m.ScopesSupported, scope)
 }
 
 // authMethods returns token_endpoint_auth_methods_supported, or its
 // default (RFC 8414 section 2).
-func (m *ServerMetadata) authMethods() []string {
+func (m *serverMetadata) authMethods() []string {
 	if len(m.TokenEndpointAuthMethodsSupported) == 0 {
 		return []string{authBasic}
 	}

@@ -105,7 +105,7 @@ type registrationResponse struct {
 
 // register runs Dynamic Client Registration (RFC 7591) for a client that
 // redirects to redirect.
-func register(ctx context.Context, hc *http.Client, m *ServerMetadata, cfg *Config, redirect string, now time.Time) (*ClientInfo, error) {
+func register(ctx context.Context, hc *http.Client, m *serverMetadata, cfg *Config, redirect string, now time.Time) (*ClientInfo, error) {
 	method := authNone
 	if methods := m.authMethods(); !slices.Contains(methods, authNone) {
 		switch {
@@ -173,4 +173,92 @@ func register(ctx context.Context, hc *http.Client, m *ServerMetadata, cfg *Conf
 		c.SecretExpiresAt = time.Unix(r.ClientSecretExpiresAt, 0)
 	}
 	return c, nil
+}
+
+// client returns the client identity to use with the discovered
+// authorization server, in the specification's order: pre-registered
+// credentials, a Client ID Metadata Document URL when the server supports
+// them, a registration made before, a new Dynamic Client Registration.
+func (a *Authorizer) client(ctx context.Context, d *discovery) (*ClientInfo, error) {
+	m := d.server
+	if a.cfg.ClientID != "" {
+		if a.cfg.ClientIssuer != "" && a.cfg.ClientIssuer != m.Issuer {
+			return nil, &MetadataError{URL: d.serverURL, Reason: fmt.Sprintf("the server's authorization server is %s, but the pre-registered client is for %s: not sending its credentials", m.Issuer, a.cfg.ClientIssuer)}
+		}
+		return &ClientInfo{Issuer: m.Issuer, ClientID: a.cfg.ClientID, ClientSecret: a.cfg.ClientSecret, AuthMethod: a.preRegisteredMethod(m), Registration: RegistrationPreRegistered}, nil
+	}
+	if a.cfg.ClientMetadataURL != "" && m.ClientIDMetadataDocumentSupported {
+		method := authNone
+		if a.cfg.PrivateKey != nil {
+			method = authJWT
+		}
+		return &ClientInfo{Issuer: m.Issuer, ClientID: a.cfg.ClientMetadataURL, AuthMethod: method, Registration: RegistrationMetadataDocument}, nil
+	}
+	if a.cfg.RedirectURL == "" {
+		return nil, &ConfigError{"a RedirectURL is needed to register a client and to authorize"}
+	}
+	stored, err := a.store.Client(ctx, m.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	if stored != nil && stored.Registration == RegistrationDynamic && stored.usableFor(a.cfg.RedirectURL, time.Now()) {
+		return stored, nil
+	}
+	if m.RegistrationEndpoint == "" {
+		return nil, &MetadataError{URL: m.URL, Reason: "the authorization server offers no dynamic client registration, and no client ID metadata document is usable: give a pre-registered client id"}
+	}
+	c, err := register(ctx, d.hc, m, &a.cfg, a.cfg.RedirectURL, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	a.log.InfoContext(ctx, "auth: registered", "issuer", m.Issuer, "client", c.ClientID, "method", c.AuthMethod)
+	if err := a.store.SaveClient(ctx, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// clientFor returns the client that obtained a token, to refresh it, or
+// nil when this Authorizer no longer has it.
+func (a *Authorizer) clientFor(ctx context.Context, d *discovery, clientID string) *ClientInfo {
+	m := d.server
+	switch {
+	case clientID == "":
+		return nil
+	case a.cfg.ClientID == clientID:
+		if a.cfg.ClientIssuer != "" && a.cfg.ClientIssuer != m.Issuer {
+			return nil
+		}
+		return &ClientInfo{Issuer: m.Issuer, ClientID: clientID, ClientSecret: a.cfg.ClientSecret, AuthMethod: a.preRegisteredMethod(m), Registration: RegistrationPreRegistered}
+	case a.cfg.ClientMetadataURL == clientID:
+		method := authNone
+		if a.cfg.PrivateKey != nil {
+			method = authJWT
+		}
+		return &ClientInfo{Issuer: m.Issuer, ClientID: clientID, AuthMethod: method, Registration: RegistrationMetadataDocument}
+	}
+	c, err := a.store.Client(ctx, m.Issuer)
+	if err != nil || c == nil || c.ClientID != clientID {
+		return nil
+	}
+	if c.Registration != RegistrationDynamic && c.AuthMethod != authNone {
+		return nil // its secret or key is the host's, not in the store
+	}
+	return c
+}
+
+// preRegisteredMethod: private_key_jwt with a key; none without a secret;
+// else client_secret_basic unless the server takes only client_secret_post.
+func (a *Authorizer) preRegisteredMethod(m *serverMetadata) string {
+	switch {
+	case a.cfg.PrivateKey != nil:
+		return authJWT
+	case a.cfg.ClientSecret == "":
+		return authNone
+	}
+	methods := m.authMethods()
+	if !slices.Contains(methods, authBasic) && slices.Contains(methods, authPost) {
+		return authPost
+	}
+	return authBasic
 }

@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// ResourceMetadata is an OAuth 2.0 Protected Resource Metadata document
+// resourceMetadata is an OAuth 2.0 Protected Resource Metadata document
 // (RFC 9728), as an MCP server publishes it.
-type ResourceMetadata struct {
+type resourceMetadata struct {
 	Resource             string   `json:"resource"`
 	AuthorizationServers []string `json:"authorization_servers,omitempty"`
 	ScopesSupported      []string `json:"scopes_supported,omitempty"`
@@ -48,7 +48,7 @@ func resourceMetadataURLs(server *url.URL, fromChallenge string) []string {
 // A document that is found but wrong — its resource is not this server,
 // it names no authorization server — is a *MetadataError: discovery stops
 // there rather than trying locations the attacker did not control.
-func discoverResource(ctx context.Context, hc *http.Client, server *url.URL, fromChallenge string, header http.Header) (*ResourceMetadata, error) {
+func discoverResource(ctx context.Context, hc *http.Client, server *url.URL, fromChallenge string, header http.Header) (*resourceMetadata, error) {
 	if fromChallenge != "" {
 		u, err := checkSecure("resource_metadata", fromChallenge)
 		if err != nil {
@@ -58,7 +58,7 @@ func discoverResource(ctx context.Context, hc *http.Client, server *url.URL, fro
 	}
 	var tried []error
 	for _, loc := range resourceMetadataURLs(server, fromChallenge) {
-		var m ResourceMetadata
+		var m resourceMetadata
 		err := getJSON(ctx, hc, loc, header, &m)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -79,7 +79,7 @@ func discoverResource(ctx context.Context, hc *http.Client, server *url.URL, fro
 }
 
 // check validates the document for the server it was fetched for.
-func (m *ResourceMetadata) check(server *url.URL) error {
+func (m *resourceMetadata) check(server *url.URL) error {
 	if m.Resource == "" {
 		return &MetadataError{URL: m.URL, Reason: "no resource field"}
 	}

@@ -93,7 +93,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if replay == nil {
 			// The body is gone: renew for the next request, and let
 			// this one's answer stand.
-			if _, err := s.renew(ctx, gen, r); err != nil {
+			if _, err := s.renew(ctx, gen, r); errors.Is(err, errNotOAuth) {
+				s.notOAuth.Store(true)
+			} else if err != nil {
 				s.a.log.InfoContext(ctx, "auth: renewing after a refusal", "server", s.raw, "err", err)
 			}
 			return resp, nil
