@@ -103,7 +103,10 @@ func (c *cli) demoAuthorizer(as *testservers.AuthServer) *auth.Authorizer {
 	return a
 }
 
-func (c *cli) demoOne(ctx context.Context, out io.Writer, label string, target client.Target, policy negotiate.Policy, a *auth.Authorizer) error {
+func (c *cli) demoOne(ctx context.Context, w io.Writer, label string, target client.Target, policy negotiate.Policy, a *auth.Authorizer) error {
+	// A progress notification may trail its call's answer (a JSON answer,
+	// progress on the GET stream) and print while the next line does.
+	out := &lockedWriter{w: w}
 	fmt.Fprintf(out, "== %s: %s\n", label, target)
 	start := time.Now()
 	dctx, cancel := context.WithTimeoutCause(ctx, c.f.connectTimeout, errConnectTimeout)
