@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -67,35 +68,40 @@ func (a *Authorizer) Login(ctx context.Context, serverURL string) (*Token, error
 	if err != nil {
 		return nil, err
 	}
-	ch, header := a.probe(ctx, s)
+	ch, refused := a.probe(ctx, s)
 	s.mu.Lock()
 	gen := s.gen
 	s.mu.Unlock()
-	if _, err := s.renew(ctx, gen, renewal{challenge: ch, header: header, force: true}); err != nil {
+	_, err = s.renew(ctx, gen, renewal{challenge: ch, force: true, refused: refused})
+	if errors.Is(err, errNotOAuth) {
+		return nil, &MetadataError{URL: serverURL, Reason: "the server publishes no OAuth metadata, and did not ask for a Bearer token: there is nothing to log in to"}
+	}
+	if err != nil {
 		return nil, err
 	}
 	tok, _ := s.snapshot()
 	return tok, nil
 }
 
-// probe GETs the server without a token, for its challenge.
-func (a *Authorizer) probe(ctx context.Context, s *serverState) (*Challenge, http.Header) {
+// probe GETs the server without a token, for its challenge; refused says
+// whether it answered 401.
+func (a *Authorizer) probe(ctx context.Context, s *serverState) (ch *Challenge, refused bool) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.raw, nil)
 	if err != nil {
-		return nil, nil
+		return nil, false
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := s.hc.Do(req)
 	if err != nil {
 		a.log.DebugContext(ctx, "auth: probe failed; using the well-known locations", "server", s.raw, "err", err)
-		return nil, nil
+		return nil, false
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
-		return nil, nil
+		return nil, false
 	}
 	drain(resp.Body)
-	return bearerChallenge(resp.Header), nil
+	return bearerChallenge(resp.Header), true
 }
 
 // Entry is a stored token and what it is for.

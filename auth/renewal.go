@@ -26,6 +26,7 @@ type renewal struct {
 	proactive bool        // the token is about to expire: refresh it, nothing more
 	stepUp    bool        // 403 insufficient_scope: a new grant with more scopes
 	force     bool        // Login: a new grant whatever is stored
+	refused   bool        // Login: the server answered its probe with a 401
 	noRefresh bool        // this request already got a refreshed token refused
 }
 
@@ -38,7 +39,7 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 	}
 	if d == nil {
 		var err error
-		if d, err = a.discover(ctx, s, r.challenge, r.header, r.challenge != nil || r.force); err != nil {
+		if d, err = a.discover(ctx, s, r.challenge, r.header, r.challenge != nil || r.refused); err != nil {
 			return 0, nil, nil, err
 		}
 	}

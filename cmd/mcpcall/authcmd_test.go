@@ -310,3 +310,14 @@ func TestAuthRefreshWithoutClientFlags(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+// A server that asks for nothing has nothing to log in to.
+func TestAuthLoginUnprotected(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	t.Cleanup(srv.Close)
+	r := newRunner(t)
+	res := r.run("auth", "login", "--no-browser", srv.URL)
+	if res.code != exitAuth || !strings.Contains(res.stderr, "nothing to log in to") || strings.Contains(res.stderr, "/authorize") {
+		t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
+	}
+}
