@@ -97,8 +97,7 @@ type AuthServerOptions struct {
 	// ClientCredentials lists client_credentials in grant_types_supported
 	// and accepts that grant.
 	ClientCredentials bool
-	// AccessTTL is the lifetime of access tokens; an hour when zero. See
-	// also SetAccessTTL.
+	// AccessTTL is the lifetime of access tokens; an hour when zero.
 	AccessTTL time.Duration
 	// NoRefresh issues no refresh tokens; NoRotation keeps a refresh token
 	// valid after use (otherwise each use replaces it).
@@ -147,16 +146,15 @@ type AuthServer struct {
 	opts AuthServerOptions
 	ts   *httptest.Server
 
-	mu       sync.Mutex
-	ttl      time.Duration
-	clients  map[string]*RegisteredClient
-	codes    map[string]*authCode
-	access   map[string]*TokenInfo
-	refresh  map[string]*refreshGrant
-	jtis     map[string]bool
-	stats    AuthStats
-	serial   int
-	denyNext bool
+	mu      sync.Mutex
+	ttl     time.Duration
+	clients map[string]*RegisteredClient
+	codes   map[string]*authCode
+	access  map[string]*TokenInfo
+	refresh map[string]*refreshGrant
+	jtis    map[string]bool
+	stats   AuthStats
+	serial  int
 }
 
 type authCode struct {
@@ -224,20 +222,6 @@ func (a *AuthServer) Close() {
 	}
 }
 
-// SetAccessTTL changes the lifetime of the access tokens issued from now on.
-func (a *AuthServer) SetAccessTTL(d time.Duration) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.ttl = d
-}
-
-// DenyNext makes the next authorization request be declined.
-func (a *AuthServer) DenyNext() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.denyNext = true
-}
-
 // Revoke invalidates every access token issued so far (refresh tokens stay
 // valid): the next request with one gets a 401.
 func (a *AuthServer) Revoke() {
@@ -274,17 +258,6 @@ func (a *AuthServer) Verify(token string) (TokenInfo, bool) {
 		return TokenInfo{}, false
 	}
 	return *t, true
-}
-
-// Client returns a client the server knows (registered or pre-registered).
-func (a *AuthServer) Client(id string) (RegisteredClient, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	c, ok := a.clients[id]
-	if !ok {
-		return RegisteredClient{}, false
-	}
-	return *c, true
 }
 
 // Approve is a headless user: it opens authURL as a browser would, approves,
@@ -416,8 +389,7 @@ func (a *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.stats.Authorizations++
 	a.stats.LastAuthorization = q
-	deny := a.opts.Deny || a.denyNext
-	a.denyNext = false
+	deny := a.opts.Deny
 	c := a.lookupClient(q.Get("client_id"))
 	a.mu.Unlock()
 	redirect := q.Get("redirect_uri")

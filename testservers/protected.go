@@ -151,9 +151,6 @@ func (p *ProtectedServer) SetAuthServer(a *AuthServer) {
 	p.as = a
 }
 
-// Streamable returns the core behind /mcp, for its Stats.
-func (p *ProtectedServer) Streamable() *Server { return p.modern.srv }
-
 // Hits returns how many requests the server got, by "METHOD /path".
 func (p *ProtectedServer) Hits() map[string]int { return p.hits.snapshot() }
 
