@@ -231,6 +231,7 @@ func (a *AuthServer) verifyAssertion(jwt string) (string, error) {
 	return claims.Sub, nil
 }
 
+// register is the Dynamic Client Registration endpoint (RFC 7591).
 func (a *AuthServer) register(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil {
