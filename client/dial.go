@@ -195,6 +195,9 @@ func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
 		return nil, err
 	}
 	cfg := config(o)
+	if cfg.HTTPClient, err = o.authorizedClient(rawURL); err != nil {
+		return nil, err
+	}
 	res, err := negotiate.Connect(ctx, rawURL, h, cfg)
 	if err != nil {
 		return nil, err

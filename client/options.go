@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/reconnect"
@@ -40,6 +41,7 @@ type options struct {
 	// HTTP transports
 	httpClient *http.Client
 	header     http.Header
+	auth       *auth.Authorizer
 
 	sampling      SamplingHandler
 	elicitForm    ElicitationHandler

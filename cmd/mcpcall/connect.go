@@ -106,6 +106,22 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		opts = append(opts, client.WithTransportPolicy(t.policy))
 		rt := &roundTripper{base: http.DefaultTransport, t: s.trace}
 		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: rt}))
+		if !hasAuthorization(t) {
+			// Stored tokens are sent and refreshed; a login is never
+			// started here (see mcpcall auth login).
+			cfg, err := c.authConfig(t)
+			if err != nil {
+				s.trace.Close()
+				return nil, err
+			}
+			a, err := newAuthorizer(cfg)
+			if err != nil {
+				s.trace.Close()
+				return nil, err
+			}
+			opts = append(opts, client.WithAuth(a))
+			c.lastTarget = t
+		}
 	}
 
 	start := time.Now()

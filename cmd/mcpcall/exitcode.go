@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -91,6 +92,7 @@ type failure struct {
 	rpcCode   int64  // JSON-RPC code, 0 when none
 	url       string // where it happened, when known
 	transport string
+	login     string // the mcpcall auth login line to run, when a login is needed
 }
 
 // classify decides the exit code of err. interrupted says the caller's
@@ -120,7 +122,7 @@ func classify(err error, interrupted bool) failure {
 	case errors.Is(err, client.ErrTimeout), errors.Is(err, errMaxTime), errors.Is(err, errConnectTimeout),
 		errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		f.code, f.kind = exitTimeout, kindTimeout
-	case httpErr != nil && (httpErr.StatusCode == 401 || httpErr.StatusCode == 403):
+	case httpErr != nil && (httpErr.StatusCode == 401 || httpErr.StatusCode == 403), isAuthError(err):
 		f.code, f.kind = exitAuth, kindAuth
 	case errors.As(err, &connErr):
 		f.code, f.kind = exitConnect, kindConnect
@@ -132,11 +134,21 @@ func classify(err error, interrupted bool) failure {
 	return f
 }
 
+// isAuthError reports whether err is an authorization failure of package
+// auth: discovery, registration, a refused grant, a login needed.
+func isAuthError(err error) bool {
+	return errors.As(err, new(*auth.InteractionRequiredError)) || errors.As(err, new(*auth.MetadataError)) ||
+		errors.As(err, new(*auth.GrantError)) || errors.As(err, new(*auth.IssuerMismatchError)) ||
+		errors.As(err, new(*auth.StateMismatchError))
+}
+
 // hint adds advice for a person to a failure, when there is some.
 func (f failure) hint() string {
 	switch {
+	case f.login != "":
+		return "log in first, where a browser can be opened or a URL followed: " + f.login
 	case f.code == exitAuth:
-		return "the server wants credentials: pass them with --bearer-env VAR or -H 'Authorization: ...'"
+		return "the server wants credentials: log in with mcpcall auth login TARGET, or pass a token with --bearer-env VAR"
 	case f.code == exitConnect && strings.Contains(f.message, "connection refused"):
 		return "nothing is listening there: is the server running, and is the URL right?"
 	}
@@ -155,12 +167,13 @@ type errorBody struct {
 	Code      *int64  `json:"code"`
 	URL       *string `json:"url"`
 	Transport *string `json:"transport"`
+	Login     string  `json:"login,omitempty"` // the mcpcall auth login line to run
 }
 
 // report writes f to w: one JSON line in --json mode, else a sentence.
 func (f failure) report(w io.Writer, asJSON bool) {
 	if asJSON {
-		b := errorBody{Kind: f.kind, Message: f.message}
+		b := errorBody{Kind: f.kind, Message: f.message, Login: f.login}
 		if f.status != 0 {
 			b.Status = &f.status
 		}
