@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/anymcp/anymcp/internal/origin"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"sync"
 
 	"golang.org/x/oauth2"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // Authorizer obtains, keeps and renews tokens for MCP servers, as its

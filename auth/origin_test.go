@@ -2,13 +2,14 @@ package auth
 
 import (
 	"errors"
-	"github.com/anymcp/anymcp/internal/origin"
-	"github.com/anymcp/anymcp/jsonrpc"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/jsonrpc"
 )
 
 // Requests for metadata, registration and tokens do not follow a redirect

@@ -3,10 +3,11 @@ package auth
 import (
 	"context"
 	"errors"
-	"github.com/anymcp/anymcp/internal/origin"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // resourceMetadata is an OAuth 2.0 Protected Resource Metadata document

@@ -170,9 +170,10 @@ func TestLegacyTransport(t *testing.T) {
 	}
 	hits := f.ps.Hits()
 	st := f.as.Stats()
-	// POST /sse: 401, then (authorized) 405; the GET stream; initialize,
-	// initialized, tools/call refused (401), tools/call again.
-	if hits["POST /sse"] != 2 || hits["GET /sse"] != 1 || hits["POST /message"] != 4 || f.ps.Refusals()[401] != 2 ||
+	// POST /sse: the modern probe refused 401, then (authorized) 405;
+	// initialize 405; the GET stream; initialize, initialized, tools/call
+	// refused (401), tools/call again.
+	if hits["POST /sse"] != 3 || hits["GET /sse"] != 1 || hits["POST /message"] != 4 || f.ps.Refusals()[401] != 2 ||
 		st.Tokens["refresh_token"] != 1 || st.Authorizations != 1 {
 		t.Fatalf("hits %v, auth %+v", hits, st)
 	}

@@ -3,10 +3,11 @@ package auth
 import (
 	"bytes"
 	"errors"
-	"github.com/anymcp/anymcp/internal/origin"
 	"io"
 	"net/http"
 	"slices"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // Transport is the http.RoundTripper of one MCP server (see
