@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/reconnect"
@@ -240,7 +241,7 @@ func decodeResult(method string, r callResult, result any) error {
 	if result == nil {
 		return nil
 	}
-	if err := json.Unmarshal(r.raw, result); err != nil {
+	if err := jsondec.Unmarshal(r.raw, result); err != nil {
 		return fmt.Errorf("%s: decoding result: %w", method, err)
 	}
 	return nil
