@@ -17,12 +17,18 @@ func BenchmarkIdleConnHeap(b *testing.B) {
 		name  string
 		start func() (string, func())
 	}{
-		{"legacy", func() (string, func()) { s := testservers.StartLegacy(testservers.LegacyOptions{}); return s.URL, s.Close }},
+		{"legacy", func() (string, func()) {
+			s := testservers.StartLegacy(testservers.LegacyOptions{})
+			return s.URL, s.Close
+		}},
 		{"streamable", func() (string, func()) {
 			s := testservers.StartStreamable(testservers.HTTPOptions{})
 			return s.URL, s.Close
 		}},
-		{"modern", func() (string, func()) { s := testservers.StartModern(testservers.HTTPOptions{}); return s.URL, s.Close }},
+		{"modern", func() (string, func()) {
+			s := testservers.StartModern(testservers.HTTPOptions{})
+			return s.URL, s.Close
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			url, stop := tc.start()

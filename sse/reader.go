@@ -92,7 +92,7 @@ type Reader struct {
 	// small is where a Reader with nothing unread waits for the next
 	// bytes (pooled too): an idle stream holds no block, and takes one only
 	// when more bytes arrive than small holds.
-	small *[smallRead]byte
+	small  *[smallRead]byte
 	rpos   int
 	wpos   int
 	lfPos  int // first '\n' at or after the last search start, or wpos when none
