@@ -18,16 +18,17 @@ import (
 func WithAuth(a *auth.Authorizer) Option { return func(o *options) { o.auth = a } }
 
 // authorizedClient returns the HTTP client of the transports for rawURL:
-// WithHTTPClient's (or http.DefaultClient), behind the Authorizer's
+// WithHTTPClient's (or the shared pool's), behind the Authorizer's
 // RoundTripper when WithAuth was given.
 func (o *options) authorizedClient(rawURL string) (*http.Client, error) {
+	base := o.httpClient
+	if base == nil {
+		base = sharedHTTP
+	}
 	if o.auth == nil {
-		return o.httpClient, nil
+		return base, nil
 	}
-	c := http.Client{}
-	if o.httpClient != nil {
-		c = *o.httpClient
-	}
+	c := *base
 	t, err := o.auth.Transport(rawURL, c.Transport)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -152,10 +153,29 @@ func hello(o *options) (negotiate.Hello, error) {
 	return h, nil
 }
 
+// sharedHTTP is the HTTP client of Conns whose host gave none: one
+// connection pool for the process, as http.DefaultClient has, but sized for
+// many calls in flight to one server (http.DefaultTransport keeps 2 idle
+// connections per host, so a busy Conn would keep dialing new ones).
+var sharedHTTP = func() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = maxIdleConnsPerHost
+	return &http.Client{Transport: t}
+}()
+
+// maxIdleConnsPerHost is how many idle connections to one server the
+// shared pool keeps: as many as a busy Conn has calls in flight at once,
+// within reason.
+const maxIdleConnsPerHost = 128
+
 // config is the negotiation's configuration, as the options say.
 func config(o *options) negotiate.Config {
+	hc := o.httpClient
+	if hc == nil {
+		hc = sharedHTTP
+	}
 	return negotiate.Config{
-		HTTPClient:   o.httpClient,
+		HTTPClient:   hc,
 		Header:       o.header,
 		Logger:       o.logger,
 		Policy:       o.policy,
