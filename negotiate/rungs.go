@@ -78,7 +78,7 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 			p.abandon()
 			if l.hello.Initialize == nil {
 				a.Decision = strings.TrimSuffix(v.why, ": trying initialize") + ": the era policy allows only modern revisions: stopping"
-				l.record(a, errOf(resp, err), "")
+				l.record(a, errOf(resp, err), "not a modern server, and the era policy allows only modern revisions")
 				return nil, stopped
 			}
 			l.record(a, errOf(resp, err), "")
