@@ -163,7 +163,7 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return callResult{}, fmt.Errorf("%s: %w", method, err)
+		return callResult{}, named(method, err)
 	}
 	c.pending[id] = cl
 	if token != 0 {
@@ -202,7 +202,7 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 		if cctx.Err() != nil {
 			return callResult{}, c.abandon(cctx, method, id, mayHaveRun(err), d)
 		}
-		return callResult{}, fmt.Errorf("%s: %w", method, err)
+		return callResult{}, named(method, err)
 	}
 	select {
 	case r := <-cl.ch:
@@ -233,7 +233,7 @@ func (r callResult) wrapErr(method string) error {
 	if _, ok := r.err.(*LostError); ok {
 		return r.err
 	}
-	return fmt.Errorf("%s: %w", method, r.err)
+	return named(method, r.err)
 }
 
 func decodeResult(method string, r callResult, result any) error {
@@ -304,10 +304,10 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 		return fmt.Errorf("%s: encoding params: %w", method, err)
 	}
 	if err := c.Err(); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
+		return named(method, err)
 	}
 	if err := c.t.Send(ctx, &jsonrpc.Message{Method: method, Params: raw}); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
+		return named(method, err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -368,7 +369,15 @@ func (c *Conn) readLoop() {
 			if errors.Is(err, jsonrpc.ErrClosed) {
 				c.fail(ErrClosed, false)
 			} else {
-				c.opts.logger.Warn("anymcp: transport ended", "err", err)
+				// Calls waiting for an answer fail with err, which says
+				// it to their callers; with none, only the log does.
+				c.mu.Lock()
+				level := slog.LevelWarn
+				if len(c.pending) > 0 {
+					level = slog.LevelDebug
+				}
+				c.mu.Unlock()
+				c.opts.logger.Log(context.Background(), level, "anymcp: transport ended", "err", err)
 				c.fail(err, true)
 			}
 			return
