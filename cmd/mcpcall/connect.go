@@ -45,7 +45,7 @@ func (c *cli) connected(minOwn, maxOwn int, body func(ctx context.Context, s *se
 		if err != nil {
 			return err
 		}
-		defer s.close()
+		defer s.close(cmd.Context())
 		return body(cmd.Context(), s, own)
 	})
 }
@@ -185,10 +185,13 @@ func (s *session) callOptions() []client.CallOption {
 	return []client.CallOption{client.WithProgress(s.progress.update)}
 }
 
-// close ends the connection and the trace.
-func (s *session) close() {
+// close ends the connection and the trace: promptly once the run's
+// context is done (shutdownContext).
+func (s *session) close(run context.Context) {
 	s.progress.finish()
-	if err := s.conn.Close(); err != nil {
+	ctx, cancel := shutdownContext(run)
+	defer cancel()
+	if err := s.conn.Shutdown(ctx); err != nil {
 		s.c.log.Debug("closing the connection", "err", err)
 	}
 	if err := s.trace.Close(); err != nil {

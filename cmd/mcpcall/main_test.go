@@ -21,6 +21,9 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden with the curr
 
 func TestMain(m *testing.M) {
 	testservers.RunFromEnv() // this test binary doubles as the stdio test server
+	if os.Getenv(asMCPCall) == "1" {
+		main() // and as mcpcall itself, for the tests that signal a process
+	}
 	goleak.VerifyTestMain(m)
 }
 
