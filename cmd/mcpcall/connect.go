@@ -97,6 +97,7 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 			cmd.Stderr = c.stderr
 		}
 		c.lastTr = client.TransportStdio
+		c.stderrShown = true
 	} else {
 		ct = client.URL(t.url)
 		c.lastURL = t.url

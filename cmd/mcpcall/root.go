@@ -32,6 +32,7 @@ type cli struct {
 	logLevelSet bool // --log-level was given: ask the server for it too
 	lastURL     string
 	lastTr      string // the transport of the connection, or the one tried
+	stderrShown bool   // a stdio server's stderr went to ours: errors leave its tail out
 	stop        context.CancelFunc
 }
 
@@ -111,6 +112,9 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		}
 	}
 	f := classify(err, ctx.Err() != nil)
+	if c.stderrShown {
+		f.message = withoutStderrTail(err, f.message)
+	}
 	if f.url == "" {
 		f.url = c.lastURL
 	}
