@@ -80,6 +80,11 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		return nil, usageErr("--era: %v", err)
 	}
 	opts = append(opts, client.WithEra(era))
+	answers, err := c.answerOptions()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, answers...)
 	if c.f.protocol != "" {
 		if mcp.EraOf(c.f.protocol) == "" {
 			return nil, usageErr("--protocol-version %s: this client speaks %s", c.f.protocol, strings.Join(negotiate.ClientVersions(), ", "))
@@ -190,6 +195,7 @@ func (s *session) callOptions() []client.CallOption {
 // context is done (shutdownContext).
 func (s *session) close(run context.Context) {
 	s.progress.finish()
+	s.c.prompt.stop()
 	ctx, cancel := shutdownContext(run)
 	defer cancel()
 	if err := s.conn.Shutdown(ctx); err != nil {

@@ -127,6 +127,12 @@ var errorCases = []errorCase{
 	{"unknown_prompt", exitRPC, func(t *testing.T) []string {
 		return []string{"prompts", "get", "gret", streamable(t, testservers.HTTPOptions{})}
 	}},
+	{"missing_capability_modern", exitRPC, func(t *testing.T) []string {
+		return []string{"tools", "call", "roots", modernServer(t)}
+	}},
+	{"sampling_declined_modern", exitRPC, func(t *testing.T) []string {
+		return []string{"tools", "call", "sample", "prompt=hi", modernServer(t)}
+	}},
 	{"tool_is_error", exitToolError, func(t *testing.T) []string {
 		return []string{"tools", "call", "fail", "message=disk full", streamable(t, testservers.HTTPOptions{})}
 	}},

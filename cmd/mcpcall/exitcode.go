@@ -155,6 +155,8 @@ func (f failure) hint() string {
 		return "the server wants credentials: pass them with --bearer-env VAR or -H 'Authorization: ...'"
 	case f.code == exitConnect && strings.Contains(f.message, "connection refused"):
 		return "nothing is listening there: is the server running, and is the URL right?"
+	case f.rpcCode == jsonrpc.CodeMissingClientCapability:
+		return "the server needs a capability of the client: --root DIR declares roots (elicitation and sampling are always declared)"
 	}
 	return ""
 }

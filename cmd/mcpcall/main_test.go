@@ -44,6 +44,9 @@ type runner struct {
 	stdin io.Reader
 	ctx   context.Context
 	tty   bool // pretend stderr is a terminal
+	// interactive pretends stdin and stderr are a terminal, where a
+	// person answers the server's questions
+	interactive bool
 }
 
 func newRunner(t *testing.T) *runner {
@@ -81,7 +84,8 @@ func (r *runner) run(args ...string) result {
 		stdin = strings.NewReader("")
 	}
 	c := newCLI(stdin, &stdout, &stderr, r.lookup, places)
-	c.stderrTTY = r.tty
+	c.stderrTTY = r.tty || r.interactive
+	c.stdinTTY = r.interactive
 	code := c.main(ctx, args)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }

@@ -27,6 +27,8 @@ type cli struct {
 	places    configPlaces
 
 	f           flags
+	answers     answerFlags // how to answer the server's requests (answers.go)
+	prompt      *prompter   // asks a person on the terminal
 	log         *slog.Logger
 	ran         bool // a command's RunE started: later errors are not usage errors
 	logLevelSet bool // --log-level was given: ask the server for it too
@@ -73,6 +75,7 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (s
 		stderrTTY: isTerminal(stderr),
 		stdinTTY:  isTerminal(stdin),
 		lookupEnv: lookupEnv,
+		prompt:    newPrompter(stdin),
 	}
 	if places != nil {
 		c.places = *places
@@ -182,6 +185,7 @@ func (c *cli) addFlags(root *cobra.Command) {
 	pf.DurationVar(&f.connectTimeout, "connect-timeout", 30*time.Second, "limit on connecting and the handshake")
 	pf.DurationVar(&f.timeout, "timeout", client.DefaultRequestTimeout, "limit on waiting for each answer, restarted by every progress notification (0: none)")
 	pf.DurationVar(&f.maxTime, "max-time", 0, "limit on the whole run, progress or not (0: none)")
+	c.addAnswerFlags(pf)
 }
 
 // setup runs before every command: logging, the total time limit.
