@@ -21,13 +21,17 @@ var eraServers = []struct {
 }{
 	{"legacy", func(t *testing.T) string { return streamable(t, testservers.HTTPOptions{}) }},
 	{"modern", modernServer},
-	{"stdio", func(*testing.T) string { return "" }}, // a legacy stdio server: stdioTarget
+	{"stdio", nil},        // a legacy stdio server: eraTarget
+	{"stdio-modern", nil}, // and a 2026-07-28 one
 }
 
-// target is the end of the line for a server of eraServers.
+// eraTarget is the end of the line for a server of eraServers.
 func eraTarget(t *testing.T, name string, start func(*testing.T) string) []string {
-	if name == "stdio" {
+	switch name {
+	case "stdio":
 		return stdioTarget(testservers.Options{})
+	case "stdio-modern":
+		return stdioTarget(testservers.Options{Eras: testservers.ModernOnly})
 	}
 	return []string{start(t)}
 }
