@@ -40,7 +40,7 @@ type answerFlags struct {
 func (c *cli) addAnswerFlags(pf *pflag.FlagSet) {
 	a := &c.answers
 	pf.StringArrayVar(&a.roots, "root", nil, "declare the roots capability and answer roots/list with this `DIR` (repeatable)")
-	pf.StringVar(&a.elicit, "elicit", "", "answer the server's elicitation requests with this JSON object (or @file), or accept, decline or cancel (default: ask on the terminal; without one, decline)")
+	pf.StringVar(&a.elicit, "elicit", "", "answer the server's elicitation requests with `ANSWER`: a JSON object, @file, accept, decline or cancel (default: ask on the terminal; without one, decline)")
 	pf.StringVar(&a.samplingCmd, "sampling-cmd", "", "answer sampling/createMessage with `CMD`: run by sh -c with the request's JSON on stdin; its stdout is the answer, a CreateMessageResult JSON object or plain text (default: decline)")
 }
 
