@@ -164,7 +164,7 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return callResult{}, fmt.Errorf("%s: %w", method, err)
+		return callResult{}, named(method, err)
 	}
 	c.pending[id] = cl
 	if token != 0 {
@@ -203,7 +203,7 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 		if cctx.Err() != nil {
 			return callResult{}, c.abandon(cctx, method, id, mayHaveRun(err), d)
 		}
-		return callResult{}, fmt.Errorf("%s: %w", method, err)
+		return callResult{}, named(method, err)
 	}
 	select {
 	case r := <-cl.ch:
@@ -234,7 +234,7 @@ func (r callResult) wrapErr(method string) error {
 	if _, ok := r.err.(*LostError); ok {
 		return r.err
 	}
-	return fmt.Errorf("%s: %w", method, r.err)
+	return named(method, r.err)
 }
 
 func decodeResult(method string, r callResult, result any) error {
@@ -305,10 +305,10 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 		return fmt.Errorf("%s: encoding params: %w", method, err)
 	}
 	if err := c.Err(); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
+		return named(method, err)
 	}
 	if err := c.t.Send(ctx, &jsonrpc.Message{Method: method, Params: raw}); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
+		return named(method, err)
 	}
 	return nil
 }

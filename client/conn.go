@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -247,22 +248,36 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // Close ends the connection: pending calls fail with ErrClosed, the
 // transport is closed (for HTTP, the session is deleted; for stdio, the
 // process is stopped), and Close returns once every goroutine the Conn
-// started is gone. It is idempotent; later calls return nil.
+// started is gone. It is idempotent; later calls return nil. It is
+// Shutdown with no bound but the transports' own: up to a second for
+// notifications/cancelled still on their way, then for stdio the
+// Command's StdinCloseWait and TermWait (2 s each by default), for
+// Streamable HTTP the DELETE's CloseTimeout (2 s).
 //
 // Called from one of the Conn's own handlers (a notification handler, a
 // sampling, elicitation or roots handler), Close starts the shutdown and
 // returns at once: the shutdown waits for that handler to return.
 func (c *Conn) Close() error {
+	return c.Shutdown(context.Background())
+}
+
+// Shutdown is Close bounded by ctx. notifications/cancelled already on
+// their way still go first, as with Close, but once ctx is done nothing is
+// waited for: a stdio server's process group is killed, an HTTP session's
+// DELETE abandoned (a transport of the host's is closed with its Shutdown
+// method, when it has one: see jsonrpc.Shutdowner). Shutdown returns once
+// every goroutine the Conn started is gone.
+func (c *Conn) Shutdown(ctx context.Context) error {
 	if c.inHandler() {
-		go c.Close()
+		go c.Shutdown(context.WithoutCancel(ctx)) //nolint:errcheck // the handler cannot wait for itself
 		return nil
 	}
 	var err error
 	c.once.Do(func() {
 		c.fail(ErrClosed, true) // calls in flight may have run
 		c.setState(StateClosed)
-		flushed := c.flushCancellations()
-		err = c.t.Close()
+		flushed := c.flushCancellations(ctx)
+		err = jsonrpc.Shutdown(ctx, c.t)
 		if errors.Is(err, jsonrpc.ErrClosed) {
 			err = nil
 		}
@@ -275,9 +290,10 @@ func (c *Conn) Close() error {
 }
 
 // flushCancellations gives notifications/cancelled already on their way a
-// moment to reach the server before the transport closes.
+// moment (closeFlushWait, or less when ctx ends first) to reach the server
+// before the transport closes.
 // It returns a channel closed once its helper goroutine is gone.
-func (c *Conn) flushCancellations() <-chan struct{} {
+func (c *Conn) flushCancellations(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	go func() { c.cancels.Wait(); close(done) }()
 	t := time.NewTimer(closeFlushWait)
@@ -286,6 +302,8 @@ func (c *Conn) flushCancellations() <-chan struct{} {
 	case <-done:
 	case <-t.C:
 		c.opts.logger.Debug("anymcp: closing with notifications/cancelled still unsent")
+	case <-ctx.Done():
+		c.opts.logger.Debug("anymcp: shutting down with notifications/cancelled still unsent: out of time")
 	}
 	return done
 }
@@ -351,7 +369,15 @@ func (c *Conn) readLoop() {
 			if errors.Is(err, jsonrpc.ErrClosed) {
 				c.fail(ErrClosed, false)
 			} else {
-				c.opts.logger.Warn("anymcp: transport ended", "err", err)
+				// Calls waiting for an answer fail with err, which says
+				// it to their callers; with none, only the log does.
+				c.mu.Lock()
+				level := slog.LevelWarn
+				if len(c.pending) > 0 {
+					level = slog.LevelDebug
+				}
+				c.mu.Unlock()
+				c.opts.logger.Log(context.Background(), level, "anymcp: transport ended", "err", err)
 				c.fail(err, true)
 			}
 			return

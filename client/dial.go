@@ -194,14 +194,14 @@ func config(o *options) negotiate.Config {
 func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key, label string) (*Conn, error) {
 	h, err := hello(o)
 	if err != nil {
-		t.Close()
+		jsonrpc.Shutdown(ctx, t) //nolint:errcheck // the handshake's error is the one to report
 		return nil, err
 	}
 	cfg := config(o)
 	cfg.CacheKey, cfg.Label = key, label
 	res, err := negotiate.Handshake(ctx, t, o.transportName, h, cfg)
 	if err != nil {
-		t.Close()
+		jsonrpc.Shutdown(ctx, t) //nolint:errcheck // bounded by ctx: a cancelled Dial returns at once
 		return nil, err
 	}
 	return establish(ctx, res, o)
@@ -285,7 +285,7 @@ func establish(ctx context.Context, res *negotiate.Result, o *options) (*Conn, e
 		}
 	}
 	if err != nil {
-		c.Close()
+		c.Shutdown(ctx) //nolint:errcheck // bounded by ctx: a cancelled Dial returns at once
 		return nil, err
 	}
 	return c, nil

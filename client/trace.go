@@ -32,3 +32,6 @@ func (h *hooked) Recv() (*jsonrpc.Message, error) {
 	}
 	return m, err
 }
+
+// Shutdown passes a bounded close on to the transport.
+func (h *hooked) Shutdown(ctx context.Context) error { return jsonrpc.Shutdown(ctx, h.Transport) }

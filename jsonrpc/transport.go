@@ -39,6 +39,25 @@ type Transport interface {
 	Close() error
 }
 
+// Shutdowner is a Transport whose Close waits on the peer — a process's
+// grace period after its stdin closes, a session's DELETE — and can be
+// hurried: Shutdown(ctx) does what Close does, but once ctx is done it
+// stops waiting (the process group is killed, the DELETE abandoned) and
+// returns as soon as its goroutines and processes are gone. Close is
+// Shutdown without a bound beyond the transport's own.
+type Shutdowner interface {
+	Shutdown(ctx context.Context) error
+}
+
+// Shutdown closes t bounded by ctx: with its Shutdown method when it is a
+// Shutdowner, else with Close (which ctx then cannot shorten).
+func Shutdown(ctx context.Context, t Transport) error {
+	if s, ok := t.(Shutdowner); ok {
+		return s.Shutdown(ctx)
+	}
+	return t.Close()
+}
+
 // Conditions transports report and the protocol layer acts on. Transports
 // wrap these, so test with errors.Is.
 var (

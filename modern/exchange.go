@@ -352,10 +352,10 @@ func (x *exchange) readJSON(resp *http.Response) error {
 		return x.noResponse(resp.StatusCode)
 	}
 	msgs, derr := jsonrpc.DecodeOwned(body) // body is not used again
-	if derr != nil {
+	found, err := x.deliver(msgs)
+	if derr != nil && (err != nil || found) { // else the error below says it
 		x.t.log.Warn("modern: dropped invalid input from the server", "stream", "POST "+x.req.Method, "err", derr)
 	}
-	found, err := x.deliver(msgs)
 	if err != nil {
 		return err
 	}

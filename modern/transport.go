@@ -181,6 +181,14 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 // is idempotent; every call returns the first call's result, which is
 // non-nil only when the DELETE failed.
 func (t *Transport) Close() error {
+	return t.Shutdown(context.Background())
+}
+
+// Shutdown is Close with the DELETE bounded by ctx as well as by
+// Options.CloseTimeout: once ctx is done the DELETE is abandoned (and,
+// when ctx is done from the start, not sent) and Shutdown returns as soon
+// as the transport's goroutines have exited.
+func (t *Transport) Shutdown(ctx context.Context) error {
 	t.closeOnce.Do(func() {
 		t.mu.Lock()
 		t.closed = true
@@ -188,8 +196,8 @@ func (t *Transport) Close() error {
 		t.mu.Unlock()
 		t.cancel()
 		t.queue.Close(errRecvClosed)
-		if session != nil {
-			t.closeErr = t.endSession(session, version)
+		if session != nil && ctx.Err() == nil {
+			t.closeErr = t.endSession(ctx, session, version)
 		}
 		t.wg.Wait()
 	})
@@ -197,8 +205,8 @@ func (t *Transport) Close() error {
 }
 
 // endSession sends the DELETE that tells the server the session is over.
-func (t *Transport) endSession(session, version []string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), t.closeTimeout)
+func (t *Transport) endSession(ctx context.Context, session, version []string) error {
+	ctx, cancel := context.WithTimeout(ctx, t.closeTimeout)
 	defer cancel()
 	req, err := t.newRequest(ctx, http.MethodDelete, nil, nil, session, version)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -266,15 +268,51 @@ func (e *attemptError) Error() string {
 	if errors.As(e.err, &re) {
 		return re.Error() // "GET url → 307 to other: refused: why"
 	}
-	s := e.method + " " + e.url + " → "
-	if e.status != 0 {
-		s += fmt.Sprint(e.status)
+	s := e.method + " " + e.url
+	if e.status == 0 {
+		return s + " → no answer: " + e.cause()
+	}
+	var he *jsonrpc.HTTPError
+	if errors.As(e.err, &he) && he.StatusCode == e.status {
+		// The status is the cause. Two POSTs to one URL (the modern
+		// request, then initialize) are told apart by their request.
+		if e.method == http.MethodPost && e.request != "" {
+			s += " (" + e.request + ")"
+		}
+		s += " → " + strconv.Itoa(e.status)
 		if e.detail != "" {
 			s += ", " + e.detail
 		}
+		if !isFallbackStatus(e.status) { // it stopped the ladder: what the server said
+			switch {
+			case he.RPCError != nil:
+				s += " (" + he.RPCError.Error() + ")"
+			case he.Body != "":
+				s += ": " + he.Body
+			}
+		}
 		return s
 	}
-	return s + "no answer: " + e.err.Error()
+	// An answer whose status does not say what went wrong (a 200 with
+	// a body that does not decode, an endpoint on another origin): the
+	// cause does.
+	s += " → " + strconv.Itoa(e.status)
+	if e.detail != "" {
+		s += ", " + e.detail
+	}
+	return s + ": " + e.cause()
+}
+
+// cause is the attempt's error without the prefix that names the exchange
+// the attempt already names ("legacy: GET url: ").
+func (e *attemptError) cause() string {
+	msg := e.err.Error()
+	for _, pkg := range []string{"legacy: ", "modern: "} {
+		if rest, ok := strings.CutPrefix(msg, pkg+e.method+" "+e.url+": "); ok {
+			return rest
+		}
+	}
+	return msg
 }
 
 func (e *attemptError) Unwrap() error { return e.err }

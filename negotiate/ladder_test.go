@@ -171,7 +171,7 @@ func TestBothRungsFail(t *testing.T) {
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, GETStatus: 404})
 	defer srv.Close()
 	_, err := connect(t, srv.URL, negotiate.Config{})
-	want := "POST " + srv.URL + " → 404; GET " + srv.URL + " → 404, not an SSE stream"
+	want := "POST " + srv.URL + " (initialize) → 404; GET " + srv.URL + " → 404, not an SSE stream"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
 	}

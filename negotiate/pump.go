@@ -149,3 +149,6 @@ func (h *handedOff) Recv() (*jsonrpc.Message, error) {
 	h.mu.Unlock()
 	return h.Transport.Recv()
 }
+
+// Shutdown passes a bounded close on to the transport.
+func (h *handedOff) Shutdown(ctx context.Context) error { return jsonrpc.Shutdown(ctx, h.Transport) }

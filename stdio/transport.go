@@ -61,6 +61,8 @@ type Transport struct {
 	stopping  atomic.Bool // the shutdown has begun
 	closeOnce sync.Once
 	closeCh   chan struct{} // closed by Close
+	hurryOnce sync.Once
+	hurry     chan struct{} // closed when Shutdown's context is done: wait no more
 	brokeOnce sync.Once
 	brokeCh   chan struct{} // closed when a write to stdin fails
 
@@ -174,6 +176,7 @@ func startProcess(cmd Command) (*Transport, error) {
 		wlock:          make(chan struct{}, 1),
 		msgs:           make(chan *jsonrpc.Message, queueLen),
 		closeCh:        make(chan struct{}),
+		hurry:          make(chan struct{}),
 		brokeCh:        make(chan struct{}),
 		exited:         make(chan struct{}),
 		stdoutDone:     make(chan struct{}),
@@ -449,9 +452,21 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 // being started is shut down. The current process, if any, is then shut
 // down as above, and Close reports on it.
 func (t *Transport) Close() error {
+	return t.Shutdown(context.Background())
+}
+
+// Shutdown is Close bounded by ctx: the same steps, but once ctx is done
+// no wait goes on — the server's process group is sent SIGTERM and SIGKILL
+// at once — and Shutdown returns as soon as the server is reaped and the
+// transport's goroutines have ended. Under supervision, the current process
+// is shut down so. A ctx done from the start skips the grace periods but
+// still closes stdin first, so what was written reaches the server.
+func (t *Transport) Shutdown(ctx context.Context) error {
 	if t.sup != nil {
-		return t.sup.close()
+		return t.sup.shutdown(ctx)
 	}
+	stop := context.AfterFunc(ctx, func() { t.hurryOnce.Do(func() { close(t.hurry) }) })
+	defer stop()
 	t.closeOnce.Do(func() {
 		t.closed.Store(true)
 		close(t.closeCh)

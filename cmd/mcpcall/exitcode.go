@@ -12,6 +12,7 @@ import (
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/stdio"
 )
 
 // Exit codes. They are part of the interface: scripts test them.
@@ -124,7 +125,9 @@ func classify(err error, interrupted bool) failure {
 		f.code, f.kind = exitTimeout, kindTimeout
 	case httpErr != nil && (httpErr.StatusCode == 401 || httpErr.StatusCode == 403), isAuthError(err):
 		f.code, f.kind = exitAuth, kindAuth
-	case errors.As(err, &connErr):
+	case errors.As(err, &connErr), errors.Is(err, jsonrpc.ErrSessionExpired):
+		// (a session that kept expiring is the transport's failure,
+		// even when the 404 carried a JSON-RPC error)
 		f.code, f.kind = exitConnect, kindConnect
 	case rpcErr != nil: // also one an HTTP error body carried, once connected
 		f.code, f.kind = exitRPC, kindRPC
@@ -142,6 +145,19 @@ func isAuthError(err error) bool {
 		errors.As(err, new(*auth.StateMismatchError))
 }
 
+// withoutStderrTail is msg, the text of err, without the stderr tail of
+// a stdio server's *stdio.ExitError in err: mcpcall has shown that
+// stderr already, line by line as it came, and shows it once.
+func withoutStderrTail(err error, msg string) string {
+	var ee *stdio.ExitError
+	if !errors.As(err, &ee) || strings.TrimSpace(ee.Stderr) == "" {
+		return msg
+	}
+	short := *ee
+	short.Stderr = ""
+	return strings.Replace(msg, ee.Error(), short.Error()+" (its stderr is shown above)", 1)
+}
+
 // hint adds advice for a person to a failure, when there is some.
 func (f failure) hint() string {
 	switch {
@@ -151,6 +167,8 @@ func (f failure) hint() string {
 		return "the server wants credentials: log in with mcpcall auth login TARGET, or pass a token with --bearer-env VAR"
 	case f.code == exitConnect && strings.Contains(f.message, "connection refused"):
 		return "nothing is listening there: is the server running, and is the URL right?"
+	case f.rpcCode == jsonrpc.CodeMissingClientCapability:
+		return "the server needs a capability of the client: --root DIR declares roots (elicitation and sampling are always declared)"
 	}
 	return ""
 }

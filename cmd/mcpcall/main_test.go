@@ -21,6 +21,9 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden with the curr
 
 func TestMain(m *testing.M) {
 	testservers.RunFromEnv() // this test binary doubles as the stdio test server
+	if os.Getenv(asMCPCall) == "1" {
+		main() // and as mcpcall itself, for the tests that signal a process
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -47,6 +50,9 @@ type runner struct {
 	// written.
 	stderrTap io.Writer
 	goos      string // pretend to run on this OS
+	// interactive pretends stdin and stderr are a terminal, where a
+	// person answers the server's questions
+	interactive bool
 }
 
 func newRunner(t *testing.T) *runner {
@@ -92,7 +98,8 @@ func (r *runner) run(args ...string) result {
 		errw = io.MultiWriter(&stderr, r.stderrTap)
 	}
 	c := newCLI(stdin, &stdout, errw, r.lookup, places)
-	c.stderrTTY = r.tty
+	c.stderrTTY = r.tty || r.interactive
+	c.stdinTTY = r.interactive
 	c.openBrowser = r.browser
 	if c.openBrowser == nil {
 		c.openBrowser = func(context.Context, string) error {

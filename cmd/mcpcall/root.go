@@ -28,12 +28,15 @@ type cli struct {
 	places    configPlaces
 
 	f           flags
+	answers     answerFlags // how to answer the server's requests (answers.go)
+	prompt      *prompter   // asks a person on the terminal
 	log         *slog.Logger
 	ran         bool // a command's RunE started: later errors are not usage errors
 	logLevelSet bool // --log-level was given: ask the server for it too
 	lastURL     string
 	lastTr      string  // the transport of the connection, or the one tried
 	lastTarget  *target // the HTTP target of the run, for the login hint
+	stderrShown bool    // a stdio server's stderr went to ours: errors leave its tail out
 	stop        context.CancelFunc
 
 	openBrowser func(ctx context.Context, url string) error // auth login; tests replace it
@@ -82,6 +85,7 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (s
 		stdinTTY:    isTerminal(stdin),
 		lookupEnv:   lookupEnv,
 		openBrowser: openURL,
+		prompt:      newPrompter(stdin),
 	}
 	if places != nil {
 		c.places = *places
@@ -123,6 +127,9 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	f := classify(err, ctx.Err() != nil)
 	if f.code == exitAuth && c.lastTarget != nil && errors.As(err, new(*auth.InteractionRequiredError)) {
 		f.login = c.loginCommand(c.lastTarget)
+	}
+	if c.stderrShown {
+		f.message = withoutStderrTail(err, f.message)
 	}
 	if f.url == "" {
 		f.url = c.lastURL
@@ -195,6 +202,7 @@ func (c *cli) addFlags(root *cobra.Command) {
 	pf.DurationVar(&f.connectTimeout, "connect-timeout", 30*time.Second, "limit on connecting and the handshake")
 	pf.DurationVar(&f.timeout, "timeout", client.DefaultRequestTimeout, "limit on waiting for each answer, restarted by every progress notification (0: none)")
 	pf.DurationVar(&f.maxTime, "max-time", 0, "limit on the whole run, progress or not (0: none)")
+	c.addAnswerFlags(pf)
 }
 
 // setup runs before every command: logging, the total time limit.
