@@ -39,6 +39,10 @@ type Result struct {
 	Response *jsonrpc.Message
 	// Report says what was tried.
 	Report *Report
+	// DroppedNotifications counts the notifications the server sent before
+	// answering initialize that were dropped, past the bounds of what is
+	// kept for Recv (256 messages, 4 MiB).
+	DroppedNotifications int
 }
 
 // Connect runs the ladder for url: it sends initialize (a request message
@@ -58,11 +62,12 @@ func Connect(ctx context.Context, url string, initialize *jsonrpc.Message, cfg C
 }
 
 type ladder struct {
-	url    string
-	init   *jsonrpc.Message
-	cfg    Config
-	report *Report
-	errs   []error
+	url     string
+	init    *jsonrpc.Message
+	cfg     Config
+	report  *Report
+	errs    []error
+	dropped int // notifications dropped before the initialize answer, by the last await
 }
 
 // rung is one transport to try.
@@ -164,16 +169,17 @@ func (l *ladder) record(a Attempt, err error, detail string) {
 }
 
 // await reads t until the response to the initialize request arrives,
-// keeping every other message for the caller. ctx ending closes t.
+// keeping the other messages for the caller, within bounds (see early);
+// l.dropped counts the notifications dropped. ctx ending closes t.
 func (l *ladder) await(ctx context.Context, t jsonrpc.Transport) (*jsonrpc.Message, []*jsonrpc.Message, error) {
 	type answer struct {
 		resp   *jsonrpc.Message
-		before []*jsonrpc.Message
+		before *early
 		err    error
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		var before []*jsonrpc.Message
+		before := &early{log: l.cfg.Logger}
 		for {
 			m, err := t.Recv()
 			if err != nil {
@@ -184,12 +190,19 @@ func (l *ladder) await(ctx context.Context, t jsonrpc.Transport) (*jsonrpc.Messa
 				ch <- answer{resp: m, before: before}
 				return
 			}
-			before = append(before, m)
+			if err := before.add(m); err != nil {
+				ch <- answer{err: err}
+				return
+			}
 		}
 	}()
 	select {
 	case a := <-ch:
-		return a.resp, a.before, a.err
+		if a.err != nil {
+			return nil, nil, a.err
+		}
+		l.dropped = a.before.dropped
+		return a.resp, a.before.msgs, nil
 	case <-ctx.Done():
 		t.Close()
 		<-ch
@@ -206,5 +219,5 @@ func (l *ladder) accept(t jsonrpc.Transport, name string, resp *jsonrpc.Message,
 	if len(before) > 0 {
 		t = &replay{Transport: t, msgs: before}
 	}
-	return &Result{Transport: t, Name: name, Response: resp}, nil
+	return &Result{Transport: t, Name: name, Response: resp, DroppedNotifications: l.dropped}, nil
 }
