@@ -159,6 +159,7 @@ func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
 	o.transportName = res.Name
 	c := newConn(res.Transport, o)
 	c.nextID.Store(initializeID)
+	c.droppedNotifications.Add(int64(res.DroppedNotifications)) // negotiate logged them
 	c.mu.Lock()
 	c.info.Negotiation = res.Report
 	c.mu.Unlock()

@@ -14,4 +14,12 @@
 //	if err != nil { ... }
 //	defer conn.Close()
 //	res, err := conn.CallTool(ctx, "echo", map[string]any{"text": "hi"})
+//
+// Memory stays bounded whatever the server sends: every queue between the
+// connection and the host's handlers has a count and a byte bound. When
+// the Conn falls behind, its transport stops reading the connection, so
+// that TCP flow control (or a full stdout pipe) slows the server down;
+// only notifications waiting for slow handlers are ever dropped, counted
+// by Conn.DroppedNotifications (see OnLog). A flood of log records with a
+// 1 ms handler keeps the client under 70 MiB (TestFloodMemory).
 package client
