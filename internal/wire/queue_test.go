@@ -292,6 +292,7 @@ func TestQueueWaitingPushEnds(t *testing.T) {
 func BenchmarkQueueNotifications(b *testing.B) {
 	q := NewQueue()
 	m := &jsonrpc.Message{Method: "notifications/message", Params: []byte(`{"level":"info","data":"x"}`)}
+	msgs := []*jsonrpc.Message{m} // as a transport has them, from the decoder
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -304,7 +305,7 @@ func BenchmarkQueueNotifications(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(m.Params)))
 	for b.Loop() {
-		if err := q.Push(bg, len(m.Params), m); err != nil {
+		if err := q.Push(bg, len(m.Params), msgs...); err != nil {
 			b.Fatal(err)
 		}
 	}
