@@ -1,6 +1,7 @@
 package negotiate
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -103,13 +105,20 @@ func kept(msgs []*jsonrpc.Message, m *jsonrpc.Message) bool {
 	return false
 }
 
-// TestEarlyFloodBounded: an HTTP+SSE server that sends a thousand
-// notifications before answering initialize is negotiated with; what is
-// kept for Recv is bounded, and the rest is counted in the Result.
-func TestEarlyFloodBounded(t *testing.T) {
-	const flood = 1000
+// earlyFlood writes n notifications and then the answer to initialize id,
+// as SSE events.
+func earlyFlood(w io.Writer, n int, id string) {
+	for i := range n {
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":%d}}\n\n", i)
+	}
+	fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n\n", id)
+}
+
+// legacyEarlyFlood is an HTTP+SSE server that sends n notifications on its
+// stream before the answer to initialize.
+func legacyEarlyFlood(n int) http.HandlerFunc {
 	answer := make(chan string, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			var m struct {
 				ID json.RawMessage `json:"id"`
@@ -123,37 +132,72 @@ func TestEarlyFloodBounded(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, "event: endpoint\ndata: /message\n\n")
-		http.NewResponseController(w).Flush()
-		var id string
+		_ = http.NewResponseController(w).Flush()
 		select {
-		case id = <-answer:
+		case id := <-answer:
+			earlyFlood(w, n, id)
 		case <-r.Context().Done():
 			return
 		}
-		for i := range flood {
-			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":%d}}\n\n", i)
-		}
-		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n\n", id)
-		http.NewResponseController(w).Flush()
+		_ = http.NewResponseController(w).Flush()
 		<-r.Context().Done()
-	}))
-	defer srv.Close()
-	init := &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "initialize", Params: []byte(`{}`)}
-	res, err := Connect(t.Context(), srv.URL, init, Config{Policy: SSEOnly})
-	if err != nil {
-		t.Fatal(err)
 	}
-	defer res.Transport.Close()
-	if res.DroppedNotifications != flood-maxEarly {
-		t.Errorf("dropped %d, want %d", res.DroppedNotifications, flood-maxEarly)
+}
+
+// modernEarlyFlood is a Streamable HTTP server that answers initialize
+// with an event stream of n notifications before the response.
+func modernEarlyFlood(n int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil || m.Method != "initialize" {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		earlyFlood(w, n, string(m.ID))
 	}
-	for i := range maxEarly {
-		m, err := res.Transport.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(m.Params) != fmt.Sprintf(`{"level":"info","data":%d}`, i) {
-			t.Fatalf("message %d: %s", i, m.Params)
-		}
+}
+
+// TestEarlyFloodBounded: a server that sends a thousand notifications
+// before answering initialize is negotiated with, over either transport;
+// what is kept for Recv is bounded, in order, and the rest is counted in
+// the Result.
+func TestEarlyFloodBounded(t *testing.T) {
+	const flood = 1000
+	for _, tt := range []struct {
+		name    string
+		handler http.HandlerFunc
+		policy  Policy
+	}{
+		{"legacy", legacyEarlyFlood(flood), SSEOnly},
+		{"modern", modernEarlyFlood(flood), StreamableOnly},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			init := &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "initialize", Params: []byte(`{}`)}
+			res, err := Connect(ctx, srv.URL, init, Config{Policy: tt.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Transport.Close()
+			if res.DroppedNotifications != flood-maxEarly {
+				t.Errorf("dropped %d, want %d", res.DroppedNotifications, flood-maxEarly)
+			}
+			for i := range maxEarly {
+				m, err := res.Transport.Recv()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(m.Params) != fmt.Sprintf(`{"level":"info","data":%d}`, i) {
+					t.Fatalf("message %d: %s", i, m.Params)
+				}
+			}
+		})
 	}
 }

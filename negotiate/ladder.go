@@ -168,10 +168,14 @@ func (l *ladder) record(a Attempt, err error, detail string) {
 		"status", a.Status, "duration", a.Duration, "err", a.Error, "decision", a.Decision)
 }
 
-// await reads t until the response to the initialize request arrives,
-// keeping the other messages for the caller, within bounds (see early);
-// l.dropped counts the notifications dropped. ctx ending closes t.
-func (l *ladder) await(ctx context.Context, t jsonrpc.Transport) (*jsonrpc.Message, []*jsonrpc.Message, error) {
+// exchange sends the initialize request over t and reads t until its
+// response arrives, keeping the other messages for the caller, within
+// bounds (see early); l.dropped counts the notifications dropped. The
+// reading starts before the sending: a transport whose Send returns only
+// once the response is queued (Streamable HTTP) would otherwise wait, with
+// a full queue, for a reader that comes after it. On failure t is closed
+// (so is it when ctx ends).
+func (l *ladder) exchange(ctx context.Context, t jsonrpc.Transport) (*jsonrpc.Message, []*jsonrpc.Message, error) {
 	type answer struct {
 		resp   *jsonrpc.Message
 		before *early
@@ -196,9 +200,15 @@ func (l *ladder) await(ctx context.Context, t jsonrpc.Transport) (*jsonrpc.Messa
 			}
 		}
 	}()
+	if err := t.Send(reconnect.FirstContact(ctx), l.init); err != nil {
+		t.Close()
+		<-ch
+		return nil, nil, err
+	}
 	select {
 	case a := <-ch:
 		if a.err != nil {
+			t.Close()
 			return nil, nil, a.err
 		}
 		l.dropped = a.before.dropped

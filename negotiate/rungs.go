@@ -12,7 +12,6 @@ import (
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/legacy"
 	"github.com/anymcp/anymcp/modern"
-	"github.com/anymcp/anymcp/reconnect"
 )
 
 // tryStreamable POSTs initialize to the URL.
@@ -115,15 +114,11 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 // initialize sends the initialize request over t and waits for its answer;
 // on failure t is closed.
 func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name string) (*Result, error) {
-	err := t.Send(reconnect.FirstContact(ctx), l.init)
+	resp, before, err := l.exchange(ctx, t)
 	if err == nil {
-		var resp *jsonrpc.Message
-		var before []*jsonrpc.Message
-		if resp, before, err = l.await(ctx, t); err == nil {
-			var res *Result
-			if res, err = l.accept(t, name, resp, before); err == nil {
-				return res, nil
-			}
+		var res *Result
+		if res, err = l.accept(t, name, resp, before); err == nil {
+			return res, nil
 		}
 	}
 	t.Close()
