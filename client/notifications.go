@@ -144,17 +144,11 @@ func excerpt(b []byte) string {
 // offer hands fn, the handler of notification msg, to the handlers'
 // queue, or drops it when the handlers are that far behind.
 func (c *Conn) offer(msg *jsonrpc.Message, fn func()) {
-	if !c.events.offer(fn, len(msg.Params)) {
-		c.dropped(msg.Method, 1)
+	if c.events.offer(fn, len(msg.Params)) {
+		return
 	}
-}
-
-// dropped counts n notifications dropped and logs the first and every
-// thousandth.
-func (c *Conn) dropped(method string, n int64) {
-	total := c.droppedNotifications.Add(n)
-	if total == n || total/1000 != (total-n)/1000 {
-		c.opts.logger.Warn("anymcp: handlers are behind; dropped server notifications", "method", method, "dropped", total)
+	if n := c.droppedNotifications.Add(1); n == 1 || n%1000 == 0 {
+		c.opts.logger.Warn("anymcp: handlers are behind; dropped server notifications", "method", msg.Method, "dropped", n)
 	}
 }
 
