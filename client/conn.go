@@ -27,8 +27,9 @@ type Conn struct {
 	d      atomic.Pointer[dialect] // the era's rules, once the era is known
 	level  atomic.Pointer[mcp.LoggingLevel]
 
-	droppedNotifications atomic.Int64 // dropped because the handlers were behind
-	nextToken            atomic.Int64 // progress tokens, one per call that asks for progress
+	droppedNotifications atomic.Int64           // dropped because the handlers were behind
+	listChangePending    [listKinds]atomic.Bool // a list_changed of the kind waits for its handler
+	nextToken            atomic.Int64           // progress tokens, one per call that asks for progress
 	mu                   sync.Mutex
 	pending              map[int64]*call               // by request id
 	tokens               map[int64]*call               // by progress token

@@ -266,6 +266,7 @@ func refusedAsModern(err error) bool {
 func establish(ctx context.Context, res *negotiate.Result, o *options) (*Conn, error) {
 	c := newConn(res.Transport, o)
 	c.nextID.Store(res.NextID - 1)
+	c.droppedNotifications.Add(int64(res.DroppedNotifications)) // negotiate logged them
 	c.mu.Lock()
 	c.info.Transport = res.Name
 	c.info.Negotiation = res.Report

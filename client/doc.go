@@ -24,4 +24,16 @@
 //	if err != nil { ... }
 //	defer conn.Close()
 //	res, err := conn.CallTool(ctx, "echo", map[string]any{"text": "hi"})
+//
+// Memory stays bounded whatever the server sends: every queue between the
+// connection and the host's handlers has a count and a byte bound. When
+// the Conn falls behind, its transport stops reading the connection, so
+// that TCP flow control (or a full stdout pipe) slows the server down;
+// only notifications waiting for slow handlers are ever dropped, counted
+// by Conn.DroppedNotifications (see OnLog for the handlers' bounds). A flood of log records of
+// 60 KiB with a 1 ms handler keeps the client under 70 MiB, on every
+// transport (TestFloodMemory). One message is bounded by the size limit of
+// an SSE event or a stdout line (64 MiB by default), and each stage of the
+// pipeline may hold one: a server that sends messages of tens of MiB can
+// take the client to a few hundred MiB.
 package client

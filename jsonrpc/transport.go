@@ -25,6 +25,11 @@ import (
 // reconnected, restarted its process, or only lost its session id, as
 // Streamable HTTP does); Recv may be called again.
 //
+// What waits for Recv is bounded: when the Recv loop falls behind, the
+// transport stops reading from the server, and a Send that queues messages
+// waits for room. The Recv loop must therefore run concurrently with Send,
+// and never wait for one.
+//
 // Sessions: a transport whose session is gone (a 404 for the session id,
 // a reconnected HTTP+SSE stream, a restarted process) refuses to send
 // anything but an initialize request, with an error matching

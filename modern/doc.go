@@ -71,8 +71,12 @@
 // use is a *jsonrpc.HTTPError.
 //
 // Messages from the server are queued for Recv in the order they arrived on
-// each stream. The queue is unbounded, so that no stream reader ever waits
-// for the host: the host is expected to call Recv in a dedicated loop.
+// each stream. The queue is bounded (wire.MaxQueued messages,
+// wire.MaxQueuedBytes bytes; one bigger message passes alone): when it is
+// full, the stream readers stop reading and TCP flow control pushes back on
+// the server, and Send, which returns once its response is queued, waits
+// too. Nothing is dropped. The host is expected to call Recv in a dedicated
+// loop that never waits for a Send.
 //
 // Every retry, resumption and reconnect is logged at Info level with its
 // reason and wait; giving up is logged at Warn level.

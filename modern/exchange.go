@@ -105,7 +105,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 
 	if !m.IsRequest() {
-		if err := t.accepted(m, resp); err != nil {
+		if err := t.accepted(ctx, m, resp); err != nil {
 			return err
 		}
 		if m.Method == "notifications/initialized" {
@@ -202,9 +202,9 @@ func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error) e
 }
 
 // accepted handles the server's 2xx answer to a notification or a response:
-// usually 202 with no body; a JSON body that holds messages is delivered,
-// anything else discarded.
-func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
+// usually 202 with no body; a JSON body that holds messages is delivered
+// (waiting, within ctx, for room in the queue), anything else discarded.
+func (t *Transport) accepted(ctx context.Context, m *jsonrpc.Message, resp *http.Response) error {
 	if resp.StatusCode == http.StatusAccepted || resp.ContentLength == 0 {
 		wire.Drain(resp.Body)
 		return nil
@@ -223,8 +223,11 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 		if derr != nil {
 			t.log.Debug("modern: discarded the body of an accepted message", "message", wire.Label(m), "err", derr)
 		}
-		if len(msgs) > 0 && !t.queue.Push(msgs...) {
-			return t.closedErr(m)
+		if err := t.queue.Push(ctx, len(body), msgs...); err != nil {
+			if cerr := t.closedErr(m); cerr != nil {
+				return cerr
+			}
+			return fmt.Errorf("modern: %s: queueing the messages of its answer: %w", wire.Label(m), err)
 		}
 	case "text/event-stream":
 		// A stream nobody asked for: reading it could block until the
@@ -284,10 +287,12 @@ func (x *exchange) interrupted() error {
 	return x.t.closedErr(x.req)
 }
 
-// deliver queues msgs. It reports whether they held the response to the
+// deliver queues msgs, decoded from size bytes of the answer, waiting while
+// the queue is full. It reports whether they held the response to the
 // request, and returns an error when the server answered with an error that
-// has no id (it could not even read the request) or the transport closed.
-func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
+// has no id (it could not even read the request), or when the caller gave
+// up or the transport closed before they were queued.
+func (x *exchange) deliver(msgs []*jsonrpc.Message, size int) (bool, error) {
 	found := false
 	var anonymous *jsonrpc.Error
 	keep := msgs[:0]
@@ -313,8 +318,11 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
 		}
 		keep = append(keep, msg)
 	}
-	if len(keep) > 0 && !x.t.queue.Push(keep...) {
-		return false, x.t.closedErr(x.req)
+	if err := x.t.queue.Push(x.ctx, size, keep...); err != nil {
+		if ierr := x.interrupted(); ierr != nil {
+			return false, ierr
+		}
+		return false, fmt.Errorf("modern: %s: %w", wire.Label(x.req), err)
 	}
 	if !found && anonymous != nil {
 		return false, fmt.Errorf("modern: %s: the server answered with an error without an id: %w", wire.Label(x.req), anonymous)
@@ -352,7 +360,7 @@ func (x *exchange) readJSON(resp *http.Response) error {
 		return x.noResponse(resp.StatusCode)
 	}
 	msgs, derr := jsonrpc.DecodeOwned(body) // body is not used again
-	found, err := x.deliver(msgs)
+	found, err := x.deliver(msgs, len(body))
 	if derr != nil && (err != nil || found) { // else the error below says it
 		x.t.log.Warn("modern: dropped invalid input from the server", "stream", "POST "+x.req.Method, "err", derr)
 	}
@@ -411,7 +419,7 @@ func (x *exchange) readSSE(body io.Reader) error {
 		if len(msgs) == 0 {
 			continue
 		}
-		found, err := x.deliver(msgs)
+		found, err := x.deliver(msgs, len(ev.Data))
 		if err != nil || found {
 			return err
 		}

@@ -31,16 +31,15 @@ func Handshake(ctx context.Context, t jsonrpc.Transport, name string, hello Hell
 	if cfg.Label != "" {
 		l.report.URL = cfg.Label
 	}
-	h := &handshake{ladder: l, t: t, name: name, p: newPump(t)}
+	h := &handshake{ladder: l, t: t, name: name, p: newPump(t, l.cfg.Logger)}
 	return h.run(ctx)
 }
 
 type handshake struct {
 	*ladder
-	t     jsonrpc.Transport
-	name  string
-	p     *pump
-	early []*jsonrpc.Message
+	t    jsonrpc.Transport
+	name string
+	p    *pump
 }
 
 func (h *handshake) run(ctx context.Context) (*Result, error) {
@@ -77,7 +76,8 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 
 // done finishes a successful handshake.
 func (h *handshake) done(res *Result) *Result {
-	res.Transport, res.Name = h.p.handOff(h.early), h.name
+	res.DroppedNotifications = h.p.dropped()
+	res.Transport, res.Name = h.p.handOff(), h.name
 	h.report.Chosen, h.report.Era = h.name, string(res.Era)
 	if h.url != "" && h.cfg.Era == EraAuto {
 		h.cfg.Cache.store(h.url, entry{Transport: h.name, Era: res.Era})
@@ -102,7 +102,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 		start := time.Now()
 		a := Attempt{Era: string(mcp.EraModern), Transport: h.name, Request: RequestDiscover, URL: h.report.URL, Version: version}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		resp, err := h.exchange(pctx, h.t, h.p, h.request(h.hello.Discover(version)), &h.early)
+		resp, err := h.exchange(pctx, h.t, h.p, h.request(h.hello.Discover(version)))
 		timedOut := err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		a.Duration = time.Since(start)
@@ -152,7 +152,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
 	a := Attempt{Era: string(mcp.EraLegacy), Transport: h.name, Request: RequestInitialize, URL: h.report.URL}
-	resp, err := h.exchange(ctx, h.t, h.p, h.request(h.hello.Initialize), &h.early)
+	resp, err := h.exchange(ctx, h.t, h.p, h.request(h.hello.Initialize))
 	a.Duration, a.Answer = time.Since(start), answerOf(resp, err)
 	switch {
 	case err != nil:

@@ -70,6 +70,10 @@ type Result struct {
 	NextID int64
 	// Report says what was tried.
 	Report *Report
+	// DroppedNotifications counts the notifications the server sent before
+	// answering initialize that were dropped, past the bounds of what is
+	// kept for Recv (256 messages, 4 MiB).
+	DroppedNotifications int
 }
 
 // Connect runs the ladder for url: the modern request first (a POST of
@@ -336,16 +340,17 @@ func (l *ladder) request(m *jsonrpc.Message) *jsonrpc.Message {
 	return &c
 }
 
-// exchange sends m over t and waits for its answer through p, telling the
-// hook about both.
-func (l *ladder) exchange(ctx context.Context, t jsonrpc.Transport, p *pump, m *jsonrpc.Message, early *[]*jsonrpc.Message) (*jsonrpc.Message, error) {
+// exchange sends m over t and waits, through p (reading since before the
+// send), for its answer, telling the hook about both.
+func (l *ladder) exchange(ctx context.Context, t jsonrpc.Transport, p *pump, m *jsonrpc.Message) (*jsonrpc.Message, error) {
 	if l.cfg.Hook != nil {
 		l.cfg.Hook(true, m)
 	}
+	answer := p.expect(m.ID)
 	if err := t.Send(ctx, m); err != nil {
 		return nil, err
 	}
-	resp, err := p.await(ctx, m.ID, early)
+	resp, err := p.await(ctx, answer)
 	if err == nil && l.cfg.Hook != nil {
 		l.cfg.Hook(false, resp)
 	}

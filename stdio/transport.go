@@ -20,7 +20,14 @@ import (
 const (
 	// queueLen is how many decoded messages wait for Recv before the
 	// stdout goroutine stops reading (and the server blocks on stdout).
+	// The consumer (the client's read loop) never waits for the host's
+	// handlers, so a short queue only has to smooth bursts.
 	queueLen = 64
+	// queueBytes bounds the stdout bytes that the messages waiting for
+	// Recv hold: past it the stdout goroutine stops reading too. A line
+	// bigger than that is still delivered, alone: Command.MaxLineSize
+	// bounds it.
+	queueBytes = 4 << 20
 	// keepWriteBuf is the largest encoding buffer kept between Sends.
 	keepWriteBuf = 1 << 20
 )
@@ -55,7 +62,9 @@ type Transport struct {
 	wgen     uint64     // bumped after a write that a context may interrupt
 	dlMu     sync.Mutex // orders deadline changes against context callbacks
 
-	msgs chan *jsonrpc.Message // decoded messages, for Recv
+	msgs        chan queued   // decoded messages, for Recv
+	queuedBytes atomic.Int64  // stdout bytes held by the lines in msgs
+	room        chan struct{} // signalled (capacity 1) when Recv frees queued bytes
 
 	closed    atomic.Bool // Close was called
 	stopping  atomic.Bool // the shutdown has begun
@@ -174,7 +183,8 @@ func startProcess(cmd Command) (*Transport, error) {
 		stderrCopy:     cmd.Stderr,
 		stderrLog:      cmd.StderrLogger,
 		wlock:          make(chan struct{}, 1),
-		msgs:           make(chan *jsonrpc.Message, queueLen),
+		msgs:           make(chan queued, queueLen),
+		room:           make(chan struct{}, 1),
 		closeCh:        make(chan struct{}),
 		hurry:          make(chan struct{}),
 		brokeCh:        make(chan struct{}),
@@ -414,13 +424,13 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	if t.sup != nil {
 		return t.sup.recv()
 	}
-	var m *jsonrpc.Message
+	var q queued
 	var ok bool
 	select {
-	case m, ok = <-t.msgs:
+	case q, ok = <-t.msgs:
 	default:
 		select {
-		case m, ok = <-t.msgs:
+		case q, ok = <-t.msgs:
 		case <-t.closeCh:
 			return nil, jsonrpc.ErrClosed
 		}
@@ -431,7 +441,8 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	if !ok {
 		return nil, t.recvErr
 	}
-	return m, nil
+	t.release(q.size)
+	return q.m, nil
 }
 
 // Close shuts the server down and releases everything: it closes the
