@@ -243,7 +243,9 @@ func (t *Transport) accepted(ctx context.Context, m *jsonrpc.Message, resp *http
 // what is left (bounded in bytes and time), so that a server that ends the
 // stream right after the response gets its connection reused.
 func (t *Transport) finish(body io.ReadCloser, cancel context.CancelFunc) {
+	t.drains.Add(1)
 	ok := t.spawn(func() {
+		defer t.drains.Done()
 		timer := time.AfterFunc(drainTimeout, cancel)
 		n, _ := io.CopyN(io.Discard, body, wire.DrainLimit)
 		timer.Stop()
@@ -254,6 +256,7 @@ func (t *Transport) finish(body io.ReadCloser, cancel context.CancelFunc) {
 		}
 	})
 	if !ok {
+		t.drains.Done()
 		body.Close()
 		cancel()
 	}

@@ -78,6 +78,7 @@ type Transport struct {
 	ctx    context.Context // cancelled by Close: every request derives from it
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the GET stream and body drainers
+	drains sync.WaitGroup // the body drainers alone (tests wait for them)
 
 	mu          sync.Mutex
 	session     []string // Mcp-Session-Id header value; nil when none
