@@ -59,10 +59,10 @@ func (cl *call) touch() {
 // A call gets exactly one answer: its result, or an error that says whether
 // the request may have run (errors.Is(err, jsonrpc.ErrOutcomeUnknown)). A
 // request the server provably did not run — refused because its session had
-// expired — is sent again once the Conn has re-initialized, on each new
-// session, should new sessions keep expiring under it, until the reconnect
-// policy's attempts (one per session that refused it) or budget are spent,
-// or several new sessions in a row serve nothing (see afterExpiry). A
+// expired — is sent again once the Conn has re-initialized, and again on
+// each new session should new sessions keep expiring under it, until the
+// reconnect policy's attempts (one per session that refused it) or budget
+// are spent, or 5 new sessions in a row have answered no request. A
 // request whose outcome is unknown is sent again only when WithReplay is on
 // and the request is safe to repeat.
 func (c *Conn) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
