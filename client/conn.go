@@ -24,6 +24,7 @@ type Conn struct {
 
 	nextID atomic.Int64
 	gen    atomic.Int64            // counts successful initializations: the session in use
+	barren atomic.Int32            // re-initializations since a request (not a recovery's own) was last answered
 	d      atomic.Pointer[dialect] // the era's rules, once the era is known
 	level  atomic.Pointer[mcp.LoggingLevel]
 
@@ -358,12 +359,15 @@ func (c *Conn) readLoop() {
 		if errors.As(err, &lost) {
 			// The transport goes on with a new session, which the Conn
 			// initializes. Unless each request's own exchange settles it,
-			// what was in flight lost its answer.
+			// what was in flight lost its answer. The session lost is the
+			// Conn's current one: a re-initialization's answer comes
+			// through this loop, after this.
+			gen := c.gen.Load()
 			c.opts.logger.Warn("anymcp: session lost; re-initializing", "err", err)
 			if !lost.AnswersFollow {
 				c.failPending(lost, true)
 			}
-			c.startRecovery(lost)
+			c.startRecovery(lost, gen)
 			continue
 		}
 		if err != nil {
@@ -412,6 +416,9 @@ func (c *Conn) deliver(msg *jsonrpc.Message) {
 		}
 		c.opts.logger.Warn("anymcp: dropped a response to an unknown id", "id", msg.ID.String())
 		return
+	}
+	if !cl.recovery && c.barren.Load() != 0 {
+		c.barren.Store(0) // the session in use serves requests
 	}
 	if msg.Error != nil {
 		cl.finish(nil, msg.Error)

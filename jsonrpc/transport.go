@@ -33,8 +33,8 @@ import (
 // Sessions: a transport whose session is gone (a 404 for the session id,
 // a reconnected HTTP+SSE stream, a restarted process) refuses to send
 // anything but an initialize request, with an error matching
-// ErrSessionExpired: the message was not delivered, so the protocol layer
-// may re-initialize and send it again.
+// ErrSessionExpired and ErrNotSent: the message was not delivered, so the
+// protocol layer may re-initialize and send it again.
 //
 // Close releases everything the transport holds; it is idempotent and
 // returns after the transport's goroutines (and processes) are gone.
@@ -71,6 +71,11 @@ var (
 	// ErrSessionExpired: the server no longer knows the session (HTTP 404
 	// on a request that carried Mcp-Session-Id). The request was not run.
 	ErrSessionExpired = errors.New("session expired")
+	// ErrNotSent: the transport refused the message without sending it,
+	// because its session is gone and no new one is initialized yet. It
+	// comes with ErrSessionExpired; unlike a server's 404, it says nothing
+	// of the server, only that a re-initialization is due or under way.
+	ErrNotSent = errors.New("not sent")
 	// ErrOutcomeUnknown: the request was sent but its answer was lost, so
 	// it may or may not have run on the server.
 	ErrOutcomeUnknown = errors.New("outcome unknown: the request may have run")

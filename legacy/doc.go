@@ -35,7 +35,8 @@
 // backoff with jitter), GETs the SSE URL again and takes the endpoint the
 // new stream announces (same-origin rule again). A new stream is a new
 // session: until an initialize request has been POSTed on it, Send refuses
-// everything else with an error matching jsonrpc.ErrSessionExpired, and an
+// everything else with an error matching jsonrpc.ErrSessionExpired and
+// jsonrpc.ErrNotSent, and an
 // initialize request sent while the transport reconnects waits for the new
 // endpoint. Re-initializing, and subscribing again, is the protocol layer's
 // job. When the policy gives up, or the server refuses the GET in a way

@@ -35,9 +35,10 @@
 //
 //   - A request's event stream that breaks before the response is resumed
 //     when the server gave its events ids: after the server's retry: delay
-//     (exactly; otherwise the policy's backoff) a GET with Last-Event-ID set
-//     to the last id seen picks the stream up, again and again while new ids
-//     arrive, until the policy gives up. The response reaches Recv once. A
+//     (exactly; otherwise at once the first time, and the policy's backoff
+//     after that) a GET with Last-Event-ID set to the last id seen picks
+//     the stream up, again and again while new ids arrive, until the
+//     policy gives up. The response reaches Recv once. A
 //     stream without ids, a server that cannot resume (405), or a policy
 //     that gives up make Send fail with an error matching
 //     jsonrpc.ErrOutcomeUnknown: the request is never sent a second time.
@@ -57,13 +58,18 @@
 //     backoff, and so is a POST whose connection was refused; a wait over
 //     the cap or the policy's attempts, or past the caller's deadline, is
 //     a *reconnect.RetryAfterError (reconnect.Policy.Retrying does this).
+//     Sent again, it carries the session current then, never one that
+//     expired during the wait: a request moves to the session that
+//     replaced its own once that one is initialized; otherwise the message
+//     is refused unsent, as below.
 //
 // Conditions the protocol layer must act on are reported as the wrapped
 // sentinel errors of package jsonrpc: a 404 on a request that carried a
 // session id is jsonrpc.ErrSessionExpired, and the transport forgets the
 // session; from then on it refuses to send anything but an initialize
-// request (with an error matching jsonrpc.ErrSessionExpired, nothing sent)
-// until an initialize succeeds and starts a new session. A 404 that ends
+// request (with an error matching jsonrpc.ErrSessionExpired and
+// jsonrpc.ErrNotSent: nothing sent) until an initialize succeeds and starts
+// a new session. A 404 that ends
 // the session where no Send can report it (reopening the GET stream,
 // resuming a stream) is a *jsonrpc.SessionLostError from Recv, which goes
 // on. A stream that ended before the response and could not be resumed is

@@ -29,9 +29,11 @@ const drainTimeout = 250 * time.Millisecond
 // resumed with GET and Last-Event-ID when its events had ids (see the
 // package doc); the request itself is never sent twice, except after a
 // 429 or 503 (or a refused connection), which say the server did not run
-// it. An error wraps jsonrpc.ErrSessionExpired (404 on a request that
-// carried the session, unless the 404 came after a redirect, or a session
-// lost earlier: the message was not sent), jsonrpc.ErrOutcomeUnknown (the
+// it; sent again, it carries the session current at that moment (see
+// below). An error wraps jsonrpc.ErrSessionExpired (404 on a request that
+// carried the session, unless the 404 came after a redirect; or, together
+// with jsonrpc.ErrNotSent, a session lost earlier or while the message
+// waited to be sent again: the message was not sent), jsonrpc.ErrOutcomeUnknown (the
 // answer stream ended or broke before the response and could not be
 // resumed, or the server accepted the request with no body: ErrNoResponse),
 // a *reconnect.RetryAfterError (a 429 or 503 not waited out: over the
@@ -45,7 +47,11 @@ const drainTimeout = 250 * time.Millisecond
 //
 // Once a session has been lost, Send refuses every message but an
 // initialize request, without sending it, with an error matching
-// jsonrpc.ErrSessionExpired, until an initialize succeeds. An initialize
+// jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent, until an initialize
+// succeeds. A message sent again after a 429 or 503 goes out on the
+// session current then: its own if it still is; for a request, the one
+// that replaced it, once that one got notifications/initialized; else it
+// is refused the same way, never sent on a dead session. An initialize
 // request never carries the session headers: its answer establishes the
 // session (the Mcp-Session-Id header) and the protocol version
 // (result.protocolVersion) that later requests carry. A successful
@@ -61,11 +67,11 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 
 	isInit := m.IsRequest() && m.Method == "initialize"
-	var session, version []string
+	var sent carried
 	if !isInit {
 		var lost bool
-		if session, version, lost = t.sessionHeaders(); lost {
-			return fmt.Errorf("modern: %s: not sent: %w; initialize first", wire.Label(m), jsonrpc.ErrSessionExpired)
+		if sent, lost = t.sessionHeaders(); lost {
+			return fmt.Errorf("modern: %s: %w: %w; initialize first", wire.Label(m), jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
 		}
 	}
 
@@ -85,7 +91,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	resp, err := t.post(withCaller(reqCtx, ctx), m, body, session, version)
+	resp, err := t.post(withCaller(reqCtx, ctx), m, body, &sent)
 	if err != nil {
 		return t.failed(ctx, m, err)
 	}
@@ -95,9 +101,9 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	if resp.StatusCode == http.StatusNotFound && session != nil && !origin.Redirected(resp) {
+	if resp.StatusCode == http.StatusNotFound && sent.session != nil && !origin.Redirected(resp) {
 		herr := wire.NewHTTPError(resp, http.MethodPost, t.redacted)
-		t.forgetSession(session)
+		t.forgetSession(sent.session)
 		return fmt.Errorf("modern: %s: %w: %w", wire.Label(m), jsonrpc.ErrSessionExpired, herr)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -109,6 +115,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 			return err
 		}
 		if m.Method == "notifications/initialized" {
+			t.sessionReady(sent.gen)
 			// Wait, within a bound, until the GET stream is open or refused.
 			timer := time.NewTimer(listenSettleWait)
 			defer timer.Stop()
@@ -122,7 +129,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return nil
 	}
 
-	x := exchange{t: t, ctx: ctx, req: m, isInit: isInit, session: session, version: version}
+	x := exchange{t: t, ctx: ctx, req: m, isInit: isInit, session: sent.session, version: sent.version}
 	if isInit {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			if why := sessionIDProblem(sid); why != "" {

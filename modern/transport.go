@@ -85,6 +85,7 @@ type Transport struct {
 	version     []string // MCP-Protocol-Version header value; nil when unknown
 	generation  uint64   // counts sessions set and forgotten: tells a stale GET stream
 	lost        bool     // a session was forgotten and no initialize has succeeded since
+	ready       bool     // the session of this generation got notifications/initialized
 	closed      bool
 	listener    *listener // the GET stream goroutine, while it runs
 	noGETStream bool      // the server refused the GET stream: never ask again
@@ -247,12 +248,51 @@ func (t *Transport) spawn(f func()) bool {
 	return true
 }
 
-// sessionHeaders returns the values of the session headers to send, and
-// whether the session was lost (forgotten after a 404, no initialize since).
-func (t *Transport) sessionHeaders() (session, version []string, lost bool) {
+// carried is what a message carries of the session: the session headers'
+// values, and the generation of the session they name.
+type carried struct {
+	session, version []string
+	gen              uint64
+}
+
+// sessionHeaders returns the session a message carries now, and whether
+// the session was lost (forgotten after a 404, no initialize since).
+func (t *Transport) sessionHeaders() (c carried, lost bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.session, t.version, t.lost
+	return carried{t.session, t.version, t.generation}, t.lost
+}
+
+// resendable returns the session a message that carried prev, and waited
+// out a 429 or 503, carries when it is sent again: prev while it is still
+// the session; for a request, the session that replaced it once that one
+// is initialized; else an error matching jsonrpc.ErrNotSent and
+// jsonrpc.ErrSessionExpired (nothing may go out on a dead session, and
+// the protocol layer sends the request again once the new session is
+// ready).
+func (t *Transport) resendable(prev carried, request bool) (carried, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.generation == prev.gen:
+		return prev, nil
+	case t.lost:
+		return prev, fmt.Errorf("%w: %w while waiting to send it again", jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
+	case !request || !t.ready:
+		return prev, fmt.Errorf("%w: %w while waiting to send it again (a new session replaces it)", jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
+	}
+	return carried{t.session, t.version, t.generation}, nil
+}
+
+// sessionReady records that the session of generation gen got
+// notifications/initialized: requests waiting to be sent again may move
+// to it.
+func (t *Transport) sessionReady(gen uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.generation == gen {
+		t.ready = true
+	}
 }
 
 // setSession records the session an initialize exchange established.
@@ -266,7 +306,7 @@ func (t *Transport) setSession(session, version string) {
 	if version != "" {
 		t.version = []string{version}
 	}
-	t.lost = false
+	t.lost, t.ready = false, false
 	t.generation++
 }
 
@@ -281,7 +321,7 @@ func (t *Transport) forgetSession(expired []string) bool {
 		return false
 	}
 	t.session, t.version = nil, nil
-	t.lost = true
+	t.lost, t.ready = true, false
 	t.generation++
 	return true
 }

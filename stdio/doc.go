@@ -50,7 +50,8 @@
 // started again under that reconnect.Policy. Recv then reports the death as
 // a *jsonrpc.SessionLostError (its Cause the *ExitError) and goes on with
 // the new process; Send refuses all but initialize, with an error matching
-// jsonrpc.ErrSessionExpired, until the client has initialized the new
+// jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent, until the client has
+// initialized the new
 // process. When the policy gives up, the transport ends with a
 // *RestartsExhaustedError. Close stops supervision before it shuts the
 // current process down.

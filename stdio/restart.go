@@ -365,7 +365,8 @@ func (s *supervisor) shutdown(ctx context.Context) error {
 // restartingError is what Send returns for a message other than initialize
 // while the server process is being restarted, or has been and awaits
 // initialize. Nothing was written. It matches jsonrpc.ErrSessionExpired
-// and unwraps to the *ExitError of the process that died.
+// and jsonrpc.ErrNotSent, and unwraps to the *ExitError of the process
+// that died.
 type restartingError struct{ exit *ExitError }
 
 func (e *restartingError) Error() string {
@@ -376,7 +377,9 @@ func (e *restartingError) Error() string {
 	return msg
 }
 
-func (e *restartingError) Is(target error) bool { return target == jsonrpc.ErrSessionExpired }
+func (e *restartingError) Is(target error) bool {
+	return target == jsonrpc.ErrSessionExpired || target == jsonrpc.ErrNotSent
+}
 
 func (e *restartingError) Unwrap() error {
 	if e.exit == nil {
