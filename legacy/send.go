@@ -1,12 +1,11 @@
 package legacy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-
-	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -58,7 +57,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	defer cancelReq()
 	stop := context.AfterFunc(s.ctx, cancelReq)
 	defer stop()
-	req, err := retryablehttp.NewRequestWithContext(reqCtx, http.MethodPost, s.endpoint, body)
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, s.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("legacy: %s: %w", wire.Label(m), err)
 	}

@@ -1,13 +1,12 @@
 package modern
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-
-	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
@@ -171,7 +170,7 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 			return nil
 		})
 	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("modern: %w", err)
 	}

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-retryablehttp"
-
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -65,7 +63,7 @@ type Transport struct {
 	endpoint     string                // as given to New, for requests
 	redacted     string                // for errors and logs
 	client       *http.Client          // DELETE
-	poster       *retryablehttp.Client // POST: waits out 429 and 503
+	poster       *reconnect.Sender // POST: waits out 429 and 503
 	streamClient *http.Client          // GET: no Timeout
 	header       http.Header
 	log          *slog.Logger
@@ -131,7 +129,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		endpoint:     u.String(),
 		redacted:     u.Redacted(),
 		client:       client,
-		poster:       policy.Retrying(opts.HTTPClient, logger), // Retrying adds the redirect policy itself
+		poster:       policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
 		streamClient: &stream,
 		header:       opts.Header.Clone(),
 		log:          logger,

@@ -1,6 +1,7 @@
 package reconnect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -135,19 +136,51 @@ func (tr *transport) allClosed() bool {
 // logs keeps the records of a logger.
 type logs = logtest.Recorder
 
-// rig is a Retrying client over a counting transport, with its logs.
+// rig is a Retrying client over a counting transport, with its logs; or,
+// when viaSender is set (TestSenderAsRetrying), a Sender over the same.
 type rig struct {
 	c    *retryablehttp.Client
+	s    *Sender
 	tr   *transport
 	logs *logs
 }
+
+// viaSender makes newRig's rigs send through a Sender: every test of
+// Retrying then holds for Sender too.
+var viaSender bool
 
 func newRig(t *testing.T, p Policy, timeout time.Duration) *rig {
 	t.Helper()
 	tr := &transport{base: &http.Transport{}}
 	t.Cleanup(tr.CloseIdleConnections)
 	l := &logs{}
-	return &rig{c: p.Retrying(&http.Client{Transport: tr, Timeout: timeout}, slog.New(l)), tr: tr, logs: l}
+	hc := &http.Client{Transport: tr, Timeout: timeout}
+	g := &rig{tr: tr, logs: l}
+	if viaSender {
+		g.s = p.Sender(hc, slog.New(l))
+	} else {
+		g.c = p.Retrying(hc, slog.New(l))
+	}
+	return g
+}
+
+// do sends req through the rig's client.
+func (g *rig) do(req *retryablehttp.Request) (*http.Response, error) {
+	if g.s != nil {
+		// A plain request of the same bytes, headers and context, as the
+		// transports build them for a Sender.
+		b, err := req.BodyBytes()
+		if err != nil {
+			return nil, err
+		}
+		r, err := http.NewRequestWithContext(req.Context(), req.Method, req.URL.String(), bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		r.Header = req.Header.Clone()
+		return g.s.Do(r)
+	}
+	return g.c.Do(req)
 }
 
 // post sends body to url and reads the answer; the error is Do's.
@@ -157,7 +190,7 @@ func (g *rig) post(ctx context.Context, url, body string) (status int, answer st
 		return 0, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := g.c.Do(req)
+	resp, err := g.do(req)
 	if err != nil {
 		if resp != nil {
 			return 0, "", errors.New("Do returned a response with its error")
@@ -650,7 +683,7 @@ func TestRetryingBeforeResend(t *testing.T) {
 			}
 			req.Header.Set("X-Session", "s0")
 			first := req.Request.Header
-			resp, err := g.c.Do(req)
+			resp, err := g.do(req)
 			if resp != nil {
 				resp.Body.Close()
 			}
