@@ -79,6 +79,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 	var token int64
 	if co.progress != nil {
 		token = c.nextToken.Add(1)
+		if d.sessions {
+			c.openStream() // a server that answers with JSON sends progress on the GET stream
+		}
 	}
 	meta := d.requestMeta(token, c.logLevelFor(d))
 	sent, err := withMeta(raw, meta)

@@ -27,6 +27,9 @@ type Conn struct {
 	barren atomic.Int32            // re-initializations since a request (not a recovery's own) was last answered
 	d      atomic.Pointer[dialect] // the era's rules, once the era is known
 	level  atomic.Pointer[mcp.LoggingLevel]
+	// streamOpen: the transport was asked for its stream of server
+	// messages outside answers.
+	streamOpen atomic.Bool
 
 	droppedNotifications atomic.Int64           // dropped because the handlers were behind
 	listChangePending    [listKinds]atomic.Bool // a list_changed of the kind waits for its handler
@@ -151,8 +154,29 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
 		return err
 	}
+	if c.opts.listens() {
+		c.openStream()
+	}
 	c.setState(StateReady)
 	return nil
+}
+
+// listens reports whether the host listens for what a server sends
+// outside the answers to its calls: notifications, or requests of its own.
+func (o *options) listens() bool {
+	return o.onLog != nil || o.onToolsChg != nil || o.onResChg != nil || o.onPromptsChg != nil ||
+		o.onResUpdated != nil || o.onCancelled != nil || o.onNotify != nil ||
+		o.sampling != nil || o.elicitForm != nil || o.elicitURL != nil || o.roots != nil
+}
+
+// openStream asks the transport, once, for its stream of server messages
+// outside answers (Streamable HTTP's standalone GET stream, which a Conn
+// opens only when something will listen: a handler, a subscription, a
+// call that wants progress).
+func (c *Conn) openStream() {
+	if c.streamOpen.CompareAndSwap(false, true) {
+		jsonrpc.OpenStream(c.t)
+	}
 }
 
 // finishDiscover records what a modern server's server/discover answer

@@ -185,6 +185,8 @@ func config(o *options) negotiate.Config {
 		Cache:        o.cache,
 		Reconnect:    o.reconnect,
 		Hook:         o.hook,
+		// The GET stream opens when the host listens (see openStream).
+		StreamOnDemand: true,
 	}
 }
 

@@ -233,7 +233,8 @@ func TestRefusedWhileRecoveryIsDueCostsNothing(t *testing.T) {
 	srv, posts := expiryServer(t)
 	h := &holdingHandler{held: make(chan struct{}), refused: make(chan struct{})}
 	c := dialExpiry(t, srv, WithLogger(slog.New(h)),
-		WithReconnectPolicy(reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, MaxAttempts: 3}))
+		WithReconnectPolicy(reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, MaxAttempts: 3}),
+		OnToolsChanged(func() {})) // a listener: the GET stream is open, and notices the loss
 	ctx := testCtx(t)
 
 	// The next three sessions each expire at the ping they get (letting

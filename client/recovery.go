@@ -129,7 +129,7 @@ func (c *Conn) afterExpiry(ctx context.Context, method string, gen int64, err er
 // giveUpExpired is the error of a call that stops waiting for a session
 // that lasts: it did not run.
 func (c *Conn) giveUpExpired(method string, err error, why string) error {
-	c.opts.logger.Warn("anymcp: giving up a request its sessions keep refusing", "method", method, "reason", why, "err", err)
+	c.opts.logger.Info("anymcp: giving up a request its sessions keep refusing", "method", method, "reason", why, "err", err)
 	return fmt.Errorf("%w (%s)", err, why)
 }
 

@@ -63,6 +63,22 @@ func Shutdown(ctx context.Context, t Transport) error {
 	return t.Close()
 }
 
+// StreamOpener is a Transport with a stream of server messages outside
+// answers that it opens only when asked (Streamable HTTP's standalone GET
+// stream, with modern.Options.StreamOnDemand). The protocol layer asks
+// once the host listens for what comes there.
+type StreamOpener interface {
+	OpenStream()
+}
+
+// OpenStream asks t for its stream of server messages, when t is a
+// StreamOpener; other transports have theirs open already, or none.
+func OpenStream(t Transport) {
+	if o, ok := t.(StreamOpener); ok {
+		o.OpenStream()
+	}
+}
+
 // Conditions transports report and the protocol layer acts on. Transports
 // wrap these, so test with errors.Is.
 var (

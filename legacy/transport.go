@@ -59,9 +59,9 @@ type Options struct {
 // Transport is an HTTP+SSE client transport, connected by Dial. It
 // implements jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	sseURL  string                // the SSE URL for errors and logs, password redacted
-	origin  *url.URL              // the SSE URL as the host gave it
-	stream  *http.Client          // the host's client without a Timeout, for the GETs
+	sseURL  string            // the SSE URL for errors and logs, password redacted
+	origin  *url.URL          // the SSE URL as the host gave it
+	stream  *http.Client      // the host's client without a Timeout, for the GETs
 	post    *reconnect.Sender // the host's client, re-sending on 429, 503 and refused connections
 	header  http.Header
 	log     *slog.Logger

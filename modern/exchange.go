@@ -116,6 +116,13 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 		if m.Method == "notifications/initialized" {
 			t.sessionReady(sent.gen)
+			t.mu.Lock()
+			t.sessionUp = true
+			want := t.wantStream
+			t.mu.Unlock()
+			if !want {
+				return nil // StreamOnDemand: OpenStream opens it
+			}
 			// Wait, within a bound, until the GET stream is open or refused.
 			timer := time.NewTimer(listenSettleWait)
 			defer timer.Stop()

@@ -48,6 +48,12 @@ type Options struct {
 	// CloseTimeout bounds the DELETE that ends the session at Close.
 	// Zero means 2 seconds.
 	CloseTimeout time.Duration
+	// StreamOnDemand leaves the standalone GET stream closed after the
+	// handshake until OpenStream asks for it (from then on it is opened
+	// for every new session too). Off, it opens after every
+	// notifications/initialized, as the specification allows a server to
+	// expect.
+	StreamOnDemand bool
 	// Reconnect says how long to wait before resuming a broken event
 	// stream, reopening the GET stream, or sending a POST the server
 	// answered with 429 or 503 again, and when to give up. Nil means
@@ -60,11 +66,11 @@ const defaultCloseTimeout = 2 * time.Second
 // Transport is a Streamable HTTP client transport. It implements
 // jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	endpoint     string                // as given to New, for requests
-	redacted     string                // for errors and logs
-	client       *http.Client          // DELETE
+	endpoint     string            // as given to New, for requests
+	redacted     string            // for errors and logs
+	client       *http.Client      // DELETE
 	poster       *reconnect.Sender // POST: waits out 429 and 503
-	streamClient *http.Client          // GET: no Timeout
+	streamClient *http.Client      // GET: no Timeout
 	header       http.Header
 	log          *slog.Logger
 	maxSize      int
@@ -87,6 +93,8 @@ type Transport struct {
 	closed      bool
 	listener    *listener // the GET stream goroutine, while it runs
 	noGETStream bool      // the server refused the GET stream: never ask again
+	wantStream  bool      // open the GET stream for each session (not StreamOnDemand, or OpenStream called)
+	sessionUp   bool      // notifications/initialized went through for the current session
 
 	closeOnce sync.Once
 	closeErr  error
@@ -139,7 +147,32 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		queue:        wire.NewQueue(),
 		ctx:          ctx,
 		cancel:       cancel,
+		wantStream:   !opts.StreamOnDemand,
 	}, nil
+}
+
+// OpenStream asks for the standalone GET stream: at once when the current
+// session has finished its handshake, and for every session after. It is
+// for a transport made with StreamOnDemand (otherwise the stream opens by
+// itself); the protocol layer calls it once the host listens for what the
+// server sends outside answers (notifications, its requests). Calling it
+// again does nothing.
+func (t *Transport) OpenStream() {
+	t.mu.Lock()
+	was, up := t.wantStream, t.sessionUp
+	t.wantStream = true
+	t.mu.Unlock()
+	if !was && up {
+		// Wait, within a bound, until the stream is open or refused, so
+		// that what the server sends right after has a way to us.
+		timer := time.NewTimer(listenSettleWait)
+		defer timer.Stop()
+		select {
+		case <-t.startListening():
+		case <-timer.C:
+			t.log.Debug("modern: the GET stream is slow to open; going on without waiting", "url", t.redacted)
+		}
+	}
 }
 
 // SessionID returns the session id the server assigned in its answer to
@@ -297,6 +330,7 @@ func (t *Transport) sessionReady(gen uint64) {
 func (t *Transport) setSession(session, version string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.sessionUp = false // until its notifications/initialized
 	t.session, t.version = nil, nil
 	if session != "" {
 		t.session = []string{session}
@@ -318,6 +352,7 @@ func (t *Transport) forgetSession(expired []string) bool {
 	if t.session == nil || expired == nil || t.session[0] != expired[0] {
 		return false
 	}
+	t.sessionUp = false
 	t.session, t.version = nil, nil
 	t.lost, t.ready = true, false
 	t.generation++

@@ -29,6 +29,9 @@ type Config struct {
 	// streams, reconnecting, waiting out 429/503); nil = the default. During
 	// the negotiation itself a refused connection is reported at once.
 	Reconnect *reconnect.Policy
+	// StreamOnDemand leaves Streamable HTTP's standalone GET stream closed
+	// until the protocol layer asks for it (see modern.Options).
+	StreamOnDemand bool
 	// Version pins one revision: only its era is tried, and only it is
 	// offered. "" lets the ladder choose.
 	Version string

@@ -190,3 +190,6 @@ func (h *handedOff) Recv() (*jsonrpc.Message, error) {
 func (h *handedOff) Shutdown(ctx context.Context) error {
 	return jsonrpc.Shutdown(ctx, h.Transport)
 }
+
+// OpenStream passes the request for a stream on to the transport.
+func (h *handedOff) OpenStream() { jsonrpc.OpenStream(h.Transport) }

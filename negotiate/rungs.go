@@ -119,7 +119,8 @@ func rpcErrorOf(resp *jsonrpc.Message, err error) *jsonrpc.Error {
 }
 
 func (l *ladder) modernOptions(hc *http.Client) modern.Options {
-	return modern.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect}
+	return modern.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize,
+		Reconnect: l.cfg.Reconnect, StreamOnDemand: l.cfg.StreamOnDemand}
 }
 
 // tryStreamable POSTs initialize to the URL.
