@@ -14,7 +14,8 @@
 // SSE stream that carries the response, possibly preceded by server requests
 // and notifications; notifications and responses are answered with 202.
 // After the client sends notifications/initialized, the transport opens the
-// optional standalone GET stream on which the server may send requests and
+// optional standalone GET stream (with Options.StreamOnDemand, only once
+// OpenStream asks for it) on which the server may send requests and
 // notifications at any time; that Send returns once the server has answered
 // the GET (stream open or refused, waiting 2 s at most), so whatever the
 // server sends after the handshake has a way to the client.
