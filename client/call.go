@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/reconnect"
@@ -59,10 +60,12 @@ func (cl *call) touch() {
 // A call gets exactly one answer: its result, or an error that says whether
 // the request may have run (errors.Is(err, jsonrpc.ErrOutcomeUnknown)). A
 // request the server provably did not run — refused because its session had
-// expired — is sent again after the Conn has re-initialized (up to three
-// times, should new sessions keep expiring under it). A request
-// whose outcome is unknown is sent again only when WithReplay is on and the
-// request is safe to repeat.
+// expired — is sent again once the Conn has re-initialized, and again on
+// each new session should new sessions keep expiring under it, until the
+// reconnect policy's attempts (one per session that refused it) or budget
+// are spent, or 5 new sessions in a row have answered no request. A
+// request whose outcome is unknown is sent again only when WithReplay is on
+// and the request is safe to repeat.
 func (c *Conn) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
 	raw, err := marshalParams(params)
 	if err != nil {
@@ -76,6 +79,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 	var token int64
 	if co.progress != nil {
 		token = c.nextToken.Add(1)
+		if d.sessions {
+			c.openStream() // a server that answers with JSON sends progress on the GET stream
+		}
 	}
 	meta := d.requestMeta(token, c.logLevelFor(d))
 	sent, err := withMeta(raw, meta)
@@ -98,7 +104,8 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 	}
 
 	recovering := ctx.Value(recoveringKey{}) != nil // the recovery's own requests
-	resends, replays, rounds := 0, 0, 0
+	var refusals sessionRefusals
+	replays, rounds := 0, 0
 	for {
 		if err := c.awaitRecovery(cctx, method); err != nil {
 			return err
@@ -123,20 +130,11 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 			}
 		case method == "initialize" || recovering:
 			return err
-		case resends < maxResends && errors.Is(err, jsonrpc.ErrSessionExpired) && !errors.Is(err, jsonrpc.ErrOutcomeUnknown):
-			// Refused for an expired session: not run. Re-initialize
-			// (one initialize for every caller that hit this, and none if
-			// the session was renewed since this attempt went out), then
-			// send it once more. Should the new session expire too before
-			// the request gets through, that refusal again proves it did
-			// not run: the same holds, a bounded number of times.
-			resends++
-			if c.gen.Load() != gen {
-				continue
-			}
-			c.opts.logger.Info("anymcp: session expired; re-initializing, then sending again", "method", method, "err", err)
-			if rerr := c.recoverSession(cctx, err); rerr != nil {
-				return fmt.Errorf("%s: %w (re-initializing failed: %w)", method, err, rerr)
+		case errors.Is(err, jsonrpc.ErrSessionExpired) && !errors.Is(err, jsonrpc.ErrOutcomeUnknown):
+			// Refused for an expired session: not run. Send it again on
+			// the session that replaces that one.
+			if err := c.afterExpiry(cctx, method, gen, err, &refusals); err != nil {
+				return err
 			}
 		case replays < maxReplays && errors.Is(err, jsonrpc.ErrOutcomeUnknown) && !errors.Is(err, ErrTimeout) &&
 			cctx.Err() == nil && (co.repeatable || ((c.opts.replay || d.reissue) && c.safeToRepeat(method, raw))):
@@ -151,10 +149,6 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 // maxReplays bounds how often one call is replayed after losing its answer.
 const maxReplays = 3
 
-// maxResends bounds how often one call is re-sent after its session
-// expired (each time on a newly initialized session).
-const maxResends = 3
-
 // attempt sends the request once and waits for its answer.
 func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool, d *dialect) (callResult, error) {
 	id := c.nextID.Add(1)
@@ -163,7 +157,7 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return callResult{}, fmt.Errorf("%s: %w", method, err)
+		return callResult{}, named(method, err)
 	}
 	c.pending[id] = cl
 	if token != 0 {
@@ -202,7 +196,7 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 		if cctx.Err() != nil {
 			return callResult{}, c.abandon(cctx, method, id, mayHaveRun(err), d)
 		}
-		return callResult{}, fmt.Errorf("%s: %w", method, err)
+		return callResult{}, named(method, err)
 	}
 	select {
 	case r := <-cl.ch:
@@ -233,14 +227,14 @@ func (r callResult) wrapErr(method string) error {
 	if _, ok := r.err.(*LostError); ok {
 		return r.err
 	}
-	return fmt.Errorf("%s: %w", method, r.err)
+	return named(method, r.err)
 }
 
 func decodeResult(method string, r callResult, result any) error {
 	if result == nil {
 		return nil
 	}
-	if err := json.Unmarshal(r.raw, result); err != nil {
+	if err := jsondec.Unmarshal(r.raw, result); err != nil {
 		return fmt.Errorf("%s: decoding result: %w", method, err)
 	}
 	return nil
@@ -304,10 +298,10 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 		return fmt.Errorf("%s: encoding params: %w", method, err)
 	}
 	if err := c.Err(); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
+		return named(method, err)
 	}
 	if err := c.t.Send(ctx, &jsonrpc.Message{Method: method, Params: raw}); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
+		return named(method, err)
 	}
 	return nil
 }

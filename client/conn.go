@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,11 +24,16 @@ type Conn struct {
 
 	nextID atomic.Int64
 	gen    atomic.Int64            // counts successful initializations: the session in use
+	barren atomic.Int32            // re-initializations since a request (not a recovery's own) was last answered
 	d      atomic.Pointer[dialect] // the era's rules, once the era is known
 	level  atomic.Pointer[mcp.LoggingLevel]
+	// streamOpen: the transport was asked for its stream of server
+	// messages outside answers.
+	streamOpen atomic.Bool
 
-	droppedNotifications atomic.Int64 // dropped because the handlers were behind
-	nextToken            atomic.Int64 // progress tokens, one per call that asks for progress
+	droppedNotifications atomic.Int64           // dropped because the handlers were behind
+	listChangePending    [listKinds]atomic.Bool // a list_changed of the kind waits for its handler
+	nextToken            atomic.Int64           // progress tokens, one per call that asks for progress
 	mu                   sync.Mutex
 	pending              map[int64]*call               // by request id
 	tokens               map[int64]*call               // by progress token
@@ -148,8 +154,29 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
 		return err
 	}
+	if c.opts.listens() {
+		c.openStream()
+	}
 	c.setState(StateReady)
 	return nil
+}
+
+// listens reports whether the host listens for what a server sends
+// outside the answers to its calls: notifications, or requests of its own.
+func (o *options) listens() bool {
+	return o.onLog != nil || o.onToolsChg != nil || o.onResChg != nil || o.onPromptsChg != nil ||
+		o.onResUpdated != nil || o.onCancelled != nil || o.onNotify != nil ||
+		o.sampling != nil || o.elicitForm != nil || o.elicitURL != nil || o.roots != nil
+}
+
+// openStream asks the transport, once, for its stream of server messages
+// outside answers (Streamable HTTP's standalone GET stream, which a Conn
+// opens only when something will listen: a handler, a subscription, a
+// call that wants progress).
+func (c *Conn) openStream() {
+	if c.streamOpen.CompareAndSwap(false, true) {
+		jsonrpc.OpenStream(c.t)
+	}
 }
 
 // finishDiscover records what a modern server's server/discover answer
@@ -247,22 +274,36 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // Close ends the connection: pending calls fail with ErrClosed, the
 // transport is closed (for HTTP, the session is deleted; for stdio, the
 // process is stopped), and Close returns once every goroutine the Conn
-// started is gone. It is idempotent; later calls return nil.
+// started is gone. It is idempotent; later calls return nil. It is
+// Shutdown with no bound but the transports' own: up to a second for
+// notifications/cancelled still on their way, then for stdio the
+// Command's StdinCloseWait and TermWait (2 s each by default), for
+// Streamable HTTP the DELETE's CloseTimeout (2 s).
 //
 // Called from one of the Conn's own handlers (a notification handler, a
 // sampling, elicitation or roots handler), Close starts the shutdown and
 // returns at once: the shutdown waits for that handler to return.
 func (c *Conn) Close() error {
+	return c.Shutdown(context.Background())
+}
+
+// Shutdown is Close bounded by ctx. notifications/cancelled already on
+// their way still go first, as with Close, but once ctx is done nothing is
+// waited for: a stdio server's process group is killed, an HTTP session's
+// DELETE abandoned (a transport of the host's is closed with its Shutdown
+// method, when it has one: see jsonrpc.Shutdowner). Shutdown returns once
+// every goroutine the Conn started is gone.
+func (c *Conn) Shutdown(ctx context.Context) error {
 	if c.inHandler() {
-		go c.Close()
+		go c.Shutdown(context.WithoutCancel(ctx)) //nolint:errcheck // the handler cannot wait for itself
 		return nil
 	}
 	var err error
 	c.once.Do(func() {
 		c.fail(ErrClosed, true) // calls in flight may have run
 		c.setState(StateClosed)
-		flushed := c.flushCancellations()
-		err = c.t.Close()
+		flushed := c.flushCancellations(ctx)
+		err = jsonrpc.Shutdown(ctx, c.t)
 		if errors.Is(err, jsonrpc.ErrClosed) {
 			err = nil
 		}
@@ -275,9 +316,10 @@ func (c *Conn) Close() error {
 }
 
 // flushCancellations gives notifications/cancelled already on their way a
-// moment to reach the server before the transport closes.
+// moment (closeFlushWait, or less when ctx ends first) to reach the server
+// before the transport closes.
 // It returns a channel closed once its helper goroutine is gone.
-func (c *Conn) flushCancellations() <-chan struct{} {
+func (c *Conn) flushCancellations(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	go func() { c.cancels.Wait(); close(done) }()
 	t := time.NewTimer(closeFlushWait)
@@ -286,6 +328,8 @@ func (c *Conn) flushCancellations() <-chan struct{} {
 	case <-done:
 	case <-t.C:
 		c.opts.logger.Debug("anymcp: closing with notifications/cancelled still unsent")
+	case <-ctx.Done():
+		c.opts.logger.Debug("anymcp: shutting down with notifications/cancelled still unsent: out of time")
 	}
 	return done
 }
@@ -339,19 +383,30 @@ func (c *Conn) readLoop() {
 		if errors.As(err, &lost) {
 			// The transport goes on with a new session, which the Conn
 			// initializes. Unless each request's own exchange settles it,
-			// what was in flight lost its answer.
+			// what was in flight lost its answer. The session lost is the
+			// Conn's current one: a re-initialization's answer comes
+			// through this loop, after this.
+			gen := c.gen.Load()
 			c.opts.logger.Warn("anymcp: session lost; re-initializing", "err", err)
 			if !lost.AnswersFollow {
 				c.failPending(lost, true)
 			}
-			c.startRecovery(lost)
+			c.startRecovery(lost, gen)
 			continue
 		}
 		if err != nil {
 			if errors.Is(err, jsonrpc.ErrClosed) {
 				c.fail(ErrClosed, false)
 			} else {
-				c.opts.logger.Warn("anymcp: transport ended", "err", err)
+				// Calls waiting for an answer fail with err, which says
+				// it to their callers; with none, only the log does.
+				c.mu.Lock()
+				level := slog.LevelWarn
+				if len(c.pending) > 0 {
+					level = slog.LevelDebug
+				}
+				c.mu.Unlock()
+				c.opts.logger.Log(context.Background(), level, "anymcp: transport ended", "err", err)
 				c.fail(err, true)
 			}
 			return
@@ -385,6 +440,9 @@ func (c *Conn) deliver(msg *jsonrpc.Message) {
 		}
 		c.opts.logger.Warn("anymcp: dropped a response to an unknown id", "id", msg.ID.String())
 		return
+	}
+	if !cl.recovery && c.barren.Load() != 0 {
+		c.barren.Store(0) // the session in use serves requests
 	}
 	if msg.Error != nil {
 		cl.finish(nil, msg.Error)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -152,10 +153,29 @@ func hello(o *options) (negotiate.Hello, error) {
 	return h, nil
 }
 
+// sharedHTTP is the HTTP client of Conns whose host gave none: one
+// connection pool for the process, as http.DefaultClient has, but sized for
+// many calls in flight to one server (http.DefaultTransport keeps 2 idle
+// connections per host, so a busy Conn would keep dialing new ones).
+var sharedHTTP = func() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = maxIdleConnsPerHost
+	return &http.Client{Transport: t}
+}()
+
+// maxIdleConnsPerHost is how many idle connections to one server the
+// shared pool keeps: as many as a busy Conn has calls in flight at once,
+// within reason.
+const maxIdleConnsPerHost = 128
+
 // config is the negotiation's configuration, as the options say.
 func config(o *options) negotiate.Config {
+	hc := o.httpClient
+	if hc == nil {
+		hc = sharedHTTP
+	}
 	return negotiate.Config{
-		HTTPClient:   o.httpClient,
+		HTTPClient:   hc,
 		Header:       o.header,
 		Logger:       o.logger,
 		Policy:       o.policy,
@@ -165,6 +185,8 @@ func config(o *options) negotiate.Config {
 		Cache:        o.cache,
 		Reconnect:    o.reconnect,
 		Hook:         o.hook,
+		// The GET stream opens when the host listens (see openStream).
+		StreamOnDemand: true,
 	}
 }
 
@@ -174,14 +196,14 @@ func config(o *options) negotiate.Config {
 func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key, label string) (*Conn, error) {
 	h, err := hello(o)
 	if err != nil {
-		t.Close()
+		jsonrpc.Shutdown(ctx, t) //nolint:errcheck // the handshake's error is the one to report
 		return nil, err
 	}
 	cfg := config(o)
 	cfg.CacheKey, cfg.Label = key, label
 	res, err := negotiate.Handshake(ctx, t, o.transportName, h, cfg)
 	if err != nil {
-		t.Close()
+		jsonrpc.Shutdown(ctx, t) //nolint:errcheck // bounded by ctx: a cancelled Dial returns at once
 		return nil, err
 	}
 	return establish(ctx, res, o)
@@ -195,6 +217,9 @@ func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
 		return nil, err
 	}
 	cfg := config(o)
+	if cfg.HTTPClient, err = o.authorizedClient(rawURL); err != nil {
+		return nil, err
+	}
 	res, err := negotiate.Connect(ctx, rawURL, h, cfg)
 	if err != nil {
 		return nil, err
@@ -243,6 +268,7 @@ func refusedAsModern(err error) bool {
 func establish(ctx context.Context, res *negotiate.Result, o *options) (*Conn, error) {
 	c := newConn(res.Transport, o)
 	c.nextID.Store(res.NextID - 1)
+	c.droppedNotifications.Add(int64(res.DroppedNotifications)) // negotiate logged them
 	c.mu.Lock()
 	c.info.Transport = res.Name
 	c.info.Negotiation = res.Report
@@ -262,7 +288,7 @@ func establish(ctx context.Context, res *negotiate.Result, o *options) (*Conn, e
 		}
 	}
 	if err != nil {
-		c.Close()
+		c.Shutdown(ctx) //nolint:errcheck // bounded by ctx: a cancelled Dial returns at once
 		return nil, err
 	}
 	return c, nil

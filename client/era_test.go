@@ -348,3 +348,26 @@ func TestModernCachedLists(t *testing.T) {
 		t.Errorf("requests %v: a fresh cached answer went to the server", st.Requests)
 	}
 }
+
+// A broken answer stream of a modern server (no resumption in 2026-07-28):
+// a request safe to repeat goes out again as a new request; a tool call
+// that may have run fails as "may have run" and runs once.
+func TestModernBrokenStream(t *testing.T) {
+	hs := testservers.StartModern(testservers.HTTPOptions{Faults: testservers.Faults{Rules: []testservers.FaultRule{
+		{Fault: testservers.FaultDropStreamNoIDs, Method: "tools/list", Count: 1},
+		{Fault: testservers.FaultDropStreamNoIDs, Method: "tools/call", Count: 1},
+	}}})
+	defer hs.Close()
+	c := dialT(t, client.URL(hs.URL))
+	if _, err := c.AllTools(ctxT(t)); err != nil {
+		t.Fatalf("tools/list after a cut stream: %v", err)
+	}
+	_, err := c.CallTool(ctxT(t), "once", map[string]any{"key": "k1"})
+	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("a cut tool call: %v", err)
+	}
+	st, err := hs.Server().WaitStats(ctxT(t), func(st testservers.Stats) bool { return st.Executions == 1 })
+	if err != nil || st.Duplicates != 0 || st.Requests["tools/list"] != 2 || st.Faults["drop-stream-no-ids"] != 2 {
+		t.Errorf("stats %+v %v", st, err)
+	}
+}

@@ -73,3 +73,38 @@ func (e *LostError) Unwrap() error { return e.Err }
 
 // Is matches jsonrpc.ErrOutcomeUnknown.
 func (e *LostError) Is(target error) bool { return target == jsonrpc.ErrOutcomeUnknown }
+
+// named is err as the error of a request or notification named method:
+// prefixed with the method, unless err names it already — the HTTP
+// transports label the message they failed to send ("modern: tools/list
+// (id 3): ..."), and a server may quote it ("Method not found:
+// bogus/method") — so that no error names its method twice.
+func named(method string, err error) error {
+	if namesMethod(err.Error(), method) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", method, err)
+}
+
+// namesMethod reports whether msg holds method as a whole word (not as
+// part of a longer name: "mapping" does not name "ping").
+func namesMethod(msg, method string) bool {
+	for i := 0; i+len(method) <= len(msg); {
+		j := strings.Index(msg[i:], method)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(method)
+		if (j == 0 || !isNameByte(msg[j-1])) && (end == len(msg) || !isNameByte(msg[end])) {
+			return true
+		}
+		i = j + 1
+	}
+	return false
+}
+
+// isNameByte reports whether b may be part of a method name.
+func isNameByte(b byte) bool {
+	return b == '/' || b == '_' || b == '-' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}

@@ -8,50 +8,74 @@ import (
 )
 
 // eventQueue runs functions one at a time, in the order they were queued,
-// on one goroutine: notification handlers and progress callbacks go through
-// it so that they see messages in order without ever blocking the read loop.
+// on one goroutine: notification handlers and the host's callbacks go
+// through it so that they see messages in order without ever blocking the
+// read loop.
 type eventQueue struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
-	fns    []func()
+	fns    []event
+	bytes  int // bytes of server input the queued notifications hold
 	closed bool
-	done   chan struct{}
-	gid    atomic.Uint64 // the goroutine that runs the functions
+
+	maxLen, maxBytes int // maxPendingNotifications, maxPendingNotificationBytes
+	done             chan struct{}
+	gid              atomic.Uint64 // the goroutine that runs the functions
+}
+
+// event is a queued function and the bytes of server input it holds.
+type event struct {
+	fn   func()
+	size int
 }
 
 func newEventQueue() *eventQueue {
-	q := &eventQueue{done: make(chan struct{})}
+	q := &eventQueue{done: make(chan struct{}), maxLen: maxPendingNotifications, maxBytes: maxPendingNotificationBytes}
 	q.cond = sync.NewCond(&q.mu)
 	go q.run()
 	return q
 }
 
+// push queues fn whatever the bounds: for what the Conn itself produces
+// (state changes, re-initializations, coalesced change notifications), a
+// bounded number of events.
 func (q *eventQueue) push(fn func()) {
 	q.mu.Lock()
 	if !q.closed {
-		q.fns = append(q.fns, fn)
+		q.fns = append(q.fns, event{fn: fn})
 		q.cond.Signal()
 	}
 	q.mu.Unlock()
 }
 
-// maxPendingNotifications bounds the server notifications waiting for slow
-// handlers: past it, new ones are dropped (and logged), so that a chatty
-// server cannot grow the client's memory without end.
-const maxPendingNotifications = 4096
+const (
+	// maxPendingNotifications bounds the server notifications waiting for
+	// slow handlers. The read loop must never wait for a handler (a
+	// handler may call the Conn, whose answer the read loop must read), so
+	// past the bounds new notifications are dropped, counted and logged.
+	// 4,096 rides out a burst of log records while a handler is busy.
+	maxPendingNotifications = 4096
+	// maxPendingNotificationBytes bounds the bytes of server input (params)
+	// those notifications hold: 4,096 log records of a few hundred bytes fit
+	// easily, 4,096 of 64 KiB (256 MiB) do not. One bigger notification is
+	// still queued when none waits.
+	maxPendingNotificationBytes = 16 << 20
+)
 
-// offer queues fn unless maxPendingNotifications are already waiting; it
-// reports whether fn was queued.
-func (q *eventQueue) offer(fn func()) bool {
+// offer queues fn, a handler for a notification holding size bytes,
+// unless the queue is past maxPendingNotifications or
+// maxPendingNotificationBytes; it reports whether fn was queued.
+func (q *eventQueue) offer(fn func(), size int) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return true
 	}
-	if len(q.fns) >= maxPendingNotifications {
+	if n := len(q.fns); n >= q.maxLen || (n > 0 && q.bytes+size > q.maxBytes) {
 		return false
 	}
-	q.fns = append(q.fns, fn)
+	q.fns = append(q.fns, event{fn: fn, size: size})
+	q.bytes += size
 	q.cond.Signal()
 	return true
 }
@@ -68,11 +92,12 @@ func (q *eventQueue) run() {
 			q.mu.Unlock()
 			return
 		}
-		fn := q.fns[0]
-		q.fns[0] = nil
+		ev := q.fns[0]
+		q.fns[0] = event{}
 		q.fns = q.fns[1:]
+		q.bytes -= ev.size
 		q.mu.Unlock()
-		fn()
+		ev.fn()
 	}
 }
 

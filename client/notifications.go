@@ -31,7 +31,7 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 			cancel()
 		}
 		if o.onCancelled != nil {
-			c.offer(msg.Method, func() { o.onCancelled(p) })
+			c.offer(msg, func() { o.onCancelled(p) })
 		}
 	case "notifications/message":
 		if o.onLog == nil {
@@ -42,13 +42,13 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 			o.logger.Warn("anymcp: malformed notifications/message", "params", excerpt(msg.Params))
 			return
 		}
-		c.offer(msg.Method, func() { o.onLog(p) })
+		c.offer(msg, func() { o.onLog(p) })
 	case "notifications/tools/list_changed":
-		c.pushHandler(o.onToolsChg, msg)
+		c.listChanged(toolsChanged, o.onToolsChg, msg)
 	case "notifications/resources/list_changed":
-		c.pushHandler(o.onResChg, msg)
+		c.listChanged(resourcesChanged, o.onResChg, msg)
 	case "notifications/prompts/list_changed":
-		c.pushHandler(o.onPromptsChg, msg)
+		c.listChanged(promptsChanged, o.onPromptsChg, msg)
 	case "notifications/resources/updated":
 		if o.onResUpdated == nil {
 			c.pushHandler(nil, msg)
@@ -59,7 +59,7 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 			o.logger.Warn("anymcp: malformed notifications/resources/updated", "params", excerpt(msg.Params))
 			return
 		}
-		c.offer(msg.Method, func() { o.onResUpdated(p.URI) })
+		c.offer(msg, func() { o.onResUpdated(p.URI) })
 	default:
 		c.pushHandler(nil, msg)
 	}
@@ -68,13 +68,43 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 // pushHandler queues f, or the catch-all handler when f is nil.
 func (c *Conn) pushHandler(f func(), msg *jsonrpc.Message) {
 	if f != nil {
-		c.offer(msg.Method, f)
+		c.offer(msg, f)
 		return
 	}
 	if all := c.opts.onNotify; all != nil {
 		method, params := msg.Method, msg.Params
-		c.offer(method, func() { all(method, params) })
+		c.offer(msg, func() { all(method, params) })
 	}
+}
+
+// The lists whose changes the server announces.
+type listKind int
+
+const (
+	toolsChanged listKind = iota
+	resourcesChanged
+	promptsChanged
+	listKinds
+)
+
+// listChanged queues the handler f of a list_changed notification (the
+// catch-all handler when f is nil). Such a notification says only that
+// the list changed: while one of its kind waits for its handler, another
+// adds nothing and is merged into it. The one that waits is queued past
+// the handlers' bounds (at most one per kind), so that a flood of log
+// records never hides a change of the lists.
+func (c *Conn) listChanged(k listKind, f func(), msg *jsonrpc.Message) {
+	if f == nil {
+		c.pushHandler(nil, msg)
+		return
+	}
+	if !c.listChangePending[k].CompareAndSwap(false, true) {
+		return // merged into the one waiting
+	}
+	c.events.push(func() {
+		c.listChangePending[k].Store(false) // a change from now on calls f again
+		f()
+	})
 }
 
 // progress restarts the timeout of the call the token names and hands the
@@ -114,12 +144,19 @@ func excerpt(b []byte) string {
 	return string(b)
 }
 
-// offer hands a notification to the handlers' queue, or drops it when the
-// handlers are that far behind.
-func (c *Conn) offer(method string, fn func()) {
-	if !c.events.offer(fn) {
-		if n := c.droppedNotifications.Add(1); n == 1 || n%1000 == 0 {
-			c.opts.logger.Warn("anymcp: handlers are behind; dropped server notifications", "method", method, "dropped", n)
-		}
+// offer hands fn, the handler of notification msg, to the handlers'
+// queue, or drops it when the handlers are that far behind.
+func (c *Conn) offer(msg *jsonrpc.Message, fn func()) {
+	if c.events.offer(fn, len(msg.Params)) {
+		return
+	}
+	if n := c.droppedNotifications.Add(1); n == 1 || n%1000 == 0 {
+		c.opts.logger.Warn("anymcp: handlers are behind; dropped server notifications", "method", msg.Method, "dropped", n)
 	}
 }
+
+// DroppedNotifications returns how many server notifications the Conn has
+// dropped, in all, because its handlers were too far behind to take them
+// (see OnLog): a count that grows means the handlers are too slow for
+// what the server sends.
+func (c *Conn) DroppedNotifications() int64 { return c.droppedNotifications.Load() }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/reconnect"
@@ -40,6 +41,7 @@ type options struct {
 	// HTTP transports
 	httpClient *http.Client
 	header     http.Header
+	auth       *auth.Authorizer
 
 	sampling      SamplingHandler
 	elicitForm    ElicitationHandler
@@ -147,21 +149,32 @@ func WithURLElicitation(h ElicitationHandler) Option { return func(o *options) {
 // (with listChanged: tell the server with Conn.NotifyRootsChanged).
 func WithRoots(h RootsHandler) Option { return func(o *options) { o.roots = h } }
 
-// Notification handlers run one at a time, in arrival order, on a goroutine
-// of the Conn's own: they may call the Conn, but a slow one delays the next,
-// and when 4,096 notifications are waiting, newer ones are dropped (and
-// logged) until the handlers catch up.
-
 // OnLog delivers notifications/message (server log records).
+//
+// Notification handlers (the On… options for server notifications) run
+// one at a time, in arrival order, on a goroutine of the Conn's own: they
+// may call the Conn, but a slow one delays the next. The Conn's read loop never waits for them (a handler may
+// itself wait for an answer that only the read loop can deliver), so while
+// 4,096 notifications, or 16 MiB of their params, wait for the handlers,
+// newer ones are dropped — counted by Conn.DroppedNotifications and logged
+// — until the handlers catch up. A list_changed notification is never
+// dropped: while one of its kind waits for its handler, later ones are
+// merged into it. Responses and server requests are never dropped. Below
+// the handlers the transport's queue is bounded too: when the read loop
+// falls behind, the transport stops reading the connection, and the server
+// is slowed by TCP flow control (or, over stdio, blocks on its writes).
 func OnLog(f func(mcp.LoggingMessageParams)) Option { return func(o *options) { o.onLog = f } }
 
-// OnToolsChanged is called on notifications/tools/list_changed.
+// OnToolsChanged is called on notifications/tools/list_changed; while a
+// call waits to run, later ones are merged into it (see OnLog).
 func OnToolsChanged(f func()) Option { return func(o *options) { o.onToolsChg = f } }
 
-// OnResourcesChanged is called on notifications/resources/list_changed.
+// OnResourcesChanged is called on notifications/resources/list_changed;
+// while a call waits to run, later ones are merged into it (see OnLog).
 func OnResourcesChanged(f func()) Option { return func(o *options) { o.onResChg = f } }
 
-// OnPromptsChanged is called on notifications/prompts/list_changed.
+// OnPromptsChanged is called on notifications/prompts/list_changed; while
+// a call waits to run, later ones are merged into it (see OnLog).
 func OnPromptsChanged(f func()) Option { return func(o *options) { o.onPromptsChg = f } }
 
 // OnResourceUpdated is called on notifications/resources/updated with the URI.
@@ -190,7 +203,10 @@ func WithTransportPolicy(p negotiate.Policy) Option { return func(o *options) { 
 
 // WithReconnectPolicy sets how HTTP transports retry once connected:
 // resuming a broken stream, reconnecting the GET or HTTP+SSE stream,
-// waiting out 429 and 503. The default is reconnect.DefaultPolicy(). (A
+// waiting out 429 and 503; and how long the Conn keeps re-initializing
+// and sending again a call that sessions keep refusing as expired (its
+// MaxAttempts count the sessions that refused the call, its Budget runs
+// from the first refusal). The default is reconnect.DefaultPolicy(). (A
 // stdio server is supervised only when its Target says so: Supervised.)
 func WithReconnectPolicy(p reconnect.Policy) Option {
 	return func(o *options) { o.reconnect = &p }
@@ -250,7 +266,8 @@ func Repeatable() CallOption { return func(c *callOptions) { c.repeatable = true
 // SSE) all reach f before the call returns; a server that answers with JSON
 // sends progress on its GET stream, and an update that trails the answer is
 // dropped. f runs on the Conn's read loop: it must return quickly and must
-// not call the Conn.
+// not call the Conn. A slow f holds the reading of the connection back (the
+// server is pushed back; nothing is dropped).
 func WithProgress(f func(mcp.ProgressParams)) CallOption {
 	return func(c *callOptions) { c.progress = f }
 }

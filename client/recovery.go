@@ -27,9 +27,19 @@ type recoveringKey struct{}
 // timeout of its own.
 const recoveryTimeout = 30 * time.Second
 
-// startRecovery begins re-initializing unless it is already under way, and
-// returns the recovery to wait for (nil when the Conn is done).
-func (c *Conn) startRecovery(cause error) *recovery {
+// renewed is the recovery of a session already replaced: nothing to wait
+// for.
+var renewed = func() *recovery {
+	r := &recovery{done: make(chan struct{})}
+	close(r.done)
+	return r
+}()
+
+// startRecovery begins re-initializing the session of generation gen, the
+// one found lost, unless a re-initialization is already under way (it
+// returns that one) or has replaced that session since (it returns a
+// finished one). It returns nil when the Conn is done.
+func (c *Conn) startRecovery(cause error, gen int64) *recovery {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.recovery != nil {
@@ -38,6 +48,9 @@ func (c *Conn) startRecovery(cause error) *recovery {
 	if c.err != nil {
 		return nil
 	}
+	if c.gen.Load() != gen {
+		return renewed
+	}
 	r := &recovery{done: make(chan struct{})}
 	c.recovery = r
 	c.wg.Add(1)
@@ -45,10 +58,10 @@ func (c *Conn) startRecovery(cause error) *recovery {
 	return r
 }
 
-// recoverSession re-initializes (or joins the re-initialization under way)
-// and waits for it, bounded by ctx.
-func (c *Conn) recoverSession(ctx context.Context, cause error) error {
-	r := c.startRecovery(cause)
+// recoverSession re-initializes the session of generation gen (or joins
+// the re-initialization under way) and waits for it, bounded by ctx.
+func (c *Conn) recoverSession(ctx context.Context, cause error, gen int64) error {
+	r := c.startRecovery(cause, gen)
 	if r == nil {
 		return c.Err()
 	}
@@ -58,6 +71,75 @@ func (c *Conn) recoverSession(ctx context.Context, cause error) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+}
+
+// sessionRefusals is what one call has met of expired sessions.
+type sessionRefusals struct {
+	since time.Time // the first refusal
+	gen   int64     // the session generation last counted
+	n     int       // the sessions whose server refused the request
+}
+
+// maxBarrenSessions is how many re-initializations in a row may bring no
+// answer to any request before calls refused for an expired session stop
+// waiting for the next one.
+const maxBarrenSessions = 5
+
+// afterExpiry decides what becomes of a call whose request was refused
+// because its session had expired — so it did not run — after going out
+// on session generation gen: nil to send it again, once the session that
+// replaces that one is initialized (re-initializing if nobody has yet:
+// one initialize for every caller), or the error to return.
+//
+// A refusal by the server counts once per session generation against the
+// reconnect policy's MaxAttempts: the requests of many callers refused in
+// one cluster each count that one session, however many 404s the others
+// drew. A transport's own refusal (jsonrpc.ErrNotSent: it already knew the
+// session lost, and a re-initialization is due or under way) counts
+// nothing: the call only waits. The call gives up when the policy's
+// attempts are spent, when its Budget has passed since the first refusal,
+// or when maxBarrenSessions re-initializations in a row answered nobody.
+func (c *Conn) afterExpiry(ctx context.Context, method string, gen int64, err error, rs *sessionRefusals) error {
+	p := c.reconnectPolicy()
+	if rs.since.IsZero() {
+		rs.since = time.Now()
+	}
+	if !errors.Is(err, jsonrpc.ErrNotSent) && gen != rs.gen {
+		rs.gen = gen
+		rs.n++
+		if p.MaxAttempts > 0 && rs.n > p.MaxAttempts {
+			return c.giveUpExpired(method, err, fmt.Sprintf("refused by %d sessions in a row", rs.n))
+		}
+	}
+	if p.Budget > 0 && time.Since(rs.since) > p.Budget {
+		return c.giveUpExpired(method, err, fmt.Sprintf("sessions kept expiring for %v", p.Budget))
+	}
+	if c.gen.Load() == gen {
+		c.opts.logger.Info("anymcp: session expired; re-initializing, then sending again", "method", method, "err", err)
+		if rerr := c.recoverSession(ctx, err, gen); rerr != nil {
+			return fmt.Errorf("%w (re-initializing failed: %w)", err, rerr)
+		}
+	}
+	if n := c.barren.Load(); n >= maxBarrenSessions {
+		return c.giveUpExpired(method, err, fmt.Sprintf("%d new sessions in a row answered no request", n))
+	}
+	return nil
+}
+
+// giveUpExpired is the error of a call that stops waiting for a session
+// that lasts: it did not run.
+func (c *Conn) giveUpExpired(method string, err error, why string) error {
+	c.opts.logger.Info("anymcp: giving up a request its sessions keep refusing", "method", method, "reason", why, "err", err)
+	return fmt.Errorf("%w (%s)", err, why)
+}
+
+// reconnectPolicy returns the reconnect policy in force, defaults filled.
+func (c *Conn) reconnectPolicy() reconnect.Policy {
+	var p reconnect.Policy
+	if c.opts.reconnect != nil {
+		p = *c.opts.reconnect
+	}
+	return p.Start().Policy()
 }
 
 // awaitRecovery holds a call back while a re-initialization is under way:
@@ -90,11 +172,7 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 	defer c.wg.Done()
 	c.setState(StateReconnecting)
 	start := time.Now()
-	policy := reconnect.DefaultPolicy()
-	if c.opts.reconnect != nil {
-		policy = *c.opts.reconnect
-	}
-	backoff := policy.Start()
+	backoff := c.reconnectPolicy().Start()
 	var err error
 	var resubscribed int
 	for attempt := 1; ; attempt++ {
@@ -112,6 +190,9 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 		}
 	}
 
+	if err == nil {
+		c.barren.Add(1) // until a request is answered on the new session
+	}
 	c.mu.Lock()
 	c.recovery = nil
 	r.err = err

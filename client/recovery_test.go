@@ -110,18 +110,12 @@ func TestExpiredSessionReinitializesOnceAndResends(t *testing.T) {
 }
 
 func TestSessionLostFailsInFlightAndRecovers(t *testing.T) {
-	p := newScriptedPeer(t)
-	go p.handshake()
-	c, err := Open(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, p := openScripted(t) // the handshake over: nothing else reads the peer
 	res := make(chan error, 1)
 	go func() { _, err := c.CallTool(context.Background(), "pay", nil); res <- err }()
 	p.expect("tools/call")
 	p.loseSession()
-	err = <-res
+	err := <-res
 	var le *LostError
 	if !errors.As(err, &le) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("in-flight call: want LostError, got %v", err)
@@ -148,13 +142,7 @@ func TestSessionLostFailsInFlightAndRecovers(t *testing.T) {
 }
 
 func TestReplayOnlyWhatIsSafe(t *testing.T) {
-	p := newScriptedPeer(t)
-	go p.handshake()
-	c, err := Open(context.Background(), p, WithReplay())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, p := openScripted(t, WithReplay()) // the handshake over: nothing else reads the peer
 	ctx := context.Background()
 	go func() {
 		m := p.expect("tools/list")

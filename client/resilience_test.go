@@ -98,10 +98,12 @@ func TestSessionExpiryRecovers(t *testing.T) {
 	}
 }
 
+// A Conn that listens to the server (here for list changes) has the GET
+// stream open, whose reconnect notices a restart without any call.
 func TestServerRestartRecoversWithoutACall(t *testing.T) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{Priming: true})
 	t.Cleanup(srv.Close) // after the Conn's Close, which ends the session
-	c := dial(t, server{target: client.URL(srv.URL)}, client.WithReconnectPolicy(fastPolicy))
+	c := dial(t, server{target: client.URL(srv.URL)}, client.WithReconnectPolicy(fastPolicy), client.OnToolsChanged(func() {}))
 	srv.Restart() // every session lost, streams cut: the GET stream's reconnect finds out
 	ctx := ctxT(t)
 	for c.State() == client.StateReady && srv.Server().Stats().SessionsCreated < 2 {

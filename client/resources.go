@@ -64,6 +64,7 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 	if c.dialect().listen {
 		err = c.awaitListening(ctx, c.startListening())
 	} else {
+		c.openStream() // the updates come on the GET stream
 		err = c.Call(ctx, "resources/subscribe", &mcp.SubscribeParams{URI: uri}, nil)
 	}
 	if err != nil && !had {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -55,7 +56,11 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 		sctx, scancel := context.WithTimeout(c.ctx, 30*time.Second)
 		defer scancel()
 		if err := c.t.Send(sctx, resp); err != nil {
-			c.opts.logger.Warn("anymcp: could not answer the server's request", "method", msg.Method, "id", msg.ID.String(), "err", err)
+			level := slog.LevelWarn
+			if c.ctx.Err() != nil { // closed meanwhile: the server has what it needed, or no use for it
+				level = slog.LevelDebug
+			}
+			c.opts.logger.Log(context.Background(), level, "anymcp: could not answer the server's request", "method", msg.Method, "id", msg.ID.String(), "err", err)
 		}
 	}()
 }

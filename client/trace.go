@@ -32,3 +32,9 @@ func (h *hooked) Recv() (*jsonrpc.Message, error) {
 	}
 	return m, err
 }
+
+// Shutdown passes a bounded close on to the transport.
+func (h *hooked) Shutdown(ctx context.Context) error { return jsonrpc.Shutdown(ctx, h.Transport) }
+
+// OpenStream passes the request for a stream on to the transport.
+func (h *hooked) OpenStream() { jsonrpc.OpenStream(h.Transport) }

@@ -8,6 +8,10 @@
 // reconnect delay; then, for a scenario that did not pass, its failed or
 // warned checks and the client's last stderr line.
 //
+// A scenario whose checks all pass still fails when the client exited with an
+// error (or timed out) and the scenario does not allow that: the suite says so
+// in DIR/suite.log ("CLIENT EXITED WITH ERROR", "CLIENT TIMED OUT").
+//
 // Exit status: 0 when the result is what the baseline says (a pass for a
 // scenario not listed, a failure or warning for one listed), 1 for a failure
 // or warning of a scenario not listed (no checks at all counts as a failure),
@@ -66,8 +70,12 @@ const passed = by('SUCCESS');
 const failed = by('FAILURE');
 const warned = by('WARNING');
 
+const suiteLog = path.join(dir, 'suite.log');
+const log = fs.existsSync(suiteLog) ? fs.readFileSync(suiteLog, 'utf8') : '';
+const clientError = /CLIENT EXITED WITH ERROR|CLIENT TIMED OUT/.test(log);
+
 let verdict = 'PASS';
-if (failed.length > 0 || checks.length === 0) verdict = 'FAIL';
+if (failed.length > 0 || checks.length === 0 || clientError) verdict = 'FAIL';
 else if (warned.length > 0) verdict = 'WARN';
 // A scenario run at one protocol revision is named NAME@REVISION; the
 // baseline may list NAME (every revision) or NAME@REVISION.
@@ -78,6 +86,7 @@ if (verdict !== 'PASS' && !expected) code = 1;
 if (verdict === 'PASS' && expected) code = 3;
 let line = `${verdict.padEnd(4)} ${scenario.padEnd(42)} ${passed.length} passed, ${failed.length} failed, ${warned.length} warnings`;
 if (checks.length === 0) line += ' (no results)';
+if (clientError) line += '; the client exited with an error';
 if (expected) line += verdict === 'PASS' ? ' (listed in the baseline: stale entry)' : ' (expected: in the baseline)';
 
 const timing = checks.find((c) => c.id === 'client-sse-retry-timing');

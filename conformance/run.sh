@@ -17,7 +17,8 @@
 # Exit status is non-zero when sse-retry fails, warns, or the client errs in it
 # (issue 4 wants it clean: reconnect within 450-700 ms of a 500 ms retry:), or
 # when another scenario disagrees with conformance/expected-failures.yml (fails
-# without being listed, or passes while listed). Results, with each client's
+# without being listed, or passes while listed). A scenario passes when every
+# check passes and the client exits 0 (or the scenario allows it an error). Results, with each client's
 # stdout and stderr, stay in conformance/results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -79,24 +80,21 @@ for run in "${runs[@]}"; do
   args=(client --command "$client" --scenario "$name" --timeout 30000 -o "$out")
   [ -n "$version" ] && args+=(--spec-version "$version")
   judge=("$baseline")
-  if [ "$name" = sse-retry ]; then
-    judge=() # strict: no baseline, so any failure or warning counts
-  else
-    args+=(--expected-failures "$baseline")
-  fi
+  [ "$name" = sse-retry ] && judge=() # strict: no baseline, so any failure or warning counts
   rc=0
   suite "${args[@]}" >"$out/suite.log" 2>&1 || rc=$?
   verdict=0
-  node "$dir/checks.mjs" "$run" "$out" "${judge[@]}" || verdict=$?
-  # The suite's own baseline check cannot tell revisions apart: a scenario
-  # listed as NAME@REVISION is judged by checks.mjs alone.
-  if [ "$verdict" -eq 0 ] && [ "$rc" -ne 0 ] && grep -qx "  - $name@$version" "$baseline" 2>/dev/null; then rc=0; fi
-  if [ "$rc" -ne 0 ] || [ "$verdict" -ne 0 ]; then
+  node "$dir/checks.mjs" "$run" "$out" "${judge[@]}" | tee "$out/verdict.txt" || verdict=${PIPESTATUS[0]}
+  # checks.mjs judges against the baseline (the suite's own --expected-failures
+  # counts only checks, so a client that exits with an error after passing
+  # checks would be "stale", and it cannot tell revisions apart); the suite's
+  # exit status counts for sse-retry.
+  if [ "$verdict" -ne 0 ] || { [ "$name" = sse-retry ] && [ "$rc" -ne 0 ]; }; then
     status=1
     case $verdict in
       1) why="failed or warned, and is not in $baseline" ;;
       3) why="passes but is listed in $baseline: remove it" ;;
-      *) why="the suite exited $rc: $(grep -m1 -E 'Unexpected failures|Baseline is stale|CLIENT|Client test error|Validation error' "$out/suite.log" | sed 's/\x1b\[[0-9;]*m//g')" ;;
+      *) why="the suite exited $rc: $(grep -m1 -E 'CLIENT|Client test error|Validation error' "$out/suite.log" | sed 's/\x1b\[[0-9;]*m//g')" ;;
     esac
     [ "$name" = sse-retry ] && why="did not pass cleanly (suite exit $rc)"
     problems+=("$run: $why (see $out/)")
@@ -104,6 +102,34 @@ for run in "${runs[@]}"; do
 done
 
 elapsed=$((($(date +%s%N) - started) / 1000000))
+
+# The counts, by revision, when every scenario ran: conformance/RESULTS.md,
+# and the README's copy of it between its conformance markers.
+if [ $# -eq 0 ]; then
+  summary=$dir/RESULTS.md
+  {
+    echo "Client scenarios of $(suite --version 2>/dev/null | sed 's/^/@modelcontextprotocol\/conformance /'), produced by \`bash conformance/run.sh\` on $(date -u +%F):"
+    echo
+    echo "| revision | scenarios passed | auth scenarios passed | other scenarios passed |"
+    echo "|---|---|---|---|"
+    for rev in 2025-11-25 2026-07-28 other; do
+      if [ "$rev" = other ]; then pat='^[^@]*$'; else pat="@$rev\$"; fi
+      awk -v pat="$pat" '
+        FNR == 1 { name=$2 } FNR == 1 && name ~ pat {
+          total++; if ($1 == "PASS") pass++
+          if (name ~ /^auth\//) { at++; if ($1 == "PASS") ap++ } else { ot++; if ($1 == "PASS") op++ }
+        }
+        END { printf "| %s | %d of %d | %d of %d | %d of %d |\n", rev, pass, total, ap, at, op, ot }' rev="$rev" \
+        $(find "$results" -name verdict.txt | sort)
+    done
+    echo
+    echo "Failing scenarios are listed, each with its reason, in \`conformance/expected-failures.yml\`."
+  } >"$summary"
+  awk -v f="$summary" '
+    /<!-- conformance:begin -->/ { print; while ((getline line < f) > 0) print line; skip=1; next }
+    /<!-- conformance:end -->/ { skip=0 }
+    !skip { print }' README.md >README.md.tmp && mv README.md.tmp README.md
+fi
 echo "-- ${#runs[@]} scenario run(s) in $((elapsed / 1000)).$(printf %03d $((elapsed % 1000))) s; results in $results/"
 if [ "$status" -ne 0 ]; then
   printf 'conformance: %s\n' "${problems[@]}" >&2

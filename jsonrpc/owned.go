@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"unicode/utf8"
+
+	"github.com/anymcp/anymcp/internal/jsondec"
 )
 
 // DecodeOwned is Decode for a buffer the caller hands over: it returns the
@@ -23,7 +25,7 @@ import (
 // invalid envelope) are decoded by Decode's own code instead, which copies.
 func DecodeOwned(data []byte) ([]*Message, error) {
 	data = bytes.TrimSpace(data)
-	if len(data) == 0 || (data[0] != '[' && data[0] != '{') || !json.Valid(data) {
+	if len(data) == 0 || (data[0] != '[' && data[0] != '{') || !jsondec.Valid(data) {
 		return Decode(data)
 	}
 	if data[0] == '{' {

@@ -25,11 +25,16 @@ import (
 // reconnected, restarted its process, or only lost its session id, as
 // Streamable HTTP does); Recv may be called again.
 //
+// What waits for Recv is bounded: when the Recv loop falls behind, the
+// transport stops reading from the server, and a Send that queues messages
+// waits for room. The Recv loop must therefore run concurrently with Send,
+// and never wait for one.
+//
 // Sessions: a transport whose session is gone (a 404 for the session id,
 // a reconnected HTTP+SSE stream, a restarted process) refuses to send
 // anything but an initialize request, with an error matching
-// ErrSessionExpired: the message was not delivered, so the protocol layer
-// may re-initialize and send it again.
+// ErrSessionExpired and ErrNotSent: the message was not delivered, so the
+// protocol layer may re-initialize and send it again.
 //
 // Close releases everything the transport holds; it is idempotent and
 // returns after the transport's goroutines (and processes) are gone.
@@ -37,6 +42,41 @@ type Transport interface {
 	Send(ctx context.Context, msg *Message) error
 	Recv() (*Message, error)
 	Close() error
+}
+
+// Shutdowner is a Transport whose Close waits on the peer — a process's
+// grace period after its stdin closes, a session's DELETE — and can be
+// hurried: Shutdown(ctx) does what Close does, but once ctx is done it
+// stops waiting (the process group is killed, the DELETE abandoned) and
+// returns as soon as its goroutines and processes are gone. Close is
+// Shutdown without a bound beyond the transport's own.
+type Shutdowner interface {
+	Shutdown(ctx context.Context) error
+}
+
+// Shutdown closes t bounded by ctx: with its Shutdown method when it is a
+// Shutdowner, else with Close (which ctx then cannot shorten).
+func Shutdown(ctx context.Context, t Transport) error {
+	if s, ok := t.(Shutdowner); ok {
+		return s.Shutdown(ctx)
+	}
+	return t.Close()
+}
+
+// StreamOpener is a Transport with a stream of server messages outside
+// answers that it opens only when asked (Streamable HTTP's standalone GET
+// stream, with modern.Options.StreamOnDemand). The protocol layer asks
+// once the host listens for what comes there.
+type StreamOpener interface {
+	OpenStream()
+}
+
+// OpenStream asks t for its stream of server messages, when t is a
+// StreamOpener; other transports have theirs open already, or none.
+func OpenStream(t Transport) {
+	if o, ok := t.(StreamOpener); ok {
+		o.OpenStream()
+	}
 }
 
 // Conditions transports report and the protocol layer acts on. Transports
@@ -47,6 +87,11 @@ var (
 	// ErrSessionExpired: the server no longer knows the session (HTTP 404
 	// on a request that carried Mcp-Session-Id). The request was not run.
 	ErrSessionExpired = errors.New("session expired")
+	// ErrNotSent: the transport refused the message without sending it,
+	// because its session is gone and no new one is initialized yet. It
+	// comes with ErrSessionExpired; unlike a server's 404, it says nothing
+	// of the server, only that a re-initialization is due or under way.
+	ErrNotSent = errors.New("not sent")
 	// ErrOutcomeUnknown: the request was sent but its answer was lost, so
 	// it may or may not have run on the server.
 	ErrOutcomeUnknown = errors.New("outcome unknown: the request may have run")

@@ -20,9 +20,11 @@
 // which refuses a redirect to another origin (or one that would turn a POST
 // into a GET) with a *jsonrpc.RedirectError before anything is sent there. The resulting [Transport]
 // implements jsonrpc.Transport: Send POSTs, Recv returns the messages of the
-// stream in the order they arrived, through an unbounded queue, so that the
-// stream reader never waits for the host (which is expected to call Recv in
-// a dedicated loop).
+// stream in the order they arrived, through a bounded queue
+// (wire.MaxQueued messages, wire.MaxQueuedBytes bytes; one bigger message
+// passes alone). When it is full the stream reader stops reading, and TCP
+// flow control pushes back on the server; nothing is dropped. The host is
+// expected to call Recv in a dedicated loop that never waits for a Send.
 //
 // When the stream drops after Dial (the server ends it, or it breaks),
 // the transport reconnects by itself, as Options.Reconnect says (nil:
@@ -33,7 +35,8 @@
 // backoff with jitter), GETs the SSE URL again and takes the endpoint the
 // new stream announces (same-origin rule again). A new stream is a new
 // session: until an initialize request has been POSTed on it, Send refuses
-// everything else with an error matching jsonrpc.ErrSessionExpired, and an
+// everything else with an error matching jsonrpc.ErrSessionExpired and
+// jsonrpc.ErrNotSent, and an
 // initialize request sent while the transport reconnects waits for the new
 // endpoint. Re-initializing, and subscribing again, is the protocol layer's
 // job. When the policy gives up, or the server refuses the GET in a way

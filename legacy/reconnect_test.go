@@ -96,7 +96,7 @@ func TestSessionRulesWhileDown(t *testing.T) {
 	fd.lost(t)
 
 	for _, m := range []*jsonrpc.Message{request(1, "tools/call"), notification("notifications/roots/list_changed"), {ID: jsonrpc.Int(9), Result: []byte(`{}`)}} {
-		if err := sendErr(tr, m); !errors.Is(err, jsonrpc.ErrSessionExpired) || errors.Is(err, ErrConnectionLost) {
+		if err := sendErr(tr, m); !errors.Is(err, jsonrpc.ErrSessionExpired) || !errors.Is(err, jsonrpc.ErrNotSent) || errors.Is(err, ErrConnectionLost) {
 			t.Errorf("Send %s while down = %v, want ErrSessionExpired", describe(m), err)
 		}
 	}
@@ -159,7 +159,7 @@ func TestSessionRulesAfterReconnect(t *testing.T) {
 	f.next(t)
 	eventually(t, "the new endpoint", func() bool { return strings.HasSuffix(tr.Endpoint(), "sessionId=s2") })
 
-	if err := sendErr(tr, request(1, "tools/list")); !errors.Is(err, jsonrpc.ErrSessionExpired) {
+	if err := sendErr(tr, request(1, "tools/list")); !errors.Is(err, jsonrpc.ErrSessionExpired) || !errors.Is(err, jsonrpc.ErrNotSent) {
 		t.Errorf("Send before initialize = %v, want ErrSessionExpired", err)
 	}
 	var he *jsonrpc.HTTPError

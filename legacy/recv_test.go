@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/sse"
 )
@@ -224,9 +225,10 @@ func TestCursorKept(t *testing.T) {
 	}
 }
 
-// TestQueueUnbounded: the stream reader never waits for Recv: thousands of
-// messages are taken off the stream while nobody calls Recv.
-func TestQueueUnbounded(t *testing.T) {
+// TestQueueBounded: while nobody calls Recv, the stream reader queues
+// wire.MaxQueued messages and then stops reading; Recv then gets every
+// message, in order.
+func TestQueueBounded(t *testing.T) {
 	const n = 5000
 	s := newSSEServer(t)
 	s.onGET = func(send func(string)) {
@@ -241,8 +243,8 @@ func TestQueueUnbounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	eventually(t, "every message to be queued", func() bool {
-		return tr.queue.Len() == n
+	eventually(t, "the queue to fill", func() bool {
+		return tr.queue.Len() == wire.MaxQueued
 	})
 	got := make([]string, 0, n)
 	for range n {

@@ -1,12 +1,11 @@
 package legacy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-
-	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -21,7 +20,7 @@ import (
 // Sessions: after the stream drops, and until an initialize request has
 // been POSTed on the endpoint of the new stream, Send refuses every other
 // message, without sending it, with an error matching
-// jsonrpc.ErrSessionExpired. An initialize request sent while the
+// jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent. An initialize request sent while the
 // transport reconnects waits, as long as ctx allows, for the new endpoint,
 // and is then POSTed there; everything after it goes normally.
 //
@@ -58,7 +57,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	defer cancelReq()
 	stop := context.AfterFunc(s.ctx, cancelReq)
 	defer stop()
-	req, err := retryablehttp.NewRequestWithContext(reqCtx, http.MethodPost, s.endpoint, body)
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, s.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("legacy: %s: %w", wire.Label(m), err)
 	}
@@ -114,10 +113,10 @@ func (t *Transport) session(ctx context.Context, m *jsonrpc.Message) (s *session
 			return s, true, nil
 		case s != nil:
 			t.mu.Unlock()
-			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was reopened and the new session is not initialized; not sent", wire.Label(m), jsonrpc.ErrSessionExpired)
+			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was reopened and the new session is not initialized; %w", wire.Label(m), jsonrpc.ErrSessionExpired, jsonrpc.ErrNotSent)
 		case !isInit:
 			t.mu.Unlock()
-			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was lost and the transport is reconnecting; not sent", wire.Label(m), jsonrpc.ErrSessionExpired)
+			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was lost and the transport is reconnecting; %w", wire.Label(m), jsonrpc.ErrSessionExpired, jsonrpc.ErrNotSent)
 		}
 		t.mu.Unlock()
 		select {

@@ -68,7 +68,9 @@ func (t *Transport) read(rd *sse.Reader, s *session) error {
 			t.log.Warn("legacy: dropped invalid input from the server",
 				"err", wire.Excerpt([]byte(derr.Error())), "excerpt", wire.Excerpt(ev.Data))
 		}
-		if len(msgs) > 0 && !t.queue.Push(msgs...) {
+		// A full queue makes Push wait: the stream is not read meanwhile,
+		// and TCP flow control pushes back on the server.
+		if t.queue.Push(t.ctx, len(ev.Data), msgs...) != nil {
 			return jsonrpc.ErrClosed
 		}
 	}

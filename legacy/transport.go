@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-retryablehttp"
-
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -61,10 +59,10 @@ type Options struct {
 // Transport is an HTTP+SSE client transport, connected by Dial. It
 // implements jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	sseURL  string                // the SSE URL for errors and logs, password redacted
-	origin  *url.URL              // the SSE URL as the host gave it
-	stream  *http.Client          // the host's client without a Timeout, for the GETs
-	post    *retryablehttp.Client // the host's client, re-sending on 429, 503 and refused connections
+	sseURL  string            // the SSE URL for errors and logs, password redacted
+	origin  *url.URL          // the SSE URL as the host gave it
+	stream  *http.Client      // the host's client without a Timeout, for the GETs
+	post    *reconnect.Sender // the host's client, re-sending on 429, 503 and refused connections
 	header  http.Header
 	log     *slog.Logger
 	maxSize int
@@ -163,7 +161,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 		sseURL:  home.Redacted(),
 		origin:  home,
 		stream:  &stream,
-		post:    policy.Retrying(opts.HTTPClient, logger), // Retrying adds the redirect policy itself
+		post:    policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
 		header:  opts.Header.Clone(),
 		log:     logger,
 		maxSize: opts.MaxEventSize,

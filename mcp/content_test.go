@@ -58,3 +58,19 @@ func TestVersions(t *testing.T) {
 		t.Errorf("latest %s", LatestVersion)
 	}
 }
+
+// Tool schemas are kept byte for byte (JSON Schema 2020-12: $ref is not
+// dereferenced, no keyword is dropped or reordered).
+func TestSchemasKeptVerbatim(t *testing.T) {
+	schema := `{"$schema":"https://json-schema.org/draft/2020-12/schema",  "$defs":{"a":{"$anchor":"A","type":"string"}},
+		"type":"object","properties":{"x":{"$ref":"https://example.com/remote.json"},"y":{"$ref":"#A"}},
+		"additionalProperties":false,"if":{"required":["x"]},"then":{"required":["y"]}}`
+	out := `{"type":"object","properties":{"n":{"type":"number"}},"unknownKeyword":[1,2,{"z":null}]}`
+	var r ListToolsResult
+	if err := json.Unmarshal([]byte(`{"tools":[{"name":"t","inputSchema":`+schema+`,"outputSchema":`+out+`}]}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if string(r.Tools[0].InputSchema) != schema || string(r.Tools[0].OutputSchema) != out {
+		t.Errorf("schemas changed:\n%s\n%s", r.Tools[0].InputSchema, r.Tools[0].OutputSchema)
+	}
+}

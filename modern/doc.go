@@ -1,12 +1,21 @@
 // Package modern is the client side of the Streamable HTTP transport of MCP,
-// protocol revisions 2025-03-26, 2025-06-18 and 2025-11-25.
+// protocol revisions 2025-03-26 to 2026-07-28.
+//
+// One transport serves both protocol eras. In the legacy era (2025-03-26 to
+// 2025-11-25) it keeps the session described below. In the modern era
+// (2026-07-28) no initialize goes out, so there is no session, no GET stream
+// and no DELETE: every request is a POST whose request metadata headers
+// (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*: see
+// metadata.go) the protocol layer passes in with WithHeaders, and a call is
+// cancelled by closing its response stream.
 //
 // Every message the client sends is an HTTP POST to one endpoint. The server
 // answers a request with either one JSON body (a message or a batch) or an
 // SSE stream that carries the response, possibly preceded by server requests
 // and notifications; notifications and responses are answered with 202.
 // After the client sends notifications/initialized, the transport opens the
-// optional standalone GET stream on which the server may send requests and
+// optional standalone GET stream (with Options.StreamOnDemand, only once
+// OpenStream asks for it) on which the server may send requests and
 // notifications at any time; that Send returns once the server has answered
 // the GET (stream open or refused, waiting 2 s at most), so whatever the
 // server sends after the handshake has a way to the client.
@@ -27,9 +36,10 @@
 //
 //   - A request's event stream that breaks before the response is resumed
 //     when the server gave its events ids: after the server's retry: delay
-//     (exactly; otherwise the policy's backoff) a GET with Last-Event-ID set
-//     to the last id seen picks the stream up, again and again while new ids
-//     arrive, until the policy gives up. The response reaches Recv once. A
+//     (exactly; otherwise at once the first time, and the policy's backoff
+//     after that) a GET with Last-Event-ID set to the last id seen picks
+//     the stream up, again and again while new ids arrive, until the
+//     policy gives up. The response reaches Recv once. A
 //     stream without ids, a server that cannot resume (405), or a policy
 //     that gives up make Send fail with an error matching
 //     jsonrpc.ErrOutcomeUnknown: the request is never sent a second time.
@@ -49,13 +59,18 @@
 //     backoff, and so is a POST whose connection was refused; a wait over
 //     the cap or the policy's attempts, or past the caller's deadline, is
 //     a *reconnect.RetryAfterError (reconnect.Policy.Retrying does this).
+//     Sent again, it carries the session current then, never one that
+//     expired during the wait: a request moves to the session that
+//     replaced its own once that one is initialized; otherwise the message
+//     is refused unsent, as below.
 //
 // Conditions the protocol layer must act on are reported as the wrapped
 // sentinel errors of package jsonrpc: a 404 on a request that carried a
 // session id is jsonrpc.ErrSessionExpired, and the transport forgets the
 // session; from then on it refuses to send anything but an initialize
-// request (with an error matching jsonrpc.ErrSessionExpired, nothing sent)
-// until an initialize succeeds and starts a new session. A 404 that ends
+// request (with an error matching jsonrpc.ErrSessionExpired and
+// jsonrpc.ErrNotSent: nothing sent) until an initialize succeeds and starts
+// a new session. A 404 that ends
 // the session where no Send can report it (reopening the GET stream,
 // resuming a stream) is a *jsonrpc.SessionLostError from Recv, which goes
 // on. A stream that ended before the response and could not be resumed is
@@ -63,8 +78,12 @@
 // use is a *jsonrpc.HTTPError.
 //
 // Messages from the server are queued for Recv in the order they arrived on
-// each stream. The queue is unbounded, so that no stream reader ever waits
-// for the host: the host is expected to call Recv in a dedicated loop.
+// each stream. The queue is bounded (wire.MaxQueued messages,
+// wire.MaxQueuedBytes bytes; one bigger message passes alone): when it is
+// full, the stream readers stop reading and TCP flow control pushes back on
+// the server, and Send, which returns once its response is queued, waits
+// too. Nothing is dropped. The host is expected to call Recv in a dedicated
+// loop that never waits for a Send.
 //
 // Every retry, resumption and reconnect is logged at Info level with its
 // reason and wait; giving up is logged at Warn level.

@@ -29,9 +29,11 @@ const drainTimeout = 250 * time.Millisecond
 // resumed with GET and Last-Event-ID when its events had ids (see the
 // package doc); the request itself is never sent twice, except after a
 // 429 or 503 (or a refused connection), which say the server did not run
-// it. An error wraps jsonrpc.ErrSessionExpired (404 on a request that
-// carried the session, unless the 404 came after a redirect, or a session
-// lost earlier: the message was not sent), jsonrpc.ErrOutcomeUnknown (the
+// it; sent again, it carries the session current at that moment (see
+// below). An error wraps jsonrpc.ErrSessionExpired (404 on a request that
+// carried the session, unless the 404 came after a redirect; or, together
+// with jsonrpc.ErrNotSent, a session lost earlier or while the message
+// waited to be sent again: the message was not sent), jsonrpc.ErrOutcomeUnknown (the
 // answer stream ended or broke before the response and could not be
 // resumed, or the server accepted the request with no body: ErrNoResponse),
 // a *reconnect.RetryAfterError (a 429 or 503 not waited out: over the
@@ -45,7 +47,11 @@ const drainTimeout = 250 * time.Millisecond
 //
 // Once a session has been lost, Send refuses every message but an
 // initialize request, without sending it, with an error matching
-// jsonrpc.ErrSessionExpired, until an initialize succeeds. An initialize
+// jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent, until an initialize
+// succeeds. A message sent again after a 429 or 503 goes out on the
+// session current then: its own if it still is; for a request, the one
+// that replaced it, once that one got notifications/initialized; else it
+// is refused the same way, never sent on a dead session. An initialize
 // request never carries the session headers: its answer establishes the
 // session (the Mcp-Session-Id header) and the protocol version
 // (result.protocolVersion) that later requests carry. A successful
@@ -61,11 +67,11 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 
 	isInit := m.IsRequest() && m.Method == "initialize"
-	var session, version []string
+	var sent carried
 	if !isInit {
 		var lost bool
-		if session, version, lost = t.sessionHeaders(); lost {
-			return fmt.Errorf("modern: %s: not sent: %w; initialize first", wire.Label(m), jsonrpc.ErrSessionExpired)
+		if sent, lost = t.sessionHeaders(); lost {
+			return fmt.Errorf("modern: %s: %w: %w; initialize first", wire.Label(m), jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
 		}
 	}
 
@@ -85,7 +91,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	resp, err := t.post(withCaller(reqCtx, ctx), m, body, session, version)
+	resp, err := t.post(withCaller(reqCtx, ctx), m, body, &sent)
 	if err != nil {
 		return t.failed(ctx, m, err)
 	}
@@ -95,9 +101,9 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	if resp.StatusCode == http.StatusNotFound && session != nil && !origin.Redirected(resp) {
+	if resp.StatusCode == http.StatusNotFound && sent.session != nil && !origin.Redirected(resp) {
 		herr := wire.NewHTTPError(resp, http.MethodPost, t.redacted)
-		t.forgetSession(session)
+		t.forgetSession(sent.session)
 		return fmt.Errorf("modern: %s: %w: %w", wire.Label(m), jsonrpc.ErrSessionExpired, herr)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -105,10 +111,18 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 
 	if !m.IsRequest() {
-		if err := t.accepted(m, resp); err != nil {
+		if err := t.accepted(ctx, m, resp); err != nil {
 			return err
 		}
 		if m.Method == "notifications/initialized" {
+			t.sessionReady(sent.gen)
+			t.mu.Lock()
+			t.sessionUp = true
+			want := t.wantStream
+			t.mu.Unlock()
+			if !want {
+				return nil // StreamOnDemand: OpenStream opens it
+			}
 			// Wait, within a bound, until the GET stream is open or refused.
 			timer := time.NewTimer(listenSettleWait)
 			defer timer.Stop()
@@ -122,7 +136,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return nil
 	}
 
-	x := exchange{t: t, ctx: ctx, req: m, isInit: isInit, session: session, version: version}
+	x := exchange{t: t, ctx: ctx, req: m, isInit: isInit, session: sent.session, version: sent.version}
 	if isInit {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			if why := sessionIDProblem(sid); why != "" {
@@ -202,9 +216,9 @@ func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error) e
 }
 
 // accepted handles the server's 2xx answer to a notification or a response:
-// usually 202 with no body; a JSON body that holds messages is delivered,
-// anything else discarded.
-func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
+// usually 202 with no body; a JSON body that holds messages is delivered
+// (waiting, within ctx, for room in the queue), anything else discarded.
+func (t *Transport) accepted(ctx context.Context, m *jsonrpc.Message, resp *http.Response) error {
 	if resp.StatusCode == http.StatusAccepted || resp.ContentLength == 0 {
 		wire.Drain(resp.Body)
 		return nil
@@ -223,8 +237,11 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 		if derr != nil {
 			t.log.Debug("modern: discarded the body of an accepted message", "message", wire.Label(m), "err", derr)
 		}
-		if len(msgs) > 0 && !t.queue.Push(msgs...) {
-			return t.closedErr(m)
+		if err := t.queue.Push(ctx, len(body), msgs...); err != nil {
+			if cerr := t.closedErr(m); cerr != nil {
+				return cerr
+			}
+			return fmt.Errorf("modern: %s: queueing the messages of its answer: %w", wire.Label(m), err)
 		}
 	case "text/event-stream":
 		// A stream nobody asked for: reading it could block until the
@@ -240,7 +257,9 @@ func (t *Transport) accepted(m *jsonrpc.Message, resp *http.Response) error {
 // what is left (bounded in bytes and time), so that a server that ends the
 // stream right after the response gets its connection reused.
 func (t *Transport) finish(body io.ReadCloser, cancel context.CancelFunc) {
+	t.drains.Add(1)
 	ok := t.spawn(func() {
+		defer t.drains.Done()
 		timer := time.AfterFunc(drainTimeout, cancel)
 		n, _ := io.CopyN(io.Discard, body, wire.DrainLimit)
 		timer.Stop()
@@ -251,6 +270,7 @@ func (t *Transport) finish(body io.ReadCloser, cancel context.CancelFunc) {
 		}
 	})
 	if !ok {
+		t.drains.Done()
 		body.Close()
 		cancel()
 	}
@@ -284,10 +304,12 @@ func (x *exchange) interrupted() error {
 	return x.t.closedErr(x.req)
 }
 
-// deliver queues msgs. It reports whether they held the response to the
+// deliver queues msgs, decoded from size bytes of the answer, waiting while
+// the queue is full. It reports whether they held the response to the
 // request, and returns an error when the server answered with an error that
-// has no id (it could not even read the request) or the transport closed.
-func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
+// has no id (it could not even read the request), or when the caller gave
+// up or the transport closed before they were queued.
+func (x *exchange) deliver(msgs []*jsonrpc.Message, size int) (bool, error) {
 	found := false
 	var anonymous *jsonrpc.Error
 	keep := msgs[:0]
@@ -313,8 +335,11 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message) (bool, error) {
 		}
 		keep = append(keep, msg)
 	}
-	if len(keep) > 0 && !x.t.queue.Push(keep...) {
-		return false, x.t.closedErr(x.req)
+	if err := x.t.queue.Push(x.ctx, size, keep...); err != nil {
+		if ierr := x.interrupted(); ierr != nil {
+			return false, ierr
+		}
+		return false, fmt.Errorf("modern: %s: %w", wire.Label(x.req), err)
 	}
 	if !found && anonymous != nil {
 		return false, fmt.Errorf("modern: %s: the server answered with an error without an id: %w", wire.Label(x.req), anonymous)
@@ -352,10 +377,10 @@ func (x *exchange) readJSON(resp *http.Response) error {
 		return x.noResponse(resp.StatusCode)
 	}
 	msgs, derr := jsonrpc.DecodeOwned(body) // body is not used again
-	if derr != nil {
+	found, err := x.deliver(msgs, len(body))
+	if derr != nil && (err != nil || found) { // else the error below says it
 		x.t.log.Warn("modern: dropped invalid input from the server", "stream", "POST "+x.req.Method, "err", derr)
 	}
-	found, err := x.deliver(msgs)
 	if err != nil {
 		return err
 	}
@@ -411,7 +436,7 @@ func (x *exchange) readSSE(body io.Reader) error {
 		if len(msgs) == 0 {
 			continue
 		}
-		found, err := x.deliver(msgs)
+		found, err := x.deliver(msgs, len(ev.Data))
 		if err != nil || found {
 			return err
 		}

@@ -255,8 +255,8 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 			t.log.Warn("modern: dropped invalid input from the server", "stream", "GET", "err", derr)
 		}
 		if len(msgs) > 0 {
-			if !t.queue.Push(msgs...) {
-				return listenAttempt{stop: true}
+			if t.queue.Push(t.ctx, len(ev.Data), msgs...) != nil {
+				return listenAttempt{stop: true} // closed
 			}
 			a.progress = true
 		}

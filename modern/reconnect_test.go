@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -394,6 +395,107 @@ func TestThrottledGiveUp(t *testing.T) {
 			}
 			if w := l.Messages(slog.LevelWarn); len(w) != 1 {
 				t.Errorf("warnings %q, want one", w)
+			}
+		})
+	}
+}
+
+// onRetry is a slog handler that runs f, once, when the retrying client
+// logs that it will send a request again: before the wait, so that what
+// f changes is in place when the request goes out again.
+type onRetry struct {
+	once sync.Once
+	f    func()
+}
+
+func (h *onRetry) Enabled(context.Context, slog.Level) bool { return true }
+func (h *onRetry) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *onRetry) WithGroup(string) slog.Handler            { return h }
+func (h *onRetry) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "reconnect: retrying request" {
+		h.once.Do(h.f)
+	}
+	return nil
+}
+
+// TestThrottledResendSession: a message waiting out a 503 is sent again on
+// the session current when it goes out — never on one that expired
+// meanwhile: a lost session, or one replaced by a session not yet
+// initialized, refuses it unsent (ErrNotSent with ErrSessionExpired: it
+// did not run); a request moves to a replacing session once that one got
+// notifications/initialized; a notification belongs to its session and
+// is refused.
+func TestThrottledResendSession(t *testing.T) {
+	tests := []struct {
+		name     string
+		msg      *jsonrpc.Message
+		reinit   bool // a new session is initialized during the wait
+		notified bool // ... and gets notifications/initialized
+		sessions []string
+		notSent  bool
+	}{
+		{"lost during the wait", request(5, "tools/call"), false, false, []string{"s1"}, true},
+		{"replaced during the wait", request(5, "tools/call"), true, true, []string{"s1", "s2"}, false},
+		{"replaced by a session not initialized yet", request(5, "tools/call"), true, false, []string{"s1"}, true},
+		{"a notification's session replaced", notification("notifications/roots/list_changed"), true, true, []string{"s1"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			alive, issued, throttled := map[string]bool{}, 0, false
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				m, _ := jsonrpc.DecodeMessage(body)
+				mu.Lock()
+				defer mu.Unlock()
+				switch sid := r.Header.Get("Mcp-Session-Id"); {
+				case m != nil && m.Method == "initialize":
+					issued++
+					sid = "s" + strconv.Itoa(issued)
+					alive[sid] = true
+					mcp(sid)(w, r, body)
+				case r.Method == http.MethodPost && !alive[sid]:
+					http.Error(w, "no such session", http.StatusNotFound)
+				case m != nil && m.Method == tt.msg.Method && !throttled:
+					throttled = true
+					http.Error(w, "later", http.StatusServiceUnavailable)
+				default:
+					mcp("")(w, r, body)
+				}
+			})
+			h := &onRetry{}
+			tr, ch := dial(t, s, Options{Logger: slog.New(h), Reconnect: tiny()})
+			handshake(t, tr, ch)
+			h.f = func() {
+				mu.Lock()
+				alive["s1"] = false
+				mu.Unlock()
+				if err := sendErr(tr, request(2, "ping")); !errors.Is(err, jsonrpc.ErrSessionExpired) {
+					t.Errorf("ping on the expired session: %v", err)
+				}
+				if tt.reinit {
+					send(t, tr, initialize())
+					next(t, ch)
+				}
+				if tt.notified {
+					send(t, tr, notification("notifications/initialized"))
+				}
+			}
+			err := sendErr(tr, tt.msg)
+			if tt.notSent {
+				if !errors.Is(err, jsonrpc.ErrNotSent) || !errors.Is(err, jsonrpc.ErrSessionExpired) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+					t.Errorf("Send = %v, want a refusal: not sent, session expired", err)
+				}
+			} else if err != nil {
+				t.Errorf("Send = %v", err)
+			}
+			var got []string
+			for _, r := range s.requests() {
+				if m, _ := jsonrpc.DecodeMessage([]byte(r.Body)); r.Method == http.MethodPost && m != nil && m.Method == tt.msg.Method {
+					got = append(got, r.Header.Get("Mcp-Session-Id"))
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.sessions, ",") {
+				t.Errorf("%s POSTed with sessions %q, want %q", tt.msg.Method, got, tt.sessions)
 			}
 		})
 	}

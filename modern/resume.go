@@ -1,13 +1,12 @@
 package modern
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-
-	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
@@ -18,7 +17,8 @@ import (
 
 // resume picks up the event stream of a request that broke before the
 // response, as the specification's resumability rules say: after the wait
-// the server's retry: field asks for (or the policy's backoff), a GET with
+// the server's retry: field asks for (else at once the first time, and
+// after that the policy's backoff), a GET with
 // Last-Event-ID set to the last event id seen, read like the original
 // stream. A resumed stream that breaks again is resumed again from the
 // newest id; a new id is progress and starts the policy's run over. It
@@ -38,8 +38,14 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 	}
 	reason := se.reason()
 	for {
-		if se.hasRetry {
+		switch {
+		case se.hasRetry:
 			b.ServerRetry(se.retry)
+		case b.Attempts() == 0:
+			// A first try, or the first since the stream made progress:
+			// a cut connection says nothing of the server, and a session
+			// may expire during a wait, taking the stream with it.
+			b.Immediate()
 		}
 		wait, ok := b.Next()
 		if !ok {
@@ -141,16 +147,34 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 	}
 }
 
-// post sends a POST of body through the retrying client: the answers that
-// say the server did not run it (429, 503) are waited out and the POST
-// sent again, as the policy says; so is a refused connection. A wait the
-// policy or ctx cuts short is a *reconnect.RetryAfterError.
-func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, session, version []string) (*http.Response, error) {
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, body)
+// post sends a POST of body, carrying the session in sent, through the
+// retrying client: the answers that say the server did not run it (429,
+// 503) are waited out and the POST sent again, as the policy says; so is
+// a refused connection. Each time it is sent again it carries the session
+// current then (see resendable), and sent is updated to say which. A wait
+// the policy or ctx cuts short is a *reconnect.RetryAfterError.
+func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, sent *carried) (*http.Response, error) {
+	if sent.session != nil {
+		ctx = reconnect.BeforeResend(ctx, func(req *http.Request) error {
+			cur, err := t.resendable(*sent, m.IsRequest())
+			if err != nil {
+				t.log.Info("modern: not sending a message again: its session is gone", "message", wire.Label(m), "err", err)
+				return err
+			}
+			if cur.gen != sent.gen {
+				t.log.Info("modern: sending a request again on the session that replaced its own", "message", wire.Label(m))
+				setOrDelete(req.Header, "Mcp-Session-Id", cur.session)
+				setOrDelete(req.Header, "Mcp-Protocol-Version", cur.version)
+				*sent = cur
+			}
+			return nil
+		})
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("modern: %w", err)
 	}
-	t.setHeaders(req.Header, true, acceptBoth, session, version)
+	t.setHeaders(req.Header, true, acceptBoth, sent.session, sent.version)
 	for k, v := range requestHeaders(ctx) {
 		req.Header[k] = v
 	}
@@ -161,6 +185,15 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 			"status", ra.Status, "wait", ra.Wait, "reason", ra.Reason)
 	}
 	return resp, err
+}
+
+// setOrDelete sets h[key] to v, or deletes it when v is nil.
+func setOrDelete(h http.Header, key string, v []string) {
+	if v == nil {
+		delete(h, key)
+		return
+	}
+	h[key] = v
 }
 
 // why says why the run b of a policy gave up.

@@ -3,6 +3,7 @@ package modern
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -369,6 +370,76 @@ func TestResumeInterrupted(t *testing.T) {
 			}
 			if d := time.Since(start); d > time.Second {
 				t.Errorf("Send took %v", d)
+			}
+		})
+	}
+}
+
+// TestResumeAtOnceThenBackOff: a broken stream is resumed at once the
+// first time — and the first time after progress — unless the server
+// sent retry:; then the policy's backoff, from InitialDelay (an hour
+// here: the test ends the transport once it is logged).
+func TestResumeAtOnceThenBackOff(t *testing.T) {
+	const resuming = "modern: resuming the event stream of a request"
+	tests := []struct {
+		name  string
+		rs    resumable
+		waits []time.Duration // logged, in order
+	}{{
+		name: "no progress: at once, then the backoff",
+		rs: resumable{
+			post: func(ev func(string)) { ev("id: e1\ndata:\n\n"); cut() },
+			gets: []func(ev func(string)){func(func(string)) { cut() }},
+		},
+		waits: []time.Duration{0, time.Hour},
+	}, {
+		name: "progress: at once again",
+		rs: resumable{
+			post: func(ev func(string)) { ev("id: e1\ndata:\n\n"); cut() },
+			gets: []func(ev func(string)){
+				func(ev func(string)) { ev("id: e2\n" + data(progressNote)); cut() },
+				func(func(string)) { cut() },
+			},
+		},
+		waits: []time.Duration{0, 0, time.Hour},
+	}, {
+		name: "the server's retry: first",
+		rs: resumable{
+			post: func(ev func(string)) { ev("id: e1\nretry: 20\ndata:\n\n"); cut() },
+			gets: []func(ev func(string)){
+				func(func(string)) { cut() },
+				func(ev func(string)) { ev("id: e2\n" + data(response("5", `{}`))) },
+			},
+		},
+		waits: []time.Duration{20 * time.Millisecond, 20 * time.Millisecond},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, tt.rs.handler(t))
+			l := &logs{}
+			p := tiny()
+			p.InitialDelay, p.MaxDelay, p.Budget = time.Hour, time.Hour, 2*time.Hour
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
+			send(t, tr, initialize())
+			next(t, ch)
+			res := make(chan error, 1)
+			go func() { res <- sendErr(tr, request(5, "tools/call")) }()
+			eventually(t, "the resumptions logged", func() bool {
+				return len(l.Durations(resuming, "wait")) >= len(tt.waits)
+			})
+			if got := l.Durations(resuming, "wait"); fmt.Sprint(got) != fmt.Sprint(tt.waits) {
+				t.Errorf("waits %v, want %v", got, tt.waits)
+			}
+			if tt.waits[len(tt.waits)-1] == time.Hour {
+				tr.Close()
+			}
+			select {
+			case err := <-res:
+				if last := tt.waits[len(tt.waits)-1]; last != time.Hour && err != nil {
+					t.Errorf("Send = %v, want the response", err)
+				}
+			case <-time.After(wait):
+				t.Fatal("Send did not end")
 			}
 		})
 	}

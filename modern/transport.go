@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-retryablehttp"
-
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -50,6 +48,12 @@ type Options struct {
 	// CloseTimeout bounds the DELETE that ends the session at Close.
 	// Zero means 2 seconds.
 	CloseTimeout time.Duration
+	// StreamOnDemand leaves the standalone GET stream closed after the
+	// handshake until OpenStream asks for it (from then on it is opened
+	// for every new session too). Off, it opens after every
+	// notifications/initialized, as the specification allows a server to
+	// expect.
+	StreamOnDemand bool
 	// Reconnect says how long to wait before resuming a broken event
 	// stream, reopening the GET stream, or sending a POST the server
 	// answered with 429 or 503 again, and when to give up. Nil means
@@ -62,11 +66,11 @@ const defaultCloseTimeout = 2 * time.Second
 // Transport is a Streamable HTTP client transport. It implements
 // jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	endpoint     string                // as given to New, for requests
-	redacted     string                // for errors and logs
-	client       *http.Client          // DELETE
-	poster       *retryablehttp.Client // POST: waits out 429 and 503
-	streamClient *http.Client          // GET: no Timeout
+	endpoint     string            // as given to New, for requests
+	redacted     string            // for errors and logs
+	client       *http.Client      // DELETE
+	poster       *reconnect.Sender // POST: waits out 429 and 503
+	streamClient *http.Client      // GET: no Timeout
 	header       http.Header
 	log          *slog.Logger
 	maxSize      int
@@ -78,15 +82,19 @@ type Transport struct {
 	ctx    context.Context // cancelled by Close: every request derives from it
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the GET stream and body drainers
+	drains sync.WaitGroup // the body drainers alone (tests wait for them)
 
 	mu          sync.Mutex
 	session     []string // Mcp-Session-Id header value; nil when none
 	version     []string // MCP-Protocol-Version header value; nil when unknown
 	generation  uint64   // counts sessions set and forgotten: tells a stale GET stream
 	lost        bool     // a session was forgotten and no initialize has succeeded since
+	ready       bool     // the session of this generation got notifications/initialized
 	closed      bool
 	listener    *listener // the GET stream goroutine, while it runs
 	noGETStream bool      // the server refused the GET stream: never ask again
+	wantStream  bool      // open the GET stream for each session (not StreamOnDemand, or OpenStream called)
+	sessionUp   bool      // notifications/initialized went through for the current session
 
 	closeOnce sync.Once
 	closeErr  error
@@ -129,7 +137,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		endpoint:     u.String(),
 		redacted:     u.Redacted(),
 		client:       client,
-		poster:       policy.Retrying(opts.HTTPClient, logger), // Retrying adds the redirect policy itself
+		poster:       policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
 		streamClient: &stream,
 		header:       opts.Header.Clone(),
 		log:          logger,
@@ -139,7 +147,32 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		queue:        wire.NewQueue(),
 		ctx:          ctx,
 		cancel:       cancel,
+		wantStream:   !opts.StreamOnDemand,
 	}, nil
+}
+
+// OpenStream asks for the standalone GET stream: at once when the current
+// session has finished its handshake, and for every session after. It is
+// for a transport made with StreamOnDemand (otherwise the stream opens by
+// itself); the protocol layer calls it once the host listens for what the
+// server sends outside answers (notifications, its requests). Calling it
+// again does nothing.
+func (t *Transport) OpenStream() {
+	t.mu.Lock()
+	was, up := t.wantStream, t.sessionUp
+	t.wantStream = true
+	t.mu.Unlock()
+	if !was && up {
+		// Wait, within a bound, until the stream is open or refused, so
+		// that what the server sends right after has a way to us.
+		timer := time.NewTimer(listenSettleWait)
+		defer timer.Stop()
+		select {
+		case <-t.startListening():
+		case <-timer.C:
+			t.log.Debug("modern: the GET stream is slow to open; going on without waiting", "url", t.redacted)
+		}
+	}
 }
 
 // SessionID returns the session id the server assigned in its answer to
@@ -181,6 +214,14 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 // is idempotent; every call returns the first call's result, which is
 // non-nil only when the DELETE failed.
 func (t *Transport) Close() error {
+	return t.Shutdown(context.Background())
+}
+
+// Shutdown is Close with the DELETE bounded by ctx as well as by
+// Options.CloseTimeout: once ctx is done the DELETE is abandoned (and,
+// when ctx is done from the start, not sent) and Shutdown returns as soon
+// as the transport's goroutines have exited.
+func (t *Transport) Shutdown(ctx context.Context) error {
 	t.closeOnce.Do(func() {
 		t.mu.Lock()
 		t.closed = true
@@ -188,8 +229,8 @@ func (t *Transport) Close() error {
 		t.mu.Unlock()
 		t.cancel()
 		t.queue.Close(errRecvClosed)
-		if session != nil {
-			t.closeErr = t.endSession(session, version)
+		if session != nil && ctx.Err() == nil {
+			t.closeErr = t.endSession(ctx, session, version)
 		}
 		t.wg.Wait()
 	})
@@ -197,8 +238,8 @@ func (t *Transport) Close() error {
 }
 
 // endSession sends the DELETE that tells the server the session is over.
-func (t *Transport) endSession(session, version []string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), t.closeTimeout)
+func (t *Transport) endSession(ctx context.Context, session, version []string) error {
+	ctx, cancel := context.WithTimeout(ctx, t.closeTimeout)
 	defer cancel()
 	req, err := t.newRequest(ctx, http.MethodDelete, nil, nil, session, version)
 	if err != nil {
@@ -238,18 +279,58 @@ func (t *Transport) spawn(f func()) bool {
 	return true
 }
 
-// sessionHeaders returns the values of the session headers to send, and
-// whether the session was lost (forgotten after a 404, no initialize since).
-func (t *Transport) sessionHeaders() (session, version []string, lost bool) {
+// carried is what a message carries of the session: the session headers'
+// values, and the generation of the session they name.
+type carried struct {
+	session, version []string
+	gen              uint64
+}
+
+// sessionHeaders returns the session a message carries now, and whether
+// the session was lost (forgotten after a 404, no initialize since).
+func (t *Transport) sessionHeaders() (c carried, lost bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.session, t.version, t.lost
+	return carried{t.session, t.version, t.generation}, t.lost
+}
+
+// resendable returns the session a message that carried prev, and waited
+// out a 429 or 503, carries when it is sent again: prev while it is still
+// the session; for a request, the session that replaced it once that one
+// is initialized; else an error matching jsonrpc.ErrNotSent and
+// jsonrpc.ErrSessionExpired (nothing may go out on a dead session, and
+// the protocol layer sends the request again once the new session is
+// ready).
+func (t *Transport) resendable(prev carried, request bool) (carried, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.generation == prev.gen:
+		return prev, nil
+	case t.lost:
+		return prev, fmt.Errorf("%w: %w while waiting to send it again", jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
+	case !request || !t.ready:
+		return prev, fmt.Errorf("%w: %w while waiting to send it again (a new session replaces it)", jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
+	}
+	return carried{t.session, t.version, t.generation}, nil
+}
+
+// sessionReady records that the session of generation gen got
+// notifications/initialized: requests waiting to be sent again may move
+// to it.
+func (t *Transport) sessionReady(gen uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.generation == gen {
+		t.ready = true
+	}
 }
 
 // setSession records the session an initialize exchange established.
 func (t *Transport) setSession(session, version string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.sessionUp = false // until its notifications/initialized
 	t.session, t.version = nil, nil
 	if session != "" {
 		t.session = []string{session}
@@ -257,7 +338,7 @@ func (t *Transport) setSession(session, version string) {
 	if version != "" {
 		t.version = []string{version}
 	}
-	t.lost = false
+	t.lost, t.ready = false, false
 	t.generation++
 }
 
@@ -271,8 +352,9 @@ func (t *Transport) forgetSession(expired []string) bool {
 	if t.session == nil || expired == nil || t.session[0] != expired[0] {
 		return false
 	}
+	t.sessionUp = false
 	t.session, t.version = nil, nil
-	t.lost = true
+	t.lost, t.ready = true, false
 	t.generation++
 	return true
 }

@@ -10,9 +10,13 @@ import (
 )
 
 // Error is a negotiation in which no transport worked. Its text names every
-// attempt, e.g. "POST http://h/mcp → 404; GET http://h/mcp → 404, not an
-// SSE stream", and it unwraps to each attempt's error, so errors.As finds
-// a *jsonrpc.HTTPError with the status that stopped the ladder.
+// attempt, e.g. "POST http://h/mcp (initialize) → 404; GET http://h/mcp →
+// 404, not an SSE stream", with the cause of any that the status does not
+// explain ("GET http://h/sse → 200: endpoint ... is on another origin than
+// the SSE URL ...: refused") and what the server said with a status that
+// stopped the ladder ("POST http://h/mcp (initialize) → 500: database
+// down"); it unwraps to each attempt's error, so errors.As finds a
+// *jsonrpc.HTTPError with the status that stopped the ladder.
 type Error struct {
 	Report *Report
 	Errs   []error // one per attempt, in order

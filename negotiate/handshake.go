@@ -35,24 +35,22 @@ func Handshake(ctx context.Context, t jsonrpc.Transport, name string, hello Hell
 	if cfg.Label != "" {
 		l.report.URL = cfg.Label
 	}
-	h := &handshake{ladder: l, t: t, name: name, p: newPump(t)}
+	h := &handshake{ladder: l, t: t, name: name, p: newPump(t, l.cfg.Logger)}
 	return h.run(ctx)
 }
 
 type handshake struct {
 	*ladder
-	t     jsonrpc.Transport
-	name  string
-	p     *pump
-	early []*jsonrpc.Message
-	late  *lateProbe // the probe whose answer did not come in time, if any
+	t    jsonrpc.Transport
+	name string
+	p    *pump
+	late *lateProbe // the probe whose answer did not come in time, if any
 }
 
 // lateProbe is a probe given up on: a server slow to start (npx or uvx
 // fetching it) answers it after initialize went out, and that answer still
-// tells its era.
+// tells its era. The pump keeps it aside (giveUp).
 type lateProbe struct {
-	id      jsonrpc.ID
 	version string
 	start   time.Time
 }
@@ -121,7 +119,8 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 
 // done finishes a successful handshake.
 func (h *handshake) done(res *Result) *Result {
-	res.Transport, res.Name = h.p.handOff(h.early), h.name
+	res.DroppedNotifications = h.p.dropped()
+	res.Transport, res.Name = h.p.handOff(), h.name
 	h.report.Chosen, h.report.Era = h.name, string(res.Era)
 	if h.url != "" && h.cfg.Era == EraAuto {
 		h.cfg.Cache.store(h.url, entry{Transport: h.name, Era: res.Era})
@@ -151,8 +150,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 		start := time.Now()
 		a := Attempt{Era: string(mcp.EraModern), Transport: h.name, Request: RequestDiscover, URL: h.report.URL, Version: version}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		req := h.request(h.hello.Discover(version))
-		resp, err := h.exchange(pctx, h.t, h.p, req, &h.early)
+		resp, err := h.exchange(pctx, h.t, h.p, h.request(h.hello.Discover(version)))
 		timedOut := err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		a.Duration = time.Since(start)
@@ -178,7 +176,8 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 		case isLegacy:
 			if timedOut {
 				err = errors.New("no answer within " + timeout.String())
-				h.late = &lateProbe{id: req.ID, version: version, start: start}
+				h.p.giveUp()
+				h.late = &lateProbe{version: version, start: start}
 			}
 			if h.hello.Initialize == nil {
 				a.Decision = "not a modern server, and the era policy allows only modern revisions: stopping"
@@ -199,29 +198,16 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 	return nil, stopped
 }
 
-// lateAnswer looks for the answer to the probe that timed out: among the
-// messages that came while initialize was awaited, then, for up to wait,
-// among those still coming. A DiscoverResult makes the server modern after
-// all; a recognised modern error too, and the probe is sent again (now
-// that the server is up) for the revision to use. decided is false when
-// no answer came, or when it is not a modern one: then initialize's answer
-// stands. When decided, res is the modern outcome, or nil if probing again
-// failed.
+// lateAnswer takes the answer to the probe that timed out, which the pump
+// kept aside, waiting for it at most wait. A DiscoverResult makes the
+// server modern after all; a recognised modern error too, and the probe is
+// sent again (now that the server is up) for the revision to use. decided
+// is false when no answer came, or when it is not a modern one: then
+// initialize's answer stands. When decided, res is the modern outcome, or
+// nil if probing again failed.
 func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Result, decided bool) {
 	late := h.late
-	var m *jsonrpc.Message
-	for i, e := range h.early {
-		if e.IsResponse() && e.ID == late.id {
-			m = e
-			h.early = append(h.early[:i], h.early[i+1:]...)
-			break
-		}
-	}
-	if m == nil && wait > 0 {
-		wctx, cancel := context.WithTimeout(ctx, wait)
-		m, _ = h.p.await(wctx, late.id, &h.early)
-		cancel()
-	}
+	m := h.p.lateAnswer(ctx, wait)
 	if m == nil {
 		return nil, false
 	}
@@ -249,7 +235,7 @@ func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Re
 func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
 	a := Attempt{Era: string(mcp.EraLegacy), Transport: h.name, Request: RequestInitialize, URL: h.report.URL}
-	resp, err := h.exchange(ctx, h.t, h.p, h.request(h.hello.Initialize), &h.early)
+	resp, err := h.exchange(ctx, h.t, h.p, h.request(h.hello.Initialize))
 	a.Duration, a.Answer = time.Since(start), answerOf(resp, err)
 	switch {
 	case err != nil:

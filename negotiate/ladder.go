@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -27,6 +29,9 @@ type Config struct {
 	// streams, reconnecting, waiting out 429/503); nil = the default. During
 	// the negotiation itself a refused connection is reported at once.
 	Reconnect *reconnect.Policy
+	// StreamOnDemand leaves Streamable HTTP's standalone GET stream closed
+	// until the protocol layer asks for it (see modern.Options).
+	StreamOnDemand bool
 	// Version pins one revision: only its era is tried, and only it is
 	// offered. "" lets the ladder choose.
 	Version string
@@ -68,6 +73,10 @@ type Result struct {
 	NextID int64
 	// Report says what was tried.
 	Report *Report
+	// DroppedNotifications counts the notifications the server sent before
+	// answering initialize that were dropped, past the bounds of what is
+	// kept for Recv (256 messages, 4 MiB).
+	DroppedNotifications int
 }
 
 // Connect runs the ladder for url: the modern request first (a POST of
@@ -266,15 +275,51 @@ func (e *attemptError) Error() string {
 	if errors.As(e.err, &re) {
 		return re.Error() // "GET url → 307 to other: refused: why"
 	}
-	s := e.method + " " + e.url + " → "
-	if e.status != 0 {
-		s += fmt.Sprint(e.status)
+	s := e.method + " " + e.url
+	if e.status == 0 {
+		return s + " → no answer: " + e.cause()
+	}
+	var he *jsonrpc.HTTPError
+	if errors.As(e.err, &he) && he.StatusCode == e.status {
+		// The status is the cause. Two POSTs to one URL (the modern
+		// request, then initialize) are told apart by their request.
+		if e.method == http.MethodPost && e.request != "" {
+			s += " (" + e.request + ")"
+		}
+		s += " → " + strconv.Itoa(e.status)
 		if e.detail != "" {
 			s += ", " + e.detail
 		}
+		if !isFallbackStatus(e.status) { // it stopped the ladder: what the server said
+			switch {
+			case he.RPCError != nil:
+				s += " (" + he.RPCError.Error() + ")"
+			case he.Body != "":
+				s += ": " + he.Body
+			}
+		}
 		return s
 	}
-	return s + "no answer: " + e.err.Error()
+	// An answer whose status does not say what went wrong (a 200 with
+	// a body that does not decode, an endpoint on another origin): the
+	// cause does.
+	s += " → " + strconv.Itoa(e.status)
+	if e.detail != "" {
+		s += ", " + e.detail
+	}
+	return s + ": " + e.cause()
+}
+
+// cause is the attempt's error without the prefix that names the exchange
+// the attempt already names ("legacy: GET url: ").
+func (e *attemptError) cause() string {
+	msg := e.err.Error()
+	for _, pkg := range []string{"legacy: ", "modern: "} {
+		if rest, ok := strings.CutPrefix(msg, pkg+e.method+" "+e.url+": "); ok {
+			return rest
+		}
+	}
+	return msg
 }
 
 func (e *attemptError) Unwrap() error { return e.err }
@@ -298,16 +343,17 @@ func (l *ladder) request(m *jsonrpc.Message) *jsonrpc.Message {
 	return &c
 }
 
-// exchange sends m over t and waits for its answer through p, telling the
-// hook about both.
-func (l *ladder) exchange(ctx context.Context, t jsonrpc.Transport, p *pump, m *jsonrpc.Message, early *[]*jsonrpc.Message) (*jsonrpc.Message, error) {
+// exchange sends m over t and waits, through p (reading since before the
+// send), for its answer, telling the hook about both.
+func (l *ladder) exchange(ctx context.Context, t jsonrpc.Transport, p *pump, m *jsonrpc.Message) (*jsonrpc.Message, error) {
 	if l.cfg.Hook != nil {
 		l.cfg.Hook(true, m)
 	}
+	answer := p.expect(m.ID)
 	if err := t.Send(ctx, m); err != nil {
 		return nil, err
 	}
-	resp, err := p.await(ctx, m.ID, early)
+	resp, err := p.await(ctx, answer)
 	if err == nil && l.cfg.Hook != nil {
 		l.cfg.Hook(false, resp)
 	}

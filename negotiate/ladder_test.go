@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -171,7 +172,7 @@ func TestBothRungsFail(t *testing.T) {
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, GETStatus: 404})
 	defer srv.Close()
 	_, err := connect(t, srv.URL, negotiate.Config{})
-	want := "POST " + srv.URL + " → 404; GET " + srv.URL + " → 404, not an SSE stream"
+	want := "POST " + srv.URL + " (initialize) → 404; GET " + srv.URL + " → 404, not an SSE stream"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
 	}
@@ -451,5 +452,42 @@ func TestReportTextKeepsErrorsOnOneLine(t *testing.T) {
 	}
 	if !strings.Contains(ne.Report.Attempts[0].Error, strings.Repeat("x", 100)) {
 		t.Error("the JSON form must keep the error whole")
+	}
+}
+
+// A legacy server that answers any request it does not know with 202 and
+// no body (or with a page that is not JSON) is no modern server: the
+// ladder goes on to initialize.
+func TestProbeAnsweredWithoutJSONRPC(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func(w http.ResponseWriter)
+	}{
+		{"202", func(w http.ResponseWriter) { w.WriteHeader(http.StatusAccepted) }},
+		{"html", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("<html>hello</html>"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			legacy := testservers.NewStreamableHandler(testservers.HTTPOptions{NoGETStream: true})
+			defer legacy.Close()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "server/discover" {
+					tc.answer(w)
+					return
+				}
+				legacy.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			res, err := negotiate.Connect(context.Background(), srv.URL, dualHello(), negotiate.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Transport.Close()
+			if res.Era != mcp.EraLegacy || len(res.Report.Attempts) != 2 || !strings.Contains(res.Report.Attempts[0].Decision, "legacy") {
+				t.Errorf("report %s", res.Report)
+			}
+		})
 	}
 }

@@ -2,28 +2,35 @@ package negotiate
 
 import (
 	"context"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
-// maxEarlyMessages bounds what the ladder keeps of the messages a server
-// sends before it answers the opening request (notifications, log records):
-// past it they are dropped, so that a server cannot grow the client's
-// memory by talking instead of answering.
-const maxEarlyMessages = 256
-
-// pump reads a transport's Recv on one goroutine for the ladder, which must
-// be able to stop waiting (a probe's timeout) without closing the transport
-// or leaving a second reader behind. When the ladder is done, the transport
-// is handed on wrapped (handOff): the wrapper's Recv first returns what the
-// pump still holds, then reads the transport itself.
+// pump reads a transport's Recv on one goroutine for the ladder, from
+// before the first request is sent until the transport is handed on. It
+// must read while a request is being sent: a transport whose Send returns
+// only once the answer is queued (Streamable HTTP, with its bounded queue)
+// would otherwise wait for a reader that comes after it. It must also let
+// the ladder stop waiting (a probe's timeout) without closing the
+// transport or leaving a second reader behind. What it reads besides the
+// awaited answer is kept, within the bounds of early, and handed on first.
 type pump struct {
 	t    jsonrpc.Transport
-	ch   chan received // one receive at a time, from the goroutine
-	stop chan struct{} // closed by handOff: receive no more
 	done chan struct{} // closed when the goroutine is gone
-	busy bool          // the goroutine runs (a Recv is outstanding)
+
+	mu      sync.Mutex
+	want    jsonrpc.ID            // the id awaited; zero for none
+	answer  chan *jsonrpc.Message // the awaited answer, once
+	lateID  jsonrpc.ID            // a request given up on (giveUp); zero for none
+	late    chan *jsonrpc.Message // its answer, should it come after all
+	early   early                 // messages for the protocol layer
+	err     error                 // why Recv failed for good (or early overflowed)
+	failed  chan struct{}         // closed with err
+	stopped bool                  // handed off: the goroutine ends after its current Recv
+	last    chan received         // what it received after the hand-off
 }
 
 type received struct {
@@ -31,81 +38,145 @@ type received struct {
 	err error
 }
 
-func newPump(t jsonrpc.Transport) *pump {
-	return &pump{t: t, ch: make(chan received, 1), stop: make(chan struct{}), done: make(chan struct{})}
+func newPump(t jsonrpc.Transport, log *slog.Logger) *pump {
+	p := &pump{t: t, done: make(chan struct{}), failed: make(chan struct{}), last: make(chan received, 1)}
+	p.early.log = log
+	go p.run()
+	return p
 }
 
-// start runs the goroutine once.
-func (p *pump) start() {
-	if p.busy {
-		return
-	}
-	p.busy = true
-	go func() {
-		defer close(p.done)
-		for {
-			m, err := p.t.Recv()
-			p.ch <- received{m, err} // buffered: the ladder or the wrapper takes it
-			if err != nil {
-				return
-			}
-			select {
-			case <-p.stop:
-				return
-			default:
+func (p *pump) run() {
+	defer close(p.done)
+	for {
+		m, err := p.t.Recv()
+		p.mu.Lock()
+		if p.stopped {
+			p.mu.Unlock()
+			p.last <- received{m, err}
+			return
+		}
+		switch {
+		case err != nil:
+			p.fail(err)
+		case !p.want.IsZero() && m.IsResponse() && m.ID == p.want:
+			p.want = jsonrpc.ID{}
+			p.answer <- m // buffered: one answer per expect
+		case !p.lateID.IsZero() && m.IsResponse() && m.ID == p.lateID:
+			p.lateID = jsonrpc.ID{}
+			p.late <- m // the answer channel of its expect: still empty
+		default:
+			if aerr := p.early.add(m); aerr != nil {
+				p.fail(aerr)
 			}
 		}
-	}()
-}
-
-// await reads until the response to id arrives, keeping up to
-// maxEarlyMessages other messages for the caller. It gives up when ctx ends,
-// leaving the transport open and the pump running.
-func (p *pump) await(ctx context.Context, id jsonrpc.ID, early *[]*jsonrpc.Message) (*jsonrpc.Message, error) {
-	p.start()
-	for {
-		select {
-		case r := <-p.ch:
-			if r.err != nil {
-				return nil, r.err
-			}
-			if r.m.IsResponse() && r.m.ID == id {
-				return r.m, nil
-			}
-			if len(*early) < maxEarlyMessages {
-				*early = append(*early, r.m)
-			}
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
-}
-
-// abandon closes the transport after a failed attempt and waits for the
-// goroutine, taking whatever it still delivers.
-func (p *pump) abandon() {
-	p.t.Close()
-	if !p.busy {
-		return
-	}
-	for {
-		select {
-		case <-p.ch:
-		case <-p.done:
+		stop := p.err != nil
+		p.mu.Unlock()
+		if stop {
 			return
 		}
 	}
 }
 
-// handOff returns the transport for the protocol layer: its Recv yields
-// early first, then whatever the pump's goroutine still receives, then
-// reads the transport directly.
-func (p *pump) handOff(early []*jsonrpc.Message) jsonrpc.Transport {
-	close(p.stop)
-	if !p.busy && len(early) == 0 {
-		return p.t
+// fail records why the pump stopped; p.mu is held.
+func (p *pump) fail(err error) {
+	if p.err == nil {
+		p.err = err
+		close(p.failed)
 	}
-	return &handedOff{Transport: p.t, p: p, early: early}
+}
+
+// expect says the answer to id is awaited; call it before sending the
+// request.
+func (p *pump) expect(id jsonrpc.ID) <-chan *jsonrpc.Message {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.want = id
+	p.answer = make(chan *jsonrpc.Message, 1)
+	return p.answer
+}
+
+// await waits for the answer expect announced. It gives up when ctx ends,
+// leaving the transport open and the pump running.
+func (p *pump) await(ctx context.Context, answer <-chan *jsonrpc.Message) (*jsonrpc.Message, error) {
+	select {
+	case m := <-answer:
+		return m, nil
+	case <-p.failed:
+		select {
+		case m := <-answer: // it came just before the failure
+			return m, nil
+		default:
+		}
+		return nil, p.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// giveUp sets the awaited answer aside: the ladder stopped waiting for it
+// (a probe's timeout), but it may still come, and still tell something;
+// lateAnswer returns it. An answer already received is kept too.
+func (p *pump) giveUp() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lateID, p.late = p.want, p.answer
+	p.want = jsonrpc.ID{}
+}
+
+// lateAnswer returns the answer set aside by giveUp, waiting for it at most
+// wait (not at all when wait is 0); nil when it has not come.
+func (p *pump) lateAnswer(ctx context.Context, wait time.Duration) *jsonrpc.Message {
+	p.mu.Lock()
+	late := p.late
+	p.mu.Unlock()
+	if late == nil {
+		return nil
+	}
+	select {
+	case m := <-late:
+		return m
+	default:
+	}
+	if wait <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case m := <-late:
+		return m
+	case <-timer.C:
+	case <-ctx.Done():
+	case <-p.failed:
+	}
+	return nil
+}
+
+// dropped is how many notifications early left out.
+func (p *pump) dropped() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.early.dropped
+}
+
+// abandon closes the transport after a failed attempt and waits for the
+// goroutine.
+func (p *pump) abandon() {
+	p.t.Close()
+	<-p.done
+}
+
+// handOff returns the transport for the protocol layer: its Recv yields
+// the kept messages first, then whatever the goroutine still receives,
+// then reads the transport itself.
+func (p *pump) handOff() jsonrpc.Transport {
+	p.mu.Lock()
+	p.stopped = true
+	msgs := p.early.msgs
+	p.early.msgs = nil
+	err := p.err
+	p.mu.Unlock()
+	return &handedOff{Transport: p.t, p: p, early: msgs, err: err}
 }
 
 // handedOff is a transport whose first messages come from the ladder.
@@ -114,34 +185,44 @@ type handedOff struct {
 	p     *pump
 	mu    sync.Mutex
 	early []*jsonrpc.Message
-	own   bool // the pump is drained: read the transport itself
+	err   error // the pump's terminal error, reported after early
+	own   bool  // the pump is drained: read the transport itself
 }
 
 func (h *handedOff) Recv() (*jsonrpc.Message, error) {
 	h.mu.Lock()
 	if len(h.early) > 0 {
 		m := h.early[0]
+		h.early[0] = nil
 		h.early = h.early[1:]
 		h.mu.Unlock()
 		return m, nil
+	}
+	if h.err != nil {
+		err := h.err
+		h.mu.Unlock()
+		return nil, err
 	}
 	own := h.own
 	h.mu.Unlock()
 	if own {
 		return h.Transport.Recv()
 	}
-	if h.p.busy {
+	// The goroutine's last receive, if it got one after the hand-off.
+	select {
+	case r := <-h.p.last:
+		h.mu.Lock()
+		h.own = true
+		h.mu.Unlock()
+		return r.m, r.err
+	case <-h.p.done:
 		select {
-		case r := <-h.p.ch:
+		case r := <-h.p.last:
+			h.mu.Lock()
+			h.own = true
+			h.mu.Unlock()
 			return r.m, r.err
-		case <-h.p.done:
-			// The goroutine is gone; what it received last may still be
-			// waiting in the channel.
-			select {
-			case r := <-h.p.ch:
-				return r.m, r.err
-			default:
-			}
+		default:
 		}
 	}
 	h.mu.Lock()
@@ -149,3 +230,11 @@ func (h *handedOff) Recv() (*jsonrpc.Message, error) {
 	h.mu.Unlock()
 	return h.Transport.Recv()
 }
+
+// Shutdown passes a bounded close on to the transport, when it has one.
+func (h *handedOff) Shutdown(ctx context.Context) error {
+	return jsonrpc.Shutdown(ctx, h.Transport)
+}
+
+// OpenStream passes the request for a stream on to the transport.
+func (h *handedOff) OpenStream() { jsonrpc.OpenStream(h.Transport) }

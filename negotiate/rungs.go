@@ -41,10 +41,9 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 			return nil, stopped
 		}
 		msg := l.request(l.hello.Discover(version))
-		p := newPump(t)
-		var early []*jsonrpc.Message
+		p := newPump(t, l.cfg.Logger)
 		sctx := modern.WithHeaders(reconnect.FirstContact(ctx), modern.MetadataHeaders(version, msg.Method, ""))
-		resp, err := l.exchange(sctx, t, p, msg, &early)
+		resp, err := l.exchange(sctx, t, p, msg)
 		rec.active.Store(false)
 		a.Duration, a.Status = time.Since(start), rec.firstStatus()
 		if err != nil && ctx.Err() != nil {
@@ -63,7 +62,8 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 				resp = &jsonrpc.Message{ID: msg.ID, Error: he.RPCError}
 			}
 			l.record(a, nil, "")
-			return &Result{Transport: p.handOff(early), Name: StreamableHTTP, Era: mcp.EraModern, Version: version, Response: resp}, succeeded
+			return &Result{Transport: p.handOff(), Name: StreamableHTTP, Era: mcp.EraModern, Version: version, Response: resp,
+				DroppedNotifications: p.dropped()}, succeeded
 		case retryVersion:
 			p.abandon()
 			if tries[v.version] >= 2 || (v.version != version && tries[v.version] >= 1) {
@@ -78,7 +78,7 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 			p.abandon()
 			if l.hello.Initialize == nil {
 				a.Decision = strings.TrimSuffix(v.why, ": trying initialize") + ": the era policy allows only modern revisions: stopping"
-				l.record(a, errOf(resp, err), "")
+				l.record(a, errOf(resp, err), "not a modern server, and the era policy allows only modern revisions")
 				return nil, stopped
 			}
 			l.record(a, errOf(resp, err), "")
@@ -119,7 +119,8 @@ func rpcErrorOf(resp *jsonrpc.Message, err error) *jsonrpc.Error {
 }
 
 func (l *ladder) modernOptions(hc *http.Client) modern.Options {
-	return modern.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect}
+	return modern.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize,
+		Reconnect: l.cfg.Reconnect, StreamOnDemand: l.cfg.StreamOnDemand}
 }
 
 // tryStreamable POSTs initialize to the URL.
@@ -245,9 +246,8 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 // on failure t is closed. A refusal in a 2xx body that only a modern server
 // gives is a *NewerServerError.
 func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name string) (*Result, error) {
-	p := newPump(t)
-	var early []*jsonrpc.Message
-	resp, err := l.exchange(reconnect.FirstContact(ctx), t, p, l.request(l.hello.Initialize), &early)
+	p := newPump(t, l.cfg.Logger)
+	resp, err := l.exchange(reconnect.FirstContact(ctx), t, p, l.request(l.hello.Initialize))
 	if err == nil && modernRefusal(resp.Error) {
 		supported, _ := supportedList(resp.Error)
 		err = &NewerServerError{URL: l.url, RPCError: resp.Error, Supported: supported}
@@ -256,7 +256,7 @@ func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name strin
 		p.abandon()
 		return nil, err
 	}
-	return &Result{Transport: p.handOff(early), Name: name, Era: mcp.EraLegacy, Response: resp}, nil
+	return &Result{Transport: p.handOff(), Name: name, Era: mcp.EraLegacy, Response: resp, DroppedNotifications: p.dropped()}, nil
 }
 
 // redactQuery hides the values of a URL's query, where HTTP+SSE servers put

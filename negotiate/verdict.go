@@ -10,6 +10,7 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/modern"
 )
 
 // verdict is what the answer to the modern probe says about the server.
@@ -51,6 +52,10 @@ func judgeProbe(resp *jsonrpc.Message, err error, http_, timedOut bool, tried st
 		status, rpcErr = he.StatusCode, he.RPCError
 	case timedOut && !http_:
 		return verdict{kind: isLegacy, why: "no answer in time: a legacy server"}
+	case http_ && (errors.Is(err, modern.ErrNoResponse) || errors.Is(err, modern.ErrContentType)):
+		// A 2xx that is no answer at all (accepted without a body, or a
+		// page that is not JSON): no modern server answers so.
+		return verdict{kind: isLegacy, why: "a 2xx without a JSON-RPC answer, not as a modern server answers: a legacy server"}
 	case http_:
 		return verdict{kind: giveUp, why: "not a reason to try the legacy handshake: stopping"}
 	default:

@@ -90,6 +90,7 @@ type Backoff struct {
 	attempts int       // failed attempts since the last progress
 	since    time.Time // when the failures since the last progress began
 	server   time.Duration
+	atOnce   bool // Immediate: the next wait is zero
 	now      func() time.Time
 }
 
@@ -128,12 +129,15 @@ const (
 
 // step records a failed attempt at now and returns the wait before the
 // next one: given when a server named it (given >= 0), else a pending
-// ServerRetry, else the backoff's. why is non-empty when the run is over.
+// ServerRetry, else none after Immediate, else the backoff's. why is
+// non-empty when the run is over.
 func (b *Backoff) step(now time.Time, given time.Duration) (wait time.Duration, why string) {
 	if b.attempts == 0 {
 		b.since = now
 	}
 	b.attempts++
+	atOnce := b.atOnce
+	b.atOnce = false
 	if b.p.MaxAttempts > 0 && b.attempts > b.p.MaxAttempts {
 		return 0, reasonAttempts
 	}
@@ -142,6 +146,8 @@ func (b *Backoff) step(now time.Time, given time.Duration) (wait time.Duration, 
 		wait = given
 	case b.server > 0:
 		wait, b.server = b.server, 0
+	case atOnce:
+		wait = 0
 	default:
 		wait = min(b.exp.NextBackOff(), b.p.MaxDelay)
 	}
@@ -170,6 +176,13 @@ func (b *Backoff) ServerRetry(d time.Duration) {
 		b.server = 1 // "retry: 0" still means "now", not "use the backoff"
 	}
 }
+
+// Immediate makes the next wait zero, unless the server named one
+// (ServerRetry): for the first attempt after a break that says nothing
+// about the server's state, such as a cut connection, which may well
+// succeed at once. The attempt still counts; the backoff's own waits,
+// from InitialDelay on, begin with the one after.
+func (b *Backoff) Immediate() { b.atOnce = true }
 
 // Attempts returns how many attempts in a row have failed.
 func (b *Backoff) Attempts() int { return b.attempts }

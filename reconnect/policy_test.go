@@ -251,3 +251,37 @@ func TestBackoffServerRetry(t *testing.T) {
 		}
 	})
 }
+
+// TestBackoffImmediate: after Immediate the next wait is zero, counted as
+// an attempt; the backoff's own waits begin with the one after, at
+// InitialDelay; a server's retry: takes precedence.
+func TestBackoffImmediate(t *testing.T) {
+	const ms = time.Millisecond
+	p := Policy{InitialDelay: 10 * ms, Multiplier: 2, MaxDelay: time.Second, Jitter: -1, MaxAttempts: 3}
+	tests := []struct {
+		name    string
+		prepare func(b *Backoff)
+		want    []time.Duration // the waits of Next, in order, until it gives up
+	}{
+		{"at once, then the backoff from its start", func(b *Backoff) { b.Immediate() }, []time.Duration{0, 10 * ms, 20 * ms}},
+		{"without it, the backoff at once", func(*Backoff) {}, []time.Duration{10 * ms, 20 * ms, 40 * ms}},
+		{"a server's retry: wins", func(b *Backoff) { b.Immediate(); b.ServerRetry(300 * ms) }, []time.Duration{300 * ms, 10 * ms, 20 * ms}},
+		{"the same in the other order", func(b *Backoff) { b.ServerRetry(300 * ms); b.Immediate() }, []time.Duration{300 * ms, 10 * ms, 20 * ms}},
+		{"after Progress, at once again", func(b *Backoff) { b.Next(); b.Next(); b.Progress(); b.Immediate() }, []time.Duration{0, 10 * ms, 20 * ms}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, _ := start(p)
+			tt.prepare(b)
+			for i, want := range tt.want {
+				wait, ok := b.Next()
+				if !ok || wait != want {
+					t.Fatalf("Next() #%d = (%v, %v), want (%v, true)", i+1, wait, ok, want)
+				}
+			}
+			if _, ok := b.Next(); ok {
+				t.Errorf("a 4th attempt allowed with MaxAttempts 3: Immediate must count as an attempt")
+			}
+		})
+	}
+}

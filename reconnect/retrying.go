@@ -48,10 +48,14 @@ import (
 // context's error together. A refused connection the policy gives up on
 // returns the dial error.
 //
+// A request whose context comes from BeforeResend is handed, before each
+// time it is sent again, to the function given there, which may change
+// its headers or refuse to send it.
+//
 // Every retry is logged at Info on logger (nil means none) with the
 // reason, the status and the wait. The client's CheckRetry, Backoff,
-// ErrorHandler and RequestLogHook work together (the hook gives each Do
-// its own run of the policy); replace none of them. Note that
+// ErrorHandler, RequestLogHook and PrepareRetry work together (the hook
+// gives each Do its own run of the policy); replace none of them. Note that
 // go-retryablehttp closes base's idle connections after a Do that fails.
 func (p Policy) Retrying(base *http.Client, logger *slog.Logger) *retryablehttp.Client {
 	p = p.withDefaults()
@@ -74,7 +78,35 @@ func (p Policy) Retrying(base *http.Client, logger *slog.Logger) *retryablehttp.
 		CheckRetry:     r.check,
 		Backoff:        waited,
 		ErrorHandler:   giveUp,
+		PrepareRetry:   beforeResend,
 	}
+}
+
+// resendKey is the context key of a BeforeResend function.
+type resendKey struct{}
+
+// BeforeResend returns a context for a request sent through a Retrying
+// client: each time the request is about to be sent again (after a 429,
+// a 503 or a refused connection, once the wait is over), f is called with
+// it, and may change its headers (they are the attempt's own) — for
+// example to carry what is current now rather than what was when the
+// request was built. An error from f ends Do with that error: the request
+// is not sent again. f is not called before the first attempt.
+func BeforeResend(ctx context.Context, f func(*http.Request) error) context.Context {
+	return context.WithValue(ctx, resendKey{}, f)
+}
+
+// beforeResend is the PrepareRetry: it runs the request's BeforeResend
+// function on headers of the attempt's own (go-retryablehttp makes a
+// shallow copy of the request, whose header map the attempt before
+// shares).
+func beforeResend(req *http.Request) error {
+	f, _ := req.Context().Value(resendKey{}).(func(*http.Request) error)
+	if f == nil {
+		return nil
+	}
+	req.Header = req.Header.Clone()
+	return f(req)
 }
 
 // retrier holds what every Do of one Retrying client shares.

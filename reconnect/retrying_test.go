@@ -1,6 +1,7 @@
 package reconnect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -135,19 +136,51 @@ func (tr *transport) allClosed() bool {
 // logs keeps the records of a logger.
 type logs = logtest.Recorder
 
-// rig is a Retrying client over a counting transport, with its logs.
+// rig is a Retrying client over a counting transport, with its logs; or,
+// when viaSender is set (TestSenderAsRetrying), a Sender over the same.
 type rig struct {
 	c    *retryablehttp.Client
+	s    *Sender
 	tr   *transport
 	logs *logs
 }
+
+// viaSender makes newRig's rigs send through a Sender: every test of
+// Retrying then holds for Sender too.
+var viaSender bool
 
 func newRig(t *testing.T, p Policy, timeout time.Duration) *rig {
 	t.Helper()
 	tr := &transport{base: &http.Transport{}}
 	t.Cleanup(tr.CloseIdleConnections)
 	l := &logs{}
-	return &rig{c: p.Retrying(&http.Client{Transport: tr, Timeout: timeout}, slog.New(l)), tr: tr, logs: l}
+	hc := &http.Client{Transport: tr, Timeout: timeout}
+	g := &rig{tr: tr, logs: l}
+	if viaSender {
+		g.s = p.Sender(hc, slog.New(l))
+	} else {
+		g.c = p.Retrying(hc, slog.New(l))
+	}
+	return g
+}
+
+// do sends req through the rig's client.
+func (g *rig) do(req *retryablehttp.Request) (*http.Response, error) {
+	if g.s != nil {
+		// A plain request of the same bytes, headers and context, as the
+		// transports build them for a Sender.
+		b, err := req.BodyBytes()
+		if err != nil {
+			return nil, err
+		}
+		r, err := http.NewRequestWithContext(req.Context(), req.Method, req.URL.String(), bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		r.Header = req.Header.Clone()
+		return g.s.Do(r)
+	}
+	return g.c.Do(req)
 }
 
 // post sends body to url and reads the answer; the error is Do's.
@@ -157,7 +190,7 @@ func (g *rig) post(ctx context.Context, url, body string) (status int, answer st
 		return 0, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := g.c.Do(req)
+	resp, err := g.do(req)
 	if err != nil {
 		if resp != nil {
 			return 0, "", errors.New("Do returned a response with its error")
@@ -184,8 +217,8 @@ func TestRetryingConfig(t *testing.T) {
 	if c.Logger != nil {
 		t.Errorf("Logger = %v, want nil", c.Logger)
 	}
-	if c.CheckRetry == nil || c.Backoff == nil || c.ErrorHandler == nil || c.RequestLogHook == nil {
-		t.Error("CheckRetry, Backoff, ErrorHandler or RequestLogHook left to go-retryablehttp")
+	if c.CheckRetry == nil || c.Backoff == nil || c.ErrorHandler == nil || c.RequestLogHook == nil || c.PrepareRetry == nil {
+		t.Error("CheckRetry, Backoff, ErrorHandler, RequestLogHook or PrepareRetry left to go-retryablehttp")
 	}
 	if c := (Policy{}).Retrying(nil, nil); c.HTTPClient.Transport != http.DefaultClient.Transport ||
 		c.HTTPClient.CheckRedirect == nil || c.RetryMax != DefaultPolicy().MaxAttempts {
@@ -598,4 +631,93 @@ func TestFirstContactWaitsOnlyWhenTold(t *testing.T) {
 		t.Fatalf("a 503 with Retry-After on first contact must be waited out: %v %v, %d hits", resp, err, hits.Load())
 	}
 	resp.Body.Close()
+}
+
+// TestRetryingBeforeResend: a request sent again after a 429, a 503 or a
+// refused connection first goes through its BeforeResend function, which
+// sets what that attempt carries (and nothing an earlier attempt carried
+// changes); an error from it ends Do with that error, without sending.
+func TestRetryingBeforeResend(t *testing.T) {
+	errGone := errors.New("the session is gone")
+	tests := []struct {
+		name    string
+		steps   []step
+		refuse  int      // the call of f that refuses (1-based); 0: none
+		carried []string // the X-Session each hit carried
+		calls   int      // calls of f
+	}{
+		{"429 then 503 then ok: each resend carries the newest", []step{answer(429, "Retry-After", "0"), answer(503), answer(200)},
+			0, []string{"s0", "s1", "s2"}, 2},
+		{"ok at once: f is never called", []step{answer(200)}, 0, []string{"s0"}, 0},
+		{"refused before the resend: not sent again", []step{answer(429, "Retry-After", "0"), answer(200)},
+			1, []string{"s0"}, 1},
+		{"refused before the second resend", []step{answer(503), answer(429, "Retry-After", "0"), answer(200)},
+			2, []string{"s0", "s1"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var carried []string
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				carried = append(carried, r.Header.Get("X-Session"))
+				n := len(carried)
+				mu.Unlock()
+				tt.steps[min(n, len(tt.steps))-1](w, r)
+			})
+			g := newRig(t, Policy{InitialDelay: ms, MaxDelay: 2 * ms, MaxAttempts: 5}, 0)
+			var headers []http.Header // the header maps each call of f saw
+			calls := 0
+			ctx := BeforeResend(context.Background(), func(req *http.Request) error {
+				calls++
+				headers = append(headers, req.Header)
+				if calls == tt.refuse {
+					return errGone
+				}
+				req.Header.Set("X-Session", "s"+strconv.Itoa(calls))
+				return nil
+			})
+			req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, s.URL, []byte(`{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Session", "s0")
+			first := req.Request.Header
+			resp, err := g.do(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			switch {
+			case tt.refuse > 0 && (!errors.Is(err, errGone) || resp != nil):
+				t.Errorf("Do = (%v, %v), want f's error and no response", resp, err)
+			case tt.refuse == 0 && (err != nil || resp.StatusCode != 200):
+				t.Errorf("Do = (%v, %v), want 200", resp, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Join(carried, ",") != strings.Join(tt.carried, ",") || calls != tt.calls {
+				t.Errorf("hits carried %v with %d call(s) of f, want %v with %d", carried, calls, tt.carried, tt.calls)
+			}
+			if first.Get("X-Session") != "s0" {
+				t.Errorf("the first attempt's headers changed to %v", first)
+			}
+			for i, h := range headers {
+				if sameMap(h, first) {
+					t.Errorf("call %d of f got the first attempt's header map", i+1)
+				}
+			}
+			if !g.tr.allClosed() {
+				t.Error("a response body was left open")
+			}
+		})
+	}
+}
+
+// sameMap reports whether a and b are the same map (not equal ones).
+func sameMap(a, b http.Header) bool {
+	const probe = "X-Same-Map-Probe"
+	defer delete(a, probe)
+	a[probe] = nil
+	_, ok := b[probe]
+	return ok
 }

@@ -17,6 +17,9 @@ const DefaultMaxEventSize = 64 << 20
 // data of an event in: the chunks it asks its source for.
 const blockSize = 32 << 10
 
+// smallRead is the size of the buffer an idle Reader waits in.
+const smallRead = 512
+
 // keepScratchLimit is the largest line buffer a Reader keeps for reuse after
 // a line; a bigger one is dropped, so that one huge line does not pin its
 // memory for the life of the stream.
@@ -29,7 +32,10 @@ const keepScratchLimit = 64 << 10
 // block is ever seen outside the Reader: events get their own copy.
 type block [blockSize]byte
 
-var blockPool = sync.Pool{New: func() any { return new(block) }}
+var (
+	blockPool = sync.Pool{New: func() any { return new(block) }}
+	smallPool = sync.Pool{New: func() any { return new([smallRead]byte) }}
+)
 
 func getBlock() *block  { return blockPool.Get().(*block) }
 func putBlock(b *block) { blockPool.Put(b) }
@@ -81,8 +87,12 @@ type Reader struct {
 	src io.Reader
 	max int
 
-	rblock *block // the pooled read buffer, nil until the first Next and after the end
-	buf    []byte // rblock[:]; unread bytes are buf[rpos:wpos]
+	rblock *block // the pooled read buffer, nil while nothing is unread (idle)
+	buf    []byte // rblock[:] or small[:]; unread bytes are buf[rpos:wpos]
+	// small is where a Reader with nothing unread waits for the next
+	// bytes (pooled too): an idle stream holds no block, and takes one only
+	// when more bytes arrive than small holds.
+	small  *[smallRead]byte
 	rpos   int
 	wpos   int
 	lfPos  int // first '\n' at or after the last search start, or wpos when none
@@ -98,7 +108,7 @@ type Reader struct {
 	lnSize int   // lineSkip: raw bytes of the line seen so far
 
 	line    []byte   // linePending: the raw line so far
-	blocks  []*block // the event's data, lines joined by '\n', without a trailing '\n'; blocks[0] is kept between events
+	blocks  []*block // the event's data, lines joined by '\n', without a trailing '\n'; none between events
 	dlen    int      // bytes of data in blocks, filled in order
 	hasData bool     // at least one data field was seen for this event
 	blocks0 [1]*block
@@ -144,8 +154,13 @@ func (r *Reader) Release() {
 func (r *Reader) releaseBuffers() {
 	if r.rblock != nil {
 		putBlock(r.rblock)
-		r.rblock, r.buf = nil, nil
+		r.rblock = nil
 	}
+	if r.small != nil {
+		smallPool.Put(r.small)
+		r.small = nil
+	}
+	r.buf = nil
 	for i, b := range r.blocks {
 		putBlock(b)
 		r.blocks[i] = nil
@@ -174,10 +189,6 @@ func (r *Reader) Retry() (time.Duration, bool) { return r.retry, r.haveRetry }
 func (r *Reader) Next() (Event, error) {
 	if r.err != nil {
 		return Event{}, r.err
-	}
-	if r.rblock == nil {
-		r.rblock = getBlock()
-		r.buf = r.rblock[:]
 	}
 	for {
 		if !r.begun {
@@ -246,7 +257,24 @@ func (r *Reader) Next() (Event, error) {
 // buffer is empty or, before the byte order mark check, not yet full.
 func (r *Reader) fill() {
 	if r.rpos == r.wpos {
+		// Nothing unread: give the block back and wait for bytes in the
+		// small buffer, so that a quiet stream holds no block.
 		r.rpos, r.wpos = 0, 0
+		if r.rblock != nil {
+			putBlock(r.rblock)
+			r.rblock = nil
+		}
+		if r.small == nil {
+			r.small = smallPool.Get().(*[smallRead]byte)
+		}
+		r.buf = r.small[:]
+	} else if r.rblock == nil {
+		// Unread bytes in the small buffer and more to come: move them
+		// into a block and read on there.
+		b := getBlock()
+		r.wpos = copy(b[:], r.buf[r.rpos:r.wpos])
+		r.rpos = 0
+		r.rblock, r.buf = b, b[:]
 	}
 	r.lfPos, r.crPos = -1, -1
 	n, err := r.src.Read(r.buf[r.wpos:])
@@ -255,6 +283,12 @@ func (r *Reader) fill() {
 		return
 	}
 	r.wpos += n
+	if r.rblock == nil && n == len(r.small) {
+		// A full small read: more is likely waiting; read on in a block.
+		b := getBlock()
+		r.wpos = copy(b[:], r.buf[:r.wpos])
+		r.rblock, r.buf = b, b[:]
+	}
 	switch {
 	case err != nil:
 		r.rerr = err
@@ -516,18 +550,16 @@ func (r *Reader) dispatch() (Event, bool) {
 		return Event{}, false
 	}
 	r.hasData = false
-	// The event's own copy, of its exact size; the blocks beyond the
-	// first go back to the pool.
+	// The event's own copy, of its exact size; the blocks go back to
+	// the pool.
 	data := make([]byte, r.dlen)
 	off := 0
 	for i, b := range r.blocks {
 		off += copy(data[off:], b[:])
-		if i > 0 {
-			putBlock(b)
-			r.blocks[i] = nil
-		}
+		putBlock(b)
+		r.blocks[i] = nil
 	}
-	r.blocks, r.dlen = r.blocks[:min(len(r.blocks), 1)], 0
+	r.blocks, r.dlen = r.blocks[:0], 0
 	if typ == "" {
 		typ = "message"
 	}

@@ -71,7 +71,8 @@ type Command struct {
 	// dead process wrote, as a *jsonrpc.SessionLostError whose Cause is
 	// the *ExitError. From the death until an initialize request has been
 	// written to the new process, Send refuses every other message with
-	// an error matching jsonrpc.ErrSessionExpired (nothing is written),
+	// an error matching jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent
+	// (nothing is written),
 	// and an initialize request waits, within its context, for the new
 	// process to be up. A new process that sends any message counts as
 	// progress: the policy's run of failed attempts starts over. When the

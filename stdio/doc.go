@@ -15,6 +15,9 @@
 //     array) becomes separate messages; lines that are not JSON-RPC (start-up
 //     banners, stray prints) are logged and skipped. A line longer than
 //     Command.MaxLineSize ends the transport with a *LineTooLongError.
+//     At most 64 messages and 4 MiB of lines (one longer line alone) wait
+//     for Recv: past that, stdout is not read until Recv catches up, and
+//     the server blocks on its writes. Nothing is dropped.
 //   - stderr is always drained, so a chatty server never blocks on it. Its
 //     last 4 KiB are kept for StderrTail and for the *ExitError that reports
 //     the end of the process; it can also be copied to a writer or logged
@@ -47,7 +50,8 @@
 // started again under that reconnect.Policy. Recv then reports the death as
 // a *jsonrpc.SessionLostError (its Cause the *ExitError) and goes on with
 // the new process; Send refuses all but initialize, with an error matching
-// jsonrpc.ErrSessionExpired, until the client has initialized the new
+// jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent, until the client has
+// initialized the new
 // process. When the policy gives up, the transport ends with a
 // *RestartsExhaustedError. Close stops supervision before it shuts the
 // current process down.

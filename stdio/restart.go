@@ -343,7 +343,10 @@ func (s *supervisor) sendErr(err error) error {
 // close is Transport.Close under supervision: supervision stops first, so
 // that nothing is started any more, then the process in service is shut
 // down as without supervision.
-func (s *supervisor) close() error {
+func (s *supervisor) close() error { return s.shutdown(context.Background()) }
+
+// shutdown is close with the current process shut down within ctx.
+func (s *supervisor) shutdown(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed.Store(true)
@@ -352,7 +355,7 @@ func (s *supervisor) close() error {
 		s.mu.Unlock()
 		s.cancel()
 		if cur != nil {
-			s.closeErr = cur.Close()
+			s.closeErr = cur.Shutdown(ctx)
 		}
 		<-s.done
 	})
@@ -362,7 +365,8 @@ func (s *supervisor) close() error {
 // restartingError is what Send returns for a message other than initialize
 // while the server process is being restarted, or has been and awaits
 // initialize. Nothing was written. It matches jsonrpc.ErrSessionExpired
-// and unwraps to the *ExitError of the process that died.
+// and jsonrpc.ErrNotSent, and unwraps to the *ExitError of the process
+// that died.
 type restartingError struct{ exit *ExitError }
 
 func (e *restartingError) Error() string {
@@ -373,7 +377,9 @@ func (e *restartingError) Error() string {
 	return msg
 }
 
-func (e *restartingError) Is(target error) bool { return target == jsonrpc.ErrSessionExpired }
+func (e *restartingError) Is(target error) bool {
+	return target == jsonrpc.ErrSessionExpired || target == jsonrpc.ErrNotSent
+}
 
 func (e *restartingError) Unwrap() error {
 	if e.exit == nil {

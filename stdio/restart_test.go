@@ -142,7 +142,7 @@ func TestSupervisedRestartAfterCrash(t *testing.T) {
 	} {
 		err := tr.Send(context.Background(), m)
 		var sent *stdio.ExitError
-		if !errors.Is(err, jsonrpc.ErrSessionExpired) || !errors.As(err, &sent) || sent.ExitCode != 3 {
+		if !errors.Is(err, jsonrpc.ErrSessionExpired) || !errors.Is(err, jsonrpc.ErrNotSent) || !errors.As(err, &sent) || sent.ExitCode != 3 {
 			t.Errorf("Send(%q) after the crash: %v, want ErrSessionExpired wrapping the exit", m.Method, err)
 		}
 	}

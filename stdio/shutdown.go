@@ -67,8 +67,9 @@ func (t *Transport) supervise() {
 }
 
 // stopProcess ends the server if it is still running: close stdin, wait,
-// SIGTERM the group, wait, SIGKILL the group. It returns once the server is
-// reaped, telling whether SIGKILL and SIGTERM were needed.
+// SIGTERM the group, wait, SIGKILL the group (once Shutdown's context is
+// done, the waits end at once). It returns once the server is reaped,
+// telling whether SIGKILL ended it and whether SIGTERM was sent.
 func (t *Transport) stopProcess() (forced, termSent bool) {
 	t.stdin.Close()
 	if t.waitExit(t.stdinCloseWait) {
@@ -79,13 +80,19 @@ func (t *Transport) stopProcess() (forced, termSent bool) {
 	if t.waitExit(t.termWait) {
 		return false, true
 	}
-	t.log.Warn("stdio: server still running after SIGTERM; sending SIGKILL", slog.Int("pid", t.pid))
+	if t.hurried() {
+		t.log.Debug("stdio: shutdown out of time; sending SIGKILL", slog.Int("pid", t.pid))
+	} else {
+		t.log.Warn("stdio: server still running after SIGTERM; sending SIGKILL", slog.Int("pid", t.pid))
+	}
 	killGroup(t.cmd.Process)
 	<-t.exited
-	return true, true
+	_, sig := exitStatus(t.state)
+	return sig == "SIGKILL", true // a server hurried along may have ended on SIGTERM after all
 }
 
-// waitExit waits up to d for the server to be reaped.
+// waitExit waits up to d for the server to be reaped, or less when
+// Shutdown's context ends first.
 func (t *Transport) waitExit(d time.Duration) bool {
 	select {
 	case <-t.exited:
@@ -102,6 +109,18 @@ func (t *Transport) waitExit(d time.Duration) bool {
 		return true
 	case <-timer.C:
 		return false
+	case <-t.hurry:
+		return false
+	}
+}
+
+// hurried reports whether Shutdown's context has ended.
+func (t *Transport) hurried() bool {
+	select {
+	case <-t.hurry:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -115,7 +134,7 @@ func (t *Transport) stopGroup() {
 	terminateGroup(t.cmd.Process)
 	deadline := time.Now().Add(t.termWait)
 	for pause := time.Millisecond; groupAlive(t.pid); pause = min(2*pause, 50*time.Millisecond) {
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) || t.hurried() {
 			t.log.Warn("stdio: processes left by the server survived SIGTERM; sending SIGKILL", slog.Int("pgid", t.pid))
 			killGroup(t.cmd.Process)
 			return

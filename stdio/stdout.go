@@ -210,24 +210,67 @@ func (t *Transport) readStdout() {
 		if len(msgs) > 0 && !t.heard.Load() {
 			t.heard.Store(true)
 		}
-		for _, m := range msgs {
-			if !t.deliver(m) {
+		if len(msgs) == 0 || !t.reserve(len(line)) {
+			continue
+		}
+		for i, m := range msgs {
+			q := queued{m: m}
+			if i == len(msgs)-1 {
+				q.size = len(line) // the line's bytes are freed with its last message
+			}
+			if !t.deliver(q) {
 				break
 			}
 		}
 	}
 }
 
-// deliver queues m for Recv. It waits while the queue is full, and gives up
-// (reporting false) when the transport is closed.
-func (t *Transport) deliver(m *jsonrpc.Message) bool {
+// queued is a message waiting for Recv, with the bytes it frees once
+// received.
+type queued struct {
+	m    *jsonrpc.Message
+	size int
+}
+
+// reserve counts n more bytes as queued, first waiting while queueBytes are
+// (a line of any size goes into an empty queue); it gives up, reporting
+// false, when the transport is closed. Only the stdout goroutine calls it.
+func (t *Transport) reserve(n int) bool {
+	for {
+		if cur := t.queuedBytes.Load(); cur == 0 || cur+int64(n) <= queueBytes {
+			t.queuedBytes.Add(int64(n))
+			return true
+		}
+		select {
+		case <-t.room:
+		case <-t.closeCh:
+			return false
+		}
+	}
+}
+
+// release counts n bytes as no longer queued, and wakes reserve.
+func (t *Transport) release(n int) {
+	if n == 0 {
+		return
+	}
+	t.queuedBytes.Add(-int64(n))
 	select {
-	case t.msgs <- m:
+	case t.room <- struct{}{}:
+	default:
+	}
+}
+
+// deliver queues q for Recv. It waits while the queue is full, and gives up
+// (reporting false) when the transport is closed.
+func (t *Transport) deliver(q queued) bool {
+	select {
+	case t.msgs <- q:
 		return true
 	default:
 	}
 	select {
-	case t.msgs <- m:
+	case t.msgs <- q:
 		return true
 	case <-t.closeCh:
 		return false

@@ -20,7 +20,14 @@ import (
 const (
 	// queueLen is how many decoded messages wait for Recv before the
 	// stdout goroutine stops reading (and the server blocks on stdout).
+	// The consumer (the client's read loop) never waits for the host's
+	// handlers, so a short queue only has to smooth bursts.
 	queueLen = 64
+	// queueBytes bounds the stdout bytes that the messages waiting for
+	// Recv hold: past it the stdout goroutine stops reading too. A line
+	// bigger than that is still delivered, alone: Command.MaxLineSize
+	// bounds it.
+	queueBytes = 4 << 20
 	// keepWriteBuf is the largest encoding buffer kept between Sends.
 	keepWriteBuf = 1 << 20
 )
@@ -55,12 +62,16 @@ type Transport struct {
 	wgen     uint64     // bumped after a write that a context may interrupt
 	dlMu     sync.Mutex // orders deadline changes against context callbacks
 
-	msgs chan *jsonrpc.Message // decoded messages, for Recv
+	msgs        chan queued   // decoded messages, for Recv
+	queuedBytes atomic.Int64  // stdout bytes held by the lines in msgs
+	room        chan struct{} // signalled (capacity 1) when Recv frees queued bytes
 
 	closed    atomic.Bool // Close was called
 	stopping  atomic.Bool // the shutdown has begun
 	closeOnce sync.Once
 	closeCh   chan struct{} // closed by Close
+	hurryOnce sync.Once
+	hurry     chan struct{} // closed when Shutdown's context is done: wait no more
 	brokeOnce sync.Once
 	brokeCh   chan struct{} // closed when a write to stdin fails
 
@@ -172,8 +183,10 @@ func startProcess(cmd Command) (*Transport, error) {
 		stderrCopy:     cmd.Stderr,
 		stderrLog:      cmd.StderrLogger,
 		wlock:          make(chan struct{}, 1),
-		msgs:           make(chan *jsonrpc.Message, queueLen),
+		msgs:           make(chan queued, queueLen),
+		room:           make(chan struct{}, 1),
 		closeCh:        make(chan struct{}),
+		hurry:          make(chan struct{}),
 		brokeCh:        make(chan struct{}),
 		exited:         make(chan struct{}),
 		stdoutDone:     make(chan struct{}),
@@ -411,13 +424,13 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	if t.sup != nil {
 		return t.sup.recv()
 	}
-	var m *jsonrpc.Message
+	var q queued
 	var ok bool
 	select {
-	case m, ok = <-t.msgs:
+	case q, ok = <-t.msgs:
 	default:
 		select {
-		case m, ok = <-t.msgs:
+		case q, ok = <-t.msgs:
 		case <-t.closeCh:
 			return nil, jsonrpc.ErrClosed
 		}
@@ -428,7 +441,8 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	if !ok {
 		return nil, t.recvErr
 	}
-	return m, nil
+	t.release(q.size)
+	return q.m, nil
 }
 
 // Close shuts the server down and releases everything: it closes the
@@ -449,9 +463,21 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 // being started is shut down. The current process, if any, is then shut
 // down as above, and Close reports on it.
 func (t *Transport) Close() error {
+	return t.Shutdown(context.Background())
+}
+
+// Shutdown is Close bounded by ctx: the same steps, but once ctx is done
+// no wait goes on — the server's process group is sent SIGTERM and SIGKILL
+// at once — and Shutdown returns as soon as the server is reaped and the
+// transport's goroutines have ended. Under supervision, the current process
+// is shut down so. A ctx done from the start skips the grace periods but
+// still closes stdin first, so what was written reaches the server.
+func (t *Transport) Shutdown(ctx context.Context) error {
 	if t.sup != nil {
-		return t.sup.close()
+		return t.sup.shutdown(ctx)
 	}
+	stop := context.AfterFunc(ctx, func() { t.hurryOnce.Do(func() { close(t.hurry) }) })
+	defer stop()
 	t.closeOnce.Do(func() {
 		t.closed.Store(true)
 		close(t.closeCh)

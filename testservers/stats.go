@@ -208,6 +208,14 @@ func (s *Server) execute(key string) int {
 	return n
 }
 
+// Executed returns how many times the once tool has run for key: a test
+// that got "did not run" for a call can check that it did not.
+func (s *Server) Executed(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.executed[key]
+}
+
 // fault counts one fault of kind f.
 func (s *Server) fault(f Fault) {
 	s.count(func(st *Stats) { st.Faults[string(f)]++ })

@@ -32,7 +32,9 @@ this order (the first definition of a name wins; ./ is the current directory):
 An entry is {"command","args","env","cwd"} for stdio, or {"type","url","headers"}
 with type http or streamable-http (Streamable HTTP only), sse (HTTP+SSE only),
 or no type (try both); ${VAR}, ${VAR:-default} and ${env:VAR} are expanded in
-command, args, env, cwd, url and headers.`
+command, args, env, cwd, url and headers. An HTTP entry's OAuth client is read
+from "oauth": {"clientId","callbackPort","scopes"} (Claude Code) or
+"auth": {"CLIENT_ID","CLIENT_SECRET","scopes"} (Cursor; expanded too).`
 
 // Which part of a config document a location reads.
 const (
@@ -60,12 +62,25 @@ type serverEntry struct {
 	URL      string            `json:"url,omitempty"`
 	Headers  map[string]string `json:"headers,omitempty"`
 	Disabled bool              `json:"disabled,omitempty"`
+	OAuth    *oauthEntry       `json:"oauth,omitempty"`
 
 	Source    string `json:"source"` // the file
 	Label     string `json:"label"`  // whose file it is
 	Shadowed  bool   `json:"shadowed,omitempty"`
 	Problem   string `json:"error,omitempty"` // why the entry cannot be used
 	workspace string
+}
+
+// oauthEntry is what an entry says about OAuth: Claude Code's "oauth"
+// (clientId, callbackPort, scopes as one string) or Cursor's "auth"
+// (CLIENT_ID, CLIENT_SECRET, scopes as a list). The secret is never
+// printed.
+type oauthEntry struct {
+	ClientID     string   `json:"clientId,omitempty"`
+	ClientSecret string   `json:"-"`
+	HasSecret    bool     `json:"clientSecret,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"`
+	CallbackPort int      `json:"callbackPort,omitempty"`
 }
 
 // rawEntry is the JSON of one entry; unknown keys are ignored.
@@ -80,6 +95,16 @@ type rawEntry struct {
 	ServerURL string            `json:"serverUrl"`
 	Headers   map[string]string `json:"headers"`
 	Disabled  bool              `json:"disabled"`
+	OAuth     *struct {
+		ClientID     string `json:"clientId"`
+		CallbackPort int    `json:"callbackPort"`
+		Scopes       string `json:"scopes"`
+	} `json:"oauth"` // Claude Code
+	Auth *struct {
+		ClientID     string   `json:"CLIENT_ID"`
+		ClientSecret string   `json:"CLIENT_SECRET"`
+		Scopes       []string `json:"scopes"`
+	} `json:"auth"` // Cursor
 }
 
 // configPlaces is where the config files are for one run.
@@ -210,6 +235,12 @@ func decodeEntry(name string, raw json.RawMessage, loc location) serverEntry {
 	e.URL = r.URL
 	if e.URL == "" {
 		e.URL = r.ServerURL
+	}
+	switch {
+	case r.OAuth != nil:
+		e.OAuth = &oauthEntry{ClientID: r.OAuth.ClientID, CallbackPort: r.OAuth.CallbackPort, Scopes: strings.Fields(r.OAuth.Scopes)}
+	case r.Auth != nil:
+		e.OAuth = &oauthEntry{ClientID: r.Auth.ClientID, ClientSecret: r.Auth.ClientSecret, HasSecret: r.Auth.ClientSecret != "", Scopes: r.Auth.Scopes}
 	}
 	if len(r.Env) > 0 {
 		e.Env = make(map[string]string, len(r.Env))

@@ -45,7 +45,7 @@ func (c *cli) connected(minOwn, maxOwn int, body func(ctx context.Context, s *se
 		if err != nil {
 			return err
 		}
-		defer s.close()
+		defer s.close(cmd.Context())
 		return body(cmd.Context(), s, own)
 	})
 }
@@ -80,6 +80,11 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		return nil, usageErr("--era: %v", err)
 	}
 	opts = append(opts, client.WithEra(era))
+	answers, err := c.answerOptions()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, answers...)
 	if c.f.protocol != "" {
 		if mcp.EraOf(c.f.protocol) == "" {
 			return nil, usageErr("--protocol-version %s: this client speaks %s", c.f.protocol, strings.Join(negotiate.ClientVersions(), ", "))
@@ -97,6 +102,7 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 			cmd.Stderr = c.stderr
 		}
 		c.lastTr = client.TransportStdio
+		c.stderrShown = true
 	} else {
 		ct = client.URL(t.url)
 		c.lastURL = t.url
@@ -106,6 +112,22 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		opts = append(opts, client.WithTransportPolicy(t.policy))
 		rt := &roundTripper{base: http.DefaultTransport, t: s.trace}
 		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: rt}))
+		if !hasAuthorization(t) {
+			// Stored tokens are sent and refreshed; a login is never
+			// started here (see mcpcall auth login).
+			cfg, err := c.authConfig(t)
+			if err != nil {
+				s.trace.Close()
+				return nil, err
+			}
+			a, err := newAuthorizer(cfg)
+			if err != nil {
+				s.trace.Close()
+				return nil, err
+			}
+			opts = append(opts, client.WithAuth(a))
+			c.lastTarget = t
+		}
 	}
 
 	start := time.Now()
@@ -185,10 +207,14 @@ func (s *session) callOptions() []client.CallOption {
 	return []client.CallOption{client.WithProgress(s.progress.update)}
 }
 
-// close ends the connection and the trace.
-func (s *session) close() {
+// close ends the connection and the trace: promptly once the run's
+// context is done (shutdownContext).
+func (s *session) close(run context.Context) {
 	s.progress.finish()
-	if err := s.conn.Close(); err != nil {
+	s.c.prompt.stop()
+	ctx, cancel := shutdownContext(run)
+	defer cancel()
+	if err := s.conn.Shutdown(ctx); err != nil {
 		s.c.log.Debug("closing the connection", "err", err)
 	}
 	if err := s.trace.Close(); err != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
@@ -28,7 +30,9 @@ refused), a hybrid server hosting both legacy transports (once at its Streamable
 HTTP path, once forced onto HTTP+SSE), and a legacy stdio server (this binary
 started again as a child). It connects to each, prints how the era and the
 transport were negotiated, lists the tools and calls two of them, one with
-progress. No outside server is needed.
+progress. A server that wants OAuth tokens (with its own authorization server,
+whose "user" approves at once: discovery, registration, PKCE, token) shows the
+authorization. No outside server is needed.
 
 With --serve ADDR it instead keeps the Streamable HTTP test server running at
 http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
@@ -52,6 +56,10 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 			defer legacySrv.Close()
 			hybrid := testservers.StartHybrid(testservers.HybridOptions{})
 			defer hybrid.Close()
+			authSrv := testservers.StartAuthServer(testservers.AuthServerOptions{ScopesSupported: []string{"mcp", "offline_access"}})
+			defer authSrv.Close()
+			protected := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: authSrv, Scopes: []string{"mcp"}, ScopeInChallenge: true})
+			defer protected.Close()
 			path, args, env := testservers.StdioCommand()
 
 			modernEnv := testservers.StdioEnv(testservers.Options{Eras: testservers.ModernOnly})
@@ -59,19 +67,21 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 				label  string
 				target client.Target
 				policy negotiate.Policy
+				auth   *auth.Authorizer
 			}{
-				{"2026-07-28 server (modern, stateless), Streamable HTTP", client.URL(modernSrv.URL), negotiate.Auto},
-				{"2026-07-28 server (modern), stdio child process", client.Command(path, args...).WithEnv(modernEnv...), negotiate.Auto},
-				{"dual-era server (2026-07-28 and 2025-11-25), Streamable HTTP", client.URL(dualSrv.URL), negotiate.Auto},
-				{"2025-11-25 server, Streamable HTTP, SSE answers", client.URL(sseSrv.URL), negotiate.Auto},
-				{"2025-11-25 server, Streamable HTTP, JSON answers", client.URL(jsonSrv.URL), negotiate.Auto},
-				{"2024-11-05 HTTP+SSE server, found by fallback", client.URL(legacySrv.URL), negotiate.Auto},
-				{"hybrid server, Streamable HTTP path", client.URL(hybrid.URL), negotiate.Auto},
-				{"hybrid server, HTTP+SSE path (--transport sse)", client.URL(hybrid.SSEURL), negotiate.SSEOnly},
-				{"2025-11-25 server, stdio child process", client.Command(path, args...).WithEnv(env...), negotiate.Auto},
+				{"2026-07-28 server (modern, stateless), Streamable HTTP", client.URL(modernSrv.URL), negotiate.Auto, nil},
+				{"2026-07-28 server (modern), stdio child process", client.Command(path, args...).WithEnv(modernEnv...), negotiate.Auto, nil},
+				{"dual-era server (2026-07-28 and 2025-11-25), Streamable HTTP", client.URL(dualSrv.URL), negotiate.Auto, nil},
+				{"2025-11-25 server, Streamable HTTP, SSE answers", client.URL(sseSrv.URL), negotiate.Auto, nil},
+				{"2025-11-25 server, Streamable HTTP, JSON answers", client.URL(jsonSrv.URL), negotiate.Auto, nil},
+				{"2024-11-05 HTTP+SSE server, found by fallback", client.URL(legacySrv.URL), negotiate.Auto, nil},
+				{"hybrid server, Streamable HTTP path", client.URL(hybrid.URL), negotiate.Auto, nil},
+				{"hybrid server, HTTP+SSE path (--transport sse)", client.URL(hybrid.SSEURL), negotiate.SSEOnly, nil},
+				{"OAuth-protected 2025-11-25 server (401, then authorized)", client.URL(protected.URL), negotiate.Auto, c.demoAuthorizer(authSrv)},
+				{"2025-11-25 server, stdio child process", client.Command(path, args...).WithEnv(env...), negotiate.Auto, nil},
 			}
 			for _, tg := range targets {
-				if err := c.demoOne(cmd.Context(), c.stdout, tg.label, tg.target, tg.policy); err != nil {
+				if err := c.demoOne(cmd.Context(), c.stdout, tg.label, tg.target, tg.policy, tg.auth); err != nil {
 					return fmt.Errorf("%s: %w", tg.label, err)
 				}
 			}
@@ -83,7 +93,30 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 	return cmd
 }
 
-func (c *cli) demoOne(ctx context.Context, out io.Writer, label string, target client.Target, policy negotiate.Policy) error {
+// demoAuthorizer authorizes the demo's protected server: a memory store,
+// and a "user" who approves at once (no browser).
+func (c *cli) demoAuthorizer(as *testservers.AuthServer) *auth.Authorizer {
+	a, err := auth.New(auth.Config{
+		ClientName:  "mcpcall-demo",
+		RedirectURL: "http://127.0.0.1:9/callback", // the headless user reads the redirect instead of following it
+		Authorize: func(ctx context.Context, authURL string) (string, error) {
+			u, _ := url.Parse(authURL)
+			fmt.Fprintf(c.stdout, "   authorization requested at %s://%s%s (scope %q, PKCE %s); the demo's user approves\n",
+				u.Scheme, u.Host, u.Path, u.Query().Get("scope"), u.Query().Get("code_challenge_method"))
+			return as.Approve(ctx, authURL)
+		},
+		Logger: c.log,
+	})
+	if err != nil {
+		panic(err) // a constant configuration
+	}
+	return a
+}
+
+func (c *cli) demoOne(ctx context.Context, w io.Writer, label string, target client.Target, policy negotiate.Policy, a *auth.Authorizer) error {
+	// A progress notification may trail its call's answer (a JSON answer,
+	// progress on the GET stream) and print while the next line does.
+	out := &lockedWriter{w: w}
 	if strings.HasPrefix(target.String(), "http") {
 		fmt.Fprintf(out, "== %s: %s\n", label, target)
 	} else {
@@ -92,14 +125,24 @@ func (c *cli) demoOne(ctx context.Context, out io.Writer, label string, target c
 	start := time.Now()
 	dctx, cancel := context.WithTimeoutCause(ctx, c.f.connectTimeout, errConnectTimeout)
 	defer cancel()
-	conn, err := client.Dial(dctx, target,
+	opts := []client.Option{
 		client.WithClientInfo("mcpcall-demo", moduleVersion()),
 		client.WithLogger(c.log),
-		client.WithTransportPolicy(policy))
+		client.WithTransportPolicy(policy),
+	}
+	if a != nil {
+		opts = append(opts, client.WithAuth(a))
+	}
+	conn, err := client.Dial(dctx, target, opts...)
 	if err != nil {
 		return &connectError{err}
 	}
 	defer conn.Close()
+	if a != nil {
+		if entries, err := a.Tokens(ctx, ""); err == nil && len(entries) == 1 {
+			fmt.Fprintf(out, "   authorized by %s: %s\n", entries[0].Key.Issuer, describeToken(entries[0].Token))
+		}
+	}
 	info := conn.Info()
 	if info.Negotiation != nil {
 		for _, line := range strings.Split(strings.TrimRight(info.Negotiation.String(), "\n"), "\n") {

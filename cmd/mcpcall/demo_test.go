@@ -20,6 +20,8 @@ func TestDemo(t *testing.T) {
 		"transport sse, protocol 2024-11-05",
 		"policy sse-only",
 		"transport stdio",
+		`scope "mcp offline_access", PKCE S256); the demo's user approves`,
+		"refreshable, scopes mcp offline_access",
 		"add(20, 22) → 20+22=42",
 		"progress 3/3 step 3 of 3",
 		"all servers answered.",

@@ -9,8 +9,10 @@ import (
 	"net"
 	"strings"
 
+	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/stdio"
 )
 
 // Exit codes. They are part of the interface: scripts test them.
@@ -91,6 +93,7 @@ type failure struct {
 	rpcCode   int64  // JSON-RPC code, 0 when none
 	url       string // where it happened, when known
 	transport string
+	login     string // the mcpcall auth login line to run, when a login is needed
 }
 
 // classify decides the exit code of err. interrupted says the caller's
@@ -120,9 +123,11 @@ func classify(err error, interrupted bool) failure {
 	case errors.Is(err, client.ErrTimeout), errors.Is(err, errMaxTime), errors.Is(err, errConnectTimeout),
 		errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		f.code, f.kind = exitTimeout, kindTimeout
-	case httpErr != nil && (httpErr.StatusCode == 401 || httpErr.StatusCode == 403):
+	case httpErr != nil && (httpErr.StatusCode == 401 || httpErr.StatusCode == 403), isAuthError(err):
 		f.code, f.kind = exitAuth, kindAuth
-	case errors.As(err, &connErr):
+	case errors.As(err, &connErr), errors.Is(err, jsonrpc.ErrSessionExpired):
+		// (a session that kept expiring is the transport's failure,
+		// even when the 404 carried a JSON-RPC error)
 		f.code, f.kind = exitConnect, kindConnect
 	case rpcErr != nil: // also one an HTTP error body carried, once connected
 		f.code, f.kind = exitRPC, kindRPC
@@ -132,13 +137,38 @@ func classify(err error, interrupted bool) failure {
 	return f
 }
 
+// isAuthError reports whether err is an authorization failure of package
+// auth: discovery, registration, a refused grant, a login needed.
+func isAuthError(err error) bool {
+	return errors.As(err, new(*auth.InteractionRequiredError)) || errors.As(err, new(*auth.MetadataError)) ||
+		errors.As(err, new(*auth.GrantError)) || errors.As(err, new(*auth.IssuerMismatchError)) ||
+		errors.As(err, new(*auth.StateMismatchError))
+}
+
+// withoutStderrTail is msg, the text of err, without the stderr tail of
+// a stdio server's *stdio.ExitError in err: mcpcall has shown that
+// stderr already, line by line as it came, and shows it once.
+func withoutStderrTail(err error, msg string) string {
+	var ee *stdio.ExitError
+	if !errors.As(err, &ee) || strings.TrimSpace(ee.Stderr) == "" {
+		return msg
+	}
+	short := *ee
+	short.Stderr = ""
+	return strings.Replace(msg, ee.Error(), short.Error()+" (its stderr is shown above)", 1)
+}
+
 // hint adds advice for a person to a failure, when there is some.
 func (f failure) hint() string {
 	switch {
+	case f.login != "":
+		return "log in first, where a browser can be opened or a URL followed: " + f.login
 	case f.code == exitAuth:
-		return "the server wants credentials: pass them with --bearer-env VAR or -H 'Authorization: ...'"
+		return "the server wants credentials: log in with mcpcall auth login TARGET, or pass a token with --bearer-env VAR"
 	case f.code == exitConnect && strings.Contains(f.message, "connection refused"):
 		return "nothing is listening there: is the server running, and is the URL right?"
+	case f.rpcCode == jsonrpc.CodeMissingClientCapability:
+		return "the server needs a capability of the client: --root DIR declares roots (elicitation and sampling are always declared)"
 	}
 	return ""
 }
@@ -155,12 +185,13 @@ type errorBody struct {
 	Code      *int64  `json:"code"`
 	URL       *string `json:"url"`
 	Transport *string `json:"transport"`
+	Login     string  `json:"login,omitempty"` // the mcpcall auth login line to run
 }
 
 // report writes f to w: one JSON line in --json mode, else a sentence.
 func (f failure) report(w io.Writer, asJSON bool) {
 	if asJSON {
-		b := errorBody{Kind: f.kind, Message: f.message}
+		b := errorBody{Kind: f.kind, Message: f.message, Login: f.login}
 		if f.status != 0 {
 			b.Status = &f.status
 		}

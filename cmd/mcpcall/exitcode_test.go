@@ -49,6 +49,8 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"ok", exitOK, []string{"ping", u}},
 		{"tool isError", exitToolError, []string{"tools", "call", "fail", u}},
+		{"raw tools/call isError", exitToolError, []string{"call", "tools/call", "--params", `{"name":"fail","arguments":{}}`, u}},
+		{"raw tools/call ok", exitOK, []string{"call", "tools/call", "--params", `{"name":"add","arguments":{"a":1,"b":2}}`, u}},
 		{"no target", exitUsage, []string{"tools", "list"}},
 		{"unknown flag", exitUsage, []string{"tools", "list", "--bogus", u}},
 		{"unknown command", exitUsage, []string{"frobnicate", u}},
@@ -120,6 +122,7 @@ func TestExitCodeJSONErrors(t *testing.T) {
 		{[]string{"tools", "call", "ech", srv.URL}, exitRPC, kindRPC, 0, -32602, "streamable-http", srv.URL},
 		{[]string{"tools", "list"}, exitUsage, kindUsage, 0, 0, "", ""},
 		{[]string{"tools", "call", "fail", srv.URL}, exitToolError, kindToolError, 0, 0, "streamable-http", srv.URL},
+		{[]string{"call", "tools/call", "--params", `{"name":"fail"}`, srv.URL}, exitToolError, kindToolError, 0, 0, "streamable-http", srv.URL},
 		{[]string{"tools", "call", "slow", "steps=1", "delayMs=3000", "--timeout", "100ms", srv.URL}, exitTimeout, kindTimeout, 0, 0, "streamable-http", srv.URL},
 	}
 	for _, tc := range cases {

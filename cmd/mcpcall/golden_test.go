@@ -32,6 +32,7 @@ var goldenCases = []goldenCase{
 	{"complete_resource", []string{"complete", "--resource", "test://items/{id}", "id=1"}, 0},
 	{"ping", []string{"ping"}, 0},
 	{"call_raw", []string{"call", "prompts/get", "--params", `{"name":"simple"}`}, 0},
+	{"call_raw_tool_error", []string{"call", "tools/call", "--params", `{"name":"fail","arguments":{"message":"out of coffee"}}`}, 1},
 }
 
 // TestGolden runs every command against the test servers over each

@@ -21,6 +21,9 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden with the curr
 
 func TestMain(m *testing.M) {
 	testservers.RunFromEnv() // this test binary doubles as the stdio test server
+	if os.Getenv(asMCPCall) == "1" {
+		main() // and as mcpcall itself, for the tests that signal a process
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -41,6 +44,15 @@ type runner struct {
 	stdin io.Reader
 	ctx   context.Context
 	tty   bool // pretend stderr is a terminal
+	// browser, when set, replaces the desktop's browser for auth login.
+	browser func(ctx context.Context, url string) error
+	// stderrTap, when set, also sees everything written to stderr, as it is
+	// written.
+	stderrTap io.Writer
+	goos      string // pretend to run on this OS
+	// interactive pretends stdin and stderr are a terminal, where a
+	// person answers the server's questions
+	interactive bool
 }
 
 func newRunner(t *testing.T) *runner {
@@ -59,7 +71,8 @@ func (r *runner) lookup(k string) (string, bool) {
 	if v, ok := r.env[k]; ok {
 		return v, true
 	}
-	if k == "NO_COLOR" || k == "MCPCALL_CONFIG" || k == "XDG_CONFIG_HOME" {
+	switch k {
+	case "NO_COLOR", "MCPCALL_CONFIG", "XDG_CONFIG_HOME", "MCPCALL_TOKENS", "DISPLAY", "WAYLAND_DISPLAY":
 		return "", false // the machine's settings must not leak into tests
 	}
 	return os.LookupEnv(k)
@@ -69,6 +82,9 @@ func (r *runner) run(args ...string) result {
 	r.t.Helper()
 	var stdout, stderr bytes.Buffer
 	places := &configPlaces{home: r.home, cwd: r.cwd, goos: runtime.GOOS}
+	if r.goos != "" {
+		places.goos = r.goos
+	}
 	ctx := r.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -77,8 +93,20 @@ func (r *runner) run(args ...string) result {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	c := newCLI(stdin, &stdout, &stderr, r.lookup, places)
-	c.stderrTTY = r.tty
+	var errw io.Writer = &stderr
+	if r.stderrTap != nil {
+		errw = io.MultiWriter(&stderr, r.stderrTap)
+	}
+	c := newCLI(stdin, &stdout, errw, r.lookup, places)
+	c.stderrTTY = r.tty || r.interactive
+	c.stdinTTY = r.interactive
+	c.openBrowser = r.browser
+	if c.openBrowser == nil {
+		c.openBrowser = func(context.Context, string) error {
+			r.t.Error("a browser was opened")
+			return nil
+		}
+	}
 	code := c.main(ctx, args)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }

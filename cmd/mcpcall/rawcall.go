@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/spf13/cobra"
 )
@@ -15,7 +16,8 @@ func (c *cli) callCommand() *cobra.Command {
 		Use:   "call METHOD TARGET",
 		Short: "Send any JSON-RPC request (raw params in, raw result out)",
 		Long: `Send the request METHOD with --params (a JSON object, @file, or - for stdin)
-and print its result as JSON. A JSON-RPC error answer exits 5. With
+and print its result as JSON. A JSON-RPC error answer exits 5; a tools/call
+result with isError: true is printed and exits 1, as with tools call. With
 --notification the message is sent as a notification and nothing is printed.`,
 		Example: `  mcpcall call tools/list http://127.0.0.1:8080/mcp
   mcpcall call resources/subscribe --params '{"uri":"test://static/text"}' myserver
@@ -39,15 +41,35 @@ and print its result as JSON. A JSON-RPC error answer exits 5. With
 				return s.callFailed(ctx, err)
 			}
 			if c.f.json {
-				return s.writeResult(raw)
+				err = s.writeResult(raw)
+			} else {
+				if len(raw) == 0 {
+					raw = json.RawMessage("null")
+				}
+				err = writeIndented(c.stdout, raw)
 			}
-			if len(raw) == 0 {
-				raw = json.RawMessage("null")
+			if err != nil {
+				return err
 			}
-			return writeIndented(c.stdout, raw)
+			return toolErrorOf(own[0], raw)
 		}),
 	}
 	cmd.Flags().StringVar(&params, "params", "", "the params as a JSON object, @file, or - for stdin")
 	cmd.Flags().BoolVar(&notification, "notification", false, "send a notification (no id, no answer)")
 	return cmd
+}
+
+// toolErrorOf is the exit of a raw call whose result is a tools/call
+// result with isError: true, as tools call has it; nil for anything else.
+func toolErrorOf(method string, raw json.RawMessage) error {
+	if method != "tools/call" {
+		return nil
+	}
+	var res struct {
+		IsError bool `json:"isError"`
+	}
+	if json.Unmarshal(raw, &res) != nil || !res.IsError {
+		return nil
+	}
+	return &exitError{code: exitToolError, kind: kindToolError, err: errors.New("tools/call answered isError: true")}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 )
 
@@ -27,12 +28,18 @@ type cli struct {
 	places    configPlaces
 
 	f           flags
+	answers     answerFlags // how to answer the server's requests (answers.go)
+	prompt      *prompter   // asks a person on the terminal
 	log         *slog.Logger
 	ran         bool // a command's RunE started: later errors are not usage errors
 	logLevelSet bool // --log-level was given: ask the server for it too
 	lastURL     string
-	lastTr      string // the transport of the connection, or the one tried
+	lastTr      string  // the transport of the connection, or the one tried
+	lastTarget  *target // the HTTP target of the run, for the login hint
+	stderrShown bool    // a stdio server's stderr went to ours: errors leave its tail out
 	stop        context.CancelFunc
+
+	openBrowser func(ctx context.Context, url string) error // auth login; tests replace it
 }
 
 // flags are the persistent flags every command takes.
@@ -48,9 +55,14 @@ type flags struct {
 	protocol  string
 	headers   []string
 	bearerEnv string
-	env       []string
-	cwd       string
-	inherit   bool
+
+	clientID          string
+	clientSecretEnv   string
+	clientMetadataURL string
+	scopes            []string
+	env               []string
+	cwd               string
+	inherit           bool
 
 	connectTimeout time.Duration
 	timeout        time.Duration
@@ -66,12 +78,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // newCLI prepares a run. places nil means the real home and directory.
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool), places *configPlaces) *cli {
 	c := &cli{
-		stdin:     stdin,
-		stdout:    stdout,
-		stderr:    &lockedWriter{w: stderr},
-		stderrTTY: isTerminal(stderr),
-		stdinTTY:  isTerminal(stdin),
-		lookupEnv: lookupEnv,
+		stdin:       stdin,
+		stdout:      stdout,
+		stderr:      &lockedWriter{w: stderr},
+		stderrTTY:   isTerminal(stderr),
+		stdinTTY:    isTerminal(stdin),
+		lookupEnv:   lookupEnv,
+		openBrowser: openURL,
+		prompt:      newPrompter(stdin),
 	}
 	if places != nil {
 		c.places = *places
@@ -111,6 +125,12 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		}
 	}
 	f := classify(err, ctx.Err() != nil)
+	if f.code == exitAuth && c.lastTarget != nil && errors.As(err, new(*auth.InteractionRequiredError)) {
+		f.login = c.loginCommand(c.lastTarget)
+	}
+	if c.stderrShown {
+		f.message = withoutStderrTail(err, f.message)
+	}
 	if f.url == "" {
 		f.url = c.lastURL
 	}
@@ -152,7 +172,7 @@ serverInfo). Logs, progress and server stderr go to stderr only.
 	root.AddCommand(
 		c.toolsCommand(), c.resourcesCommand(), c.promptsCommand(),
 		c.completeCommand(), c.pingCommand(), c.probeCommand(), c.callCommand(),
-		c.serversCommand(), c.demoCommand(),
+		c.serversCommand(), c.demoCommand(), c.authCommand(),
 	)
 	c.registerFlagCompletions(root)
 	return root
@@ -172,12 +192,17 @@ func (c *cli) addFlags(root *cobra.Command) {
 	pf.StringVar(&f.era, "era", "auto", "protocol era: auto (the modern request first, then initialize), modern (2026-07-28 on, stateless) or legacy (initialize)")
 	pf.StringVar(&f.protocol, "protocol-version", "", "speak only this protocol `REVISION` (e.g. 2026-07-28, 2025-06-18)")
 	pf.StringVar(&f.bearerEnv, "bearer-env", "", "send Authorization: Bearer with the token in environment variable `VAR` (never printed)")
+	pf.StringVar(&f.clientID, "client-id", "", "OAuth: the client `ID` registered beforehand with the server's authorization server")
+	pf.StringVar(&f.clientSecretEnv, "client-secret-env", "", "OAuth: the secret of --client-id is in environment variable `VAR` (never printed)")
+	pf.StringVar(&f.clientMetadataURL, "client-metadata-url", "", "OAuth: this client's Client ID Metadata Document `URL`, its client id where servers support them")
+	pf.StringArrayVar(&f.scopes, "scope", nil, "OAuth: ask for `SCOPE` too (repeatable, or several space-separated)")
 	pf.StringArrayVarP(&f.env, "env", "e", nil, "stdio: add KEY=VALUE to the server's environment (repeatable)")
 	pf.StringVar(&f.cwd, "cwd", "", "stdio: the server's working `DIR`")
 	pf.BoolVar(&f.inherit, "inherit-env", false, "stdio: give the server this whole environment (default: PATH, HOME, USER, LOGNAME, SHELL, TERM only)")
 	pf.DurationVar(&f.connectTimeout, "connect-timeout", 30*time.Second, "limit on connecting and the handshake")
 	pf.DurationVar(&f.timeout, "timeout", client.DefaultRequestTimeout, "limit on waiting for each answer, restarted by every progress notification (0: none)")
 	pf.DurationVar(&f.maxTime, "max-time", 0, "limit on the whole run, progress or not (0: none)")
+	c.addAnswerFlags(pf)
 }
 
 // setup runs before every command: logging, the total time limit.

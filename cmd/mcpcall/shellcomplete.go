@@ -80,7 +80,7 @@ func (c *cli) withCompletionConn(cmd *cobra.Command, fn func(ctx context.Context
 	if err != nil {
 		return nil
 	}
-	defer s.close()
+	defer s.close(ctx)
 	return fn(ctx, s)
 }
 

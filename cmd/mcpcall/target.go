@@ -21,9 +21,10 @@ type target struct {
 	header  [][2]string // name, value: from the config entry, then -H, then --bearer-env
 	cmd     *stdio.Command
 	policy  negotiate.Policy
-	name    string // the server name, when it came from a config file
-	source  string // the config file
-	display string // for messages
+	name    string      // the server name, when it came from a config file
+	source  string      // the config file
+	oauth   *oauthEntry // the config entry's OAuth client, expanded
+	display string      // for messages
 }
 
 func (t *target) isCommand() bool { return t.cmd != nil }
@@ -148,6 +149,16 @@ func (c *cli) configTarget(file, name string) (*target, error) {
 		}
 		if t, err = c.urlTarget(u, hs, policy); err != nil {
 			return nil, fail("url", err)
+		}
+		if e.OAuth != nil {
+			o := *e.OAuth
+			if o.ClientID, err = x.expand(o.ClientID); err != nil {
+				return nil, fail("oauth client id", err)
+			}
+			if o.ClientSecret, err = x.expand(o.ClientSecret); err != nil {
+				return nil, fail("oauth client secret", err)
+			}
+			t.oauth = &o
 		}
 	}
 	t.name, t.source = name, e.Source

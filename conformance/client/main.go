@@ -267,13 +267,14 @@ func sseRetry(ctx context.Context, serverURL string) (err error) {
 }
 
 // generic serves scenarios with no steps of their own, the authorization
-// ones among them: connect, list the tools, and call test-tool when the
-// server has it.
+// ones among them: connect (authorizing as the scenario's server asks, see
+// authOption), list the tools, and call test-tool when the server has it.
 func generic(ctx context.Context, serverURL string) (err error) {
-	if c := os.Getenv("MCP_CONFORMANCE_CONTEXT"); c != "" {
-		fmt.Fprintf(os.Stderr, "MCP_CONFORMANCE_CONTEXT is set but not used: %s\n", c)
+	opt, err := authOption(os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	if err != nil {
+		return err
 	}
-	conn, err := dial(ctx, serverURL)
+	conn, err := dial(ctx, serverURL, opt)
 	if err != nil {
 		return err
 	}

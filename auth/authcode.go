@@ -1,0 +1,141 @@
+package auth
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// oauth2Config is the golang.org/x/oauth2 view of a client at a server.
+func oauth2Config(m *serverMetadata, c *ClientInfo, redirect string, scopes []string) *oauth2.Config {
+	oc := &oauth2.Config{
+		ClientID:    c.ClientID,
+		RedirectURL: redirect,
+		Scopes:      scopes,
+		Endpoint: oauth2.Endpoint{
+			AuthURL:   m.AuthorizationEndpoint,
+			TokenURL:  m.TokenEndpoint,
+			AuthStyle: authStyle(c.AuthMethod),
+		},
+	}
+	if c.AuthMethod == authBasic || c.AuthMethod == authPost {
+		oc.ClientSecret = c.ClientSecret
+	}
+	return oc
+}
+
+// authStyle maps a token_endpoint_auth_method to how oauth2 sends the
+// client's credentials: in a Basic header, or in the form (a public client
+// and private_key_jwt send only client_id there).
+func authStyle(method string) oauth2.AuthStyle {
+	if method == authBasic {
+		return oauth2.AuthStyleInHeader
+	}
+	return oauth2.AuthStyleInParams
+}
+
+// pendingAuthorization is one authorization request in flight: what its
+// response is checked against. It is used once.
+type pendingAuthorization struct {
+	state    string
+	verifier string
+	issuer   string
+	issSent  bool // the server advertised authorization_response_iss_parameter_supported
+	redirect string
+}
+
+// authorizationCode runs the authorization code flow with PKCE: the
+// person authorizes at the URL given to cfg.Authorize, the response is
+// checked (iss, then state, then error), and the code is exchanged for a
+// token, with resource on both requests.
+func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *ClientInfo, scopes []string) (*Token, error) {
+	m := d.server
+	if !m.supportsS256() {
+		return nil, &MetadataError{URL: m.URL, Reason: "the authorization server does not list S256 in code_challenge_methods_supported: PKCE cannot be used, so the flow is refused"}
+	}
+	if m.AuthorizationEndpoint == "" {
+		return nil, &MetadataError{URL: m.URL, Reason: "no authorization_endpoint"}
+	}
+	if a.cfg.Authorize == nil {
+		return nil, &InteractionRequiredError{Server: d.serverURL, Issuer: m.Issuer}
+	}
+	state, err := randomString(32)
+	if err != nil {
+		return nil, err
+	}
+	p := &pendingAuthorization{
+		state:    state,
+		verifier: oauth2.GenerateVerifier(),
+		issuer:   m.Issuer,
+		issSent:  m.AuthorizationResponseIssParameterSupported,
+		redirect: a.cfg.RedirectURL,
+	}
+	oc := oauth2Config(m, c, a.cfg.RedirectURL, scopes)
+	authURL := oc.AuthCodeURL(p.state, oauth2.S256ChallengeOption(p.verifier), oauth2.SetAuthURLParam("resource", d.resource))
+	a.log.InfoContext(ctx, "auth: authorization needed", "server", d.serverURL, "issuer", m.Issuer, "client", c.ClientID, "scopes", strings.Join(scopes, " "))
+	back, err := a.cfg.Authorize(ctx, authURL)
+	if err != nil {
+		return nil, err
+	}
+	code, err := p.check(back)
+	if err != nil {
+		return nil, err
+	}
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(p.verifier), oauth2.SetAuthURLParam("resource", d.resource)}
+	if c.AuthMethod == authJWT {
+		assertion, err := clientAssertion(a.cfg.PrivateKey, a.cfg.KeyID, c.ClientID, m.Issuer, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, oauth2.SetAuthURLParam("client_assertion_type", clientAssertionType), oauth2.SetAuthURLParam("client_assertion", assertion))
+	}
+	p.verifier = "" // single use
+	ot, err := oc.Exchange(a.oauthContext(ctx, d), code, opts...)
+	if err != nil {
+		return nil, grantError("token", err)
+	}
+	return fromOAuth2(ot, scopes, c.ClientID, GrantAuthorizationCode, "", time.Now())
+}
+
+// check validates the redirect the browser came back with and returns the
+// code. RFC 9207's iss comes first — a response from another server is not
+// acted on, not even its error — then state, then the error fields.
+func (p *pendingAuthorization) check(back string) (string, error) {
+	u, err := url.Parse(back)
+	if err != nil {
+		return "", &GrantError{Step: "authorization", Description: "the redirect is not a URL"}
+	}
+	if want, err := url.Parse(p.redirect); err == nil && !sameRedirectTarget(want, u) {
+		return "", &GrantError{Step: "authorization", Description: "the redirect did not come back to " + want.Redacted()}
+	}
+	q := u.Query()
+	iss, hasIss := q["iss"]
+	switch {
+	case hasIss && (len(iss) != 1 || iss[0] != p.issuer):
+		// Simple string comparison, no normalisation (RFC 9207 2.4).
+		return "", &IssuerMismatchError{Expected: p.issuer, Got: strings.Join(iss, ",")}
+	case !hasIss && p.issSent:
+		return "", &IssuerMismatchError{Expected: p.issuer}
+	}
+	if st := q["state"]; len(st) != 1 || st[0] != p.state {
+		return "", &StateMismatchError{}
+	}
+	p.state = "" // single use
+	if e := q.Get("error"); e != "" {
+		return "", &GrantError{Step: "authorization", Code: e, Description: q.Get("error_description"), URI: q.Get("error_uri")}
+	}
+	code := q.Get("code")
+	if code == "" {
+		return "", &GrantError{Step: "authorization", Description: "the redirect carries no code"}
+	}
+	return code, nil
+}
+
+// sameRedirectTarget reports whether got is a redirect to want: scheme,
+// host and path (the query is the response).
+func sameRedirectTarget(want, got *url.URL) bool {
+	return strings.EqualFold(want.Scheme, got.Scheme) && strings.EqualFold(want.Host, got.Host) && want.EscapedPath() == got.EscapedPath()
+}

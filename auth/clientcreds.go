@@ -1,0 +1,24 @@
+package auth
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"time"
+)
+
+// clientCredentials runs the client_credentials grant.
+func (a *Authorizer) clientCredentials(ctx context.Context, d *discovery, c *ClientInfo, scopes []string) (*Token, error) {
+	if len(d.server.GrantTypesSupported) > 0 && !slices.Contains(d.server.GrantTypesSupported, "client_credentials") {
+		a.log.WarnContext(ctx, "auth: the authorization server does not list client_credentials; trying it anyway", "issuer", d.server.Issuer)
+	}
+	cc, err := a.tokenRequest(ctx, d, c, url.Values{}, scopes)
+	if err != nil {
+		return nil, err
+	}
+	ot, err := cc.Token(a.oauthContext(ctx, d))
+	if err != nil {
+		return nil, grantError("client_credentials", err)
+	}
+	return fromOAuth2(ot, scopes, c.ClientID, GrantClientCredentials, "", time.Now())
+}

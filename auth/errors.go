@@ -1,0 +1,141 @@
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/oauth2"
+)
+
+// InteractionRequiredError says that a person has to authorize the client
+// (an authorization code flow) and none can: Config.Authorize is nil, as in
+// a script or a CI job. Log in first where a person can (mcpcall auth
+// login), then run again: the stored tokens are used and refreshed.
+type InteractionRequiredError struct {
+	Server string // the MCP server's URL
+	Issuer string // the authorization server, when discovery got that far
+}
+
+func (e *InteractionRequiredError) Error() string {
+	s := "auth: " + e.Server + " needs a person to authorize this client"
+	if e.Issuer != "" {
+		s += " at " + e.Issuer
+	}
+	return s + ", and no interaction is possible (no Authorize function)"
+}
+
+// MetadataError says that discovery failed or found metadata that must not
+// be used: none at any location, a resource that is not the server, an
+// issuer that is not the one asked for, no S256 PKCE support, a URL that is
+// not https.
+type MetadataError struct {
+	URL    string // the document, or the server whose metadata was sought
+	Reason string
+	Err    error // the cause, when there is one
+}
+
+func (e *MetadataError) Error() string {
+	s := "auth: metadata: " + e.Reason
+	if e.URL != "" {
+		s = "auth: metadata " + e.URL + ": " + e.Reason
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *MetadataError) Unwrap() error { return e.Err }
+
+// IssuerMismatchError says that an authorization response's iss parameter
+// (RFC 9207) is not the issuer the request went to, or is missing although
+// the authorization server said it sends it. The response, error fields
+// included, was not acted on: it may come from another server (a mix-up
+// attack).
+type IssuerMismatchError struct {
+	Expected string
+	Got      string // "" when the parameter was missing
+}
+
+func (e *IssuerMismatchError) Error() string {
+	if e.Got == "" {
+		return fmt.Sprintf("auth: the authorization response has no iss, but %s says it sends one (RFC 9207): response ignored", e.Expected)
+	}
+	return fmt.Sprintf("auth: the authorization response comes from issuer %q, not %q (RFC 9207): response ignored", e.Got, e.Expected)
+}
+
+// StateMismatchError says that the authorization response did not carry the
+// state value of the request it answers: it is not the answer to this
+// client's request, and was ignored.
+type StateMismatchError struct{}
+
+func (e *StateMismatchError) Error() string {
+	return "auth: the authorization response does not carry this request's state: response ignored"
+}
+
+// GrantError says that the authorization server refused: the authorization
+// request (the person declined, an invalid scope), a token request (an
+// invalid or expired code or refresh token, bad client credentials), or a
+// registration.
+type GrantError struct {
+	Step        string // "authorization", "token", "refresh", "client_credentials" or "registration"
+	Status      int    // the HTTP status, 0 for an authorization response
+	Code        string // the OAuth error code, e.g. access_denied, invalid_grant
+	Description string
+	URI         string
+}
+
+func (e *GrantError) Error() string {
+	var b strings.Builder
+	b.WriteString("auth: the authorization server refused the " + e.Step)
+	if e.Status != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
+	}
+	if e.Code != "" {
+		b.WriteString(": " + e.Code)
+	}
+	if e.Description != "" {
+		b.WriteString(": " + e.Description)
+	}
+	return b.String()
+}
+
+// grantError converts an error of golang.org/x/oauth2 into a *GrantError
+// when the server answered with an OAuth error.
+func grantError(step string, err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		ge := &GrantError{Step: step, Code: re.ErrorCode, Description: re.ErrorDescription, URI: re.ErrorURI}
+		if re.Response != nil {
+			ge.Status = re.Response.StatusCode
+		}
+		if ge.Code == "" && len(re.Body) > 0 {
+			ge.Description = excerpt(re.Body)
+		}
+		return ge
+	}
+	return fmt.Errorf("auth: %s request: %w", step, err)
+}
+
+// errNotOAuth: a 401 without a Bearer challenge from a server that
+// publishes no OAuth metadata is not an OAuth challenge (an API key
+// server's, say): the Transport returns it as it is.
+var errNotOAuth = &MetadataError{Reason: "the server's 401 asks for no Bearer token, and it publishes no OAuth metadata"}
+
+// ConfigError says that the Config cannot work as given, e.g. a
+// ClientMetadataURL that is not https, a client_credentials grant without
+// a client id.
+type ConfigError struct{ Reason string }
+
+func (e *ConfigError) Error() string { return "auth: config: " + e.Reason }
+
+// excerpt returns the start of a body, for an error message.
+func excerpt(b []byte) string {
+	const max = 200
+	s := strings.TrimSpace(string(b))
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}

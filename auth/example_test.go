@@ -1,0 +1,47 @@
+package auth_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/anymcp/anymcp/auth"
+	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/testservers"
+)
+
+// A client for a server that wants OAuth tokens. The authorization server
+// of the test servers approves at once; a real host would show authURL to
+// a person (see ListenLoopback for the redirect listener) and return the
+// URL the browser came back to.
+func Example() {
+	as := testservers.StartAuthServer(testservers.AuthServerOptions{})
+	defer as.Close()
+	srv := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, Scopes: []string{"mcp"}, ScopeInChallenge: true})
+	defer srv.Close()
+
+	a, err := auth.New(auth.Config{
+		RedirectURL: "http://127.0.0.1:9/callback",
+		Authorize: func(ctx context.Context, authURL string) (string, error) {
+			return as.Approve(ctx, authURL) // a person, in a browser
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := client.Dial(ctx, client.URL(srv.URL), client.WithAuth(a))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	res, err := conn.CallTool(ctx, "echo", map[string]any{"text": "hello"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	entries, _ := a.Tokens(ctx, srv.URL)
+	fmt.Println(res.Content[0].Text, len(entries), entries[0].Token.Scopes, entries[0].Token.RefreshToken != "")
+	// Output: hello 1 [mcp] true
+}

@@ -1,0 +1,206 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// FileStore is a Store in one JSON file, readable by its owner only (mode
+// 0600, in a directory created 0700). Every change reads the file, changes
+// it and writes it whole to a temporary file that is renamed over it, so a
+// reader never sees half a file and a crash never loses the old one. Two
+// processes that change it at the same moment may lose one change (the
+// last rename wins); a lost refresh token means logging in again.
+type FileStore struct {
+	path string
+	mu   sync.Mutex // one change at a time within this process
+}
+
+// NewFileStore returns a store kept at path. Nothing is read or created
+// until the first use.
+func NewFileStore(path string) *FileStore { return &FileStore{path: path} }
+
+// Path returns the file's path.
+func (f *FileStore) Path() string { return f.path }
+
+// fileData is the file's content.
+type fileData struct {
+	Version int          `json:"version"`
+	Tokens  []fileToken  `json:"tokens"`
+	Clients []ClientInfo `json:"clients"`
+}
+
+type fileToken struct {
+	Key
+	Token Token `json:"token"`
+}
+
+const fileVersion = 1
+
+func (f *FileStore) load() (*fileData, error) {
+	b, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &fileData{Version: fileVersion}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("auth: token store: %w", err)
+	}
+	var d fileData
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("auth: token store %s: %w", f.path, err)
+	}
+	if d.Version != fileVersion {
+		return nil, fmt.Errorf("auth: token store %s: version %d, want %d", f.path, d.Version, fileVersion)
+	}
+	return &d, nil
+}
+
+// save writes d atomically: a temporary file in the same directory,
+// synced, then renamed over the old one.
+func (f *FileStore) save(d *fileData) error {
+	dir := filepath.Dir(f.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(f.path)+".*")
+	if err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	// CreateTemp makes the file 0600 already; Chmod makes sure on every OS.
+	if err := tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	if err := os.Rename(name, f.path); err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	ok = true
+	return nil
+}
+
+// change runs fn on the file's content and writes it back.
+func (f *FileStore) change(fn func(d *fileData)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, err := f.load()
+	if err != nil {
+		return err
+	}
+	fn(d)
+	return f.save(d)
+}
+
+func (f *FileStore) read() (*fileData, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.load()
+}
+
+// Token implements Store.
+func (f *FileStore) Token(_ context.Context, k Key) (*Token, error) {
+	d, err := f.read()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range d.Tokens {
+		if t.Key == k {
+			tok := t.Token
+			return &tok, nil
+		}
+	}
+	return nil, nil
+}
+
+// SaveToken implements Store.
+func (f *FileStore) SaveToken(_ context.Context, k Key, t *Token) error {
+	return f.change(func(d *fileData) {
+		d.Tokens = slices.DeleteFunc(d.Tokens, func(e fileToken) bool { return e.Key == k })
+		d.Tokens = append(d.Tokens, fileToken{Key: k, Token: *t})
+		slices.SortFunc(d.Tokens, func(a, b fileToken) int { return compareKeys(a.Key, b.Key) })
+	})
+}
+
+// DeleteToken implements Store.
+func (f *FileStore) DeleteToken(_ context.Context, k Key) error {
+	return f.change(func(d *fileData) {
+		d.Tokens = slices.DeleteFunc(d.Tokens, func(e fileToken) bool { return e.Key == k })
+	})
+}
+
+// Keys implements Store.
+func (f *FileStore) Keys(context.Context) ([]Key, error) {
+	d, err := f.read()
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]Key, len(d.Tokens))
+	for i, t := range d.Tokens {
+		keys[i] = t.Key
+	}
+	return keys, nil
+}
+
+// Client implements Store.
+func (f *FileStore) Client(_ context.Context, issuer string) (*ClientInfo, error) {
+	d, err := f.read()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range d.Clients {
+		if c.Issuer == issuer {
+			return &c, nil
+		}
+	}
+	return nil, nil
+}
+
+// SaveClient implements Store.
+func (f *FileStore) SaveClient(_ context.Context, c *ClientInfo) error {
+	return f.change(func(d *fileData) {
+		d.Clients = slices.DeleteFunc(d.Clients, func(e ClientInfo) bool { return e.Issuer == c.Issuer })
+		d.Clients = append(d.Clients, *c)
+		slices.SortFunc(d.Clients, func(a, b ClientInfo) int {
+			switch {
+			case a.Issuer < b.Issuer:
+				return -1
+			case a.Issuer > b.Issuer:
+				return 1
+			}
+			return 0
+		})
+	})
+}
+
+// DeleteClient implements Store.
+func (f *FileStore) DeleteClient(_ context.Context, issuer string) error {
+	return f.change(func(d *fileData) {
+		d.Clients = slices.DeleteFunc(d.Clients, func(e ClientInfo) bool { return e.Issuer == issuer })
+	})
+}

@@ -1,0 +1,38 @@
+package auth
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// isLoopback reports whether host (no port) names this machine.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkSecure refuses URLs that authorization may not use: anything but
+// https, except http on a loopback host (tests, local development).
+func checkSecure(what, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", what, raw, err)
+	}
+	switch {
+	case u.Host == "":
+		return nil, fmt.Errorf("%s %q: not an absolute URL", what, raw)
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	default:
+		return nil, fmt.Errorf("%s %q: must be https (http only on a loopback host)", what, u.Redacted())
+	}
+	if u.Fragment != "" {
+		return nil, fmt.Errorf("%s %q: has a fragment", what, u.Redacted())
+	}
+	return u, nil
+}

@@ -1,0 +1,186 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// outcome is what a renewal did.
+type outcome int
+
+const (
+	renewedElsewhere outcome = iota // another caller renewed meanwhile: use its token
+	reusedStored                    // a stored token this caller had not tried
+	refreshed                       // a refresh grant
+	granted                         // a new grant: authorization code or client credentials
+	unchanged                       // nothing could be done (a proactive refresh that failed)
+)
+
+// renewal is why a token is renewed.
+type renewal struct {
+	challenge *Challenge
+	header    http.Header // MCP-Protocol-Version, for discovery
+	proactive bool        // the token is about to expire: refresh it, nothing more
+	stepUp    bool        // 403 insufficient_scope: a new grant with more scopes
+	force     bool        // Login: a new grant whatever is stored
+	refused   bool        // Login: the server answered its probe with a 401
+	noRefresh bool        // this request already got a refreshed token refused
+}
+
+// obtain does the work of a renewal: discovery, then a stored token, a
+// refresh or a new grant. It returns the token and its discovery.
+func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev *Token, prevKey Key) (outcome, *Token, *discovery, error) {
+	var d *discovery
+	if r.proactive {
+		d = s.lastDiscovery()
+	}
+	if d == nil {
+		var err error
+		if d, err = a.discover(ctx, s, r.challenge, r.header, r.challenge != nil || r.refused); err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	key := d.key()
+	if prevKey != key {
+		prev = nil // another issuer or resource: the old token says nothing here
+	}
+	now := time.Now()
+	if !r.stepUp && !r.force {
+		stored, err := a.store.Token(ctx, key)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		if stored != nil && (prev == nil || stored.AccessToken != prev.AccessToken) && !stored.RefreshDue(now) {
+			a.log.DebugContext(ctx, "auth: using a stored token", "server", s.raw, "issuer", key.Issuer)
+			return reusedStored, stored, d, nil
+		}
+		cand := stored
+		if cand == nil {
+			cand = prev
+		}
+		if !r.noRefresh && cand != nil && cand.RefreshToken != "" {
+			if c := a.clientFor(ctx, d, cand.ClientID); c != nil {
+				nt, err := a.refresh(ctx, d, c, cand)
+				if err == nil {
+					a.log.InfoContext(ctx, "auth: token refreshed", "server", s.raw, "issuer", key.Issuer, "token", nt)
+					if err := a.save(ctx, key, nt); err != nil {
+						return 0, nil, nil, err
+					}
+					return refreshed, nt, d, nil
+				}
+				var ge *GrantError
+				if !errors.As(err, &ge) {
+					return 0, nil, nil, err
+				}
+				a.log.InfoContext(ctx, "auth: refresh refused; the refresh token is dropped", "server", s.raw, "issuer", key.Issuer, "err", err)
+				dead := *cand
+				dead.RefreshToken = ""
+				if err := a.store.SaveToken(ctx, key, &dead); err != nil {
+					return 0, nil, nil, err
+				}
+			}
+		}
+		if r.proactive {
+			return unchanged, nil, d, nil
+		}
+	}
+	var prevScopes []string
+	if prev != nil {
+		prevScopes = prev.Scopes
+	}
+	nt, err := a.grant(ctx, d, a.scopes(d, prevScopes, r.challenge))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if err := a.save(ctx, key, nt); err != nil {
+		return 0, nil, nil, err
+	}
+	a.log.InfoContext(ctx, "auth: authorized", "server", s.raw, "issuer", key.Issuer, "grant", a.cfg.Grant.String(), "token", nt)
+	return granted, nt, d, nil
+}
+
+// grant obtains a new token: client_credentials, or the authorization
+// code flow (which needs a person, and a registration).
+func (a *Authorizer) grant(ctx context.Context, d *discovery, scopes []string) (*Token, error) {
+	if a.cfg.Grant == GrantAuthorizationCode && a.cfg.Authorize == nil {
+		return nil, &InteractionRequiredError{Server: d.serverURL, Issuer: d.server.Issuer}
+	}
+	c, err := a.client(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	var t *Token
+	if a.cfg.Grant == GrantClientCredentials {
+		t, err = a.clientCredentials(ctx, d, c, scopes)
+	} else {
+		t, err = a.authorizationCode(ctx, d, c, scopes)
+	}
+	if err == nil && c.Registration != RegistrationDynamic {
+		// Kept, without its secret, so that a later run without the
+		// host's settings can refresh a public client's token.
+		kept := *c
+		kept.ClientSecret = ""
+		if serr := a.store.SaveClient(ctx, &kept); serr != nil {
+			a.log.WarnContext(ctx, "auth: keeping the client identity", "issuer", c.Issuer, "err", serr)
+		}
+	}
+	var ge *GrantError
+	if errors.As(err, &ge) && ge.Code == "invalid_client" && c.Registration == RegistrationDynamic {
+		// The server no longer knows the registration: the next
+		// attempt registers again.
+		if derr := a.store.DeleteClient(ctx, c.Issuer); derr != nil {
+			a.log.WarnContext(ctx, "auth: forgetting a refused registration", "issuer", c.Issuer, "err", derr)
+		}
+	}
+	return t, err
+}
+
+// save stores t under key, and forgets the tokens other issuers gave for
+// the same resource: the server moved to another authorization server.
+func (a *Authorizer) save(ctx context.Context, key Key, t *Token) error {
+	if err := a.store.SaveToken(ctx, key, t); err != nil {
+		return err
+	}
+	keys, err := a.store.Keys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if k.Resource == key.Resource && k.Issuer != key.Issuer {
+			if err := a.store.DeleteToken(ctx, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scopes chooses what to ask for: the scopes asked for before, with the
+// challenge's and the configured ones; when that is nothing, the
+// resource's scopes_supported; then offline_access, when the
+// authorization server supports it, for a refresh token.
+func (a *Authorizer) scopes(d *discovery, prev []string, ch *Challenge) []string {
+	var s []string
+	add := func(list []string) {
+		for _, x := range list {
+			if x != "" && x != scopeOfflineAccess && !slices.Contains(s, x) {
+				s = append(s, x)
+			}
+		}
+	}
+	add(prev)
+	add(ch.scopes())
+	add(a.cfg.Scopes)
+	if len(s) == 0 && d.prm != nil {
+		add(d.prm.ScopesSupported)
+	}
+	if a.cfg.Grant == GrantAuthorizationCode && d.server.supportsScope(scopeOfflineAccess) {
+		s = append(s, scopeOfflineAccess)
+	}
+	return s
+}
+
+const scopeOfflineAccess = "offline_access"

@@ -1,0 +1,136 @@
+package auth_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/auth"
+	"github.com/anymcp/anymcp/testservers"
+)
+
+// Both stores keep tokens by issuer and resource, and registrations by
+// issuer, as copies.
+func TestStores(t *testing.T) {
+	stores := map[string]func(t *testing.T) auth.Store{
+		"memory": func(*testing.T) auth.Store { return &auth.MemoryStore{} },
+		"file": func(t *testing.T) auth.Store {
+			return auth.NewFileStore(filepath.Join(t.TempDir(), "dir", "tokens.json"))
+		},
+	}
+	for name, mk := range stores {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := mk(t)
+			k1 := auth.Key{Issuer: "https://as1", Resource: "https://mcp/a"}
+			k2 := auth.Key{Issuer: "https://as2", Resource: "https://mcp/a"}
+			k3 := auth.Key{Issuer: "https://as1", Resource: "https://mcp/b"}
+			if tok, err := s.Token(ctx, k1); tok != nil || err != nil {
+				t.Fatalf("empty store: %v, %v", tok, err)
+			}
+			exp := time.Now().Add(time.Hour).Round(0).UTC()
+			for i, k := range []auth.Key{k1, k2, k3} {
+				tok := &auth.Token{AccessToken: "at" + k.Issuer + k.Resource, RefreshToken: "rt", Expiry: exp, Scopes: []string{"s"}, ClientID: "c"}
+				if err := s.SaveToken(ctx, k, tok); err != nil {
+					t.Fatal(err)
+				}
+				tok.Scopes[0] = "changed after saving"
+				_ = i
+			}
+			got, err := s.Token(ctx, k2)
+			if err != nil || got.AccessToken != "athttps://as2https://mcp/a" || !got.Expiry.Equal(exp) || !reflect.DeepEqual(got.Scopes, []string{"s"}) {
+				t.Fatalf("Token(k2) = %+v, %v", got, err)
+			}
+			keys, _ := s.Keys(ctx)
+			if len(keys) != 3 {
+				t.Fatalf("keys %v", keys)
+			}
+			if err := s.DeleteToken(ctx, k1); err != nil {
+				t.Fatal(err)
+			}
+			if tok, _ := s.Token(ctx, k1); tok != nil {
+				t.Fatal("deleted token still there")
+			}
+			if tok, _ := s.Token(ctx, k3); tok == nil {
+				t.Fatal("deleting k1 deleted k3")
+			}
+			c := &auth.ClientInfo{Issuer: "https://as1", ClientID: "id", ClientSecret: "sec", RedirectURIs: []string{"http://127.0.0.1/cb"}, Registration: auth.RegistrationDynamic}
+			if err := s.SaveClient(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.Client(ctx, "https://as1"); got == nil || got.ClientSecret != "sec" {
+				t.Fatalf("Client = %+v", got)
+			}
+			if got, _ := s.Client(ctx, "https://as2"); got != nil {
+				t.Fatalf("a registration for another issuer: %+v", got)
+			}
+			s.DeleteClient(ctx, "https://as1")
+			if got, _ := s.Client(ctx, "https://as1"); got != nil {
+				t.Fatal("deleted registration still there")
+			}
+		})
+	}
+}
+
+// The file is its owner's only, in a private directory, written whole by
+// a rename: no temporary file is left, and a new FileStore reads it.
+func TestFileStoreFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "anymcp")
+	path := filepath.Join(dir, "tokens.json")
+	s := auth.NewFileStore(path)
+	ctx := context.Background()
+	k := auth.Key{Issuer: "https://as", Resource: "https://mcp"}
+	for i := range 20 {
+		if err := s.SaveToken(ctx, k, &auth.Token{AccessToken: strings.Repeat("x", i+1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("file mode %v, want 0600", fi.Mode().Perm())
+	}
+	di, _ := os.Stat(dir)
+	if di.Mode().Perm() != 0o700 {
+		t.Fatalf("directory mode %v, want 0700", di.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("files left in the directory: %v", entries)
+	}
+	got, err := auth.NewFileStore(path).Token(ctx, k)
+	if err != nil || got.AccessToken != strings.Repeat("x", 20) {
+		t.Fatalf("reread: %v, %v", got, err)
+	}
+	os.WriteFile(path, []byte("{not json"), 0o600)
+	if _, err := s.Token(ctx, k); err == nil {
+		t.Fatal("a corrupt file read without error")
+	}
+}
+
+// Tokens in a file outlive the process that got them: another Authorizer
+// on the same file sends them without authorizing again.
+func TestFileStoreAcrossAuthorizers(t *testing.T) {
+	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	ctx := testContext(t)
+	mustConnect(t, ctx, f.ps.URL, f.authorizer(t, auth.Config{Store: auth.NewFileStore(path)}))
+	refusals := f.ps.Refusals()[401]
+	a, err := auth.New(auth.Config{Store: auth.NewFileStore(path)}) // non-interactive
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustConnect(t, ctx, f.ps.URL, a)
+	if st := f.as.Stats(); st.Authorizations != 1 || st.Registrations != 1 {
+		t.Fatalf("%+v", st)
+	}
+	if got := f.ps.Refusals()[401]; got != refusals {
+		t.Fatalf("the stored token was not sent with the first request: %d more 401s", got-refusals)
+	}
+}

@@ -1,0 +1,118 @@
+package auth
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// Token is an access token for one resource from one authorization server,
+// with what is needed to refresh it. Its String, GoString and LogValue
+// show what it is for and when it expires, never the token itself.
+type Token struct {
+	AccessToken  string    `json:"access_token"`
+	TokenType    string    `json:"token_type,omitempty"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	// Scopes are the scopes requested (a step-up asks for them again, with
+	// the ones challenged).
+	Scopes []string `json:"scopes,omitempty"`
+	// Granted are the scopes the authorization server says it granted,
+	// when it said.
+	Granted []string `json:"granted,omitempty"`
+	// ClientID is the client the token was issued to: a refresh uses it.
+	ClientID string `json:"client_id,omitempty"`
+	// Grant is how the token was obtained (authorization_code or
+	// client_credentials); refreshing keeps it.
+	Grant string `json:"grant,omitempty"`
+	// Obtained is when it was issued or last refreshed.
+	Obtained time.Time `json:"obtained"`
+}
+
+// refreshMargin: a token that expires within it is refreshed before use
+// (within a quarter of its lifetime, for a token that lives less than two
+// minutes).
+const refreshMargin = 30 * time.Second
+
+// RefreshDue reports whether t should be refreshed before it is used at
+// now: it expires within the margin.
+func (t *Token) RefreshDue(now time.Time) bool {
+	if t.Expiry.IsZero() {
+		return false
+	}
+	margin := refreshMargin
+	if life := t.Expiry.Sub(t.Obtained); life > 0 && life/4 < margin {
+		margin = life / 4
+	}
+	return !now.Add(margin).Before(t.Expiry)
+}
+
+// Expired reports whether t has expired at now.
+func (t *Token) Expired(now time.Time) bool { return !t.Expiry.IsZero() && !now.Before(t.Expiry) }
+
+// String describes t without its secrets.
+func (t *Token) String() string {
+	if t == nil {
+		return "<no token>"
+	}
+	var b strings.Builder
+	b.WriteString("token [REDACTED]")
+	if !t.Expiry.IsZero() {
+		b.WriteString(", expires " + t.Expiry.UTC().Format(time.RFC3339))
+	}
+	if t.RefreshToken != "" {
+		b.WriteString(", refreshable")
+	}
+	if len(t.Scopes) > 0 {
+		b.WriteString(", scopes " + strings.Join(t.Scopes, " "))
+	}
+	return b.String()
+}
+
+// GoString is String, so that %#v hides the secrets too.
+func (t *Token) GoString() string { return t.String() }
+
+// LogValue hides the secrets from slog.
+func (t *Token) LogValue() slog.Value {
+	if t == nil {
+		return slog.StringValue("<no token>")
+	}
+	return slog.GroupValue(
+		slog.String("access_token", "[REDACTED]"),
+		slog.Bool("refreshable", t.RefreshToken != ""),
+		slog.Time("expiry", t.Expiry),
+		slog.String("scopes", strings.Join(t.Scopes, " ")),
+	)
+}
+
+// fromOAuth2 makes a Token of an oauth2 token response. A response
+// without a refresh token keeps the old one (a server that does not
+// rotate refresh tokens).
+func fromOAuth2(ot *oauth2.Token, requested []string, clientID string, grant Grant, oldRefresh string, now time.Time) (*Token, error) {
+	if ot.AccessToken == "" {
+		return nil, &GrantError{Step: "token", Description: "the answer has no access_token"}
+	}
+	if tt := ot.Type(); !strings.EqualFold(tt, "Bearer") {
+		return nil, &GrantError{Step: "token", Description: fmt.Sprintf("token_type %q: only Bearer tokens are supported", ot.TokenType)}
+	}
+	t := &Token{
+		AccessToken:  ot.AccessToken,
+		TokenType:    "Bearer",
+		RefreshToken: ot.RefreshToken,
+		Expiry:       ot.Expiry,
+		Scopes:       requested,
+		ClientID:     clientID,
+		Grant:        grant.String(),
+		Obtained:     now,
+	}
+	if s, ok := ot.Extra("scope").(string); ok && strings.TrimSpace(s) != "" {
+		t.Granted = strings.Fields(s)
+	}
+	if t.RefreshToken == "" {
+		t.RefreshToken = oldRefresh
+	}
+	return t, nil
+}

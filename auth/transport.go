@@ -1,0 +1,138 @@
+package auth
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+
+	"github.com/anymcp/anymcp/internal/origin"
+)
+
+// Transport is the http.RoundTripper of one MCP server (see
+// Authorizer.Transport). It adds the server's bearer token to every
+// request for the server's origin, and answers the server's challenges:
+//
+//   - 401: the token is renewed — a token stored meanwhile, a refresh, or a
+//     new grant — and the request sent again; a second 401 after a new
+//     grant is returned as it is.
+//   - 403 with error="insufficient_scope": a new grant for the scopes asked
+//     before plus the challenged ones, and the request sent again; at most
+//     Config.MaxStepUps times per request, and not again for scopes this
+//     request was already granted.
+//
+// A request is sent again only if its body can be replayed (GetBody, as
+// http.NewRequest sets for in-memory bodies); otherwise the renewal is made
+// for the next request and the answer returned. Failures of the
+// authorization itself are returned as errors (an
+// *InteractionRequiredError, a *MetadataError, a *GrantError, ...), which
+// http.Client wraps in a *url.Error: use errors.As.
+type Transport struct {
+	s    *serverState
+	base http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	s := t.s
+	if !origin.Same(req.URL, s.url) {
+		return t.base.RoundTrip(req) // never a token to another origin
+	}
+	ctx := req.Context()
+	replay := req.GetBody
+	if replay == nil && (req.Body == nil || req.Body == http.NoBody) {
+		replay = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	var header http.Header
+	if v := req.Header.Values("Mcp-Protocol-Version"); len(v) > 0 {
+		header = http.Header{"Mcp-Protocol-Version": v}
+	}
+	maxStepUps := s.a.cfg.maxStepUps()
+	var grantedHere, refreshedHere bool
+	stepUps := 0
+	for attempt := 0; ; attempt++ {
+		tok, gen := s.current(ctx)
+		out := req.Clone(ctx)
+		if attempt > 0 {
+			body, err := replay()
+			if err != nil {
+				return nil, err
+			}
+			out.Body = body
+		}
+		if tok != nil {
+			out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		}
+		resp, err := t.base.RoundTrip(out)
+		if err != nil || attempt >= 4+maxStepUps {
+			return resp, err
+		}
+		var r renewal
+		switch {
+		case resp.StatusCode == http.StatusUnauthorized:
+			if grantedHere {
+				return resp, nil // a token just granted is refused: the server's answer stands
+			}
+			ch := bearerChallenge(resp.Header)
+			if ch == nil && s.notOAuth.Load() {
+				return resp, nil
+			}
+			r = renewal{challenge: ch, header: header, noRefresh: refreshedHere}
+		case resp.StatusCode == http.StatusForbidden:
+			ch := bearerChallenge(resp.Header)
+			if ch == nil || ch.Param(paramError) != "insufficient_scope" || tok == nil || stepUps >= maxStepUps {
+				return resp, nil
+			}
+			if grantedHere && subset(ch.scopes(), tok.Scopes) {
+				return resp, nil // granted these scopes for this very request, and still refused
+			}
+			stepUps++
+			r = renewal{challenge: ch, header: header, stepUp: true}
+		default:
+			return resp, nil
+		}
+		if replay == nil {
+			// The body is gone: renew for the next request, and let
+			// this one's answer stand.
+			if _, err := s.renew(ctx, gen, r); errors.Is(err, errNotOAuth) {
+				s.notOAuth.Store(true)
+			} else if err != nil {
+				s.a.log.InfoContext(ctx, "auth: renewing after a refusal", "server", s.raw, "err", err)
+			}
+			return resp, nil
+		}
+		// Keep the refusal's start: it is the answer if the server turns
+		// out not to speak OAuth.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
+		resp.Body.Close()
+		done, err := s.renew(ctx, gen, r)
+		if errors.Is(err, errNotOAuth) {
+			s.notOAuth.Store(true)
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			return resp, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch done {
+		case granted:
+			grantedHere = true
+		case refreshed:
+			refreshedHere = true
+		}
+	}
+}
+
+// maxRefusalBody bounds what is kept of a 401's body.
+const maxRefusalBody = 64 << 10
+
+// subset reports whether every scope of a is in b.
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}

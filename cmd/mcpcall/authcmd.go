@@ -1,0 +1,393 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/anymcp/anymcp/auth"
+)
+
+// authHelp is the auth group's description, also in the README.
+const authHelp = `An MCP server that answers 401 wants an OAuth access token. mcpcall auth login
+runs the authorization in a browser once and keeps the tokens; every other
+command then sends them and refreshes them by itself. A run that needs a new
+login never waits for one: it exits 3 and says which mcpcall auth login to run.
+
+Tokens are kept in $MCPCALL_TOKENS, or mcpcall/tokens.json in the user's
+config directory (~/.config on Linux), readable by the user only. The client
+is registered with the server's authorization server by itself, unless
+--client-id (with --client-secret-env VAR for a confidential client) or the
+config entry's "oauth"/"auth" fields name one; --client-metadata-url gives a
+Client ID Metadata Document URL for servers that support them.`
+
+func (c *cli) authCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "auth", Short: "Log in to servers that want OAuth tokens, and manage the tokens kept", Long: authHelp}
+	cmd.AddCommand(c.authLoginCommand(), c.authStatusCommand(), c.authLogoutCommand())
+	return cmd
+}
+
+func (c *cli) authLoginCommand() *cobra.Command {
+	var noBrowser bool
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "login TARGET",
+		Short: "Authorize mcpcall with the server's authorization server, in a browser",
+		Long: `login starts a one-request redirect listener on 127.0.0.1, prints the
+authorization URL, and opens it in a browser when there is a desktop session
+(macOS, Windows, or DISPLAY or WAYLAND_DISPLAY set) unless --no-browser. When
+the browser comes back, the tokens are stored for every later command.`,
+		Example: `  mcpcall auth login https://mcp.example.com/mcp
+  mcpcall auth login --no-browser myserver          # print the URL only (SSH, containers)
+  mcpcall auth login --client-id my-app --client-secret-env MY_SECRET https://mcp.example.com/mcp`,
+		ValidArgsFunction: c.completeTarget(0),
+		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
+			t, err := c.authTarget(cmd, args)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), wait)
+			defer cancel()
+			return c.login(ctx, t, noBrowser)
+		}),
+	}
+	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "never open a browser: only print the URL")
+	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the browser to come back")
+	return cmd
+}
+
+func (c *cli) authStatusCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status [TARGET]",
+		Short: "List the tokens kept, for one server or all",
+		Example: `  mcpcall auth status
+  mcpcall auth status --json https://mcp.example.com/mcp`,
+		ValidArgsFunction: c.completeTarget(0),
+		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
+			serverURL := ""
+			if len(args) > 0 || c.f.server != "" {
+				t, err := c.authTarget(cmd, args)
+				if err != nil {
+					return err
+				}
+				serverURL = t.url
+			}
+			a, err := auth.New(auth.Config{Store: c.tokenStore()})
+			if err != nil {
+				return err
+			}
+			entries, err := a.Tokens(cmd.Context(), serverURL)
+			if err != nil {
+				return err
+			}
+			return c.printTokens(entries)
+		}),
+	}
+}
+
+func (c *cli) authLogoutCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:               "logout TARGET",
+		Short:             "Forget the tokens kept for a server",
+		Example:           `  mcpcall auth logout https://mcp.example.com/mcp`,
+		ValidArgsFunction: c.completeTarget(0),
+		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
+			t, err := c.authTarget(cmd, args)
+			if err != nil {
+				return err
+			}
+			a, err := auth.New(auth.Config{Store: c.tokenStore()})
+			if err != nil {
+				return err
+			}
+			keys, err := a.Logout(cmd.Context(), t.url)
+			if err != nil {
+				return err
+			}
+			if c.f.json {
+				if keys == nil {
+					keys = []auth.Key{}
+				}
+				return json.NewEncoder(c.stdout).Encode(map[string]any{"removed": keys})
+			}
+			if len(keys) == 0 {
+				fmt.Fprintf(c.stdout, "no token kept for %s\n", t.display)
+			}
+			for _, k := range keys {
+				fmt.Fprintf(c.stdout, "logged out of %s (issuer %s)\n", k.Resource, k.Issuer)
+			}
+			return nil
+		}),
+	}
+}
+
+// authTarget resolves the target of an auth command: an HTTP server.
+func (c *cli) authTarget(cmd *cobra.Command, args []string) (*target, error) {
+	own, t, err := c.splitTarget(cmd, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(own) > 0 {
+		return nil, usageErr("%s: unexpected arguments %q before the target", cmd.CommandPath(), own)
+	}
+	if t.isCommand() {
+		return nil, usageErr("%s is a stdio server: it takes its credentials from its environment (-e), not OAuth", t.display)
+	}
+	return t, nil
+}
+
+// tokenStore is where mcpcall keeps tokens.
+func (c *cli) tokenStore() *auth.FileStore {
+	if p := c.getenv("MCPCALL_TOKENS"); p != "" {
+		return auth.NewFileStore(p)
+	}
+	return auth.NewFileStore(filepath.Join(c.places.appConfigDir(), "mcpcall", "tokens.json"))
+}
+
+// authConfig is the OAuth configuration for t: the flags, else the config
+// entry's client. It never asks a person (login adds that).
+func (c *cli) authConfig(t *target) (auth.Config, error) {
+	cfg := auth.Config{ClientName: "mcpcall", Store: c.tokenStore(), Logger: c.log}
+	if t.oauth != nil {
+		cfg.ClientID, cfg.ClientSecret, cfg.Scopes = t.oauth.ClientID, t.oauth.ClientSecret, t.oauth.Scopes
+	}
+	if c.f.clientID != "" {
+		cfg.ClientID, cfg.ClientSecret = c.f.clientID, ""
+	}
+	if c.f.clientSecretEnv != "" {
+		v, _ := c.lookupEnv(c.f.clientSecretEnv)
+		if v = strings.TrimSpace(v); v == "" {
+			return cfg, usageErr("--client-secret-env %s: the variable is unset or empty", c.f.clientSecretEnv)
+		}
+		if cfg.ClientID == "" {
+			return cfg, usageErr("--client-secret-env needs --client-id (or a client id in the config entry)")
+		}
+		cfg.ClientSecret = v
+	}
+	cfg.ClientMetadataURL = c.f.clientMetadataURL
+	if len(c.f.scopes) > 0 {
+		cfg.Scopes = nil
+		for _, s := range c.f.scopes {
+			cfg.Scopes = append(cfg.Scopes, strings.Fields(s)...)
+		}
+	}
+	return cfg, nil
+}
+
+// newAuthorizer checks cfg: a configuration that cannot work is a usage
+// error.
+func newAuthorizer(cfg auth.Config) (*auth.Authorizer, error) {
+	a, err := auth.New(cfg)
+	var ce *auth.ConfigError
+	if errors.As(err, &ce) {
+		return nil, usageErr("%v", err)
+	}
+	return a, err
+}
+
+// hasAuthorization reports whether the target already sends credentials
+// of the user's (-H, --bearer-env, the config's headers): then mcpcall
+// does not authorize by itself.
+func hasAuthorization(t *target) bool {
+	for _, h := range t.header {
+		if strings.EqualFold(h[0], "Authorization") {
+			return true
+		}
+	}
+	return false
+}
+
+// loginCommand is the mcpcall auth login line that authorizes t, with the
+// client flags of this run.
+func (c *cli) loginCommand(t *target) string {
+	parts := []string{"mcpcall", "auth", "login"}
+	if c.f.clientID != "" {
+		parts = append(parts, "--client-id", shellQuote(c.f.clientID))
+	}
+	if c.f.clientSecretEnv != "" {
+		parts = append(parts, "--client-secret-env", shellQuote(c.f.clientSecretEnv))
+	}
+	if c.f.clientMetadataURL != "" {
+		parts = append(parts, "--client-metadata-url", shellQuote(c.f.clientMetadataURL))
+	}
+	for _, s := range c.f.scopes {
+		parts = append(parts, "--scope", shellQuote(s))
+	}
+	switch {
+	case t.name != "" && c.f.config != "":
+		parts = append(parts, "--config", shellQuote(c.f.config), shellQuote(t.name))
+	case t.name != "":
+		parts = append(parts, shellQuote(t.name))
+	default:
+		parts = append(parts, shellQuote(t.url))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// login runs the interactive authorization for t.
+func (c *cli) login(ctx context.Context, t *target, noBrowser bool) error {
+	cfg, err := c.authConfig(t)
+	if err != nil {
+		return err
+	}
+	var lb *auth.Loopback
+	if t.oauth != nil && t.oauth.CallbackPort > 0 {
+		lb, err = auth.ListenLoopbackPort(ctx, t.oauth.CallbackPort)
+	} else {
+		lb, err = auth.ListenLoopback(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	defer lb.Close()
+	var tr *tracer
+	if c.f.trace != "" {
+		if tr, err = openTrace(c.f.trace, c.stderr, &secrets{}); err != nil {
+			return err
+		}
+		defer tr.Close()
+	}
+	cfg.HTTPClient = &http.Client{Transport: &roundTripper{base: http.DefaultTransport, t: tr}}
+	cfg.RedirectURL = lb.RedirectURL()
+	cfg.Authorize = func(ctx context.Context, authURL string) (string, error) {
+		if c.f.json {
+			b, _ := json.Marshal(map[string]string{"authorize": authURL, "redirect": lb.RedirectURL()})
+			fmt.Fprintf(c.stderr, "%s\n", b)
+		} else {
+			fmt.Fprintf(c.stderr, "Open this URL in a browser to authorize mcpcall:\n\n  %s\n\nWaiting for the browser to come back to %s (Ctrl-C to give up)...\n", authURL, lb.RedirectURL())
+		}
+		if !noBrowser && c.desktop() {
+			if err := c.openBrowser(ctx, authURL); err != nil {
+				c.log.Warn("could not open a browser; open the URL yourself", "err", err)
+			}
+		}
+		return lb.Wait(ctx)
+	}
+	a, err := newAuthorizer(cfg)
+	if err != nil {
+		return err
+	}
+	c.lastURL = t.url
+	tok, err := a.Login(ctx, t.url)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("logging in to %s: the browser did not come back in time: %w", t.display, err)
+		}
+		return fmt.Errorf("logging in to %s: %w", t.display, err)
+	}
+	entries, err := a.Tokens(ctx, t.url)
+	if err != nil {
+		return err
+	}
+	var issuer string
+	for _, e := range entries {
+		if e.Token.AccessToken == tok.AccessToken {
+			issuer = e.Key.Issuer
+		}
+	}
+	if c.f.json {
+		return json.NewEncoder(c.stdout).Encode(map[string]any{"server": t.url, "issuer": issuer, "token": tokenView(tok), "store": c.tokenStore().Path()})
+	}
+	fmt.Fprintf(c.stdout, "logged in to %s at %s: %s\n", t.display, issuer, describeToken(tok))
+	return nil
+}
+
+// desktop reports whether a browser can be opened here.
+func (c *cli) desktop() bool {
+	switch c.places.goos {
+	case "darwin", "windows":
+		return true
+	}
+	return c.getenv("DISPLAY") != "" || c.getenv("WAYLAND_DISPLAY") != ""
+}
+
+// openURL opens u in the desktop's browser.
+func openURL(ctx context.Context, u string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.CommandContext(ctx, "open", u)
+	case "windows":
+		cmd = exec.CommandContext(ctx, "rundll32", "url.dll,FileProtocolHandler", u)
+	default:
+		cmd = exec.CommandContext(ctx, "xdg-open", u)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait() //nolint:errcheck // the opener exits by itself; its status says nothing about the browser
+	return nil
+}
+
+// tokenView is a token as --json shows it: never the token itself.
+func tokenView(t *auth.Token) map[string]any {
+	v := map[string]any{"refreshable": t.RefreshToken != "", "obtained": t.Obtained, "scopes": t.Scopes}
+	if !t.Expiry.IsZero() {
+		v["expiry"] = t.Expiry
+		v["expired"] = t.Expired(time.Now())
+	}
+	if len(t.Granted) > 0 {
+		v["granted"] = t.Granted
+	}
+	return v
+}
+
+func describeToken(t *auth.Token) string {
+	var parts []string
+	switch {
+	case t.Expiry.IsZero():
+		parts = append(parts, "no expiry")
+	case t.Expired(time.Now()):
+		parts = append(parts, "expired "+t.Expiry.Local().Format(time.DateTime))
+	default:
+		parts = append(parts, "expires "+t.Expiry.Local().Format(time.DateTime))
+	}
+	if t.RefreshToken != "" {
+		parts = append(parts, "refreshable")
+	}
+	if len(t.Scopes) > 0 {
+		parts = append(parts, "scopes "+strings.Join(t.Scopes, " "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printTokens lists stored tokens.
+func (c *cli) printTokens(entries []auth.Entry) error {
+	if c.f.json {
+		list := make([]map[string]any, 0, len(entries))
+		for _, e := range entries {
+			list = append(list, map[string]any{"resource": e.Key.Resource, "issuer": e.Key.Issuer, "token": tokenView(e.Token)})
+		}
+		return json.NewEncoder(c.stdout).Encode(map[string]any{"tokens": list, "store": c.tokenStore().Path()})
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(c.stdout, "no tokens kept (in %s)\n", c.tokenStore().Path())
+		return nil
+	}
+	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "RESOURCE\tISSUER\tTOKEN")
+	for _, e := range entries {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", e.Key.Resource, e.Key.Issuer, describeToken(e.Token))
+	}
+	return w.Flush()
+}

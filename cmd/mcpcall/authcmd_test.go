@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/anymcp/anymcp/testservers"
+)
+
+// protectedServer starts an authorization server and an MCP server that
+// wants its tokens.
+func protectedServer(t *testing.T, aso testservers.AuthServerOptions) (*testservers.AuthServer, *testservers.ProtectedServer) {
+	t.Helper()
+	as := testservers.StartAuthServer(aso)
+	t.Cleanup(as.Close)
+	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, Scopes: []string{"mcp"}, ScopeInChallenge: true})
+	t.Cleanup(ps.Close)
+	return as, ps
+}
+
+// headlessBrowser is a desktop browser whose user approves at once: it
+// opens the authorization URL and follows the redirect home.
+func headlessBrowser(t *testing.T, opened *int) func(ctx context.Context, u string) error {
+	return func(ctx context.Context, u string) error {
+		*opened++
+		back, err := testservers.FollowAuthorization(ctx, u)
+		if err != nil {
+			return err
+		}
+		go func() { // as a browser does, after the opener returned
+			resp, err := http.Get(back)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+		}()
+		return nil
+	}
+}
+
+// The whole life of a login: login on a desktop (the browser opened), the
+// token used by later commands without asking anyone, refreshed when
+// refused, listed, forgotten; then a command that needs a login fails at
+// once, naming the login to run.
+func TestAuthLoginLifecycle(t *testing.T) {
+	as, ps := protectedServer(t, testservers.AuthServerOptions{})
+	r := newRunner(t)
+	r.goos = "linux"
+	r.env["DISPLAY"] = ":0"
+	opened := 0
+	r.browser = headlessBrowser(t, &opened)
+
+	res := r.runOK("auth", "login", ps.URL)
+	if opened != 1 || !strings.Contains(res.stderr, "/authorize?") || !strings.HasPrefix(res.stdout, "logged in to "+ps.URL+" at "+as.Issuer+": expires ") ||
+		!strings.Contains(res.stdout, "refreshable, scopes mcp") {
+		t.Fatalf("browser opened %d times\nstdout %q\nstderr %q", opened, res.stdout, res.stderr)
+	}
+	file := filepath.Join(r.home, ".config", "mcpcall", "tokens.json")
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v, %v", fi, err)
+	}
+
+	r.browser = nil // from here on nobody may be asked
+	if res := r.runOK("tools", "call", "echo", "text=hi", ps.URL); res.stdout != "hi\n" {
+		t.Fatalf("stdout %q", res.stdout)
+	}
+	as.Revoke()
+	r.runOK("tools", "list", ps.URL)
+	if st := as.Stats(); st.Authorizations != 1 || st.Tokens["refresh_token"] != 1 {
+		t.Fatalf("authorizations %d, refreshes %d", st.Authorizations, st.Tokens["refresh_token"])
+	}
+
+	res = r.runOK("auth", "status")
+	if !strings.Contains(res.stdout, ps.URL) || !strings.Contains(res.stdout, as.Issuer) || !strings.Contains(res.stdout, "refreshable") {
+		t.Fatalf("status: %s", res.stdout)
+	}
+	res = r.runOK("auth", "status", "--json", ps.URL)
+	var st struct {
+		Tokens []struct {
+			Resource, Issuer string
+			Token            map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &st); err != nil || len(st.Tokens) != 1 || st.Tokens[0].Token["refreshable"] != true {
+		t.Fatalf("status --json: %s (%v)", res.stdout, err)
+	}
+	raw, _ := os.ReadFile(file)
+	var stored struct {
+		Tokens []struct {
+			Token struct {
+				AccessToken string `json:"access_token"`
+			}
+		}
+	}
+	json.Unmarshal(raw, &stored)
+	if tok := stored.Tokens[0].Token.AccessToken; tok == "" || strings.Contains(res.stdout, tok) {
+		t.Fatal("status shows the token")
+	}
+
+	if res := r.runOK("auth", "logout", ps.URL); !strings.Contains(res.stdout, "logged out of "+ps.URL) {
+		t.Fatalf("logout: %s", res.stdout)
+	}
+	res = r.run("tools", "list", ps.URL)
+	if res.code != exitAuth || !strings.Contains(res.stderr, "mcpcall auth login "+ps.URL) {
+		t.Fatalf("after logout: exit %d, stderr %q", res.code, res.stderr)
+	}
+	if got := as.Stats().Authorizations; got != 1 {
+		t.Fatalf("a command started an authorization: %d", got)
+	}
+}
+
+// urlTap finds the authorization URL login prints and plays the user.
+type urlTap struct {
+	t    *testing.T
+	mu   sync.Mutex
+	buf  strings.Builder
+	done bool
+	wg   sync.WaitGroup
+}
+
+var authURLRE = regexp.MustCompile(`http://127\.0\.0\.1:\d+/authorize\?\S+`)
+
+func (u *urlTap) Write(p []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.buf.Write(p)
+	if m := authURLRE.FindString(u.buf.String()); m != "" && !u.done {
+		u.done = true
+		u.wg.Add(1)
+		go func() {
+			defer u.wg.Done()
+			back, err := testservers.FollowAuthorization(context.Background(), m)
+			if err != nil {
+				u.t.Error(err)
+				return
+			}
+			resp, err := http.Get(back)
+			if err != nil {
+				u.t.Error(err)
+				return
+			}
+			resp.Body.Close()
+		}()
+	}
+	return len(p), nil
+}
+
+// Without a desktop session, or with --no-browser, login only prints the
+// URL; the person follows it from elsewhere.
+func TestAuthLoginPrintsURL(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{"no desktop", map[string]string{}, nil},
+		{"--no-browser on a desktop", map[string]string{"WAYLAND_DISPLAY": "wayland-0"}, []string{"--no-browser"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ps := protectedServer(t, testservers.AuthServerOptions{})
+			r := newRunner(t)
+			r.goos = "linux"
+			for k, v := range tt.env {
+				r.env[k] = v
+			}
+			tap := &urlTap{t: t}
+			r.stderrTap = tap
+			r.runOK(append(append([]string{"auth", "login"}, tt.args...), ps.URL)...)
+			tap.wg.Wait()
+			r.runOK("tools", "list", ps.URL)
+		})
+	}
+}
+
+// A run that needs a login exits 3 at once and names the exact login to
+// run, client flags and config names included; --json carries it too.
+func TestAuthLoginNeeded(t *testing.T) {
+	as, ps := protectedServer(t, testservers.AuthServerOptions{Clients: []testservers.RegisteredClient{{ID: "my app"}}})
+	r := newRunner(t)
+	res := r.run("tools", "list", "--client-id", "my app", "--scope", "a b", ps.URL)
+	want := "mcpcall auth login --client-id 'my app' --scope 'a b' " + ps.URL
+	if res.code != exitAuth || !strings.Contains(res.stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want 3 and %q", res.code, res.stderr, want)
+	}
+	writeFile(t, filepath.Join(r.cwd, ".mcp.json"), `{"mcpServers": {"prot": {"type": "http", "url": "`+ps.URL+`"}}}`)
+	res = r.run("ping", "--json", "prot")
+	var line struct{ Error struct{ Kind, Login string } }
+	if err := json.Unmarshal([]byte(strings.TrimSpace(res.stderr)), &line); err != nil || res.code != exitAuth ||
+		line.Error.Kind != "auth" || line.Error.Login != "mcpcall auth login prot" {
+		t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
+	}
+	if st := as.Stats(); st.Authorizations+st.Registrations != 0 {
+		t.Fatalf("%+v", st)
+	}
+}
+
+// The OAuth fields of config entries: Claude Code's "oauth" and Cursor's
+// "auth" (its secret expanded from the environment) name the client.
+func TestAuthConfigFields(t *testing.T) {
+	as, ps := protectedServer(t, testservers.AuthServerOptions{Clients: []testservers.RegisteredClient{
+		{ID: "claude-client"}, {ID: "cursor-client", Secret: "cursor-secret"},
+	}})
+	r := newRunner(t)
+	r.goos = "linux"
+	r.env["DISPLAY"] = ":0"
+	r.env["CURSOR_SECRET"] = "cursor-secret"
+	opened := 0
+	r.browser = headlessBrowser(t, &opened)
+	writeFile(t, filepath.Join(r.cwd, ".mcp.json"), `{"mcpServers": {
+		"claude": {"type": "http", "url": "`+ps.URL+`", "oauth": {"clientId": "claude-client", "scopes": "mcp extra"}},
+		"cursor": {"url": "`+ps.URL+`", "auth": {"CLIENT_ID": "cursor-client", "CLIENT_SECRET": "${env:CURSOR_SECRET}", "scopes": ["mcp"]}}
+	}}`)
+	r.runOK("auth", "login", "claude")
+	st := as.Stats()
+	if st.LastAuthorization.Get("client_id") != "claude-client" || st.LastAuthorization.Get("scope") != "mcp extra" || st.LastTokenAuth != "none" || st.Registrations != 0 {
+		t.Fatalf("claude entry: %v, auth %s", st.LastAuthorization, st.LastTokenAuth)
+	}
+	r.runOK("auth", "login", "cursor")
+	st = as.Stats()
+	if st.LastAuthorization.Get("client_id") != "cursor-client" || st.LastTokenAuth != "basic" || st.Registrations != 0 {
+		t.Fatalf("cursor entry: %v, auth %s", st.LastAuthorization, st.LastTokenAuth)
+	}
+	res := r.runOK("servers", "--json")
+	if strings.Contains(res.stdout, "cursor-secret") || !strings.Contains(res.stdout, `"clientId": "cursor-client"`) && !strings.Contains(res.stdout, `"clientId":"cursor-client"`) {
+		t.Fatalf("servers --json: %s", res.stdout)
+	}
+}
+
+// Credentials of the user's own (--bearer-env) are sent as given: no
+// OAuth on top.
+func TestAuthNotWithBearerEnv(t *testing.T) {
+	_, ps := protectedServer(t, testservers.AuthServerOptions{})
+	r := newRunner(t)
+	r.env["TOKEN"] = "not-a-valid-token"
+	res := r.run("ping", "--bearer-env", "TOKEN", ps.URL)
+	if res.code != exitAuth || strings.Contains(res.stderr, "log in first") {
+		t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
+	}
+}
+
+// The trace shows the authorization's exchanges, never a token.
+func TestAuthTraceRedacted(t *testing.T) {
+	_, ps := protectedServer(t, testservers.AuthServerOptions{AuthMethods: []string{"client_secret_basic"}})
+	r := newRunner(t)
+	r.goos = "linux"
+	r.env["DISPLAY"] = ":0"
+	opened := 0
+	r.browser = headlessBrowser(t, &opened)
+	trace := filepath.Join(r.cwd, "trace.ndjson")
+	r.runOK("auth", "login", "--trace", trace, ps.URL)
+	r.runOK("tools", "list", "--trace", trace+".2", ps.URL)
+	raw, _ := os.ReadFile(filepath.Join(r.home, ".config", "mcpcall", "tokens.json"))
+	var stored struct {
+		Tokens []struct {
+			Token struct {
+				AccessToken  string `json:"access_token"`
+				RefreshToken string `json:"refresh_token"`
+			}
+		}
+		Clients []struct {
+			Secret string `json:"client_secret"`
+		}
+	}
+	if err := json.Unmarshal(raw, &stored); err != nil || len(stored.Tokens) != 1 || len(stored.Clients) != 1 {
+		t.Fatalf("store %s: %v", raw, err)
+	}
+	for _, f := range []string{trace, trace + ".2"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{stored.Tokens[0].Token.AccessToken, stored.Tokens[0].Token.RefreshToken, stored.Clients[0].Secret} {
+			if secret == "" || strings.Contains(string(b), secret) {
+				t.Fatalf("%s holds a secret (%q), or the secret is empty", f, secret)
+			}
+		}
+	}
+	b, _ := os.ReadFile(trace + ".2")
+	if !strings.Contains(string(b), `"Authorization":"Bearer [REDACTED]"`) {
+		t.Fatalf("the bearer header is not in the trace, redacted:\n%s", b)
+	}
+	b, _ = os.ReadFile(trace)
+	if !strings.Contains(string(b), "/token") || !strings.Contains(string(b), `"Authorization":"Basic [REDACTED]"`) {
+		t.Fatalf("the token request is not in the login's trace, redacted:\n%s", b)
+	}
+}
+
+// A token from a pre-registered public client (--client-id) is refreshed
+// by later commands that do not repeat the flag.
+func TestAuthRefreshWithoutClientFlags(t *testing.T) {
+	as, ps := protectedServer(t, testservers.AuthServerOptions{Clients: []testservers.RegisteredClient{{ID: "public-app"}}})
+	r := newRunner(t)
+	r.goos = "linux"
+	r.env["DISPLAY"] = ":0"
+	opened := 0
+	r.browser = headlessBrowser(t, &opened)
+	r.runOK("auth", "login", "--client-id", "public-app", ps.URL)
+	r.browser = nil
+	as.Revoke()
+	r.runOK("tools", "list", ps.URL)
+	if st := as.Stats(); st.Tokens["refresh_token"] != 1 || st.Registrations != 0 || st.LastToken.Get("client_id") != "public-app" {
+		t.Fatalf("%+v", st)
+	}
+}
+
+// A server that asks for nothing has nothing to log in to.
+func TestAuthLoginUnprotected(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	t.Cleanup(srv.Close)
+	r := newRunner(t)
+	res := r.run("auth", "login", "--no-browser", srv.URL)
+	if res.code != exitAuth || !strings.Contains(res.stderr, "nothing to log in to") || strings.Contains(res.stderr, "/authorize") {
+		t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
+	}
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/testservers"
+)
+
+// exitSlack is how late mcpcall may exit after --max-time or Ctrl-C in
+// these tests: generous for a loaded machine (it aims at exitGrace, 0.3 s,
+// and takes a few milliseconds when nothing holds it), and still below the
+// 2 s grace periods it used to wait out (4 s for the stdio server here).
+const exitSlack = 1500 * time.Millisecond
+
+// blockingDeleteServer is a Streamable HTTP test server whose DELETE
+// blocks until the client gives up on it, as servers do that end a session
+// only after its running tools.
+func blockingDeleteServer(t *testing.T) (string, *testservers.Server) {
+	h := testservers.NewStreamableHandler(testservers.HTTPOptions{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			<-r.Context().Done()
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { h.Close(); ts.Close() })
+	return ts.URL, h.Server()
+}
+
+// stubbornStdio is a stdio test server that keeps running a cancelled
+// tool, ignores stdin EOF and SIGTERM, behind a tee that records its stdin
+// in log.
+func stubbornStdio(log string) []string {
+	target := stdioTarget(testservers.Options{Stdio: testservers.StdioFaults{IgnoreStdinEOF: true, IgnoreSIGTERM: true}})
+	dash := len(target) - 2
+	return append(target[:dash:dash], "--", "sh", "-c", `tee "`+log+`" | "$0"`, target[dash+1])
+}
+
+// TestMaxTimeExitsPromptly: --max-time 1s during a tool that runs for a
+// minute exits 6 right after the second, cancellation delivered first —
+// also when the server keeps running the tool, its session DELETE
+// blocks, or (stdio) it ignores stdin EOF and SIGTERM.
+func TestMaxTimeExitsPromptly(t *testing.T) {
+	const maxTime = 2 * time.Second // time enough to connect and call, even on a loaded machine
+	cancelledCall := func(srv *testservers.Server, modern bool) func() bool {
+		return func() bool {
+			st := srv.Stats()
+			if modern { // the request's stream closed: no notification
+				return st.ToolCalls["slow"] == 1 && st.RequestsCancelled >= 1
+			}
+			return st.ToolCalls["slow"] == 1 && st.Cancelled == 1
+		}
+	}
+	cases := []struct {
+		name   string
+		target func(t *testing.T) (args []string, cancelled func() bool)
+	}{
+		{"http, DELETE blocks", func(t *testing.T) ([]string, func() bool) {
+			u, srv := blockingDeleteServer(t)
+			return []string{u}, cancelledCall(srv, false)
+		}},
+		{"modern http", func(t *testing.T) ([]string, func() bool) {
+			srv := testservers.StartModern(testservers.HTTPOptions{})
+			t.Cleanup(srv.Close)
+			return []string{srv.URL}, cancelledCall(srv.Server(), true)
+		}},
+		{"sse", func(t *testing.T) ([]string, func() bool) {
+			srv := testservers.StartLegacy(testservers.LegacyOptions{})
+			t.Cleanup(srv.Close)
+			return []string{srv.URL}, cancelledCall(srv.Server(), false)
+		}},
+		{"stdio ignoring EOF and SIGTERM", func(t *testing.T) ([]string, func() bool) {
+			log := filepath.Join(t.TempDir(), "stdin.log")
+			return stubbornStdio(log), func() bool {
+				b, _ := os.ReadFile(log)
+				return strings.Contains(string(b), `"method":"tools/call"`) && strings.Contains(string(b), `"method":"notifications/cancelled"`)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			target, cancelled := tc.target(t)
+			r := newRunner(t)
+			start := time.Now()
+			res := r.run(append([]string{"tools", "call", "slow", "steps=1", "delayMs=60000", "--max-time", maxTime.String()}, target...)...)
+			took := time.Since(start)
+			if res.code != exitTimeout {
+				t.Fatalf("exit %d, want 6\nstderr:\n%s", res.code, res.stderr)
+			}
+			if late := took - maxTime; late > exitSlack {
+				t.Errorf("exited %v after --max-time ran out, want at most %v", late, exitSlack)
+			} else {
+				t.Logf("exited %v after --max-time ran out", late)
+			}
+			waitFor(t, "the server to see the cancellation", cancelled)
+		})
+	}
+}
+
+// waitFor polls cond for a while: what the server saw may reach its
+// stats a moment after mcpcall has gone.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Errorf("timed out waiting for %s", what)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// asMCPCall is the environment variable that makes this test binary run
+// as mcpcall itself (TestMain), for tests that signal a real process.
+const asMCPCall = "MCPCALL_TEST_AS_MCPCALL"
+
+// TestSignalExitsPromptly: SIGINT to a real mcpcall process during a
+// call exits 130 soon after, the server told first.
+func TestSignalExitsPromptly(t *testing.T) {
+	cases := []struct {
+		name   string
+		target func(t *testing.T) (args []string, started, cancelled func() bool)
+	}{
+		{"http, DELETE blocks", func(t *testing.T) ([]string, func() bool, func() bool) {
+			u, srv := blockingDeleteServer(t)
+			return []string{u}, func() bool { return srv.Stats().ToolCalls["slow"] == 1 }, func() bool { return srv.Stats().Cancelled == 1 }
+		}},
+		{"stdio ignoring EOF and SIGTERM", func(t *testing.T) ([]string, func() bool, func() bool) {
+			log := filepath.Join(t.TempDir(), "stdin.log")
+			seen := func(s string) func() bool {
+				return func() bool { b, _ := os.ReadFile(log); return strings.Contains(string(b), s) }
+			}
+			return stubbornStdio(log), seen(`"method":"tools/call"`), seen(`"method":"notifications/cancelled"`)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			target, started, cancelled := tc.target(t)
+			self, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(self, append([]string{"tools", "call", "slow", "steps=1", "delayMs=60000"}, target...)...)
+			cmd.Env = append(os.Environ(), asMCPCall+"=1", "GORACE=atexit_sleep_ms=0")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() {
+				cmd.Process.Kill() //nolint:errcheck // already gone, normally
+				<-exited
+			})
+			waitFor(t, "the call to reach the server", started)
+
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			signalled := time.Now()
+			var werr error
+			select {
+			case werr = <-exited:
+				exited <- werr // for the cleanup
+			case <-time.After(10 * time.Second):
+				t.Fatalf("mcpcall still running 10 s after SIGINT\nstderr:\n%s", stderr.String())
+			}
+			took := time.Since(signalled)
+			var ee *exec.ExitError
+			if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupt {
+				t.Fatalf("mcpcall ended with %v, want exit 130\nstderr:\n%s", werr, stderr.String())
+			}
+			if took > exitSlack {
+				t.Errorf("exited %v after SIGINT, want at most %v", took, exitSlack)
+			} else {
+				t.Logf("exited %v after SIGINT", took)
+			}
+			waitFor(t, "the server to see the cancellation", cancelled)
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package reconnect
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/anymcp/anymcp/internal/origin"
+)
+
+// Sender sends requests that may be sent again only when the server
+// provably did not run them (see Policy.Retrying), at the cost of plain
+// net/http when nothing goes wrong: the first attempt is one Do of the
+// guarded base client, with no copy of the request and no hooks. Only when
+// its answer is a 429 or a 503, or the connection was refused, does the
+// retrying client take over — its first attempt is that very answer, so
+// the wait the server asked for, the caps, BeforeResend and the typed
+// errors are the same as if it had sent the request itself.
+type Sender struct {
+	base *http.Client // guarded
+	p    Policy
+	log  *slog.Logger
+}
+
+// Sender returns a Sender over base (nil means http.DefaultClient), with
+// the library's redirect policy, retrying as p says and logging its
+// retries on logger.
+func (p Policy) Sender(base *http.Client, logger *slog.Logger) *Sender {
+	return &Sender{base: origin.Guard(base), p: p, log: logger}
+}
+
+// Do sends req, whose body must be replayable (GetBody set, as
+// http.NewRequest does for a bytes.Reader). It returns what Policy.Retrying's
+// Do would.
+func (s *Sender) Do(req *http.Request) (*http.Response, error) {
+	resp, err := s.base.Do(req)
+	switch {
+	case err == nil && !IsThrottle(resp.StatusCode):
+		return resp, nil
+	case err != nil && !refused(err):
+		return nil, err
+	}
+	// The server did not run it: hand over to the retrying client, whose
+	// first attempt gets this answer again instead of sending.
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err // the client wraps it again, as it did the first time
+	}
+	// The first attempt consumed the body: take it anew for the resends.
+	if req.GetBody != nil {
+		body, gerr := req.GetBody()
+		if gerr != nil {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			return nil, gerr
+		}
+		req.Body = body
+	}
+	rreq, ferr := retryablehttp.FromRequest(req)
+	if ferr != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return nil, ferr
+	}
+	hc := *s.base
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = &primed{resp: resp, err: err, base: base}
+	return s.p.Retrying(&hc, s.log).Do(rreq)
+}
+
+// primed is a RoundTripper whose first round trip is an answer already
+// received; the rest go to base.
+type primed struct {
+	resp *http.Response
+	err  error
+	used bool
+	base http.RoundTripper
+}
+
+func (p *primed) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !p.used {
+		p.used = true
+		if p.resp != nil {
+			p.resp.Request = req
+		}
+		return p.resp, p.err
+	}
+	return p.base.RoundTrip(req)
+}

@@ -1,0 +1,100 @@
+package reconnect
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// TestSenderAsRetrying: everything Retrying promises (what is sent again,
+// after what wait, what is given up with which error, what is never sent
+// again, refused connections, BeforeResend) holds for a Sender too.
+func TestSenderAsRetrying(t *testing.T) {
+	viaSender = true
+	defer func() { viaSender = false }()
+	t.Run("SendsAgain", TestRetryingSendsAgain)
+	t.Run("GivesUp", TestRetryingGivesUp)
+	t.Run("NeverAgain", TestRetryingNeverAgain)
+	t.Run("ConnectionRefused", TestRetryingConnectionRefused)
+	t.Run("BeforeResend", TestRetryingBeforeResend)
+}
+
+// When nothing goes wrong, a Sender is one plain round trip: the request
+// goes out as the caller built it (no copy), its answer comes back as is.
+func TestSenderPlainPath(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	var seen *http.Request
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		seen = r
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	s := fast.Sender(hc, nil)
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL, strings.NewReader("x"))
+	resp, err := s.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if seen != req || hits.Load() != 1 || resp.Request != req {
+		t.Errorf("the request was copied or sent twice: seen %p, sent %p, hits %d", seen, req, hits.Load())
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// BenchmarkSend compares one POST through the Retrying client and through
+// a Sender, when the server simply answers.
+func BenchmarkSend(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
+	b.Run("retrying", func(b *testing.B) {
+		c := fast.Retrying(nil, nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			req, _ := retryablehttpRequest(srv.URL, body)
+			resp, err := c.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			drainClose(resp)
+		}
+	})
+	b.Run("sender", func(b *testing.B) {
+		s := fast.Sender(nil, nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL, bytesReader(body))
+			resp, err := s.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			drainClose(resp)
+		}
+	})
+}
+
+func retryablehttpRequest(url string, body []byte) (*retryablehttp.Request, error) {
+	return retryablehttp.NewRequest(http.MethodPost, url, body)
+}
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+func drainClose(resp *http.Response) {
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}

@@ -1,0 +1,312 @@
+package testservers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// PRMMode is where a ProtectedServer publishes its Protected Resource
+// Metadata (RFC 9728).
+type PRMMode int
+
+const (
+	// PRMInChallenge: at the path-based well-known URL, named by the
+	// resource_metadata parameter of every challenge.
+	PRMInChallenge PRMMode = iota
+	// PRMPathBased: at the path-based well-known URL, not named.
+	PRMPathBased
+	// PRMRoot: at the root well-known URL, not named; its resource is the
+	// origin.
+	PRMRoot
+	// PRMNone: none, as a 2025-03-26 server; its authorization server is
+	// at its own origin (ProtectedOptions.SameOriginAuth).
+	PRMNone
+	// PRMCustom: at /custom/resource-metadata.json only, named by the
+	// resource_metadata parameter of every challenge.
+	PRMCustom
+)
+
+// customPRMPath is where PRMCustom serves the metadata.
+const customPRMPath = "/custom/resource-metadata.json"
+
+// ProtectedOptions configure a ProtectedServer.
+type ProtectedOptions struct {
+	// HTTPOptions configure the Streamable HTTP endpoint, /mcp.
+	HTTPOptions HTTPOptions
+	// Legacy configures the HTTP+SSE endpoint, /sse (stream) and /message.
+	Legacy LegacyOptions
+	// AuthServer issues the tokens the server accepts. Or SameOriginAuth
+	// starts one on the server's own origin (endpoints and metadata next
+	// to /mcp), as servers of 2025-03-26 had.
+	AuthServer     *AuthServer
+	SameOriginAuth *AuthServerOptions
+	// PRM is where the resource metadata is (PRMInChallenge by default).
+	PRM PRMMode
+	// Resource, when set, is the resource the metadata claims (a mismatch).
+	Resource string
+	// ScopesSupported is the metadata's scopes_supported.
+	ScopesSupported []string
+	// Scopes are needed for every request; ToolScopes additionally for
+	// tools/call of the named tool, asked for with a 403
+	// insufficient_scope challenge that names only those.
+	Scopes     []string
+	ToolScopes map[string][]string
+	// ScopeInChallenge puts Scopes in the 401 challenge's scope.
+	ScopeInChallenge bool
+	// IncrementalScopes makes a 403 name one missing tool scope at a
+	// time (which the specification advises servers against), so that a
+	// client steps up again and again.
+	IncrementalScopes bool
+	// OnRequest, when set, is called first with every request.
+	OnRequest func(*http.Request)
+}
+
+// ProtectedServer is an MCP server that wants OAuth bearer tokens: the
+// Streamable HTTP handler at /mcp and the HTTP+SSE one at /sse and
+// /message, behind a check of the token with the AuthServer (issued by
+// it, for this resource, not expired, with the scopes needed), on
+// 127.0.0.1.
+type ProtectedServer struct {
+	// URL is the Streamable HTTP endpoint, SSEURL the HTTP+SSE stream.
+	URL    string
+	SSEURL string
+
+	opts   ProtectedOptions
+	ts     *httptest.Server
+	modern *StreamableHandler
+	legacy *legacyHandler
+	hits   hitCounter
+
+	mu       sync.Mutex
+	as       *AuthServer
+	refusals map[int]int
+	once     sync.Once
+}
+
+// StartProtected starts a ProtectedServer.
+func StartProtected(opts ProtectedOptions) *ProtectedServer {
+	p := &ProtectedServer{opts: opts, as: opts.AuthServer, refusals: map[int]int{}}
+	p.modern = NewStreamableHandler(opts.HTTPOptions)
+	p.legacy = newLegacyHandler(opts.Legacy, "/message")
+	var sameOrigin *AuthServer
+	if opts.SameOriginAuth != nil {
+		sameOrigin = newAuthServer(*opts.SameOriginAuth)
+		p.as = sameOrigin
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", p.guard(p.modern))
+	mux.Handle("/sse", p.guard(http.HandlerFunc(p.legacy.stream)))
+	mux.Handle("/message", p.guard(http.HandlerFunc(p.legacy.message)))
+	mux.HandleFunc("/.well-known/oauth-protected-resource/", p.metadata)
+	mux.HandleFunc("/.well-known/oauth-protected-resource", p.metadata)
+	mux.HandleFunc(customPRMPath, p.metadata)
+	if sameOrigin != nil {
+		mux.Handle("/", http.HandlerFunc(sameOrigin.serve))
+	}
+	var h http.Handler = mux
+	if opts.OnRequest != nil {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			opts.OnRequest(r)
+			mux.ServeHTTP(w, r)
+		})
+	}
+	p.ts = httptest.NewServer(p.hits.wrap(h))
+	if sameOrigin != nil {
+		sameOrigin.setURL(p.ts.URL)
+	}
+	p.URL, p.SSEURL = p.ts.URL+"/mcp", p.ts.URL+"/sse"
+	return p
+}
+
+// Close stops the server, and an authorization server of its own origin.
+func (p *ProtectedServer) Close() {
+	p.once.Do(func() {
+		within(p.modern.Close, closeGrace, p.ts.CloseClientConnections)
+		within(p.legacy.close, closeGrace, p.ts.CloseClientConnections)
+		within(p.ts.Close, closeGrace, p.ts.CloseClientConnections)
+	})
+}
+
+// AuthServer returns the authorization server whose tokens are accepted.
+func (p *ProtectedServer) AuthServer() *AuthServer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.as
+}
+
+// SetAuthServer moves the server to another authorization server: its
+// metadata names it, and only its tokens are accepted from now on.
+func (p *ProtectedServer) SetAuthServer(a *AuthServer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.as = a
+}
+
+// Hits returns how many requests the server got, by "METHOD /path".
+func (p *ProtectedServer) Hits() map[string]int { return p.hits.snapshot() }
+
+// Refusals returns how many requests were refused, by status (401, 403).
+func (p *ProtectedServer) Refusals() map[int]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[int]int, len(p.refusals))
+	for k, v := range p.refusals {
+		out[k] = v
+	}
+	return out
+}
+
+// resourceFor is the resource a request's endpoint belongs to: the MCP
+// endpoint's URL, or the origin when the metadata is at the root.
+func (p *ProtectedServer) resourceFor(path string) string {
+	if p.opts.Resource != "" {
+		return p.opts.Resource
+	}
+	if p.opts.PRM == PRMRoot {
+		return p.ts.URL
+	}
+	if path == "/message" || path == "/sse" {
+		return p.ts.URL + "/sse"
+	}
+	return p.ts.URL + "/mcp"
+}
+
+// metadataURL is the metadata URL for a request's endpoint.
+func (p *ProtectedServer) metadataURL(path string) string {
+	if p.opts.PRM == PRMCustom {
+		return p.ts.URL + customPRMPath
+	}
+	if p.opts.PRM == PRMRoot {
+		return p.ts.URL + "/.well-known/oauth-protected-resource"
+	}
+	if path == "/message" || path == "/sse" {
+		return p.ts.URL + "/.well-known/oauth-protected-resource/sse"
+	}
+	return p.ts.URL + "/.well-known/oauth-protected-resource/mcp"
+}
+
+func (p *ProtectedServer) metadata(w http.ResponseWriter, r *http.Request) {
+	var endpoint string
+	switch {
+	case p.opts.PRM == PRMNone:
+		http.NotFound(w, r)
+		return
+	case p.opts.PRM == PRMCustom:
+		if r.URL.Path != customPRMPath {
+			http.NotFound(w, r)
+			return
+		}
+		endpoint = "/mcp"
+	case r.URL.Path == customPRMPath:
+		http.NotFound(w, r)
+		return
+	case p.opts.PRM == PRMRoot && r.URL.Path == "/.well-known/oauth-protected-resource":
+		endpoint = "/mcp"
+	case p.opts.PRM != PRMRoot && r.URL.Path == "/.well-known/oauth-protected-resource/mcp":
+		endpoint = "/mcp"
+	case p.opts.PRM != PRMRoot && r.URL.Path == "/.well-known/oauth-protected-resource/sse":
+		endpoint = "/sse"
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	m := map[string]any{
+		"resource":              p.resourceFor(endpoint),
+		"authorization_servers": []string{p.AuthServer().Issuer},
+	}
+	if p.opts.ScopesSupported != nil {
+		m["scopes_supported"] = p.opts.ScopesSupported
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+// guard checks the bearer token of every request before next sees it.
+func (p *ProtectedServer) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, hasToken := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		as := p.AuthServer()
+		info, valid := as.Verify(token)
+		if !hasToken || !valid || info.Resource != p.resourceFor(r.URL.Path) {
+			p.refuse(w, r, http.StatusUnauthorized, hasToken, p.opts.Scopes)
+			return
+		}
+		need := slices.Clone(p.opts.Scopes)
+		var extra []string
+		if r.Method == http.MethodPost && len(p.opts.ToolScopes) > 0 {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			extra = p.toolScopes(body)
+		}
+		for _, s := range need {
+			if !slices.Contains(info.Scopes, s) {
+				p.refuse(w, r, http.StatusForbidden, true, need)
+				return
+			}
+		}
+		for _, s := range extra {
+			if !slices.Contains(info.Scopes, s) {
+				if p.opts.IncrementalScopes {
+					extra = []string{s}
+				}
+				p.refuse(w, r, http.StatusForbidden, true, extra)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// toolScopes returns the scopes a tools/call in body needs beyond Scopes.
+func (p *ProtectedServer) toolScopes(body []byte) []string {
+	var m jsonrpc.Message
+	if json.Unmarshal(body, &m) != nil || m.Method != "tools/call" {
+		return nil
+	}
+	var params struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(m.Params, &params) != nil {
+		return nil
+	}
+	return p.opts.ToolScopes[params.Name]
+}
+
+// refuse answers 401 (no or a bad token) or 403 (insufficient scope) with
+// a Bearer challenge.
+func (p *ProtectedServer) refuse(w http.ResponseWriter, r *http.Request, status int, hadToken bool, scopes []string) {
+	p.mu.Lock()
+	p.refusals[status]++
+	p.mu.Unlock()
+	var params []string
+	switch {
+	case status == http.StatusForbidden:
+		params = append(params, `error="insufficient_scope"`)
+	case hadToken:
+		params = append(params, `error="invalid_token"`)
+	}
+	if len(scopes) > 0 && (status == http.StatusForbidden || p.opts.ScopeInChallenge) {
+		params = append(params, fmt.Sprintf(`scope="%s"`, strings.Join(scopes, " ")))
+	}
+	if p.opts.PRM == PRMInChallenge || p.opts.PRM == PRMCustom {
+		params = append(params, fmt.Sprintf(`resource_metadata="%s"`, p.metadataURL(r.URL.Path)))
+	}
+	challenge := "Bearer"
+	if len(params) > 0 {
+		challenge += " " + strings.Join(params, ", ")
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	http.Error(w, http.StatusText(status), status)
+}
