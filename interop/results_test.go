@@ -112,6 +112,12 @@ goroutine loses the lock to the final drain), which would make the progress step
 anymcp's (see mcpgo_test.go). server-everything's tools are its own: ` + "`echo`" + `, and
 ` + "`trigger-long-running-operation`" + ` for both progress and cancellation; it listens on every interface unless
 loaded with ` + "`loopback.mjs`" + `, which makes it bind 127.0.0.1.
+
+The go-sdk stdio servers are this test binary started again; the two "first answer after" rows hold
+their first read back longer than anymcp waits for the stdio probe (` + "`negotiate.DefaultProbeTimeout`" + `), as a
+server started through npx or uvx may on a first run. go-sdk handles requests concurrently, so its answer
+to ` + "`initialize`" + ` (a refusal, or 2025-11-25) may come before or after its late answer to the probe: the
+*negotiation* column shows this run's order.
 `)
 	if err := os.WriteFile(resultsFile, []byte(res.String()), 0o644); err != nil {
 		return err
