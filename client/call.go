@@ -176,6 +176,12 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 	if co.timeout > 0 {
 		cl.mu.Lock()
 		cl.idle = time.AfterFunc(co.timeout, func() {
+			if c.answering.Load() > 0 {
+				// The server waits on the host (an elicitation a person
+				// answers, a sampling run): its answer will take that long.
+				cl.touch()
+				return
+			}
 			cancel(&TimeoutError{Method: method, After: co.timeout})
 		})
 		cl.mu.Unlock()

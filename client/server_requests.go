@@ -38,7 +38,9 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 			c.mu.Unlock()
 			cancel()
 		}()
+		c.answering.Add(1)
 		result, err := c.answer(ctx, msg)
+		c.answering.Add(-1)
 		resp := &jsonrpc.Message{ID: msg.ID}
 		if err != nil {
 			var rpcErr *jsonrpc.Error
