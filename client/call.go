@@ -26,6 +26,7 @@ type call struct {
 	progress func(mcp.ProgressParams)
 	mu       sync.Mutex  // guards idle
 	idle     *time.Timer // the request timeout, restarted by progress
+	touched  time.Time   // when idle was last (re)started
 	timeout  time.Duration
 }
 
@@ -45,9 +46,18 @@ func (cl *call) finish(raw json.RawMessage, err error) {
 func (cl *call) touch() {
 	cl.mu.Lock()
 	if cl.idle != nil {
+		cl.touched = time.Now()
 		cl.idle.Reset(cl.timeout)
 	}
 	cl.mu.Unlock()
+}
+
+// idleLeft returns how much of the request timeout is left since the last
+// sign of life: a timer that fired as a touch came finds it not spent.
+func (cl *call) idleLeft() time.Duration {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.timeout - time.Since(cl.touched)
 }
 
 // Call sends the request method with params (any value that encodes to a
@@ -175,7 +185,21 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 
 	if co.timeout > 0 {
 		cl.mu.Lock()
+		cl.touched = time.Now()
 		cl.idle = time.AfterFunc(co.timeout, func() {
+			if c.answering.Load() > 0 {
+				// The server waits on the host (an elicitation a person
+				// answers, a sampling run): its answer will take that long.
+				cl.touch()
+				return
+			}
+			if left := cl.idleLeft(); left > 0 {
+				// Touched while firing: the wait started over.
+				cl.mu.Lock()
+				cl.idle.Reset(left)
+				cl.mu.Unlock()
+				return
+			}
 			cancel(&TimeoutError{Method: method, After: co.timeout})
 		})
 		cl.mu.Unlock()

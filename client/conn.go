@@ -30,6 +30,10 @@ type Conn struct {
 	// streamOpen: the transport was asked for its stream of server
 	// messages outside answers.
 	streamOpen atomic.Bool
+	// answering counts the server's requests whose handlers run: while
+	// any does, calls do not time out for want of an answer (the server
+	// is waiting on the host).
+	answering atomic.Int32
 
 	droppedNotifications atomic.Int64           // dropped because the handlers were behind
 	listChangePending    [listKinds]atomic.Bool // a list_changed of the kind waits for its handler

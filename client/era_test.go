@@ -371,3 +371,25 @@ func TestModernBrokenStream(t *testing.T) {
 		t.Errorf("stats %+v %v", st, err)
 	}
 }
+
+// A legacy server's elicitation that a person takes longer to answer than
+// the request timeout does not time the call out: the server is waiting
+// on the host.
+func TestSlowAnswerToServerRequestDoesNotTimeOut(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	const timeout = 100 * time.Millisecond
+	c := dialT(t, client.URL(srv.URL), client.WithRequestTimeout(timeout),
+		client.WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			time.Sleep(3 * timeout) // a person, thinking
+			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "ada"}}, nil
+		}))
+	res, err := c.CallTool(ctxT(t), "elicit", nil)
+	if err != nil || res.IsError {
+		t.Fatalf("elicit: %+v %v", res, err)
+	}
+	// Without a server request pending, the timeout still applies.
+	if _, err := c.CallTool(ctxT(t), "slow", map[string]any{"steps": 1, "delayMs": 400}); !errors.Is(err, client.ErrTimeout) {
+		t.Errorf("a slow tool: %v, want a timeout", err)
+	}
+}

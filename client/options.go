@@ -98,7 +98,9 @@ func WithClientInfo(name, version string) Option {
 }
 
 // WithRequestTimeout sets how long a call waits for its answer; each
-// progress notification for the call restarts the wait. Zero or less means
+// progress notification for the call restarts the wait, and the wait does
+// not run out while the host answers a request of the server's (an
+// elicitation a person fills in may take minutes). Zero or less means
 // no timeout. The default is DefaultRequestTimeout.
 func WithRequestTimeout(d time.Duration) Option {
 	return func(o *options) { o.requestTimeout = d }

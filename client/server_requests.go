@@ -38,7 +38,10 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 			c.mu.Unlock()
 			cancel()
 		}()
+		c.answering.Add(1)
 		result, err := c.answer(ctx, msg)
+		c.touchPending() // the calls' waits start over from the host's answer
+		c.answering.Add(-1)
 		resp := &jsonrpc.Message{ID: msg.ID}
 		if err != nil {
 			var rpcErr *jsonrpc.Error
@@ -141,4 +144,18 @@ func (c *Conn) inHandler() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.handlers[g]
+}
+
+// touchPending restarts the request timeout of every call waiting for an
+// answer.
+func (c *Conn) touchPending() {
+	c.mu.Lock()
+	calls := make([]*call, 0, len(c.pending))
+	for _, cl := range c.pending {
+		calls = append(calls, cl)
+	}
+	c.mu.Unlock()
+	for _, cl := range calls {
+		cl.touch()
+	}
 }
