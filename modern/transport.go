@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
@@ -78,6 +79,7 @@ type Transport struct {
 	policy       reconnect.Policy
 
 	queue *wire.Queue
+	take  atomic.Pointer[func(*jsonrpc.Message) bool] // TakeAnswers
 
 	ctx    context.Context // cancelled by Close: every request derives from it
 	cancel context.CancelFunc
@@ -98,6 +100,19 @@ type Transport struct {
 
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// TakeAnswers implements jsonrpc.AnswerTaker: a response that is the first
+// message of its POST's answer (a JSON body, or the first event of an SSE
+// stream) goes to take, on the goroutine of the Send that read it.
+func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Store(&take) }
+
+// takeAnswer offers msg to the protocol layer's take function, if any.
+func (t *Transport) takeAnswer(msg *jsonrpc.Message) bool {
+	if f := t.take.Load(); f != nil {
+		return (*f)(msg)
+	}
+	return false
 }
 
 // New returns a transport for the MCP endpoint at endpoint, an http or
