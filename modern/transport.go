@@ -123,10 +123,10 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		return nil, fmt.Errorf("modern: endpoint: %w", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("modern: endpoint %q: scheme must be http or https", u.Redacted())
+		return nil, fmt.Errorf("modern: endpoint %q: scheme must be http or https", origin.Redact(u))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("modern: endpoint %q: no host", u.Redacted())
+		return nil, fmt.Errorf("modern: endpoint %q: no host", origin.Redact(u))
 	}
 	client := origin.Guard(opts.HTTPClient)
 	stream := *client
@@ -150,7 +150,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Transport{
 		endpoint:     u.String(),
-		redacted:     u.Redacted(),
+		redacted:     origin.Redact(u),
 		client:       client,
 		poster:       policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
 		streamClient: &stream,
