@@ -20,7 +20,11 @@ type eventQueue struct {
 
 	maxLen, maxBytes int // maxPendingNotifications, maxPendingNotificationBytes
 	done             chan struct{}
-	gid              atomic.Uint64 // the goroutine that runs the functions
+	// gid is the goroutine that runs the functions, known from the first
+	// one on (reading it costs a stack trace, which a Conn that never
+	// gets a notification does not pay); running is set while one runs.
+	gid     atomic.Uint64
+	running atomic.Bool
 }
 
 // event is a queued function and the bytes of server input it holds.
@@ -82,7 +86,6 @@ func (q *eventQueue) offer(fn func(), size int) bool {
 
 func (q *eventQueue) run() {
 	defer close(q.done)
-	q.gid.Store(goid())
 	for {
 		q.mu.Lock()
 		for len(q.fns) == 0 && !q.closed {
@@ -97,7 +100,12 @@ func (q *eventQueue) run() {
 		q.fns = q.fns[1:]
 		q.bytes -= ev.size
 		q.mu.Unlock()
+		if q.gid.Load() == 0 {
+			q.gid.Store(goid())
+		}
+		q.running.Store(true)
 		ev.fn()
+		q.running.Store(false)
 	}
 }
 

@@ -45,13 +45,6 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 		c.mu.Lock()
 		c.handlers[gid] = true
 		c.mu.Unlock()
-		defer func() {
-			c.mu.Lock()
-			delete(c.served, key)
-			delete(c.handlers, gid)
-			c.mu.Unlock()
-			cancel()
-		}()
 		c.answering.Add(1)
 		result, err := c.answer(ctx, msg)
 		c.touchPending() // the calls' waits start over from the host's answer
@@ -67,7 +60,15 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 			resp.Result = nil
 			resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "encoding result: "+err.Error())
 		}
-		if ctx.Err() != nil && c.ctx.Err() == nil {
+		cancelled := ctx.Err() != nil && c.ctx.Err() == nil
+		// The request is done, and its id free again, before the answer
+		// leaves: the server may reuse the id as soon as it has the answer.
+		c.mu.Lock()
+		delete(c.served, key)
+		delete(c.handlers, gid)
+		c.mu.Unlock()
+		cancel()
+		if cancelled {
 			return // the server cancelled it: no answer is expected
 		}
 		c.reply(msg, resp)
@@ -183,8 +184,17 @@ func (c *Conn) NotifyRootsChanged(ctx context.Context) error {
 
 // inHandler reports whether the caller runs on one of the Conn's own
 // goroutines that run host code: the event queue, or a server request's
-// handler.
+// handler. The goroutine id (a stack trace) is read only when one of them
+// runs host code.
 func (c *Conn) inHandler() bool {
+	if !c.events.running.Load() {
+		c.mu.Lock()
+		idle := len(c.handlers) == 0
+		c.mu.Unlock()
+		if idle {
+			return false
+		}
+	}
 	g := goid()
 	if g == c.events.gid.Load() {
 		return true
