@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/modern"
@@ -140,7 +141,7 @@ func initializeParams(o *options) *mcp.InitializeParams {
 // sends notifications/initialized.
 func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.RawMessage) error {
 	var res mcp.InitializeResult
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if err := jsondec.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("initialize: decoding result: %w", err)
 	}
 	if !mcp.IsSupportedVersion(res.ProtocolVersion) || (c.opts.version != "" && res.ProtocolVersion != c.opts.version) {
@@ -191,7 +192,7 @@ func (c *Conn) openStream() {
 func (c *Conn) finishDiscover(version string, resp *jsonrpc.Message) error {
 	var res mcp.DiscoverResult
 	if resp.Error == nil {
-		if err := json.Unmarshal(resp.Result, &res); err != nil {
+		if err := jsondec.Unmarshal(resp.Result, &res); err != nil {
 			return fmt.Errorf("server/discover: decoding result: %w", err)
 		}
 	}

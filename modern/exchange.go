@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -357,7 +358,7 @@ func (x *exchange) protocolVersion(result json.RawMessage) string {
 	var r struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if err := json.Unmarshal(result, &r); err != nil {
+	if err := jsondec.Unmarshal(result, &r); err != nil {
 		x.t.log.Warn("modern: unreadable initialize result", "err", err, "excerpt", wire.Excerpt(result))
 		return ""
 	}
