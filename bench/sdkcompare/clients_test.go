@@ -14,6 +14,7 @@ import (
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 // server is where a client connects: a URL (HTTP) or a command (stdio).
@@ -49,9 +50,13 @@ type conn interface {
 type contender struct {
 	name string
 	dial func(ctx context.Context, s *server) (conn, error)
-	// bigOnly marks a variant run in BenchmarkBigResult only, and
-	// stdioOnly one run over stdio only.
-	bigOnly, stdioOnly bool
+	// only names the one benchmark a variant runs in ("BigResult",
+	// "Connect"), and stdioOnly marks one run over stdio only.
+	only      string
+	stdioOnly bool
+	// warm marks a variant whose connects share a negotiation cache: only
+	// the first connect to a server is cold.
+	warm bool
 }
 
 var contenders = []contender{
@@ -59,8 +64,13 @@ var contenders = []contender{
 	{name: "anymcp", dial: dialAnymcp},
 	{name: "gosdk", dial: dialGoSDK},
 	{name: "mcpgo", dial: dialMCPGo},
-	{name: "gosdk-nocap", dial: dialGoSDKNoCap, bigOnly: true, stdioOnly: true},
+	{name: "gosdk-nocap", dial: dialGoSDKNoCap, only: "BigResult", stdioOnly: true},
+	{name: "anymcp-warm", dial: dialAnymcpWarm, only: "Connect", warm: true},
 }
+
+// variant reports whether c is a variant of a client, run in one
+// benchmark only.
+func (c contender) variant() bool { return c.only != "" }
 
 // newHTTPClient returns a client with a transport of its own: no client
 // reuses the connections of another, or of an earlier connect.
@@ -97,9 +107,21 @@ type anymcpConn struct {
 	hc *http.Client
 }
 
-func dialAnymcp(ctx context.Context, s *server) (conn, error) {
+// warmCache is the negotiation cache of anymcp-warm: the outcome of the
+// first Dial to each server (its URL, or its command line) spares the
+// next ones the era probe.
+var warmCache = negotiate.NewCache(0)
+
+// dialAnymcpWarm dials as dialAnymcp does, with warmCache.
+func dialAnymcpWarm(ctx context.Context, s *server) (conn, error) {
+	return dialAnymcpWith(ctx, s, client.WithCache(warmCache))
+}
+
+func dialAnymcp(ctx context.Context, s *server) (conn, error) { return dialAnymcpWith(ctx, s) }
+
+func dialAnymcpWith(ctx context.Context, s *server, opts ...client.Option) (conn, error) {
 	if s.isHTTP() && s.ownHTTP {
-		c, err := client.Dial(ctx, client.URL(s.url))
+		c, err := client.Dial(ctx, client.URL(s.url), opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -107,14 +129,14 @@ func dialAnymcp(ctx context.Context, s *server) (conn, error) {
 	}
 	if s.isHTTP() {
 		hc := newHTTPClient()
-		c, err := client.Dial(ctx, client.URL(s.url), client.WithHTTPClient(hc))
+		c, err := client.Dial(ctx, client.URL(s.url), append(opts, client.WithHTTPClient(hc))...)
 		if err != nil {
 			hc.CloseIdleConnections()
 			return nil, err
 		}
 		return &anymcpConn{c: c, hc: hc}, nil
 	}
-	c, err := client.Dial(ctx, client.Command(s.path, s.args...).WithEnv(s.env...))
+	c, err := client.Dial(ctx, client.Command(s.path, s.args...).WithEnv(s.env...), opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,11 @@ package sdkcompare_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
 )
@@ -62,11 +64,32 @@ func quiet() memState {
 	return memState{ms.HeapInuse, ms.HeapAlloc, ms.StackInuse, runtime.NumGoroutine(), openFDs()}
 }
 
+// idleProfile, when set, makes BenchmarkIdleHeap write a heap profile
+// while the clients are connected: PREFIX.TRANSPORT.CLIENT.pprof (see
+// `go tool pprof -sample_index=inuse_space`).
+var idleProfile = flag.String("idleprofile", "", "BenchmarkIdleHeap writes a heap profile of the idle clients to `PREFIX`.transport.client.pprof")
+
+// writeHeapProfile writes the heap profile of the live objects to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // measureIdle connects n clients of c to s, makes one echo call on each,
 // and returns what each holds while idle: the difference between the
 // memory with them all connected and before, divided by n. With s in
 // another process, the figures are the client's alone.
-func measureIdle(ctx context.Context, s *server, c contender, n int) (idleFigures, error) {
+// When profile is not "", a heap profile is written there while the
+// clients are connected.
+func measureIdle(ctx context.Context, s *server, c contender, n int, profile string) (idleFigures, error) {
 	conns := make([]conn, 0, n)
 	defer func() {
 		for _, cn := range conns {
@@ -89,6 +112,11 @@ func measureIdle(ctx context.Context, s *server, c contender, n int) (idleFigure
 		}
 	}
 	after := quiet()
+	if profile != "" {
+		if err := writeHeapProfile(profile); err != nil {
+			return idleFigures{}, err
+		}
+	}
 	per := func(a, b uint64) float64 { return (float64(a) - float64(b)) / float64(n) }
 	f := idleFigures{
 		heap:       per(after.heapInuse, before.heapInuse),
@@ -116,7 +144,7 @@ func BenchmarkIdleHeap(b *testing.B) {
 	for _, kind := range idleKinds {
 		b.Run(kind, func(b *testing.B) {
 			for _, c := range contenders {
-				if c.stdioOnly {
+				if c.stdioOnly || c.variant() {
 					continue
 				}
 				b.Run(c.name, func(b *testing.B) {
@@ -127,7 +155,11 @@ func BenchmarkIdleHeap(b *testing.B) {
 					var f idleFigures
 					for b.Loop() {
 						var err error
-						if f, err = measureIdle(ctx, s, c, idleConns); err != nil {
+						profile := ""
+						if *idleProfile != "" {
+							profile = *idleProfile + "." + kind + "." + c.name + ".pprof"
+						}
+						if f, err = measureIdle(ctx, s, c, idleConns, profile); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -152,7 +184,7 @@ func BenchmarkIdleHeap(b *testing.B) {
 func TestIdleHeap(t *testing.T) {
 	for _, kind := range idleKinds {
 		for _, c := range contenders {
-			if c.stdioOnly {
+			if c.stdioOnly || c.variant() {
 				continue
 			}
 			t.Run(kind+"/"+c.name, func(t *testing.T) {
@@ -160,7 +192,7 @@ func TestIdleHeap(t *testing.T) {
 				defer stop()
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				f, err := measureIdle(ctx, s, c, 3)
+				f, err := measureIdle(ctx, s, c, 3, "")
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -90,7 +90,7 @@ BENCHSTAT="$(command -v benchstat || true)"
 if [ -n "$BENCHSTAT" ]; then
   grep -v -E '^Benchmark(EraCall|ModernCall|ColdDial)/' "$raw" |
     sed -E 's#^Benchmark([A-Za-z]+)/([a-z-]+)/([a-z-]+)-([0-9]+)#Benchmark\1/transport=\2/client=\3-\4#' >"$OUT/raw-kv.txt"
-  "$BENCHSTAT" -confidence 0.9 -col '/client@(anymcp floor floor-pooled gosdk mcpgo gosdk-nocap)' -row '.name /transport' \
+  "$BENCHSTAT" -confidence 0.9 -col '/client@(anymcp floor floor-pooled anymcp-warm gosdk mcpgo gosdk-nocap)' -row '.name /transport' \
     "$OUT/raw-kv.txt" >"$OUT/benchstat.txt" 2>/dev/null || true
   echo
   echo "## benchstat: medians, 90% intervals, each client vs anymcp"

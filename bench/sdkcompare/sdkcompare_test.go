@@ -82,14 +82,14 @@ func startOutOfProcess(tb testing.TB, transport string) (*server, func()) {
 // inProcess starts servers with startServer.
 func inProcess(_ testing.TB, transport string) (*server, func()) { return startServer(transport) }
 
-// forEach runs f as the sub-benchmark {transport}/{client} for every
-// transport of trs and contender, each with a server of its own, started
-// by start.
-func forEach(b *testing.B, trs []string, big bool, start func(testing.TB, string) (*server, func()), f func(b *testing.B, s *server, c contender)) {
+// forEach runs f as the sub-benchmark {transport}/{client} of benchmark
+// bench for every transport of trs and contender, each with a server of
+// its own, started by start.
+func forEach(b *testing.B, bench string, trs []string, start func(testing.TB, string) (*server, func()), f func(b *testing.B, s *server, c contender)) {
 	for _, tr := range trs {
 		b.Run(tr, func(b *testing.B) {
 			for _, c := range contenders {
-				if c.bigOnly && !big || c.stdioOnly && tr != "stdio" {
+				if c.variant() && c.only != bench || c.stdioOnly && tr != "stdio" {
 					continue
 				}
 				b.Run(c.name, func(b *testing.B) {
@@ -131,7 +131,7 @@ func connect(b *testing.B, s *server, c contender) conn {
 // BenchmarkCallTool measures one tools/call of echo over a connected
 // client.
 func BenchmarkCallTool(b *testing.B) {
-	forEach(b, callTransports, false, inProcess, func(b *testing.B, s *server, c contender) {
+	forEach(b, "CallTool", callTransports, inProcess, func(b *testing.B, s *server, c contender) {
 		cn := connect(b, s, c)
 		defer cn.close()
 		ctx := context.Background()
@@ -158,7 +158,7 @@ func BenchmarkCallTool(b *testing.B) {
 // sampled every millisecond. Every server runs in a process of its own,
 // over HTTP too, so that B/op and peak-B are the client's alone.
 func BenchmarkBigResult(b *testing.B) {
-	forEach(b, transports, true, startOutOfProcess, func(b *testing.B, s *server, c contender) {
+	forEach(b, "BigResult", transports, startOutOfProcess, func(b *testing.B, s *server, c contender) {
 		cn := connect(b, s, c)
 		defer cn.close()
 		ctx := context.Background()
@@ -192,12 +192,13 @@ func BenchmarkBigResult(b *testing.B) {
 
 // BenchmarkConnect measures a cold connect: a new connection (a new
 // process over stdio, new TCP connections over HTTP), the handshake, the
-// first tools/list, and close.
+// first tools/list, and close. anymcp-warm is anymcp with a negotiation
+// cache that knows the server already (client.WithCache): new connections
+// still, but no era probe.
 func BenchmarkConnect(b *testing.B) {
-	forEach(b, transports, false, inProcess, func(b *testing.B, s *server, c contender) {
+	forEach(b, "Connect", transports, inProcess, func(b *testing.B, s *server, c contender) {
 		ctx := context.Background()
-		b.ReportAllocs()
-		for b.Loop() {
+		once := func() {
 			cn := connect(b, s, c)
 			n, err := cn.listTools(ctx)
 			if err != nil {
@@ -209,6 +210,13 @@ func BenchmarkConnect(b *testing.B) {
 			if err := cn.close(); err != nil {
 				b.Fatalf("%s: close: %v", c.name, err)
 			}
+		}
+		if c.warm {
+			once() // the cold connect that warms the cache, outside the timing
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			once()
 		}
 	})
 }
@@ -316,16 +324,25 @@ func TestConnectRequests(t *testing.T) {
 				s := &server{transport: tr, url: hs.URL}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				cn, err := c.dial(ctx, s)
-				if err != nil {
-					t.Fatalf("connect: %v", err)
+				once := func() {
+					cn, err := dial(ctx, s, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := cn.listTools(ctx); err != nil {
+						t.Fatalf("tools/list: %v", err)
+					}
+					if err := cn.close(); err != nil {
+						t.Errorf("close: %v", err)
+					}
 				}
-				if _, err := cn.listTools(ctx); err != nil {
-					t.Fatalf("tools/list: %v", err)
+				if c.warm {
+					once() // warms the cache; not logged
+					mu.Lock()
+					log = nil
+					mu.Unlock()
 				}
-				if err := cn.close(); err != nil {
-					t.Errorf("close: %v", err)
-				}
+				once()
 				mu.Lock()
 				defer mu.Unlock()
 				t.Logf("%d requests: %s", len(log), strings.Join(log, ", "))

@@ -30,6 +30,21 @@ function med(name, unit,   k, n, i, j, t, v) {
 }
 function has(name) { return (name SUBSEP "s/op") in cnt }
 
+# spread(x, y, unit): the range of the ratios x ÷ y of the samples of one
+# round (the i-th sample of each; a round runs every benchmark once), as
+# " (lo–hi)", or "" when the rounds do not pair up.
+function spread(x, y, unit,   kx, ky, n, i, r, lo, hi) {
+  kx = x SUBSEP unit; ky = y SUBSEP unit; n = cnt[kx]
+  if (n < 2 || cnt[ky] != n) return ""
+  for (i = 1; i <= n; i++) {
+    if (val[ky, i] <= 0) return ""
+    r = val[kx, i] / val[ky, i]
+    if (i == 1 || r < lo) lo = r
+    if (i == 1 || r > hi) hi = r
+  }
+  return sprintf(" (%.2f–%.2f)", lo, hi)
+}
+
 # fmtv(v, unit): a median in its unit, for a table cell.
 function fmtv(v, unit) {
   if (v < 0) return "–"
@@ -52,14 +67,17 @@ function cell(b, c, unit,   n) {
 
 # row(label, b, unit, base): a line of the scenario table; base is the
 # client the first three ratios divide by.
-function row(label, b, unit, base,   f, a, g, m) {
-  if (!has(b "/anymcp")) return
+function row(label, b, unit, base) { rowof(label, b, unit, base, "anymcp") }
+
+# rowof is row with the client ac in anymcp's column (a variant of it).
+function rowof(label, b, unit, base, ac,   f, a, g, m) {
+  if (!has(b "/" ac)) return
   fs = cell(b, base, unit); f = cellv
-  as = cell(b, "anymcp", unit); a = cellv
+  as = cell(b, ac, unit); a = cellv
   gs = cell(b, "gosdk", unit); g = cellv
   ms = cell(b, "mcpgo", unit); m = cellv
-  printf "| %s | %s | **%s** | %s | %s | **%s** | %s | %s | %s | %s |\n", label, fs, as, gs, ms,
-    ratio(a, f), ratio(g, f), ratio(m, f), ratio(g, a), ratio(m, a)
+  printf "| %s | %s | **%s** | %s | %s | **%s**%s | %s | %s | %s | %s |\n", label, fs, as, gs, ms,
+    ratio(a, f), base == "payload" ? "" : spread(b "/" ac, b "/" base, unit), ratio(g, f), ratio(m, f), ratio(g, a), ratio(m, a)
 }
 
 FNR == 1 { nfiles++ }
@@ -97,6 +115,7 @@ END {
   print "\n## Every scenario: each client ÷ the floor, each peer ÷ anymcp\n"
   print "Lower is better, except calls/s. † go-sdk refuses a 16 MiB line over stdio; the figure is its"
   print "lifted-cap variant (gosdk-nocap). The peak heap rows divide by the payload (16 MiB), not the floor."
+  print "In brackets: the lowest and highest anymcp ÷ floor of a single round (both measured in that round)."
   print ""
   print "| scenario | floor | anymcp | go-sdk | mcp-go | anymcp ÷ floor | go-sdk ÷ floor | mcp-go ÷ floor | go-sdk ÷ anymcp | mcp-go ÷ anymcp |"
   print "|---|---|---|---|---|---|---|---|---|---|"
@@ -113,6 +132,9 @@ END {
   row("connect, HTTP JSON", "Connect/http-json", "s/op", "floor")
   row("connect, HTTP SSE", "Connect/http-sse", "s/op", "floor")
   row("connect, stdio", "Connect/stdio", "s/op", "floor")
+  rowof("connect, HTTP JSON, anymcp with a warm negotiation cache", "Connect/http-json", "s/op", "floor", "anymcp-warm")
+  rowof("connect, HTTP SSE, anymcp with a warm negotiation cache", "Connect/http-sse", "s/op", "floor", "anymcp-warm")
+  rowof("connect, stdio, anymcp with a warm negotiation cache", "Connect/stdio", "s/op", "floor", "anymcp-warm")
   row("64 callers on one Conn, HTTP JSON: calls/s (higher is better)", "ConcurrentCalls/http-json", "calls/s", "floor")
   row("64 callers, calls/s ÷ the pooled floor (64 idle conns/host)", "ConcurrentCalls/http-json", "calls/s", "floor-pooled")
   row("idle connection, live heap: Streamable HTTP (2025-11-25)", "IdleHeap/http-json", "live-B/conn", "floor")
