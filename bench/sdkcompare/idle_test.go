@@ -67,7 +67,7 @@ func quiet() memState {
 // idleProfile, when set, makes BenchmarkIdleHeap write a heap profile
 // while the clients are connected: PREFIX.TRANSPORT.CLIENT.pprof (see
 // `go tool pprof -sample_index=inuse_space`).
-var idleProfile = flag.String("idleprofile", "", "BenchmarkIdleHeap writes a heap profile of the idle clients to `PREFIX`.transport.client.pprof")
+var idleProfile = flag.String("idleprofile", "", "BenchmarkIdleHeap writes a heap profile of the idle clients to `PREFIX`.transport.client.pprof (with -test.memprofilerate 1 to see every allocation)")
 
 // writeHeapProfile writes the heap profile of the live objects to path.
 func writeHeapProfile(path string) error {

@@ -7,7 +7,7 @@
 # (eras.sh). Then benchstat's comparison with p-values, when benchstat is
 # at hand.
 #
-#   bench/sdkcompare/run.sh                   # everything, 6 rounds (about 8 minutes on 2 cores)
+#   bench/sdkcompare/run.sh                   # everything, 6 rounds (under 6 minutes on 2 cores, the build included)
 #   ROUNDS=3 ONLY='CallTool|IdleHeap' bench/sdkcompare/run.sh
 #   bench/sdkcompare/run.sh raw.txt           # only summarise an earlier run
 #
