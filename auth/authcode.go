@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // oauth2Config is the golang.org/x/oauth2 view of a client at a server.
@@ -109,7 +111,7 @@ func (p *pendingAuthorization) check(back string) (string, error) {
 		return "", &GrantError{Step: "authorization", Description: "the redirect is not a URL"}
 	}
 	if want, err := url.Parse(p.redirect); err == nil && !sameRedirectTarget(want, u) {
-		return "", &GrantError{Step: "authorization", Description: "the redirect did not come back to " + want.Redacted()}
+		return "", &GrantError{Step: "authorization", Description: "the redirect did not come back to " + origin.Redact(want)}
 	}
 	q := u.Query()
 	iss, hasIss := q["iss"]

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // discovery is what discovery found for one server.
@@ -36,7 +38,7 @@ func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge
 		// A server of 2025-03-26: its origin is the authorization server.
 		m, err := legacyServer(ctx, s.hc, s.url, header)
 		if err != nil {
-			return nil, &MetadataError{URL: s.url.Redacted(), Reason: "no protected resource metadata, and no usable authorization server at its origin", Err: errors.Join(prmErr, err)}
+			return nil, &MetadataError{URL: origin.Redact(s.url), Reason: "no protected resource metadata, and no usable authorization server at its origin", Err: errors.Join(prmErr, err)}
 		}
 		if m.URL == "" && !bearer {
 			return nil, errNotOAuth

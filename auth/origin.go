@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // isLoopback reports whether host (no port) names this machine.
@@ -29,10 +31,10 @@ func checkSecure(what, raw string) (*url.URL, error) {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && isLoopback(u.Hostname()):
 	default:
-		return nil, fmt.Errorf("%s %q: must be https (http only on a loopback host)", what, u.Redacted())
+		return nil, fmt.Errorf("%s %q: must be https (http only on a loopback host)", what, origin.Redact(u))
 	}
 	if u.Fragment != "" {
-		return nil, fmt.Errorf("%s %q: has a fragment", what, u.Redacted())
+		return nil, fmt.Errorf("%s %q: has a fragment", what, origin.Redact(u))
 	}
 	return u, nil
 }

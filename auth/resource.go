@@ -54,7 +54,7 @@ func discoverResource(ctx context.Context, hc *http.Client, server *url.URL, fro
 	if fromChallenge != "" {
 		u, err := checkSecure("resource_metadata", fromChallenge)
 		if err != nil {
-			return nil, &MetadataError{URL: server.Redacted(), Reason: "the challenge's resource_metadata URL cannot be used", Err: err}
+			return nil, &MetadataError{URL: origin.Redact(server), Reason: "the challenge's resource_metadata URL cannot be used", Err: err}
 		}
 		fromChallenge = u.String()
 	}
@@ -86,7 +86,7 @@ func (m *resourceMetadata) check(server *url.URL) error {
 		return &MetadataError{URL: m.URL, Reason: "no resource field"}
 	}
 	if !resourceCovers(m.Resource, server) {
-		return &MetadataError{URL: m.URL, Reason: "its resource " + m.Resource + " is not the server " + server.Redacted()}
+		return &MetadataError{URL: m.URL, Reason: "its resource " + m.Resource + " is not the server " + origin.Redact(server)}
 	}
 	if len(m.AuthorizationServers) == 0 {
 		return &MetadataError{URL: m.URL, Reason: "it names no authorization server"}

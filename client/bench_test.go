@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/anymcp/anymcp/client"
@@ -97,4 +98,34 @@ func BenchmarkBigResultHTTPSSE(b *testing.B) {
 	s := testservers.StartStreamable(testservers.HTTPOptions{})
 	defer s.Close()
 	benchBigResult(b, client.URL(s.URL))
+}
+
+// BenchmarkCallToolHTTPJSON64 measures 64 goroutines calling at once on
+// one Conn (Streamable HTTP, JSON answers).
+func BenchmarkCallToolHTTPJSON64(b *testing.B) {
+	s := testservers.StartStreamable(testservers.HTTPOptions{JSONResponse: true})
+	defer s.Close()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, client.URL(s.URL))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	args := map[string]string{"text": "hello, benchmark"}
+	b.ReportAllocs()
+	b.SetParallelism(64 / max(1, runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			res, err := c.CallTool(ctx, "echo", args)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if res.IsError || len(res.Content) == 0 || res.Content[0].Text != "hello, benchmark" {
+				b.Error("wrong answer")
+				return
+			}
+		}
+	})
 }

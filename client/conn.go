@@ -42,6 +42,7 @@ type Conn struct {
 	pending              map[int64]*call               // by request id
 	tokens               map[int64]*call               // by progress token
 	served               map[string]context.CancelFunc // server→client requests in progress, by id
+	refusing             int                           // refusals of server requests being sent (maxServing)
 	handlers             map[uint64]bool               // goroutines running server requests' handlers
 	err                  error                         // why the Conn is done; nil while it lives
 	info                 Info
@@ -115,6 +116,7 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.info.Transport = o.transportName
+	jsonrpc.TakeAnswers(t, c.take)
 	c.wg.Add(1)
 	go c.readLoop()
 	return c
@@ -430,29 +432,42 @@ func (c *Conn) readLoop() {
 
 // deliver hands a response to the call waiting for it.
 func (c *Conn) deliver(msg *jsonrpc.Message) {
+	if c.take(msg) {
+		return
+	}
+	if msg.ID.IsZero() && msg.Error != nil {
+		c.opts.logger.Warn("anymcp: server sent an error without an id", "err", msg.Error)
+		return
+	}
+	c.opts.logger.Warn("anymcp: dropped a response to an unknown id", "id", msg.ID.String())
+}
+
+// take hands a response to the call waiting for it and reports whether
+// one was. The read loop calls it, and so does a transport that hands
+// over an answer directly (jsonrpc.AnswerTaker); it never blocks.
+func (c *Conn) take(msg *jsonrpc.Message) bool {
 	id, ok := msg.ID.Int64()
+	if !ok {
+		return false
+	}
 	c.mu.Lock()
 	cl := c.pending[id]
-	if ok && cl != nil {
+	if cl != nil {
 		delete(c.pending, id)
 	}
 	c.mu.Unlock()
-	if !ok || cl == nil {
-		if msg.ID.IsZero() && msg.Error != nil {
-			c.opts.logger.Warn("anymcp: server sent an error without an id", "err", msg.Error)
-			return
-		}
-		c.opts.logger.Warn("anymcp: dropped a response to an unknown id", "id", msg.ID.String())
-		return
+	if cl == nil {
+		return false
 	}
 	if !cl.recovery && c.barren.Load() != 0 {
 		c.barren.Store(0) // the session in use serves requests
 	}
 	if msg.Error != nil {
 		cl.finish(nil, msg.Error)
-		return
+	} else {
+		cl.finish(msg.Result, nil)
 	}
-	cl.finish(msg.Result, nil)
+	return true
 }
 
 // marshalParams encodes params; nil stays absent.

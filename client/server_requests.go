@@ -4,12 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
+
+// maxServing bounds the server's requests the Conn answers at once: one
+// more is refused at once (-32603), and so is one whose id is already in
+// progress (-32600), so that a server cannot make the Conn start
+// goroutines, or grow its table of requests in progress, without bound.
+// Refusals are bounded the same way; past that, a request is dropped
+// (logged) and the server's own timeout ends it.
+const maxServing = 64
 
 // serve answers a request from the server in its own goroutine: ping by
 // itself, roots/sampling/elicitation through the host's handlers, anything
@@ -19,6 +28,11 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
+		return
+	}
+	_, dup := c.served[key]
+	if dup || len(c.served) >= maxServing {
+		c.refuse(msg, dup) // unlocks c.mu
 		return
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
@@ -56,16 +70,50 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 		if ctx.Err() != nil && c.ctx.Err() == nil {
 			return // the server cancelled it: no answer is expected
 		}
-		sctx, scancel := context.WithTimeout(c.ctx, 30*time.Second)
-		defer scancel()
-		if err := c.t.Send(sctx, resp); err != nil {
-			level := slog.LevelWarn
-			if c.ctx.Err() != nil { // closed meanwhile: the server has what it needed, or no use for it
-				level = slog.LevelDebug
-			}
-			c.opts.logger.Log(context.Background(), level, "anymcp: could not answer the server's request", "method", msg.Method, "id", msg.ID.String(), "err", err)
-		}
+		c.reply(msg, resp)
 	}()
+}
+
+// refuse answers a server request the Conn will not serve, in the
+// background; called with c.mu held, it unlocks it.
+func (c *Conn) refuse(msg *jsonrpc.Message, dup bool) {
+	if c.refusing >= maxServing {
+		c.mu.Unlock()
+		c.opts.logger.Warn("anymcp: dropped a request of the server's: too many in progress", "method", msg.Method, "id", msg.ID.String())
+		return
+	}
+	c.refusing++
+	c.wg.Add(1)
+	c.mu.Unlock()
+	resp := &jsonrpc.Message{ID: msg.ID,
+		Error: jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf("the client is answering %d requests of the server's already", maxServing))}
+	if dup {
+		resp.Error = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "a request with this id is already in progress")
+	}
+	c.opts.logger.Debug("anymcp: refused a request of the server's", "method", msg.Method, "id", msg.ID.String(), "reason", resp.Error.Message)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			c.refusing--
+			c.mu.Unlock()
+		}()
+		c.reply(msg, resp)
+	}()
+}
+
+// reply sends resp, the answer to the server's request msg, bounded in
+// time; a failure is only logged, as the server has no one else to ask.
+func (c *Conn) reply(msg, resp *jsonrpc.Message) {
+	sctx, scancel := context.WithTimeout(c.ctx, 30*time.Second)
+	defer scancel()
+	if err := c.t.Send(sctx, resp); err != nil {
+		level := slog.LevelWarn
+		if c.ctx.Err() != nil { // closed meanwhile: the server has what it needed, or no use for it
+			level = slog.LevelDebug
+		}
+		c.opts.logger.Log(context.Background(), level, "anymcp: could not answer the server's request", "method", msg.Method, "id", msg.ID.String(), "err", err)
+	}
 }
 
 func (c *Conn) answer(ctx context.Context, msg *jsonrpc.Message) (any, error) {

@@ -79,6 +79,27 @@ func OpenStream(t Transport) {
 	}
 }
 
+// AnswerTaker is a Transport that can hand a response straight to the
+// protocol layer, on the goroutine that read it, instead of queueing it
+// for Recv: for a transport where each request has its own exchange (an
+// HTTP POST), that saves the caller a wait for the Recv loop. The
+// transport offers a response this way only when it was the first message
+// of its request's exchange, so that nothing the server sent before it on
+// that exchange (progress, a log) is overtaken; take returns false for a
+// response it does not want (no call waits for that id), and the transport
+// then queues it for Recv as before. take must not block.
+type AnswerTaker interface {
+	TakeAnswers(take func(*Message) bool)
+}
+
+// TakeAnswers gives t the function that takes responses, when t is an
+// AnswerTaker; other transports deliver every message through Recv.
+func TakeAnswers(t Transport, take func(*Message) bool) {
+	if a, ok := t.(AnswerTaker); ok {
+		a.TakeAnswers(take)
+	}
+}
+
 // Conditions transports report and the protocol layer acts on. Transports
 // wrap these, so test with errors.Is.
 var (

@@ -25,7 +25,7 @@ func resolveEndpoint(data []byte, base, home *url.URL) (*url.URL, error) {
 	u := base.ResolveReference(ref)
 	u.Fragment, u.RawFragment = "", ""
 	if !origin.Same(u, home) {
-		return nil, &CrossOriginError{SSEURL: home.Redacted(), Endpoint: u.Redacted()}
+		return nil, &CrossOriginError{SSEURL: origin.Redact(home), Endpoint: origin.Redact(u)}
 	}
 	return u, nil
 }

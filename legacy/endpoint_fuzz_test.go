@@ -53,7 +53,10 @@ func FuzzResolveEndpoint(f *testing.F) {
 			var co *CrossOriginError
 			switch {
 			case errors.As(err, &co):
-				if pw, ok := home.User.Password(); ok && len(pw) >= 4 && strings.Contains(co.Error(), pw) {
+				// (An endpoint that holds the same text may show it: that
+				// is the server's text, not the host's password.)
+				if pw, ok := home.User.Password(); ok && len(pw) >= 4 && strings.Contains(co.Error(), pw) &&
+					!strings.Contains(string(data), pw) {
 					t.Fatalf("the error shows the SSE URL's password: %v", co)
 				}
 			case errors.Is(err, ErrNoEndpoint):

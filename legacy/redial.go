@@ -7,9 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/sse"
@@ -92,7 +92,7 @@ func (t *Transport) redial(lost error) (*sse.Reader, io.ReadCloser, *session, er
 			close(t.ready)
 			t.mu.Unlock()
 			u, _ := url.Parse(s.endpoint)
-			t.log.Info("legacy: reconnected", "url", t.sseURL, "endpoint", redactQuery(u), "attempts", n)
+			t.log.Info("legacy: reconnected", "url", t.sseURL, "endpoint", origin.Redact(u), "attempts", n)
 			return rd, body, s, nil
 		}
 		if t.ctx.Err() != nil {
@@ -143,7 +143,7 @@ func (t *Transport) attempt() (*sse.Reader, io.ReadCloser, *session, error) {
 		scancel(err)
 		return rd, nil, nil, err
 	}
-	return rd, body, &session{endpoint: u.String(), redacted: redactQuery(u), ctx: sctx, cancel: scancel, needInit: true}, nil
+	return rd, body, &session{endpoint: u.String(), redacted: origin.Redact(u), ctx: sctx, cancel: scancel, needInit: true}, nil
 }
 
 // terminal reports whether a failed reconnection attempt ends the
@@ -187,23 +187,3 @@ type throttledError struct {
 
 func (e *throttledError) Error() string { return e.err.Error() }
 func (e *throttledError) Unwrap() error { return e.err }
-
-// redactQuery returns u for logs: the password and the values of the
-// query, where HTTP+SSE servers put the session id, hidden.
-func redactQuery(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	if u.RawQuery == "" {
-		return u.Redacted()
-	}
-	c := *u
-	pairs := strings.Split(c.RawQuery, "&")
-	for i, p := range pairs {
-		if k, _, ok := strings.Cut(p, "="); ok {
-			pairs[i] = k + "=REDACTED"
-		}
-	}
-	c.RawQuery = strings.Join(pairs, "&")
-	return c.Redacted()
-}

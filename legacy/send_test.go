@@ -77,7 +77,7 @@ func TestSendHTTPError(t *testing.T) {
 				t.Fatalf("Send = %v, want a *jsonrpc.HTTPError", err)
 			}
 			// The session id in the endpoint's query is not shown.
-			wantURL := strings.Replace(tr.Endpoint(), "sessionId=s1", "sessionId=REDACTED", 1)
+			wantURL := strings.Replace(tr.Endpoint(), "sessionId=s1", "sessionId=…", 1)
 			if he.Method != http.MethodPost || he.StatusCode != tt.status || he.URL != wantURL || strings.Contains(err.Error(), "=s1") {
 				t.Errorf("HTTPError %+v", he)
 			}

@@ -59,7 +59,7 @@ type Options struct {
 // Transport is an HTTP+SSE client transport, connected by Dial. It
 // implements jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	sseURL  string            // the SSE URL for errors and logs, password redacted
+	sseURL  string            // the SSE URL for errors and logs: no password, no query values
 	origin  *url.URL          // the SSE URL as the host gave it
 	stream  *http.Client      // the host's client without a Timeout, for the GETs
 	post    *reconnect.Sender // the host's client, re-sending on 429, 503 and refused connections
@@ -140,10 +140,10 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 		return nil, fmt.Errorf("legacy: SSE URL: %w", err)
 	}
 	if home.Scheme != "http" && home.Scheme != "https" {
-		return nil, fmt.Errorf("legacy: SSE URL %q: scheme must be http or https", home.Redacted())
+		return nil, fmt.Errorf("legacy: SSE URL %q: scheme must be http or https", origin.Redact(home))
 	}
 	if home.Host == "" {
-		return nil, fmt.Errorf("legacy: SSE URL %q: no host", home.Redacted())
+		return nil, fmt.Errorf("legacy: SSE URL %q: no host", origin.Redact(home))
 	}
 	client := origin.Guard(opts.HTTPClient)
 	stream := *client
@@ -158,7 +158,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 	}
 
 	t := &Transport{
-		sseURL:  home.Redacted(),
+		sseURL:  origin.Redact(home),
 		origin:  home,
 		stream:  &stream,
 		post:    policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
@@ -188,9 +188,9 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 		t.cancel(err)
 		return nil, err
 	}
-	s := &session{endpoint: u.String(), redacted: redactQuery(u), ctx: sctx, cancel: scancel}
+	s := &session{endpoint: u.String(), redacted: origin.Redact(u), ctx: sctx, cancel: scancel}
 	t.sess, t.endpoint = s, s.endpoint
-	t.log.Debug("legacy: connected", "url", t.sseURL, "endpoint", redactQuery(u))
+	t.log.Debug("legacy: connected", "url", t.sseURL, "endpoint", origin.Redact(u))
 	t.wg.Add(1)
 	go t.run(rd, body, s)
 	return t, nil

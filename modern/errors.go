@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -94,6 +94,9 @@ func (e *streamError) reason() string {
 	return "the stream broke before the response: " + e.cause.Error()
 }
 
+// sessionIDShown is how much of a refused session id an error shows.
+const sessionIDShown = 64
+
 // sessionIDProblem says what is wrong with a session id the server
 // assigned, or returns "" when it is non-empty visible ASCII of at most
 // MaxSessionIDLen bytes.
@@ -102,7 +105,12 @@ func sessionIDProblem(s string) string {
 		return fmt.Sprintf("%d bytes, over the limit of %d", len(s), MaxSessionIDLen)
 	}
 	if !visibleASCII(s) {
-		return fmt.Sprintf("%q holds bytes outside visible ASCII 0x21-0x7E", wire.Excerpt([]byte(s)))
+		// Quoting can make a byte ten: quote a bounded head only.
+		head, more := s, ""
+		if len(head) > sessionIDShown {
+			head, more = head[:sessionIDShown], "…"
+		}
+		return fmt.Sprintf("%s%s holds bytes outside visible ASCII 0x21-0x7E", strconv.QuoteToASCII(head), more)
 	}
 	return ""
 }

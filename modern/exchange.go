@@ -286,6 +286,7 @@ type exchange struct {
 	version    []string
 	newSession string // Mcp-Session-Id of the initialize answer
 	answered   bool   // the response has been queued
+	queued     bool   // a message of this exchange has been queued for Recv
 	stray      string // the id of the last response to another request seen on the answer stream
 }
 
@@ -335,6 +336,10 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message, size int) (bool, error) {
 		}
 		keep = append(keep, msg)
 	}
+	if found && len(keep) == 1 && !x.queued && x.t.takeAnswer(keep[0]) {
+		return true, nil // the first message of the exchange, handed over directly
+	}
+	x.queued = x.queued || len(keep) > 0
 	if err := x.t.queue.Push(x.ctx, size, keep...); err != nil {
 		if ierr := x.interrupted(); ierr != nil {
 			return false, ierr

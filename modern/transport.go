@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
@@ -78,6 +79,7 @@ type Transport struct {
 	policy       reconnect.Policy
 
 	queue *wire.Queue
+	take  atomic.Pointer[func(*jsonrpc.Message) bool] // TakeAnswers
 
 	ctx    context.Context // cancelled by Close: every request derives from it
 	cancel context.CancelFunc
@@ -100,6 +102,19 @@ type Transport struct {
 	closeErr  error
 }
 
+// TakeAnswers implements jsonrpc.AnswerTaker: a response that is the first
+// message of its POST's answer (a JSON body, or the first event of an SSE
+// stream) goes to take, on the goroutine of the Send that read it.
+func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Store(&take) }
+
+// takeAnswer offers msg to the protocol layer's take function, if any.
+func (t *Transport) takeAnswer(msg *jsonrpc.Message) bool {
+	if f := t.take.Load(); f != nil {
+		return (*f)(msg)
+	}
+	return false
+}
+
 // New returns a transport for the MCP endpoint at endpoint, an http or
 // https URL. It does no I/O: the first request is the first Send.
 func New(endpoint string, opts Options) (*Transport, error) {
@@ -108,10 +123,10 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		return nil, fmt.Errorf("modern: endpoint: %w", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("modern: endpoint %q: scheme must be http or https", u.Redacted())
+		return nil, fmt.Errorf("modern: endpoint %q: scheme must be http or https", origin.Redact(u))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("modern: endpoint %q: no host", u.Redacted())
+		return nil, fmt.Errorf("modern: endpoint %q: no host", origin.Redact(u))
 	}
 	client := origin.Guard(opts.HTTPClient)
 	stream := *client
@@ -135,7 +150,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Transport{
 		endpoint:     u.String(),
-		redacted:     u.Redacted(),
+		redacted:     origin.Redact(u),
 		client:       client,
 		poster:       policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
 		streamClient: &stream,

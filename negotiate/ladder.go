@@ -94,7 +94,8 @@ func Connect(ctx context.Context, url string, hello Hello, cfg Config) (*Result,
 }
 
 type ladder struct {
-	url    string
+	url    string // as the host gave it: the requests go there
+	shown  string // url for reports, errors and logs: no password, no query values
 	hello  Hello
 	cfg    Config
 	report *Report
@@ -153,8 +154,9 @@ func newLadder(url string, hello Hello, cfg Config) (*ladder, error) {
 	if hello.Initialize == nil && cfg.Policy == SSEOnly {
 		return nil, errors.New("negotiate: HTTP+SSE carries only the legacy era, and only the modern one is allowed")
 	}
-	return &ladder{url: url, hello: hello, cfg: cfg, nextID: 1, tried: map[rung]bool{},
-		report: &Report{URL: url, Policy: cfg.Policy.String(), EraPolicy: cfg.Era.String()}}, nil
+	shown := shownURL(url)
+	return &ladder{url: url, shown: shown, hello: hello, cfg: cfg, nextID: 1, tried: map[rung]bool{},
+		report: &Report{URL: shown, Policy: cfg.Policy.String(), EraPolicy: cfg.Era.String()}}, nil
 }
 
 // allows reports whether the policies let the ladder use r at all.

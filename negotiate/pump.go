@@ -238,3 +238,10 @@ func (h *handedOff) Shutdown(ctx context.Context) error {
 
 // OpenStream passes the request for a stream on to the transport.
 func (h *handedOff) OpenStream() { jsonrpc.OpenStream(h.Transport) }
+
+// TakeAnswers passes the protocol layer's take function on to the
+// transport. Responses the ladder kept are answers to its own requests,
+// which no call waits for.
+func (h *handedOff) TakeAnswers(take func(*jsonrpc.Message) bool) {
+	jsonrpc.TakeAnswers(h.Transport, take)
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/legacy"
 	"github.com/anymcp/anymcp/mcp"
@@ -32,7 +33,7 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 		tries[version]++
 		start := time.Now()
 		hc, rec := recordingClient(l.cfg.HTTPClient)
-		a := Attempt{Era: string(mcp.EraModern), Transport: StreamableHTTP, Request: RequestDiscover, Method: http.MethodPost, URL: l.url, Version: version}
+		a := Attempt{Era: string(mcp.EraModern), Transport: StreamableHTTP, Request: RequestDiscover, Method: http.MethodPost, URL: l.shown, Version: version}
 		t, err := modern.New(l.url, l.modernOptions(hc))
 		if err != nil {
 			rec.active.Store(false)
@@ -86,7 +87,7 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 		default:
 			p.abandon()
 			if supported, ok := supportedList(rpcErrorOf(resp, err)); ok && v.kind == giveUp {
-				l.errs = append(l.errs, &NewerServerError{URL: l.url, Status: a.Status, RPCError: rpcErrorOf(resp, err), Supported: supported})
+				l.errs = append(l.errs, &NewerServerError{URL: l.shown, Status: a.Status, RPCError: rpcErrorOf(resp, err), Supported: supported})
 			}
 			l.record(a, errOf(resp, err), "")
 			return nil, stopped
@@ -128,7 +129,7 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
-	a := Attempt{Era: string(mcp.EraLegacy), Transport: StreamableHTTP, Request: RequestInitialize, Method: http.MethodPost, URL: l.url}
+	a := Attempt{Era: string(mcp.EraLegacy), Transport: StreamableHTTP, Request: RequestInitialize, Method: http.MethodPost, URL: l.shown}
 	t, err := modern.New(l.url, l.modernOptions(hc))
 	if err != nil {
 		a.Decision = "not a usable URL: stopping"
@@ -154,7 +155,7 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	case errors.As(err, &he) && isFallbackStatus(he.StatusCode):
 		if modernRefusal(he.RPCError) {
 			supported, _ := supportedList(he.RPCError)
-			l.errs = append(l.errs, &NewerServerError{URL: l.url, Status: he.StatusCode, RPCError: he.RPCError, Supported: supported})
+			l.errs = append(l.errs, &NewerServerError{URL: l.shown, Status: he.StatusCode, RPCError: he.RPCError, Supported: supported})
 			a.Decision = fmt.Sprintf("%d with a JSON-RPC error (%v) means a modern server, not an older one: not falling back to HTTP+SSE", he.StatusCode, he.RPCError)
 			l.record(a, err, "")
 			return nil, l.modernInstead(a)
@@ -197,7 +198,7 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
-	a := Attempt{Era: string(mcp.EraLegacy), Transport: SSE, Request: RequestInitialize, Method: http.MethodGet, URL: l.url}
+	a := Attempt{Era: string(mcp.EraLegacy), Transport: SSE, Request: RequestInitialize, Method: http.MethodGet, URL: l.shown}
 	t, err := legacy.Dial(ctx, l.url, legacy.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect})
 	if err != nil {
 		a.Duration, a.Status = time.Since(start), rec.firstStatus()
@@ -229,7 +230,7 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 		}
 		return nil, stopped
 	}
-	endpoint := redactQuery(t.Endpoint())
+	endpoint := shownURL(t.Endpoint())
 	res, err := l.initialize(ctx, t, SSE)
 	a.Duration, a.Status = time.Since(start), rec.firstStatus()
 	if err == nil {
@@ -250,7 +251,7 @@ func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name strin
 	resp, err := l.exchange(reconnect.FirstContact(ctx), t, p, l.request(l.hello.Initialize))
 	if err == nil && modernRefusal(resp.Error) {
 		supported, _ := supportedList(resp.Error)
-		err = &NewerServerError{URL: l.url, RPCError: resp.Error, Supported: supported}
+		err = &NewerServerError{URL: l.shown, RPCError: resp.Error, Supported: supported}
 	}
 	if err != nil {
 		p.abandon()
@@ -259,20 +260,13 @@ func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name strin
 	return &Result{Transport: p.handOff(), Name: name, Era: mcp.EraLegacy, Response: resp, DroppedNotifications: p.dropped()}, nil
 }
 
-// redactQuery hides the values of a URL's query, where HTTP+SSE servers put
-// the session id: the report is meant to be shown and logged.
-func redactQuery(raw string) string {
+// shownURL is raw for reports, errors and logs, which are meant to be
+// shown: without a password, and without the values of its query, where
+// some servers take an api key and HTTP+SSE servers put the session id.
+func shownURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.RawQuery == "" {
-		return raw
+	if err != nil {
+		return "(an unparsable URL)"
 	}
-	u.User = nil
-	parts := strings.Split(u.RawQuery, "&")
-	for i, p := range parts {
-		if k, _, ok := strings.Cut(p, "="); ok {
-			parts[i] = k + "=…"
-		}
-	}
-	u.RawQuery = strings.Join(parts, "&")
-	return u.String()
+	return origin.Redact(u)
 }
