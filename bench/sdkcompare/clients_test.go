@@ -14,15 +14,24 @@ import (
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 // server is where a client connects: a URL (HTTP) or a command (stdio).
 type server struct {
-	transport string // "http-json", "http-sse" or "stdio"
+	// transport is "http-json" or "http-sse" (Streamable HTTP answering
+	// with JSON or SSE, revision 2025-11-25), "legacy-sse" (HTTP+SSE,
+	// 2024-11-05), "modern" (Streamable HTTP, 2026-07-28 only) or "stdio".
+	transport string
 	url       string
 	path      string
 	args      []string
 	env       []string // added to the environment of the child
+	// ownHTTP dials anymcp without an HTTP client of the host's, so that it
+	// uses the one it makes by default (its shared pool, sized for busy
+	// Conns); the others and the floor always get a fresh clone of
+	// http.DefaultTransport, which is what they use by default.
+	ownHTTP bool
 }
 
 func (s *server) isHTTP() bool { return s.url != "" }
@@ -41,9 +50,13 @@ type conn interface {
 type contender struct {
 	name string
 	dial func(ctx context.Context, s *server) (conn, error)
-	// bigOnly marks a variant run in BenchmarkBigResult only, and
-	// stdioOnly one run over stdio only.
-	bigOnly, stdioOnly bool
+	// only names the one benchmark a variant runs in ("BigResult",
+	// "Connect"), and stdioOnly marks one run over stdio only.
+	only      string
+	stdioOnly bool
+	// warm marks a variant whose connects share a negotiation cache: only
+	// the first connect to a server is cold.
+	warm bool
 }
 
 var contenders = []contender{
@@ -51,8 +64,13 @@ var contenders = []contender{
 	{name: "anymcp", dial: dialAnymcp},
 	{name: "gosdk", dial: dialGoSDK},
 	{name: "mcpgo", dial: dialMCPGo},
-	{name: "gosdk-nocap", dial: dialGoSDKNoCap, bigOnly: true, stdioOnly: true},
+	{name: "gosdk-nocap", dial: dialGoSDKNoCap, only: "BigResult", stdioOnly: true},
+	{name: "anymcp-warm", dial: dialAnymcpWarm, only: "Connect", warm: true},
 }
+
+// variant reports whether c is a variant of a client, run in one
+// benchmark only.
+func (c contender) variant() bool { return c.only != "" }
 
 // newHTTPClient returns a client with a transport of its own: no client
 // reuses the connections of another, or of an earlier connect.
@@ -65,6 +83,20 @@ func newHTTPClient() *http.Client {
 // allowlist plus the server's variables; the child reads only those.)
 func childEnv(s *server) []string { return append(os.Environ(), s.env...) }
 
+// lifetime returns the context to connect with when the connection keeps
+// it: go-sdk's SSEClientTransport and mcp-go's SSE client tie their GET
+// stream (and so the whole connection) to the context they connect with,
+// so a dial's deadline would end the connection once the dial returns.
+// life ends with end, or with dialCtx until keep is called once the dial
+// is done; keep reports false when dialCtx ended first.
+func lifetime(dialCtx context.Context) (life context.Context, end context.CancelFunc, keep func() bool) {
+	life, end = context.WithCancel(context.WithoutCancel(dialCtx))
+	return life, end, context.AfterFunc(dialCtx, end)
+}
+
+// errDialEnded: the dial's context ended as the dial was done.
+var errDialEnded = errors.New("the dial's context ended")
+
 // errorResult reports a tool result with isError set.
 func errorResult(text string) error { return fmt.Errorf("tool error: %s", text) }
 
@@ -75,17 +107,36 @@ type anymcpConn struct {
 	hc *http.Client
 }
 
-func dialAnymcp(ctx context.Context, s *server) (conn, error) {
+// warmCache is the negotiation cache of anymcp-warm: the outcome of the
+// first Dial to each server (its URL, or its command line) spares the
+// next ones the era probe.
+var warmCache = negotiate.NewCache(0)
+
+// dialAnymcpWarm dials as dialAnymcp does, with warmCache.
+func dialAnymcpWarm(ctx context.Context, s *server) (conn, error) {
+	return dialAnymcpWith(ctx, s, client.WithCache(warmCache))
+}
+
+func dialAnymcp(ctx context.Context, s *server) (conn, error) { return dialAnymcpWith(ctx, s) }
+
+func dialAnymcpWith(ctx context.Context, s *server, opts ...client.Option) (conn, error) {
+	if s.isHTTP() && s.ownHTTP {
+		c, err := client.Dial(ctx, client.URL(s.url), opts...)
+		if err != nil {
+			return nil, err
+		}
+		return &anymcpConn{c: c}, nil
+	}
 	if s.isHTTP() {
 		hc := newHTTPClient()
-		c, err := client.Dial(ctx, client.URL(s.url), client.WithHTTPClient(hc))
+		c, err := client.Dial(ctx, client.URL(s.url), append(opts, client.WithHTTPClient(hc))...)
 		if err != nil {
 			hc.CloseIdleConnections()
 			return nil, err
 		}
 		return &anymcpConn{c: c, hc: hc}, nil
 	}
-	c, err := client.Dial(ctx, client.Command(s.path, s.args...).WithEnv(s.env...))
+	c, err := client.Dial(ctx, client.Command(s.path, s.args...).WithEnv(s.env...), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +178,8 @@ func (a *anymcpConn) close() error {
 type gosdkConn struct {
 	cs  *gosdk.ClientSession
 	hc  *http.Client
-	cmd *exec.Cmd // set when this code started the child itself (nocap)
+	cmd *exec.Cmd          // set when this code started the child itself (nocap)
+	end context.CancelFunc // ends the context of an SSE connection (see lifetime)
 }
 
 func dialGoSDK(ctx context.Context, s *server) (conn, error) { return dialGoSDKWith(ctx, s, false) }
@@ -142,11 +194,21 @@ func dialGoSDKNoCap(ctx context.Context, s *server) (conn, error) {
 	return dialGoSDKWith(ctx, s, true)
 }
 
-func dialGoSDKWith(ctx context.Context, s *server, nocap bool) (conn, error) {
+func dialGoSDKWith(ctx context.Context, s *server, nocap bool) (_ conn, err error) {
 	cl := gosdk.NewClient(&gosdk.Implementation{Name: "sdkcompare", Version: "v0"}, nil)
 	g := &gosdkConn{}
 	var t gosdk.Transport
 	switch {
+	case s.transport == "legacy-sse":
+		g.hc = newHTTPClient()
+		t = &gosdk.SSEClientTransport{Endpoint: s.url, HTTPClient: g.hc}
+		var keep func() bool
+		ctx, g.end, keep = lifetime(ctx)
+		defer func() {
+			if !keep() && err == nil {
+				err = errDialEnded
+			}
+		}()
 	case s.isHTTP():
 		g.hc = newHTTPClient()
 		st := &gosdk.StreamableClientTransport{Endpoint: s.url, HTTPClient: g.hc}
@@ -175,12 +237,11 @@ func dialGoSDKWith(ctx context.Context, s *server, nocap bool) (conn, error) {
 		cmd.Env = childEnv(s)
 		t = &gosdk.CommandTransport{Command: cmd}
 	}
-	cs, err := cl.Connect(ctx, t, nil)
+	g.cs, err = cl.Connect(ctx, t, nil)
 	if err != nil {
 		g.release()
 		return nil, err
 	}
-	g.cs = cs
 	return g, nil
 }
 
@@ -218,6 +279,9 @@ func (g *gosdkConn) close() error {
 
 // release frees what dial set up besides the session.
 func (g *gosdkConn) release() {
+	if g.end != nil {
+		g.end()
+	}
 	if g.hc != nil {
 		g.hc.CloseIdleConnections()
 	}
@@ -230,17 +294,29 @@ func (g *gosdkConn) release() {
 // ---- mcp-go ----
 
 type mcpgoConn struct {
-	c  *mcpgoclient.Client
-	hc *http.Client
+	c   *mcpgoclient.Client
+	hc  *http.Client
+	end context.CancelFunc // ends the context of an SSE connection (see lifetime)
 }
 
-func dialMCPGo(ctx context.Context, s *server) (conn, error) {
+func dialMCPGo(ctx context.Context, s *server) (_ conn, err error) {
 	m := &mcpgoConn{}
-	var err error
-	if s.isHTTP() {
+	switch {
+	case s.transport == "legacy-sse":
+		var keep func() bool
+		ctx, m.end, keep = lifetime(ctx)
+		defer func() {
+			if !keep() && err == nil {
+				_ = m.close()
+				err = errDialEnded
+			}
+		}()
+		m.hc = newHTTPClient()
+		m.c, err = mcpgoclient.NewSSEMCPClient(s.url, mcpgoclient.WithHTTPClient(m.hc))
+	case s.isHTTP():
 		m.hc = newHTTPClient()
 		m.c, err = mcpgoclient.NewStreamableHttpClient(s.url, mcpgotransport.WithHTTPBasicClient(m.hc))
-	} else {
+	default:
 		// Starts the child at once.
 		m.c, err = mcpgoclient.NewStdioMCPClient(s.path, s.env, s.args...)
 	}
@@ -301,6 +377,9 @@ func (m *mcpgoConn) close() error {
 }
 
 func (m *mcpgoConn) release() {
+	if m.end != nil {
+		m.end()
+	}
 	if m.hc != nil {
 		m.hc.CloseIdleConnections()
 	}

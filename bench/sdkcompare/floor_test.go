@@ -18,8 +18,21 @@ import (
 // served: initialize, notifications/initialized, and the session header
 // over HTTP.
 
-// floorVersion is the protocol revision the floor asks for.
-const floorVersion = "2025-11-25"
+// floorVersion is the protocol revision the floor asks for on Streamable
+// HTTP and stdio; floorSSEVersion on HTTP+SSE, floorModernVersion on a
+// 2026-07-28 server.
+const (
+	floorVersion       = "2025-11-25"
+	floorSSEVersion    = "2024-11-05"
+	floorModernVersion = "2026-07-28"
+)
+
+// floorModernMeta is the _meta of every 2026-07-28 request of the floor.
+var floorModernMeta = map[string]any{
+	"io.modelcontextprotocol/protocolVersion":    floorModernVersion,
+	"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "floor", "version": "v0"},
+	"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+}
 
 const (
 	floorInitialize  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + floorVersion + `","capabilities":{},"clientInfo":{"name":"floor","version":"v0"}}}`
@@ -31,22 +44,34 @@ const (
 type rawBody interface{ last() []byte }
 
 func dialFloor(ctx context.Context, s *server) (conn, error) {
-	if s.isHTTP() {
-		return dialHTTPFloor(ctx, s)
+	switch s.transport {
+	case "legacy-sse":
+		return dialSSEFloor(ctx, s)
+	case "modern":
+		return dialModernFloor(ctx, s)
+	case "stdio":
+		return dialStdioFloor(s)
 	}
-	return dialStdioFloor(s)
+	return dialHTTPFloor(ctx, s)
 }
 
 // callCache holds the encoded tools/call request of each tool name; a
 // benchmark calls one tool with the same arguments, so each is encoded
-// once.
+// once. It is not safe for concurrent use: a concurrent benchmark encodes
+// its request before it starts its callers.
 type callCache map[string][]byte
 
 func (c callCache) request(name string, args map[string]any, newline bool) ([]byte, error) {
+	return c.encode(name, args, nil, newline)
+}
+
+// encode is request with meta as the params' _meta when not nil.
+func (c callCache) encode(name string, args, meta map[string]any, newline bool) ([]byte, error) {
 	if b, ok := c[name]; ok {
 		return b, nil
 	}
 	type params struct {
+		Meta      map[string]any `json:"_meta,omitempty"`
 		Name      string         `json:"name"`
 		Arguments map[string]any `json:"arguments"`
 	}
@@ -55,7 +80,7 @@ func (c callCache) request(name string, args map[string]any, newline bool) ([]by
 		ID      int    `json:"id"`
 		Method  string `json:"method"`
 		Params  params `json:"params"`
-	}{"2.0", 2, "tools/call", params{name, args}})
+	}{"2.0", 2, "tools/call", params{meta, name, args}})
 	if err != nil {
 		return nil, err
 	}
@@ -74,11 +99,15 @@ type httpFloor struct {
 	hdr  http.Header // the headers of every POST; shared, never changed
 	body bytes.Buffer
 	reqs callCache
+	// modern: the requests carry _meta, and each tools/call the headers
+	// of callHdr (Mcp-Method and Mcp-Name besides hdr's); no session.
+	modern  bool
+	callHdr map[string]http.Header
 }
 
-func dialHTTPFloor(ctx context.Context, s *server) (*httpFloor, error) {
-	f := &httpFloor{
-		hc:   newHTTPClient(),
+func newHTTPFloor(s *server, hc *http.Client) *httpFloor {
+	return &httpFloor{
+		hc:   hc,
 		url:  s.url,
 		reqs: callCache{},
 		hdr: http.Header{
@@ -86,6 +115,15 @@ func dialHTTPFloor(ctx context.Context, s *server) (*httpFloor, error) {
 			"Accept":       {"application/json, text/event-stream"},
 		},
 	}
+}
+
+func dialHTTPFloor(ctx context.Context, s *server) (*httpFloor, error) {
+	return dialHTTPFloorWith(ctx, s, newHTTPClient())
+}
+
+// dialHTTPFloorWith is dialHTTPFloor over hc.
+func dialHTTPFloorWith(ctx context.Context, s *server, hc *http.Client) (*httpFloor, error) {
+	f := newHTTPFloor(s, hc)
 	status, h, err := f.post(ctx, []byte(floorInitialize))
 	if err == nil && status != http.StatusOK {
 		err = fmt.Errorf("initialize: HTTP %d: %s", status, f.body.Bytes())
@@ -109,46 +147,114 @@ func dialHTTPFloor(ctx context.Context, s *server) (*httpFloor, error) {
 	return f, nil
 }
 
-// post sends msg and reads the whole answer into f.body.
-func (f *httpFloor) post(ctx context.Context, msg []byte) (int, http.Header, error) {
-	return f.do(ctx, http.MethodPost, msg)
+// dialModernFloor makes a 2026-07-28 floor: no handshake, no session;
+// every request carries _meta and the headers the revision requires.
+func dialModernFloor(_ context.Context, s *server) (*httpFloor, error) {
+	f := newHTTPFloor(s, newHTTPClient())
+	f.modern = true
+	f.callHdr = map[string]http.Header{}
+	f.hdr["Mcp-Protocol-Version"] = []string{floorModernVersion}
+	return f, nil
 }
 
-func (f *httpFloor) do(ctx context.Context, method string, msg []byte) (int, http.Header, error) {
+// post sends msg and reads the whole answer into f.body.
+func (f *httpFloor) post(ctx context.Context, msg []byte) (int, http.Header, error) {
+	return f.do(ctx, http.MethodPost, f.hdr, msg)
+}
+
+func (f *httpFloor) do(ctx context.Context, method string, hdr http.Header, msg []byte) (int, http.Header, error) {
+	return roundTrip(ctx, f.hc, method, f.url, hdr, msg, &f.body)
+}
+
+// roundTrip sends msg with hdr and reads the whole answer into into.
+func roundTrip(ctx context.Context, hc *http.Client, method, url string, hdr http.Header, msg []byte, into *bytes.Buffer) (int, http.Header, error) {
 	var body io.Reader
 	if msg != nil {
 		body = bytes.NewReader(msg)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, f.url, body)
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header = f.hdr
-	resp, err := f.hc.Do(req)
+	req.Header = hdr
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	f.body.Reset()
-	_, err = f.body.ReadFrom(resp.Body)
+	into.Reset()
+	_, err = into.ReadFrom(resp.Body)
 	return resp.StatusCode, resp.Header, err
 }
 
+// request returns the encoded tools/call of name and the headers to send
+// it with.
+func (f *httpFloor) request(name string, args map[string]any) ([]byte, http.Header, error) {
+	if !f.modern {
+		msg, err := f.reqs.request(name, args, false)
+		return msg, f.hdr, err
+	}
+	msg, err := f.reqs.encode(name, args, floorModernMeta, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	hdr, ok := f.callHdr[name]
+	if !ok {
+		hdr = f.hdr.Clone()
+		hdr["Mcp-Method"] = []string{"tools/call"}
+		hdr["Mcp-Name"] = []string{name}
+		f.callHdr[name] = hdr
+	}
+	return msg, hdr, nil
+}
+
 func (f *httpFloor) callTool(ctx context.Context, name string, args map[string]any) (string, error) {
-	msg, err := f.reqs.request(name, args, false)
+	msg, hdr, err := f.request(name, args)
 	if err != nil {
 		return "", err
 	}
-	return "", f.expectOK(f.post(ctx, msg))
+	status, _, err := f.do(ctx, http.MethodPost, hdr, msg)
+	return "", expectOK(status, err, &f.body)
+}
+
+// caller returns a function that calls name with args, as callTool does,
+// and returns the answer's body, read into a buffer of its own (valid
+// until its next call): one function for each of many concurrent callers.
+// caller must be called before they start.
+func (f *httpFloor) caller(name string, args map[string]any) (func(context.Context) ([]byte, error), error) {
+	msg, hdr, err := f.request(name, args)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	return func(ctx context.Context) ([]byte, error) {
+		status, _, err := roundTrip(ctx, f.hc, http.MethodPost, f.url, hdr, msg, &buf)
+		return buf.Bytes(), expectOK(status, err, &buf)
+	}, nil
 }
 
 func (f *httpFloor) listTools(ctx context.Context) (int, error) {
-	return 0, f.expectOK(f.post(ctx, []byte(floorListTools)))
+	if !f.modern {
+		return 0, f.expectOK(f.post(ctx, []byte(floorListTools)))
+	}
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+		"params": map[string]any{"_meta": floorModernMeta}})
+	if err != nil {
+		return 0, err
+	}
+	hdr := f.hdr.Clone()
+	hdr["Mcp-Method"] = []string{"tools/list"}
+	return 0, f.expectOK(f.do(ctx, http.MethodPost, hdr, msg))
 }
 
 func (f *httpFloor) expectOK(status int, _ http.Header, err error) error {
+	return expectOK(status, err, &f.body)
+}
+
+// expectOK turns an answer other than 200 into an error.
+func expectOK(status int, err error, body *bytes.Buffer) error {
 	if err == nil && status != http.StatusOK {
-		err = fmt.Errorf("HTTP %d: %s", status, f.body.Bytes())
+		err = fmt.Errorf("HTTP %d: %s", status, body.Bytes())
 	}
 	return err
 }
@@ -157,7 +263,7 @@ func (f *httpFloor) expectOK(status int, _ http.Header, err error) error {
 func (f *httpFloor) close() error {
 	var err error
 	if f.hdr.Get("Mcp-Session-Id") != "" {
-		_, _, err = f.do(context.Background(), http.MethodDelete, nil)
+		_, _, err = f.do(context.Background(), http.MethodDelete, f.hdr, nil)
 	}
 	f.hc.CloseIdleConnections()
 	return err

@@ -1,119 +1,104 @@
 #!/usr/bin/env bash
-# Runs the client comparison benchmarks of this package, summarises them
-# with benchstat, and prints ratio tables in Markdown: each client ÷ anymcp,
-# and each client's own overhead above the floor (client − floor).
+# Runs the whole client comparison suite of this package in interleaved
+# rounds and prints the tables of RESULTS.md in Markdown (summary.awk):
+# every scenario with each client ÷ the floor and each peer ÷ anymcp, the
+# 16 MiB result with its peak heap, 64 callers on one Conn, the idle
+# connection's memory, every benchmark above the floor, and the era tables
+# (eras.sh). Then benchstat's comparison with p-values, when benchstat is
+# at hand.
 #
-#   bench/sdkcompare/run.sh                 # everything, -count 5 (a few minutes)
-#   COUNT=3 BENCH='CallTool' bench/sdkcompare/run.sh
-#   bench/sdkcompare/run.sh old-raw.txt     # only summarise an earlier run
+#   bench/sdkcompare/run.sh                   # everything, 6 rounds (under 6 minutes on 2 cores, the build included)
+#   ROUNDS=3 ONLY='CallTool|IdleHeap' bench/sdkcompare/run.sh
+#   bench/sdkcompare/run.sh raw.txt           # only summarise an earlier run
 #
-# The raw `go test -bench` output is kept in $OUT (default: a new temporary
-# directory), as raw.txt, next to benchstat.txt (the comparison with
-# p-values), benchstat.csv (medians per row) and ratios.md.
+# A round runs every benchmark once (-count 1), so that the machine's load
+# weighs on every client alike; the figures are medians over the rounds.
+# The test binary is built once. Time benchmarks run for BENCHTIME each
+# (0.5s); BigResult runs 3 calls per sample, IdleHeap one measurement of 50
+# connections per sample.
+#
+# The raw output goes to $OUT (default: a new temporary directory) as
+# raw.txt, with the run's date, commit, versions and load average in
+# "# key: value" lines; ratios.md holds the tables printed.
 set -euo pipefail
-cd "$(dirname "$0")/.."   # the bench module
+if [ $# -ge 1 ]; then in="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; fi
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here/.."   # the bench module
 
-COUNT="${COUNT:-5}"
-BENCH="${BENCH:-.}"
+ROUNDS="${ROUNDS:-${COUNT:-6}}"
+ONLY="${ONLY:-${BENCH:-.}}"
+BENCHTIME="${BENCHTIME:-0.5s}"
 OUT="${OUT:-$(mktemp -d -t sdkcompare.XXXXXX)}"
 mkdir -p "$OUT"
+raw="$OUT/raw.txt"
 
-# benchstat: on PATH, in GOPATH/bin, or installed there now.
-BENCHSTAT="$(command -v benchstat || true)"
-if [ -z "$BENCHSTAT" ]; then
-  BENCHSTAT="$(go env GOPATH)/bin/benchstat"
-  if [ ! -x "$BENCHSTAT" ]; then
-    echo "installing benchstat..." >&2
-    go install golang.org/x/perf/cmd/benchstat@latest
-  fi
-fi
+# Each group of benchmarks with its -benchtime.
+groups=(
+  "CallTool|Connect|ConcurrentCalls|EraCall|ModernCall|ColdDial=$BENCHTIME"
+  "BigResult=3x"
+  "IdleHeap=1x"
+)
 
 if [ $# -ge 1 ]; then
-  cp "$1" "$OUT/raw.txt"
+  cp "$in" "$raw"
 else
-  echo "running benchmarks (-count $COUNT), raw output in $OUT/raw.txt ..." >&2
-  # -v so that skips (a client refusing a result) are printed with their reason.
-  go test -run '^$' -bench "$BENCH" -benchmem -count "$COUNT" -timeout 60m -v ./sdkcompare/ \
-    | grep -v -e '^=== ' -e '^Benchmark[^ 	]*$' >"$OUT/raw.txt"
+  start=$(date +%s)
+  echo "building the test binary ..." >&2
+  go test -c -o "$OUT/sdkcompare.test" ./sdkcompare/
+  modified=""
+  git diff --quiet HEAD -- .. 2>/dev/null || modified=" (with uncommitted changes)"
+  {
+    echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$modified"
+    echo "# go: $(go version | sed 's/^go version //'), GOMAXPROCS ${GOMAXPROCS:-$(nproc)}"
+    echo "# modules: $(go list -m github.com/modelcontextprotocol/go-sdk github.com/mark3labs/mcp-go | paste -sd, - | sed 's/,/, /g')"
+    echo "# machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || uname -m)"
+    echo "# rounds: $ROUNDS, -benchtime $BENCHTIME (BigResult 3x, IdleHeap 1x)"
+  } >"$raw"
+  for round in $(seq 1 "$ROUNDS"); do
+    echo "# round $round load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)" >>"$raw"
+    for g in "${groups[@]}"; do
+      names="${g%=*}" bt="${g##*=}"
+      # Only the benchmarks of the group that ONLY selects.
+      sel="$(tr '|' '\n' <<<"$names" | grep -E -- "$ONLY" | paste -sd'|' - || true)"
+      [ -n "$sel" ] || continue
+      echo "round $round/$ROUNDS: $sel (-benchtime $bt) ..." >&2
+      # -v so that skips (a client refusing a result) are printed with their reason.
+      (cd sdkcompare && "$OUT/sdkcompare.test" -test.run '^$' -test.bench "^Benchmark($sel)\$" -test.benchmem \
+        -test.count 1 -test.benchtime "$bt" -test.timeout 60m -test.v) \
+        | grep -v -e '^=== ' -e '^Benchmark[^ 	]*$' >>"$raw"
+    done
+  done
+  echo "# wall: $(( $(date +%s) - start )) s for $ROUNDS rounds, the build included" >>"$raw"
 fi
 
-# With 5 samples a 95% interval cannot be given; 90% can.
-# benchstat.txt: one column per client, anymcp first, so that every other
-# column reads "vs anymcp" with a p-value ("~" = no significant difference).
-# That needs key=value sub-benchmark names: Bench/transport=T/client=C.
-sed -E 's#^Benchmark([A-Za-z]+)/([a-z-]+)/([a-z-]+)-([0-9]+)#Benchmark\1/transport=\2/client=\3-\4#' \
-  "$OUT/raw.txt" >"$OUT/raw-kv.txt"
-"$BENCHSTAT" -confidence 0.9 -col '/client@(anymcp floor gosdk mcpgo gosdk-nocap)' -row '.name /transport' \
-  "$OUT/raw-kv.txt" >"$OUT/benchstat.txt"
-"$BENCHSTAT" -confidence 0.9 -format csv "$OUT/raw.txt" 2>/dev/null >"$OUT/benchstat.csv"
-
-# Pivot benchstat's medians: rows are benchmark/transport/client.
-awk -F, '
-function human_t(s,   a) { a = s < 0 ? -s : s
-  if (a >= 1)    return sprintf("%.3g s", s)
-  if (a >= 1e-3) return sprintf("%.3g ms", s * 1e3)
-  if (a >= 1e-6) return sprintf("%.3g µs", s * 1e6)
-  return sprintf("%.3g ns", s * 1e9) }
-function human_b(b,   a) { a = b < 0 ? -b : b
-  if (a >= 1048576) return sprintf("%.1f MiB", b / 1048576)
-  if (a >= 1024)    return sprintf("%.1f KiB", b / 1024)
-  return sprintf("%d B", b) }
-function ratio(x, y) { return (y > 0) ? sprintf("%.2f×", x / y) : "–" }
-function signed(s) { return (substr(s, 1, 1) == "-") ? s : "+" s }
-FNR == NR { # raw.txt: "... REFUSED: BenchmarkBigResult/stdio/gosdk: a 16 MiB tool result: why"
-  if ((i = index($0, "REFUSED: Benchmark")) > 0) {
-    r = substr($0, i + 18); name = substr(r, 1, index(r, ":") - 1); sub(/-[0-9]+$/, "", name)
-    n = split(name, p, "/"); if (n == 3) refused[p[1] SUBSEP p[2]] = refused[p[1] SUBSEP p[2]] " " p[3]
-  }
-  next
-}
-$1 == "" && $2 != "" && $3 == "CI" { unit = $2; next }
-$1 == "" || $1 == "geomean" || NF < 2 || $2 == "" { next }
-unit == "sec/op" || unit == "B/op" || unit == "allocs/op" {
-  name = $1; sub(/-[0-9]+$/, "", name)
-  n = split(name, p, "/"); if (n != 3) next
-  key = p[1] SUBSEP p[2]
-  if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
-  if (!((key, p[3]) in has)) { has[key, p[3]] = 1; clients[key] = clients[key] " " p[3] }
-  v[unit, key, p[3]] = $2
-}
-END {
-  print "| benchmark | transport | client | time | B/op | allocs/op | time ÷ anymcp | B/op ÷ anymcp | allocs ÷ anymcp | time ÷ floor | time − floor | B − floor | allocs − floor |"
-  print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  for (i = 1; i <= nk; i++) {
-    key = order[i]; split(key, kp, SUBSEP)
-    nc = split(clients[key], cl, " ")
-    for (j = 1; j <= nc; j++) {
-      c = cl[j]
-      t = v["sec/op", key, c]; b = v["B/op", key, c]; a = v["allocs/op", key, c]
-      at = v["sec/op", key, "anymcp"]; ab = v["B/op", key, "anymcp"]; aa = v["allocs/op", key, "anymcp"]
-      ft = v["sec/op", key, "floor"]; fb = v["B/op", key, "floor"]; fa = v["allocs/op", key, "floor"]
-      if (c == "floor") { dt = "–"; db = "–"; da = "–"; rf = "1.00×" }
-      else { dt = signed(human_t(t - ft)); db = signed(human_b(b - fb)); da = signed(sprintf("%g", a - fa)); rf = ratio(t, ft) }
-      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", kp[1], kp[2], c == "anymcp" ? "**anymcp**" : c, human_t(t), human_b(b), sprintf("%g", a), ratio(t, at), ratio(b, ab), ratio(a, aa), rf, dt, db, da
-    }
-    nr = split(refused[key], rc, " ")
-    for (j = 1; j <= nr; j++) if (!((key, rc[j]) in has) && !((key, rc[j]) in shown)) {
-      shown[key, rc[j]] = 1
-      printf "| %s | %s | %s | **refused** (see below) | | | | | | | | | |\n", kp[1], kp[2], rc[j]
-    }
-  }
-}' "$OUT/raw.txt" "$OUT/benchstat.csv" >"$OUT/ratios.md"
-
-echo "## benchstat: medians, 90% intervals, each client vs anymcp"
-echo
-cat "$OUT/benchstat.txt"
-echo
-echo "## Ratios (medians; ÷ anymcp, and above the floor)"
-echo
+{
+  awk -f "$here/summary.awk" "$raw"
+  if grep -q -E '^Benchmark(EraCall|ModernCall|ColdDial)/' "$raw"; then
+    echo
+    echo "## The 2026-07-28 era (eras.sh)"
+    echo
+    OUT="$OUT" "$here/eras.sh" "$raw" 2>/dev/null
+  fi
+} >"$OUT/ratios.md"
 cat "$OUT/ratios.md"
-echo
-echo "## Refusals and skips"
-echo
-if grep -q 'REFUSED' "$OUT/raw.txt"; then
-  grep -h 'REFUSED' "$OUT/raw.txt" | sed 's/^.*REFUSED: /    REFUSED: /' | sort -u
+
+# benchstat, when at hand: medians with 90% intervals and p-values, each
+# client against anymcp. It needs key=value sub-benchmark names.
+BENCHSTAT="$(command -v benchstat || true)"
+[ -n "$BENCHSTAT" ] || { [ -x "$(go env GOPATH)/bin/benchstat" ] && BENCHSTAT="$(go env GOPATH)/bin/benchstat"; } || true
+if [ -n "$BENCHSTAT" ]; then
+  grep -v -E '^Benchmark(EraCall|ModernCall|ColdDial)/' "$raw" |
+    sed -E 's#^Benchmark([A-Za-z]+)/([a-z-]+)/([a-z-]+)-([0-9]+)#Benchmark\1/transport=\2/client=\3-\4#' >"$OUT/raw-kv.txt"
+  "$BENCHSTAT" -confidence 0.9 -col '/client@(anymcp floor floor-pooled anymcp-warm gosdk mcpgo gosdk-nocap)' -row '.name /transport' \
+    "$OUT/raw-kv.txt" >"$OUT/benchstat.txt" 2>/dev/null || true
+  echo
+  echo "## benchstat: medians, 90% intervals, each client vs anymcp"
+  echo
+  echo '```'
+  cat "$OUT/benchstat.txt"
+  echo '```'
 else
-  echo "    none"
+  echo "(benchstat not found: go install golang.org/x/perf/cmd/benchstat@latest for p-values)" >&2
 fi
-echo
-echo "raw output, benchstat and ratio tables: $OUT" >&2
+echo "raw output and tables: $OUT" >&2

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -12,15 +13,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/testservers"
 )
 
 func TestMain(m *testing.M) {
 	testservers.RunFromEnv() // this test binary doubles as the stdio test server
+	serveHTTPFromEnv()       // and as an HTTP one in a process of its own
 	os.Exit(m.Run())
 }
 
-var transports = []string{"http-json", "http-sse", "stdio"}
+// transports are those of every benchmark: Streamable HTTP answering with
+// JSON and with SSE, and stdio. callTransports adds HTTP+SSE, the
+// 2024-11-05 transport, for the call.
+var (
+	transports     = []string{"http-json", "http-sse", "stdio"}
+	callTransports = append(transports[:len(transports):len(transports)], "legacy-sse")
+)
 
 const (
 	echoText = "hello, benchmark"
@@ -38,24 +47,53 @@ func startServer(transport string) (s *server, stop func()) {
 	case "http-json", "http-sse":
 		hs := testservers.StartStreamable(testservers.HTTPOptions{JSONResponse: transport == "http-json"})
 		return &server{transport: transport, url: hs.URL}, hs.Close
+	case "legacy-sse":
+		ls := testservers.StartLegacy(testservers.LegacyOptions{})
+		return &server{transport: transport, url: ls.URL}, ls.Close
+	case "modern":
+		hs := testservers.StartModern(testservers.HTTPOptions{})
+		return &server{transport: transport, url: hs.URL}, hs.Close
 	case "stdio":
 		path, args, env := testservers.StdioCommand()
-		return &server{transport: transport, path: path, args: args, env: env}, func() {}
+		return &server{transport: transport, path: path, args: args, env: append(env, noRaceExitSleep)}, func() {}
 	}
 	panic("unknown transport " + transport)
 }
 
-// forEach runs f as the sub-benchmark {transport}/{client} for every
-// transport and contender, each with a server of its own.
-func forEach(b *testing.B, big bool, f func(b *testing.B, s *server, c contender)) {
-	for _, tr := range transports {
+// startOutOfProcess starts a test server for transport in a process of
+// its own (stdio's always is; HTTP ones with startServerProcess), or ends
+// the benchmark.
+func startOutOfProcess(tb testing.TB, transport string) (*server, func()) {
+	tb.Helper()
+	if transport == "stdio" {
+		return startServer(transport)
+	}
+	s, stop, err := startServerProcess(transport)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s, func() {
+		if err := stop(); err != nil {
+			tb.Errorf("%s server process: %v", transport, err)
+		}
+	}
+}
+
+// inProcess starts servers with startServer.
+func inProcess(_ testing.TB, transport string) (*server, func()) { return startServer(transport) }
+
+// forEach runs f as the sub-benchmark {transport}/{client} of benchmark
+// bench for every transport of trs and contender, each with a server of
+// its own, started by start.
+func forEach(b *testing.B, bench string, trs []string, start func(testing.TB, string) (*server, func()), f func(b *testing.B, s *server, c contender)) {
+	for _, tr := range trs {
 		b.Run(tr, func(b *testing.B) {
 			for _, c := range contenders {
-				if c.bigOnly && !big || c.stdioOnly && tr != "stdio" {
+				if c.variant() && c.only != bench || c.stdioOnly && tr != "stdio" {
 					continue
 				}
 				b.Run(c.name, func(b *testing.B) {
-					s, stop := startServer(tr)
+					s, stop := start(b, tr)
 					defer stop()
 					f(b, s, c)
 				})
@@ -64,14 +102,28 @@ func forEach(b *testing.B, big bool, f func(b *testing.B, s *server, c contender
 	}
 }
 
-// connect dials c to s, or ends the benchmark.
-func connect(b *testing.B, s *server, c contender) conn {
-	b.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// dialTimeout bounds every connect.
+const dialTimeout = 30 * time.Second
+
+// dial dials c to s within dialTimeout (and ctx), as a host would: the
+// dial's context ends when the dial returns, and the connection must
+// outlive it.
+func dial(ctx context.Context, s *server, c contender) (conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	cn, err := c.dial(ctx, s)
 	if err != nil {
-		b.Fatalf("%s: connect: %v", c.name, err)
+		return nil, fmt.Errorf("%s: connect: %w", c.name, err)
+	}
+	return cn, nil
+}
+
+// connect dials c to s, or ends the benchmark.
+func connect(b *testing.B, s *server, c contender) conn {
+	b.Helper()
+	cn, err := dial(context.Background(), s, c)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return cn
 }
@@ -79,7 +131,7 @@ func connect(b *testing.B, s *server, c contender) conn {
 // BenchmarkCallTool measures one tools/call of echo over a connected
 // client.
 func BenchmarkCallTool(b *testing.B) {
-	forEach(b, false, func(b *testing.B, s *server, c contender) {
+	forEach(b, "CallTool", callTransports, inProcess, func(b *testing.B, s *server, c contender) {
 		cn := connect(b, s, c)
 		defer cn.close()
 		ctx := context.Background()
@@ -101,37 +153,52 @@ func BenchmarkCallTool(b *testing.B) {
 
 // BenchmarkBigResult measures one tools/call of big: a 16 MiB text result.
 // A client that refuses the result on the first call is skipped with its
-// error.
+// error. After the timed calls, one more, untimed, measures how far the
+// heap rises above what it was before the call (peak-B, see peakOf),
+// sampled every millisecond. Every server runs in a process of its own,
+// over HTTP too, so that B/op and peak-B are the client's alone.
 func BenchmarkBigResult(b *testing.B) {
-	forEach(b, true, func(b *testing.B, s *server, c contender) {
+	forEach(b, "BigResult", transports, startOutOfProcess, func(b *testing.B, s *server, c contender) {
 		cn := connect(b, s, c)
 		defer cn.close()
 		ctx := context.Background()
 		if _, err := cn.callTool(ctx, "big", bigArgs); err != nil {
 			b.Skipf("REFUSED: %s: a %d MiB tool result: %v", b.Name(), bigMiB, err)
 		}
+		call := func() error {
+			text, err := cn.callTool(ctx, "big", bigArgs)
+			if err != nil {
+				return fmt.Errorf("%s: tools/call: %w", c.name, err)
+			}
+			if c.name != "floor" && len(text) != bigMiB<<20 {
+				return fmt.Errorf("%s: big answered %d bytes", c.name, len(text))
+			}
+			return nil
+		}
 		b.ReportAllocs()
 		b.SetBytes(bigMiB << 20)
 		for b.Loop() {
-			text, err := cn.callTool(ctx, "big", bigArgs)
-			if err != nil {
-				b.Fatalf("%s: tools/call: %v", c.name, err)
-			}
-			if c.name != "floor" && len(text) != bigMiB<<20 {
-				b.Fatalf("%s: big answered %d bytes", c.name, len(text))
+			if err := call(); err != nil {
+				b.Fatal(err)
 			}
 		}
+		peak, err := peakOf(call)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(peak), "peak-B")
 	})
 }
 
 // BenchmarkConnect measures a cold connect: a new connection (a new
 // process over stdio, new TCP connections over HTTP), the handshake, the
-// first tools/list, and close.
+// first tools/list, and close. anymcp-warm is anymcp with a negotiation
+// cache that knows the server already (client.WithCache): new connections
+// still, but no era probe.
 func BenchmarkConnect(b *testing.B) {
-	forEach(b, false, func(b *testing.B, s *server, c contender) {
+	forEach(b, "Connect", transports, inProcess, func(b *testing.B, s *server, c contender) {
 		ctx := context.Background()
-		b.ReportAllocs()
-		for b.Loop() {
+		once := func() {
 			cn := connect(b, s, c)
 			n, err := cn.listTools(ctx)
 			if err != nil {
@@ -144,13 +211,31 @@ func BenchmarkConnect(b *testing.B) {
 				b.Fatalf("%s: close: %v", c.name, err)
 			}
 		}
+		if c.warm {
+			once() // the cold connect that warms the cache, outside the timing
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			once()
+		}
 	})
 }
 
+// wantNegotiated is what anymcp must negotiate with the server of each
+// transport of startServer.
+var wantNegotiated = map[string]struct{ era, transport string }{
+	"http-json":  {"legacy", client.TransportStreamableHTTP},
+	"http-sse":   {"legacy", client.TransportStreamableHTTP},
+	"legacy-sse": {"legacy", client.TransportSSE},
+	"modern":     {"modern", client.TransportStreamableHTTP},
+	"stdio":      {"legacy", client.TransportStdio},
+}
+
 // TestEcho checks that every contender gets the right answers from every
-// transport: the benchmarks compare like with like.
+// transport, and that anymcp negotiated the transport and era meant: the
+// benchmarks compare like with like.
 func TestEcho(t *testing.T) {
-	for _, tr := range transports {
+	for _, tr := range append(callTransports, "modern") {
 		for _, c := range contenders {
 			if c.stdioOnly && tr != "stdio" {
 				continue
@@ -160,15 +245,21 @@ func TestEcho(t *testing.T) {
 				defer stop()
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				cn, err := c.dial(ctx, s)
+				cn, err := dial(ctx, s, c)
 				if err != nil {
-					t.Fatalf("connect: %v", err)
+					t.Fatal(err)
 				}
 				defer func() {
 					if err := cn.close(); err != nil {
 						t.Errorf("close: %v", err)
 					}
 				}()
+				if a, ok := cn.(*anymcpConn); ok {
+					want := wantNegotiated[tr]
+					if info := a.c.Info(); string(info.Era) != want.era || info.Transport != want.transport {
+						t.Errorf("negotiated %s over %s, want %s over %s", info.Era, info.Transport, want.era, want.transport)
+					}
+				}
 				n, err := cn.listTools(ctx)
 				if err != nil {
 					t.Fatalf("tools/list: %v", err)
@@ -233,16 +324,25 @@ func TestConnectRequests(t *testing.T) {
 				s := &server{transport: tr, url: hs.URL}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				cn, err := c.dial(ctx, s)
-				if err != nil {
-					t.Fatalf("connect: %v", err)
+				once := func() {
+					cn, err := dial(ctx, s, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := cn.listTools(ctx); err != nil {
+						t.Fatalf("tools/list: %v", err)
+					}
+					if err := cn.close(); err != nil {
+						t.Errorf("close: %v", err)
+					}
 				}
-				if _, err := cn.listTools(ctx); err != nil {
-					t.Fatalf("tools/list: %v", err)
+				if c.warm {
+					once() // warms the cache; not logged
+					mu.Lock()
+					log = nil
+					mu.Unlock()
 				}
-				if err := cn.close(); err != nil {
-					t.Errorf("close: %v", err)
-				}
+				once()
 				mu.Lock()
 				defer mu.Unlock()
 				t.Logf("%d requests: %s", len(log), strings.Join(log, ", "))
