@@ -73,7 +73,7 @@ else
 fi
 
 {
-  awk -f "$here/summary.awk" "$raw"
+  awk -f "$here/medians.awk" -f "$here/summary.awk" "$raw"
   if grep -q -E '^Benchmark(EraCall|ModernCall|ColdDial)/' "$raw"; then
     echo
     echo "## The 2026-07-28 era (eras.sh)"

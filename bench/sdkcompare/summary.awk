@@ -4,30 +4,11 @@
 # median of the samples of one sub-benchmark; every ratio is of two medians
 # from the same run.
 #
-#   awk -f summary.awk raw.txt
+#   awk -f medians.awk -f summary.awk raw.txt
 
-function human_t(s,   a) { a = s < 0 ? -s : s
-  if (a >= 1)    return sprintf("%.3g s", s)
-  if (a >= 1e-3) return sprintf("%.3g ms", s * 1e3)
-  if (a >= 1e-6) return sprintf("%.3g µs", s * 1e6)
-  return sprintf("%.3g ns", s * 1e9) }
-function human_b(b,   a) { a = b < 0 ? -b : b
-  if (a >= 1048576) return sprintf("%.1f MiB", b / 1048576)
-  if (a >= 1024)    return sprintf("%.1f KiB", b / 1024)
-  return sprintf("%d B", b) }
 function human_r(r) { return r >= 10000 ? sprintf("%.3gk", r / 1000) : sprintf("%.0f", r) }
 function signed(s) { return (substr(s, 1, 1) == "-") ? s : "+" s }
-function ratio(x, y) { return (x >= 0 && y > 0) ? sprintf("%.2f×", x / y) : "–" }
 
-# med(name, unit): the median of the samples of a sub-benchmark in a unit,
-# or -1 when there are none.
-function med(name, unit,   k, n, i, j, t, v) {
-  k = name SUBSEP unit; n = cnt[k]
-  if (n == 0) return -1
-  for (i = 1; i <= n; i++) v[i] = val[k, i]
-  for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
-  return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-}
 function has(name) { return (name SUBSEP "s/op") in cnt }
 
 # spread(x, y, unit): the range of the ratios x ÷ y of the samples of one
@@ -91,15 +72,6 @@ FNR == 1 { nfiles++ }
   r = substr($0, i + 18); name = substr(r, 1, index(r, ":") - 1); sub(/-[0-9]+$/, "", name)
   n = split(name, p, "/"); if (n == 3) { refused[p[1] "/" p[2] SUBSEP p[3]] = 1; why[p[1] "/" p[2] "/" p[3]] = substr(r, index(r, ":") + 2) }
   next
-}
-/^Benchmark[^ \t]+[ \t]+[0-9]+[ \t]/ {
-  name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
-  for (i = 3; i < NF; i += 2) {
-    unit = $(i + 1); v = $i
-    if (unit == "ns/op") { unit = "s/op"; v = v / 1e9 }
-    k = name SUBSEP unit; val[k, ++cnt[k]] = v
-  }
-  if (!(name in seen)) { seen[name] = 1; order[++nn] = name }
 }
 END {
   payload = 16 * 1048576
