@@ -254,8 +254,17 @@ func (r callResult) wrapErr(method string) error {
 	return named(method, r.err)
 }
 
+// decodeResult decodes a call's result into result (nil: the caller does
+// not want it), in one pass that also checks it.
 func decodeResult(method string, r callResult, result any) error {
 	if result == nil {
+		// Nothing decodes it, so check it here: a transport leaves that
+		// to the decode (jsonrpc.DecodeOwned), which makes it one pass.
+		if len(r.raw) > 0 {
+			if err := jsondec.Check(r.raw); err != nil {
+				return fmt.Errorf("%s: decoding result: %w", method, err)
+			}
+		}
 		return nil
 	}
 	if err := jsondec.Unmarshal(r.raw, result); err != nil {
