@@ -115,8 +115,10 @@ func (c *Conn) cachedCall(ctx context.Context, method, arg string, params, resul
 	if raw, ok := c.results.get(k); ok {
 		return decodeResult(method, callResult{raw: raw}, result)
 	}
-	var raw json.RawMessage
-	if err := c.Call(ctx, method, params, &raw, opts...); err != nil {
+	// The answer's own bytes (the transport gave them up): decoded once,
+	// and kept as they are when the result may be cached.
+	raw, err := c.callRaw(ctx, method, params, opts...)
+	if err != nil {
 		return err
 	}
 	if err := decodeResult(method, callResult{raw: raw}, result); err != nil {

@@ -77,9 +77,20 @@ func (cl *call) idleLeft() time.Duration {
 // request whose outcome is unknown is sent again only when WithReplay is on
 // and the request is safe to repeat.
 func (c *Conn) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
+	raw, err := c.callRaw(ctx, method, params, opts...)
+	if err != nil {
+		return err
+	}
+	return decodeResult(method, callResult{raw: raw}, result)
+}
+
+// callRaw is Call up to the answer: it returns the result as the server
+// sent it, not yet checked (see jsonrpc.DecodeOwned) — the caller decodes
+// it with decodeResult.
+func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
 	raw, err := marshalParams(params)
 	if err != nil {
-		return fmt.Errorf("%s: encoding params: %w", method, err)
+		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
 	}
 	co := callOptions{timeout: c.opts.requestTimeout, maxTime: c.opts.maxCallTime}
 	for _, opt := range opts {
@@ -96,11 +107,11 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 	meta := d.requestMeta(token, c.logLevelFor(d))
 	sent, err := withMeta(raw, meta)
 	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	if d.headers {
 		if ctx, err = c.withRequestHeaders(ctx, d, method, params, raw); err != nil {
-			return fmt.Errorf("%s: %w", method, err)
+			return nil, fmt.Errorf("%s: %w", method, err)
 		}
 	}
 
@@ -118,7 +129,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 	replays, rounds := 0, 0
 	for {
 		if err := c.awaitRecovery(cctx, method); err != nil {
-			return err
+			return nil, err
 		}
 		gen := c.gen.Load() // the session this attempt goes out on
 		r, err := c.attempt(cctx, cancel, method, sent, token, &co, recovering, d)
@@ -126,32 +137,32 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 		case err == nil:
 			ir, ok := d.inputRequest(r.raw)
 			if !ok {
-				return decodeResult(method, r, result)
+				return r.raw, nil
 			}
 			// The server needs input first: answer it, then send the
 			// request again (a new id) carrying the answers.
 			rounds++
 			next, err := c.inputRound(cctx, method, raw, ir, rounds)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if sent, err = withMeta(next, meta); err != nil {
-				return fmt.Errorf("%s: %w", method, err)
+				return nil, fmt.Errorf("%s: %w", method, err)
 			}
 		case method == "initialize" || recovering:
-			return err
+			return nil, err
 		case errors.Is(err, jsonrpc.ErrSessionExpired) && !errors.Is(err, jsonrpc.ErrOutcomeUnknown):
 			// Refused for an expired session: not run. Send it again on
 			// the session that replaces that one.
 			if err := c.afterExpiry(cctx, method, gen, err, &refusals); err != nil {
-				return err
+				return nil, err
 			}
 		case replays < maxReplays && errors.Is(err, jsonrpc.ErrOutcomeUnknown) && !errors.Is(err, ErrTimeout) &&
 			cctx.Err() == nil && (co.repeatable || ((c.opts.replay || d.reissue) && c.safeToRepeat(method, raw))):
 			replays++
 			c.opts.logger.Info("anymcp: sending again a request that is safe to repeat, as a new request", "method", method, "replay", replays, "err", err)
 		default:
-			return err
+			return nil, err
 		}
 	}
 }
@@ -254,8 +265,17 @@ func (r callResult) wrapErr(method string) error {
 	return named(method, r.err)
 }
 
+// decodeResult decodes a call's result into result (nil: the caller does
+// not want it), in one pass that also checks it.
 func decodeResult(method string, r callResult, result any) error {
 	if result == nil {
+		// Nothing decodes it, so check it here: a transport leaves that
+		// to the decode (jsonrpc.DecodeOwned), which makes it one pass.
+		if len(r.raw) > 0 {
+			if err := jsondec.Check(r.raw); err != nil {
+				return fmt.Errorf("%s: decoding result: %w", method, err)
+			}
+		}
 		return nil
 	}
 	if err := jsondec.Unmarshal(r.raw, result); err != nil {

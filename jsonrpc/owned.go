@@ -9,41 +9,45 @@ import (
 	"github.com/anymcp/anymcp/internal/jsondec"
 )
 
-// DecodeOwned is Decode for a buffer the caller hands over: it returns the
-// same messages and errors as Decode for every input, but the Params and
-// Result of the messages may be sub-slices of data instead of copies, so a large result is not copied a second time.
+// DecodeOwned is Decode for a buffer the caller hands over, made to read
+// every byte of a large answer once: the Params and Result of the messages
+// may be sub-slices of data instead of copies, and the Result of a response
+// is not checked here but left to whoever decodes it into its type, whose
+// decoder checks it in the same pass (encoding/json and internal/jsondec
+// both refuse invalid JSON).
+//
+// So DecodeOwned returns the same messages and errors as Decode for every
+// input but one whose only fault lies inside a result: where Decode refuses
+// such a message, DecodeOwned returns it, and its Result is not valid JSON.
+// Everything else — the envelope, the id, the method, params, error and any
+// other member — is checked as Decode checks it.
 //
 // The caller gives up data: it must neither modify nor reuse it afterwards,
 // for as long as any of the returned messages is in use. Transports use it
 // for buffers they allocated for one message (a body, a line, an event) and
 // never touch again.
 //
-// The input is validated once (json.Valid); the envelope is then sliced out
-// of it without another pass of the JSON scanner over params and result.
 // Messages the fast path does not handle exactly as encoding/json would
 // (escaped or case-folded member names, repeated members, type errors, an
-// invalid envelope) are decoded by Decode's own code instead, which copies.
+// envelope that is not well formed) are decoded by Decode's own code
+// instead, which copies and checks everything.
 func DecodeOwned(data []byte) ([]*Message, error) {
 	data = bytes.TrimSpace(data)
-	if len(data) == 0 || (data[0] != '[' && data[0] != '{') || !jsondec.Valid(data) {
+	if len(data) == 0 || (data[0] != '[' && data[0] != '{') {
 		return Decode(data)
 	}
 	if data[0] == '{' {
-		m, err := decodeOwnedOne(data)
-		if err != nil {
-			return nil, err
+		if end := skipValue(data, 0); end != len(data) {
+			return Decode(data)
 		}
-		return []*Message{m}, nil
+		if m := decodeOwnedOne(data); m != nil {
+			return []*Message{m}, nil
+		}
+		return Decode(data)
 	}
-	var elems [][]byte
-	i := skipSpace(data, 1)
-	for data[i] != ']' {
-		end := skipValue(data, i)
-		elems = append(elems, data[i:end:end])
-		i = skipSpace(data, end)
-		if data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
+	elems, ok := splitBatch(data)
+	if !ok {
+		return Decode(data)
 	}
 	if len(elems) == 0 {
 		return nil, newDecodeError("empty batch", data)
@@ -51,13 +55,15 @@ func DecodeOwned(data []byte) ([]*Message, error) {
 	msgs := make([]*Message, 0, len(elems))
 	var errs []error
 	for _, e := range elems {
-		var m *Message
-		var err error
-		if e[0] == '{' {
-			m, err = decodeOwnedOne(e)
-		} else {
-			m, err = decodeOne(e)
+		if m := decodeOwnedOne(e); m != nil {
+			msgs = append(msgs, m)
+			continue
 		}
+		if !jsondec.Valid(e) {
+			// Invalid JSON outside a result: Decode refuses the whole batch.
+			return Decode(data)
+		}
+		m, err := decodeOne(e)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -65,6 +71,36 @@ func DecodeOwned(data []byte) ([]*Message, error) {
 		msgs = append(msgs, m)
 	}
 	return msgs, errors.Join(errs...)
+}
+
+// splitBatch returns the elements of the array data (data[0] is '['), each
+// a value whose ends are where a JSON scanner would put them, or false when
+// the array is not well formed or does not end where data does.
+func splitBatch(data []byte) ([][]byte, bool) {
+	var elems [][]byte
+	i := skipSpace(data, 1)
+	if i < len(data) && data[i] == ']' {
+		return elems, i+1 == len(data)
+	}
+	for {
+		end := skipValue(data, i)
+		if end <= i {
+			return nil, false // unclosed, or no value
+		}
+		elems = append(elems, data[i:end:end])
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return nil, false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case ']':
+			return elems, i+1 == len(data)
+		default:
+			return nil, false
+		}
+	}
 }
 
 // The members of the envelope, as bits of a set.
@@ -99,52 +135,79 @@ func memberBit(key []byte) int {
 	return 0
 }
 
-// decodeOwnedOne decodes one object, known to be valid JSON, aliasing data.
-// Whatever it cannot decode exactly as encoding/json would go to decodeOne.
-func decodeOwnedOne(data []byte) (*Message, error) {
+// decodeOwnedOne decodes one object whose braces match (skipValue),
+// aliasing data, or returns nil for an object to leave to decodeOne: one
+// that needs encoding/json's rules, or is not a message (whose error is
+// then Decode's own).
+func decodeOwnedOne(data []byte) *Message {
 	m, ok := sliceMembers(data)
-	if !ok {
-		return decodeOne(data)
+	if !ok || checkMessage(m, data) != nil {
+		return nil
 	}
-	if err := checkMessage(m, data); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m
 }
 
-// sliceMembers reads the members of the object data (valid JSON) into a
-// Message. It reports false when the object needs encoding/json's rules:
-// a member name with an escape, a non-ASCII byte or another case of an
-// envelope member, an envelope member given twice, or a value of the
-// wrong type.
+// sliceMembers reads the members of the object data into a Message,
+// checking its syntax and every member's value but the result's, which it
+// only delimits. It reports false when the object is not well formed or
+// needs encoding/json's rules: a member name with an escape, a control or
+// non-ASCII byte or another case of an envelope member, an envelope member
+// given twice, or a value of the wrong type.
 func sliceMembers(data []byte) (*Message, bool) {
+	// data is delimited by skipValue: it ends with a bracket, so no index
+	// below runs past it.
+	if len(data) < 2 || data[0] != '{' {
+		return nil, false
+	}
 	m := new(Message)
 	seen := 0
 	version := false
 	i := skipSpace(data, 1)
-	for data[i] != '}' {
+	if data[i] == '}' {
+		return nil, false // {} has no "jsonrpc"
+	}
+	for {
+		if data[i] != '"' {
+			return nil, false
+		}
 		kEnd := skipString(data, i)
+		if kEnd < 0 {
+			return nil, false
+		}
 		key := data[i+1 : kEnd-1]
 		i = skipSpace(data, kEnd)
-		i = skipSpace(data, i+1) // past ':'
-		vEnd := skipValue(data, i)
-		val := data[i:vEnd:vEnd]
-		i = skipSpace(data, vEnd)
-		if data[i] == ',' {
-			i = skipSpace(data, i+1)
+		if data[i] != ':' {
+			return nil, false
 		}
+		i = skipSpace(data, i+1)
+		vEnd := skipValue(data, i)
+		if vEnd <= i {
+			return nil, false
+		}
+		val := data[i:vEnd:vEnd]
+		if i = skipSpace(data, vEnd); i >= len(data) {
+			return nil, false
+		}
+		last := data[i] == '}'
+		if !last && data[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(data, i+1)
 
 		bit := memberBit(key)
+		if bit != seenResult && !jsondec.Valid(val) {
+			return nil, false
+		}
 		if bit == 0 {
 			if !plainOtherName(key) {
 				return nil, false
 			}
-			continue
+		} else {
+			if seen&bit != 0 {
+				return nil, false
+			}
+			seen |= bit
 		}
-		if seen&bit != 0 {
-			return nil, false
-		}
-		seen |= bit
 		switch bit {
 		case seenJSONRPC:
 			if string(val) != `"2.0"` {
@@ -156,42 +219,46 @@ func sliceMembers(data []byte) (*Message, bool) {
 				return nil, false
 			}
 		case seenMethod:
-			if string(val) == "null" {
-				continue
+			if string(val) != "null" {
+				s, ok := plainString(val)
+				if !ok {
+					return nil, false
+				}
+				m.Method = s
 			}
-			s, ok := plainString(val)
-			if !ok {
-				return nil, false
-			}
-			m.Method = s
 		case seenParams:
 			m.Params = val
 		case seenResult:
 			m.Result = val
 		case seenError:
-			if string(val) == "null" {
-				continue
+			if string(val) != "null" {
+				if val[0] != '{' {
+					return nil, false
+				}
+				e := new(Error)
+				if err := json.Unmarshal(val, e); err != nil {
+					return nil, false
+				}
+				m.Error = e
 			}
-			if val[0] != '{' {
-				return nil, false
-			}
-			e := new(Error)
-			if err := json.Unmarshal(val, e); err != nil {
-				return nil, false
-			}
-			m.Error = e
+		}
+		if last {
+			return m, version && i == len(data)
+		}
+		if i >= len(data) {
+			return nil, false
 		}
 	}
-	return m, version
 }
 
 // plainOtherName reports whether an object member name that is not one of
 // the envelope's is surely ignored by encoding/json: no escape, no
 // non-ASCII byte (either could spell an envelope name, exactly or up to
-// case folding) and not another case of an envelope name.
+// case folding), no control byte (not valid in JSON) and not another case
+// of an envelope name.
 func plainOtherName(key []byte) bool {
 	for _, c := range key {
-		if c == '\\' || c >= utf8.RuneSelf {
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
 			return false
 		}
 	}
@@ -216,11 +283,12 @@ func plainString(val []byte) (string, bool) {
 	return string(s), true
 }
 
-// The scanning helpers below work on input already known to be valid JSON
-// (json.Valid), so they only look for where each value ends.
+// The scanning helpers below only delimit values: they find where a value
+// ends as a JSON scanner would if the value is valid, and never read past
+// data, whatever it holds. A value they delimit is not thereby valid.
 
 // skipSpace returns the index of the first byte at or after i that is not
-// JSON white space.
+// JSON white space (len(data) if none).
 func skipSpace(data []byte, i int) int {
 	for i < len(data) {
 		switch data[i] {
@@ -234,13 +302,17 @@ func skipSpace(data []byte, i int) int {
 }
 
 // skipString returns the index just past the string that starts at
-// data[i] (a '"').
+// data[i] (a '"'), or -1 when it does not end.
 func skipString(data []byte, i int) int {
 	j := i + 1
 	for {
-		j += bytes.IndexByte(data[j:], '"')
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
 		// The quote ends the string unless an odd number of backslashes
-		// escapes it.
+		// escapes it (data[i] is a quote, so the count stops there).
 		n := 0
 		for data[j-1-n] == '\\' {
 			n++
@@ -252,17 +324,25 @@ func skipString(data []byte, i int) int {
 	}
 }
 
-// skipValue returns the index just past the value that starts at data[i].
+// skipValue returns the index just past the value that starts at data[i]:
+// a string, an object or array whose brackets balance, or the run of bytes
+// up to the next delimiter; -1 when a string or a bracket does not close
+// before data ends. i may be len(data): the value is then empty.
 func skipValue(data []byte, i int) int {
+	if i >= len(data) {
+		return i
+	}
 	switch data[i] {
 	case '"':
 		return skipString(data, i)
 	case '{', '[':
 		depth := 0
-		for {
+		for i < len(data) {
 			switch data[i] {
 			case '"':
-				i = skipString(data, i)
+				if i = skipString(data, i); i < 0 {
+					return -1
+				}
 				continue
 			case '{', '[':
 				depth++
@@ -274,6 +354,7 @@ func skipValue(data []byte, i int) int {
 			}
 			i++
 		}
+		return -1
 	default: // a number, true, false or null
 		for i < len(data) {
 			switch data[i] {

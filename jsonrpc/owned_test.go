@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/anymcp/anymcp/internal/jsondec"
 )
 
 // within reports whether b is a sub-slice of buf.
@@ -91,6 +93,62 @@ func TestDecodeOwnedMatchesDecode(t *testing.T) {
 	}
 }
 
+// resultFaults are messages whose only fault lies inside the result, each
+// with the id of its response.
+var resultFaults = map[string]string{
+	`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x"}],"isError":tru}}`: "1",
+	`{"jsonrpc":"2.0","id":"a","result":[1,2,]}`:                                               `"a"`,
+	`{"result":{"a" 1},"jsonrpc":"2.0","id":3}`:                                                "3",
+	`{"jsonrpc":"2.0","id":4,"result":"` + "\x01" + `"}`:                                       "4",
+	`{"jsonrpc":"2.0","id":5,"result":{"a":[}]}`:                                               "5",
+}
+
+// A fault inside a result is left to the result's decoder: DecodeOwned
+// returns the response (so that its call gets an error, not a timeout)
+// where Decode refuses the whole message; a fault anywhere else is refused
+// by both.
+func TestDecodeOwnedLeavesTheResultToItsDecoder(t *testing.T) {
+	for in, id := range resultFaults {
+		if _, err := Decode([]byte(in)); err == nil {
+			t.Errorf("%s: Decode accepted it", in)
+		}
+		msgs, err := DecodeOwned([]byte(in))
+		if err != nil || len(msgs) != 1 {
+			t.Errorf("%s: DecodeOwned: %d messages, %v", in, len(msgs), err)
+			continue
+		}
+		m := msgs[0]
+		if m.ID.Raw() != id || !m.IsResponse() || jsondec.Valid(m.Result) {
+			t.Errorf("%s: id %s, response %v, result %s", in, m.ID.Raw(), m.IsResponse(), m.Result)
+		}
+		var v any
+		if jsondec.Unmarshal(m.Result, &v) == nil {
+			t.Errorf("%s: the result's decoder accepted %s", in, m.Result)
+		}
+	}
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{},"extra":tru}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":tru}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x","data":[1,]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{} "x":1}`,
+		`{"jsonrpc":"2.0","id":1,"result":{},}`,
+		`{"jsonrpc":"2.0","id":1,"result":}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"a":"}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"re\x01\":1,\"result\":{}}",
+		`[{"jsonrpc":"2.0","id":1,"result":{}} {"jsonrpc":"2.0","id":2,"result":{}}]`,
+		`[{"jsonrpc":"2.0","id":1,"result":{}},]`,
+	} {
+		a, aerr := Decode([]byte(in))
+		b, berr := DecodeOwned([]byte(in))
+		if berr == nil {
+			t.Errorf("%s: DecodeOwned accepted it", in)
+		}
+		if d := sameMessages(a, b, aerr, berr); d != "" {
+			t.Errorf("%s: %s", in, d)
+		}
+	}
+}
+
 func TestDecodeOwnedAliases(t *testing.T) {
 	for _, in := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`,
@@ -116,12 +174,37 @@ func FuzzDecodeOwned(f *testing.F) {
 	for _, in := range ownedCases {
 		f.Add([]byte(in))
 	}
+	for in := range resultFaults {
+		f.Add([]byte(in))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, aerr := Decode(bytes.Clone(data))
 		own := bytes.Clone(data)
 		b, berr := DecodeOwned(own)
-		if d := sameMessages(a, b, aerr, berr); d != "" {
+		// Where every result DecodeOwned returned is valid JSON, the two
+		// agree; where one is not, Decode refused the input.
+		resultsValid := true
+		for _, m := range b {
+			if m.Result != nil && !jsondec.Valid(m.Result) {
+				resultsValid = false
+			}
+		}
+		if !resultsValid && aerr == nil {
+			t.Fatalf("%q: Decode accepted what DecodeOwned returned with an invalid result", data)
+		}
+		if d := sameMessages(a, b, aerr, berr); resultsValid && d != "" {
 			t.Fatalf("%q: %s", data, d)
+		}
+		for _, m := range b {
+			var errData []byte
+			if m.Error != nil {
+				errData = m.Error.Data
+			}
+			for _, raw := range [][]byte{m.Params, errData} {
+				if raw != nil && !jsondec.Valid(raw) {
+					t.Fatalf("%q: DecodeOwned returned invalid JSON outside a result: %s", data, raw)
+				}
+			}
 		}
 		for _, m := range b {
 			for _, raw := range [][]byte{m.Params, m.Result} {

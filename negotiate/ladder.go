@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/reconnect"
@@ -356,6 +357,13 @@ func (l *ladder) exchange(ctx context.Context, t jsonrpc.Transport, p *pump, m *
 		return nil, err
 	}
 	resp, err := p.await(ctx, answer)
+	if err == nil && resp.Result != nil {
+		// Transports leave checking a result to whoever reads it
+		// (jsonrpc.DecodeOwned); an answer of the negotiation is read here.
+		if cerr := jsondec.Check(resp.Result); cerr != nil {
+			return nil, fmt.Errorf("%s (id %s): the result of the answer is not JSON: %w", m.Method, m.ID, cerr)
+		}
+	}
 	if err == nil && l.cfg.Hook != nil {
 		l.cfg.Hook(false, resp)
 	}

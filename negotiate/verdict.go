@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/modern"
@@ -97,7 +98,7 @@ func judgeDiscover(result json.RawMessage, tried string) verdict {
 	var r struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
-	if json.Unmarshal(result, &r) != nil || len(r.SupportedVersions) == 0 {
+	if jsondec.Unmarshal(result, &r) != nil || len(r.SupportedVersions) == 0 {
 		return verdict{kind: isLegacy, why: "answered without supportedVersions, not as a modern server: a legacy server"}
 	}
 	if slices.Contains(r.SupportedVersions, tried) {

@@ -11,6 +11,8 @@
 package jsondec
 
 import (
+	"errors"
+
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -32,4 +34,17 @@ func Unmarshal(data []byte, v any) error {
 // judges it.
 func Valid(data []byte) bool {
 	return jsontext.Value(data).IsValid(opts)
+}
+
+// Check is Valid with the reason: nil when data is one JSON value, else
+// the error that says where and why it is not.
+func Check(data []byte) error {
+	if Valid(data) {
+		return nil
+	}
+	var v jsontext.Value
+	if err := json.Unmarshal(data, &v, opts); err != nil {
+		return err
+	}
+	return errors.New("jsondec: not one JSON value")
 }

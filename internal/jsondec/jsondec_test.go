@@ -2,6 +2,7 @@ package jsondec
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -46,10 +47,27 @@ func TestLikeEncodingJSON(t *testing.T) {
 		if Valid([]byte(bad)) != json.Valid([]byte(bad)) {
 			t.Errorf("%s: Valid differs", bad)
 		}
+		if err := Check([]byte(bad)); (err == nil) != json.Valid([]byte(bad)) {
+			t.Errorf("%s: Check says %v", bad, err)
+		}
 	}
 }
 
 // FuzzValid: the check agrees with encoding/json's.
+// Check gives the reason, the nesting limit's included.
+func TestCheck(t *testing.T) {
+	if err := Check([]byte(`{"a":[1,2]}`)); err != nil {
+		t.Errorf("a valid value: %v", err)
+	}
+	deep := []byte(strings.Repeat("[", 10001) + strings.Repeat("]", 10001))
+	if err := Check(deep); err == nil || !strings.Contains(err.Error(), "exceeded max depth") {
+		t.Errorf("10,001 nested arrays: %v", err)
+	}
+	if err := Check([]byte(`{"a":tru}`)); err == nil || !strings.Contains(err.Error(), "tru") {
+		t.Errorf("a bad literal: %v", err)
+	}
+}
+
 func FuzzValid(f *testing.F) {
 	f.Add([]byte(`{"a":[1,"x",null,true,{"b":-1.5e3}]}`))
 	f.Add([]byte("\"\xff\""))
