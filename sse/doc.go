@@ -26,6 +26,9 @@
 // by all Readers, so a stream allocates no buffers of its own and a big event
 // is never regrown; each event then gets its data in one allocation of its
 // exact size, which the caller owns and which shares no memory with the
-// Reader. A Reader gives its blocks back when Next fails (io.EOF included)
-// or on [Reader.Release]. It depends only on the standard library.
+// Reader. Between lines with nothing unread, a Reader waits for bytes in a
+// 512-byte buffer and holds no block, so an idle stream costs little; in
+// the middle of a line it reads on up to a block at a time. A Reader gives
+// its blocks back when Next fails (io.EOF included) or on
+// [Reader.Release]. It depends only on the standard library.
 package sse

@@ -256,7 +256,14 @@ func (r *Reader) Next() (Event, error) {
 // fill reads more input into the buffer. It must only be called when the
 // buffer is empty or, before the byte order mark check, not yet full.
 func (r *Reader) fill() {
-	if r.rpos == r.wpos {
+	if r.rpos == r.wpos && r.rblock != nil && r.lstate != lineNone {
+		// Nothing unread, in the middle of a line longer than the reads so
+		// far: the rest of it is on its way, so read on in the block — a
+		// large event is read up to a block at a time, not a small buffer
+		// at a time. (A stream that stops in the middle of a line holds
+		// its block until the line ends.)
+		r.rpos, r.wpos = 0, 0
+	} else if r.rpos == r.wpos {
 		// Nothing unread: give the block back and wait for bytes in the
 		// small buffer, so that a quiet stream holds no block.
 		r.rpos, r.wpos = 0, 0

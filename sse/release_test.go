@@ -110,3 +110,52 @@ func TestDataAtBlockBoundaries(t *testing.T) {
 		}
 	}
 }
+
+// segmentReader serves its segments one after the other, a Read never
+// crossing from one into the next (as a stream that pauses between them),
+// and records the size of every buffer it was offered.
+type segmentReader struct {
+	segs   []string
+	offers []int
+}
+
+func (s *segmentReader) Read(p []byte) (int, error) {
+	s.offers = append(s.offers, len(p))
+	for len(s.segs) > 0 && s.segs[0] == "" {
+		s.segs = s.segs[1:]
+	}
+	if len(s.segs) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.segs[0])
+	s.segs[0] = s.segs[0][n:]
+	return n, nil
+}
+
+// A large event streaming in is read up to a block (32 KiB) at a time:
+// in the middle of a line the next read goes into the block again, not
+// into the small buffer an idle stream waits in (a read and a copy more
+// per 512 bytes). Between events the Reader waits in the small buffer
+// again, holding no block.
+func TestLargeEventReadABlockAtATime(t *testing.T) {
+	const size = 4 << 20
+	src := &segmentReader{segs: []string{"data: " + strings.Repeat("x", size) + "\n\n", "data: y\n\n"}}
+	r := sse.NewReader(src, 0)
+	defer r.Release()
+	e, err := r.Next()
+	if err != nil || len(e.Data) != size {
+		t.Fatalf("%d bytes, %v", len(e.Data), err)
+	}
+	// One read per block, and a few at the start (the small buffer) and
+	// the end.
+	reads := len(src.offers)
+	if blocks := size / (32 << 10); reads > blocks+4 {
+		t.Errorf("%d reads for a %d-block event, want at most %d", reads, blocks, blocks+4)
+	}
+	if e, err := r.Next(); err != nil || string(e.Data) != "y" {
+		t.Fatalf("the next event: %q, %v", e.Data, err)
+	}
+	if offer := src.offers[reads]; offer > 512 {
+		t.Errorf("after the large event the Reader waited with a %d-byte buffer, want the small one (512)", offer)
+	}
+}
