@@ -10,19 +10,20 @@ import (
 // eventQueue runs functions one at a time, in the order they were queued,
 // on one goroutine: notification handlers and the host's callbacks go
 // through it so that they see messages in order without ever blocking the
-// read loop.
+// read loop. The goroutine starts with the first function queued and ends
+// when none is left, so an idle Conn keeps none.
 type eventQueue struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	fns    []event
-	bytes  int // bytes of server input the queued notifications hold
-	closed bool
+	mu      sync.Mutex
+	fns     []event
+	bytes   int  // bytes of server input the queued notifications hold
+	closed  bool // no more functions are taken
+	working bool // a goroutine runs the queue
 
 	maxLen, maxBytes int // maxPendingNotifications, maxPendingNotificationBytes
-	done             chan struct{}
-	// gid is the goroutine that runs the functions, known from the first
-	// one on (reading it costs a stack trace, which a Conn that never
-	// gets a notification does not pay); running is set while one runs.
+	wg               sync.WaitGroup
+	// gid is the goroutine that runs the functions, read when it starts
+	// (a stack trace, which a Conn that never gets an event does not
+	// pay); running is set while one runs.
 	gid     atomic.Uint64
 	running atomic.Bool
 }
@@ -34,10 +35,7 @@ type event struct {
 }
 
 func newEventQueue() *eventQueue {
-	q := &eventQueue{done: make(chan struct{}), maxLen: maxPendingNotifications, maxBytes: maxPendingNotificationBytes}
-	q.cond = sync.NewCond(&q.mu)
-	go q.run()
-	return q
+	return &eventQueue{maxLen: maxPendingNotifications, maxBytes: maxPendingNotificationBytes}
 }
 
 // push queues fn whatever the bounds: for what the Conn itself produces
@@ -45,11 +43,10 @@ func newEventQueue() *eventQueue {
 // bounded number of events.
 func (q *eventQueue) push(fn func()) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if !q.closed {
-		q.fns = append(q.fns, event{fn: fn})
-		q.cond.Signal()
+		q.add(event{fn: fn})
 	}
-	q.mu.Unlock()
 }
 
 const (
@@ -78,20 +75,30 @@ func (q *eventQueue) offer(fn func(), size int) bool {
 	if n := len(q.fns); n >= q.maxLen || (n > 0 && q.bytes+size > q.maxBytes) {
 		return false
 	}
-	q.fns = append(q.fns, event{fn: fn, size: size})
-	q.bytes += size
-	q.cond.Signal()
+	q.add(event{fn: fn, size: size})
 	return true
 }
 
+// add queues ev and starts the goroutine when none runs; q.mu is held.
+func (q *eventQueue) add(ev event) {
+	q.fns = append(q.fns, ev)
+	q.bytes += ev.size
+	if !q.working {
+		q.working = true
+		q.wg.Add(1)
+		go q.run()
+	}
+}
+
+// run runs the queued functions until none is left.
 func (q *eventQueue) run() {
-	defer close(q.done)
+	defer q.wg.Done()
+	q.gid.Store(goid())
 	for {
 		q.mu.Lock()
-		for len(q.fns) == 0 && !q.closed {
-			q.cond.Wait()
-		}
 		if len(q.fns) == 0 {
+			q.working = false
+			q.fns = nil // a burst's backing array goes with it
 			q.mu.Unlock()
 			return
 		}
@@ -100,22 +107,18 @@ func (q *eventQueue) run() {
 		q.fns = q.fns[1:]
 		q.bytes -= ev.size
 		q.mu.Unlock()
-		if q.gid.Load() == 0 {
-			q.gid.Store(goid())
-		}
 		q.running.Store(true)
 		ev.fn()
 		q.running.Store(false)
 	}
 }
 
-// close runs what is queued, then stops the goroutine and waits for it.
+// close runs what is queued, then waits for the goroutine to end.
 func (q *eventQueue) close() {
 	q.mu.Lock()
 	q.closed = true
-	q.cond.Signal()
 	q.mu.Unlock()
-	<-q.done
+	q.wg.Wait()
 }
 
 // goid returns the id of the calling goroutine, read from the first line

@@ -1,7 +1,9 @@
 package client
 
 import (
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -111,5 +113,54 @@ func TestListChangedMergedNeverDropped(t *testing.T) {
 	waitFor(t, "the second change", func() bool { return tools.Load() == 2 })
 	if n := c.DroppedNotifications(); n != 10 {
 		t.Errorf("dropped %d, want the 10 log records past the bound", n)
+	}
+}
+
+// TestEventQueueGoroutineOnDemand: the queue's goroutine starts with the
+// first function and ends once none is left, so an idle Conn keeps none;
+// functions still run one at a time, in order, across those restarts, and
+// close runs what is queued before it returns.
+func TestEventQueueGoroutineOnDemand(t *testing.T) {
+	q := newEventQueue()
+	working := func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.working
+	}
+	if working() {
+		t.Fatal("a new queue runs a goroutine")
+	}
+	var got []int
+	var mu sync.Mutex
+	record := func(i int) func() {
+		return func() { mu.Lock(); got = append(got, i); mu.Unlock() }
+	}
+	release := make(chan struct{})
+	q.push(func() { <-release })
+	for i := range 3 {
+		q.push(record(i))
+	}
+	if !working() {
+		t.Fatal("no goroutine runs the queued functions")
+	}
+	close(release)
+	waitFor(t, "the goroutine to end once the queue is empty", func() bool { return !working() })
+	for i := 3; i < 6; i++ {
+		q.push(record(i))
+	}
+	release2 := make(chan struct{})
+	q.push(func() { <-release2 })
+	q.push(record(6))
+	close(release2)
+	q.close()
+	if working() {
+		t.Error("close returned with the goroutine running")
+	}
+	if want := []int{0, 1, 2, 3, 4, 5, 6}; !slices.Equal(got, want) {
+		t.Errorf("ran %v, want %v", got, want)
+	}
+	q.push(record(7)) // after close: not run
+	if working() || len(got) != 7 {
+		t.Errorf("a function queued after close ran or started a goroutine")
 	}
 }

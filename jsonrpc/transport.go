@@ -100,6 +100,24 @@ func TakeAnswers(t Transport, take func(*Message) bool) {
 	}
 }
 
+// RecvInterrupter is a Transport whose Recv can be woken without closing
+// it: InterruptRecv makes the Recv waiting now, or the next one that would
+// wait, return ErrInterrupted, once; a Recv that returns a message first
+// uses the wake-up up. It lets one reader hand a transport to another
+// without leaving a goroutine behind, blocked in Recv until the server
+// next says something.
+type RecvInterrupter interface {
+	InterruptRecv()
+}
+
+// InterruptRecv wakes t's waiting Recv, when t is a RecvInterrupter; a
+// Recv of any other transport waits on for its next message.
+func InterruptRecv(t Transport) {
+	if i, ok := t.(RecvInterrupter); ok {
+		i.InterruptRecv()
+	}
+}
+
 // Conditions transports report and the protocol layer acts on. Transports
 // wrap these, so test with errors.Is.
 var (
@@ -116,6 +134,9 @@ var (
 	// ErrOutcomeUnknown: the request was sent but its answer was lost, so
 	// it may or may not have run on the server.
 	ErrOutcomeUnknown = errors.New("outcome unknown: the request may have run")
+	// ErrInterrupted: Recv was woken by InterruptRecv, with no message; the
+	// transport goes on, and Recv may be called again.
+	ErrInterrupted = errors.New("receive interrupted")
 )
 
 // SessionLostError is what Recv returns when the transport's session ended

@@ -298,6 +298,10 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	return t.queue.Pop()
 }
 
+// InterruptRecv wakes a Recv that waits, or the next one that would: it
+// returns jsonrpc.ErrInterrupted, once (see jsonrpc.RecvInterrupter).
+func (t *Transport) InterruptRecv() { t.queue.Interrupt() }
+
 // Close ends the session: it closes the GET stream (or ends a reconnection
 // under way, its wait or its GET), cancels every POST in flight (their
 // Sends return errors wrapping jsonrpc.ErrClosed) and returns once the

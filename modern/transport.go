@@ -223,6 +223,10 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	return t.queue.Pop()
 }
 
+// InterruptRecv wakes a Recv that waits, or the next one that would: it
+// returns jsonrpc.ErrInterrupted, once (see jsonrpc.RecvInterrupter).
+func (t *Transport) InterruptRecv() { t.queue.Interrupt() }
+
 // Close stops the GET stream, cancels every request in flight, ends the
 // session with a DELETE bounded by Options.CloseTimeout (a 404 or 405 answer
 // is fine), and returns once all the transport's goroutines have exited. It

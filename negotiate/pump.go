@@ -2,6 +2,7 @@ package negotiate
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -52,10 +53,14 @@ func (p *pump) run() {
 		p.mu.Lock()
 		if p.stopped {
 			p.mu.Unlock()
-			p.last <- received{m, err}
+			if !errors.Is(err, jsonrpc.ErrInterrupted) {
+				p.last <- received{m, err}
+			}
 			return
 		}
 		switch {
+		case errors.Is(err, jsonrpc.ErrInterrupted):
+			// Not from handOff (which sets stopped first): read on.
 		case err != nil:
 			p.fail(err)
 		case !p.want.IsZero() && m.IsResponse() && m.ID == p.want:
@@ -168,7 +173,9 @@ func (p *pump) abandon() {
 
 // handOff returns the transport for the protocol layer: its Recv yields
 // the kept messages first, then whatever the goroutine still receives,
-// then reads the transport itself.
+// then reads the transport itself. A transport that can be woken (a
+// jsonrpc.RecvInterrupter) is, so that the goroutine ends now rather than
+// at the server's next message.
 func (p *pump) handOff() jsonrpc.Transport {
 	p.mu.Lock()
 	p.stopped = true
@@ -176,6 +183,9 @@ func (p *pump) handOff() jsonrpc.Transport {
 	p.early.msgs = nil
 	err := p.err
 	p.mu.Unlock()
+	if err == nil {
+		jsonrpc.InterruptRecv(p.t)
+	}
 	return &handedOff{Transport: p.t, p: p, early: msgs, err: err}
 }
 
@@ -206,29 +216,41 @@ func (h *handedOff) Recv() (*jsonrpc.Message, error) {
 	own := h.own
 	h.mu.Unlock()
 	if own {
-		return h.Transport.Recv()
+		return h.recvOwn()
 	}
 	// The goroutine's last receive, if it got one after the hand-off.
+	var last received
+	got := false
 	select {
-	case r := <-h.p.last:
-		h.mu.Lock()
-		h.own = true
-		h.mu.Unlock()
-		return r.m, r.err
+	case last = <-h.p.last:
+		got = true
 	case <-h.p.done:
 		select {
-		case r := <-h.p.last:
-			h.mu.Lock()
-			h.own = true
-			h.mu.Unlock()
-			return r.m, r.err
+		case last = <-h.p.last:
+			got = true
 		default:
 		}
 	}
 	h.mu.Lock()
 	h.own = true
+	h.p, h.early = nil, nil // done with: an idle Conn keeps neither
 	h.mu.Unlock()
-	return h.Transport.Recv()
+	if got {
+		return last.m, last.err
+	}
+	return h.recvOwn()
+}
+
+// recvOwn reads the transport itself. A wake-up meant for the pump that
+// came after its goroutine had already returned with a message is not an
+// end: read on.
+func (h *handedOff) recvOwn() (*jsonrpc.Message, error) {
+	for {
+		m, err := h.Transport.Recv()
+		if !errors.Is(err, jsonrpc.ErrInterrupted) {
+			return m, err
+		}
+	}
 }
 
 // Shutdown passes a bounded close on to the transport, when it has one.

@@ -49,6 +49,9 @@ type supervisor struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run has returned
 	closed atomic.Bool   // close was called (set with mu held)
+	// interrupt is InterruptRecv's wake-up, shared by every process's
+	// Transport so that it reaches Recv wherever it waits.
+	interrupt chan struct{}
 
 	mu       sync.Mutex
 	cur      *Transport // the process in service; nil between a death and the next start
@@ -80,20 +83,21 @@ func startSupervised(cmd Command) (*Transport, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &supervisor{
-		cmd:     cmd,
-		policy:  *cmd.Restart, // a copy: the caller may reuse its value
-		log:     log,
-		ctx:     ctx,
-		cancel:  cancel,
-		done:    make(chan struct{}),
-		cur:     t,
-		last:    t,
-		changed: make(chan struct{}),
+		cmd:       cmd,
+		policy:    *cmd.Restart, // a copy: the caller may reuse its value
+		log:       log,
+		ctx:       ctx,
+		cancel:    cancel,
+		done:      make(chan struct{}),
+		cur:       t,
+		last:      t,
+		changed:   make(chan struct{}),
+		interrupt: t.interrupt,
 	}
 	l := newLife(t)
 	s.rl = l
 	go s.run(l)
-	return &Transport{sup: s}, nil
+	return &Transport{sup: s, interrupt: s.interrupt}, nil
 }
 
 // broadcast wakes the Sends waiting for a change. mu must be held.
@@ -200,6 +204,7 @@ func (s *supervisor) startAfter(b *reconnect.Backoff, wait time.Duration, ee *Ex
 		}
 		t, err := startProcess(s.cmd)
 		if err == nil {
+			t.interrupt = s.interrupt // before anything reads t
 			return t, nil
 		}
 		var ok bool
@@ -236,6 +241,8 @@ func (s *supervisor) recv() (*jsonrpc.Message, error) {
 			select {
 			case <-l.nextCh:
 			case <-s.ctx.Done():
+			case <-s.interrupt:
+				return nil, jsonrpc.ErrInterrupted
 			}
 			if s.closed.Load() {
 				return nil, jsonrpc.ErrClosed
@@ -250,8 +257,8 @@ func (s *supervisor) recv() (*jsonrpc.Message, error) {
 		if s.closed.Load() {
 			return nil, jsonrpc.ErrClosed
 		}
-		if err == nil {
-			return m, nil
+		if err == nil || err == jsonrpc.ErrInterrupted {
+			return m, err
 		}
 		// The process is over and its messages are delivered.
 		select {

@@ -70,6 +70,9 @@ type Transport struct {
 	stopping  atomic.Bool // the shutdown has begun
 	closeOnce sync.Once
 	closeCh   chan struct{} // closed by Close
+	// interrupt holds InterruptRecv's wake-up until a Recv uses it up; a
+	// supervised Transport and its processes share the supervisor's.
+	interrupt chan struct{}
 	hurryOnce sync.Once
 	hurry     chan struct{} // closed when Shutdown's context is done: wait no more
 	brokeOnce sync.Once
@@ -186,6 +189,7 @@ func startProcess(cmd Command) (*Transport, error) {
 		msgs:           make(chan queued, queueLen),
 		room:           make(chan struct{}, 1),
 		closeCh:        make(chan struct{}),
+		interrupt:      make(chan struct{}, 1),
 		hurry:          make(chan struct{}),
 		brokeCh:        make(chan struct{}),
 		exited:         make(chan struct{}),
@@ -433,7 +437,13 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 		case q, ok = <-t.msgs:
 		case <-t.closeCh:
 			return nil, jsonrpc.ErrClosed
+		case <-t.interrupt:
+			return nil, jsonrpc.ErrInterrupted
 		}
+	}
+	select {
+	case <-t.interrupt: // a message came first: the wake-up is used up
+	default:
 	}
 	if t.closed.Load() {
 		return nil, jsonrpc.ErrClosed
@@ -443,6 +453,15 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	}
 	t.release(q.size)
 	return q.m, nil
+}
+
+// InterruptRecv wakes a Recv that waits, or the next one that would: it
+// returns jsonrpc.ErrInterrupted, once (see jsonrpc.RecvInterrupter).
+func (t *Transport) InterruptRecv() {
+	select {
+	case t.interrupt <- struct{}{}:
+	default: // a wake-up is pending already
+	}
 }
 
 // Close shuts the server down and releases everything: it closes the

@@ -51,6 +51,7 @@ type Queue struct {
 	bytes    int       // bytes of server input the pending items hold
 	waiting  []*pusher // pushes waiting for room, in order
 	err      error     // set by end or close: what pop reports once items are drained
+	woken    bool      // Interrupt: the next pop that would wait returns jsonrpc.ErrInterrupted
 	maxItems int
 	maxBytes int
 }
@@ -210,11 +211,15 @@ func (q *Queue) refuse() {
 func (q *Queue) Pop() (*jsonrpc.Message, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.head == len(q.items) && q.err == nil {
+	for q.head == len(q.items) && q.err == nil && !q.woken {
 		q.cond.Wait()
 	}
+	q.woken = false
 	if q.head == len(q.items) {
-		return nil, q.err
+		if q.err != nil {
+			return nil, q.err
+		}
+		return nil, jsonrpc.ErrInterrupted // woken, with nothing to take
 	}
 	it := q.items[q.head]
 	q.items[q.head] = item{}
@@ -224,6 +229,16 @@ func (q *Queue) Pop() (*jsonrpc.Message, error) {
 		q.admit()
 	}
 	return it.m, it.err
+}
+
+// Interrupt makes the Pop waiting now, or the next Pop that would wait,
+// return jsonrpc.ErrInterrupted instead, once; a Pop that returns a
+// message or the queue's error first clears it. The queue goes on.
+func (q *Queue) Interrupt() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.woken = true
+	q.cond.Broadcast()
 }
 
 // End stops the queue after what is pending: pops return err once the

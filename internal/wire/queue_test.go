@@ -312,3 +312,49 @@ func BenchmarkQueueNotifications(b *testing.B) {
 	q.End(errors.New("end"))
 	<-done
 }
+
+// TestQueueInterrupt: Interrupt wakes a waiting Pop with ErrInterrupted
+// once, and the queue goes on; a wake-up that finds a message is used up
+// by it; an ended queue reports its end, not the wake-up.
+func TestQueueInterrupt(t *testing.T) {
+	q := NewQueue()
+	got := make(chan error, 1)
+	go func() { _, err := q.Pop(); got <- err }()
+	q.Interrupt()
+	select {
+	case err := <-got:
+		if !errors.Is(err, jsonrpc.ErrInterrupted) {
+			t.Fatalf("woken Pop: %v, want ErrInterrupted", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Interrupt did not wake the waiting Pop")
+	}
+	_ = q.Push(bg, 1, msg(1))
+	if n := popID(t, q); n != 1 {
+		t.Errorf("after the wake-up: message %d, want 1", n)
+	}
+
+	// Before the Pop, with a message pending: the message, and the
+	// wake-up is gone with it.
+	q.Interrupt()
+	_ = q.Push(bg, 1, msg(2))
+	if n := popID(t, q); n != 2 {
+		t.Errorf("message %d, want 2", n)
+	}
+	q.Interrupt()
+	if _, err := q.Pop(); !errors.Is(err, jsonrpc.ErrInterrupted) {
+		t.Fatalf("Pop on an empty queue after Interrupt: %v, want ErrInterrupted", err)
+	}
+	// Once: the next Pop waits for a message again.
+	go func() { _ = q.Push(bg, 1, msg(3)) }()
+	if n := popID(t, q); n != 3 {
+		t.Errorf("message %d, want 3", n)
+	}
+
+	end := errors.New("the end")
+	q.Interrupt()
+	q.End(end)
+	if _, err := q.Pop(); err != end {
+		t.Errorf("ended queue: %v, want its end", err)
+	}
+}

@@ -1,0 +1,85 @@
+package client_test
+
+import (
+	"context"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/testservers"
+)
+
+// ownGoroutines returns, for every goroutine the library started (not the
+// test servers', not the tests'), the function it started with, sorted.
+func ownGoroutines() []string {
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+	var own []string
+	for g := range strings.SplitSeq(b.String(), "\n\n") {
+		if strings.Contains(g, "testing.") || strings.Contains(g, "/testservers.") {
+			continue
+		}
+		first := ""
+		for line := range strings.Lines(g) {
+			fn, _, _ := strings.Cut(strings.TrimSpace(line), "(0x")
+			if strings.HasPrefix(fn, "github.com/anymcp/anymcp/") {
+				first = strings.TrimPrefix(fn, "github.com/anymcp/anymcp/")
+			}
+		}
+		if first != "" {
+			own = append(own, first)
+		}
+	}
+	slices.Sort(own)
+	return own
+}
+
+// TestIdleConnGoroutines: a connected Conn that has made a call and waits
+// keeps one goroutine of its own, its read loop, over Streamable HTTP (no
+// GET stream: nothing listens), in both eras. The negotiation's reader and
+// the handler queue's goroutine are gone.
+func TestIdleConnGoroutines(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func() (string, func())
+	}{
+		{"streamable", func() (string, func()) {
+			s := testservers.StartStreamable(testservers.HTTPOptions{})
+			return s.URL, s.Close
+		}},
+		{"modern", func() (string, func()) {
+			s := testservers.StartModern(testservers.HTTPOptions{})
+			return s.URL, s.Close
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, stop := tc.start()
+			defer stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := client.Dial(ctx, client.URL(url), client.OnStateChange(func(from, to client.State) {}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"client.(*Conn).readLoop"}
+			var got []string
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				if got = ownGoroutines(); slices.Equal(got, want) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("an idle Conn runs %q, want %q", got, want)
+			}
+		})
+	}
+}
