@@ -93,12 +93,18 @@ func (l *lineLogger) flush() {
 	l.part, l.trimmed = l.part[:0], false
 }
 
+// stderrReadBuf is the size of the buffer drainStderr reads stderr into.
+const stderrReadBuf = 4 << 10
+
 // drainStderr is the stderr goroutine: it reads stderr to its end, whatever
 // anyone else does, keeping the tail and feeding the optional copy and log.
 func (t *Transport) drainStderr() {
 	defer close(t.stderrDone) // the supervisor closes the file
 	r := seqReader{t.stderr, &t.errSeq}
-	buf := make([]byte, 32<<10)
+	// Held for the life of the process, which mostly writes nothing here:
+	// small, like bufio's default. A chatty server costs more reads, not
+	// more memory.
+	buf := make([]byte, stderrReadBuf)
 	w := t.stderrCopy
 	var ll *lineLogger
 	if t.stderrLog != nil {
