@@ -81,13 +81,15 @@ func OpenStream(t Transport) {
 
 // AnswerTaker is a Transport that can hand a response straight to the
 // protocol layer, on the goroutine that read it, instead of queueing it
-// for Recv: for a transport where each request has its own exchange (an
-// HTTP POST), that saves the caller a wait for the Recv loop. The
-// transport offers a response this way only when it was the first message
-// of its request's exchange, so that nothing the server sent before it on
-// that exchange (progress, a log) is overtaken; take returns false for a
-// response it does not want (no call waits for that id), and the transport
-// then queues it for Recv as before. take must not block.
+// for Recv: that saves the caller a wait for the Recv loop. The transport
+// offers a response this way only when nothing the server sent before it
+// (progress, a log) can be overtaken: when it is the first message of its
+// request's own exchange (an HTTP POST), or, on a stream all messages
+// share (stdio, the HTTP+SSE stream), when Recv waits with every earlier
+// message received, so that the Recv loop has handled them all. take
+// returns false for a response it does not want (no call waits for that
+// id), and the transport then queues it for Recv as before. take must not
+// block.
 type AnswerTaker interface {
 	TakeAnswers(take func(*Message) bool)
 }

@@ -68,6 +68,12 @@ func (t *Transport) read(rd *sse.Reader, s *session) error {
 			t.log.Warn("legacy: dropped invalid input from the server",
 				"err", wire.Excerpt([]byte(derr.Error())), "excerpt", wire.Excerpt(ev.Data))
 		}
+		// A response that finds the protocol layer waiting for the next
+		// message, with nothing queued before it, goes straight to its
+		// call: nothing is overtaken, and the answer skips the read loop.
+		if len(msgs) == 1 && msgs[0].IsResponse() && t.queue.Drained() && t.takeAnswer(msgs[0]) {
+			continue
+		}
 		// A full queue makes Push wait: the stream is not read meanwhile,
 		// and TCP flow control pushes back on the server.
 		if t.queue.Push(t.ctx, len(ev.Data), msgs...) != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
@@ -71,6 +72,7 @@ type Transport struct {
 	backoff *reconnect.Backoff // used by the stream goroutine only
 
 	queue *wire.Queue
+	take  atomic.Pointer[func(*jsonrpc.Message) bool] // TakeAnswers
 
 	// ctx is the life of the transport: the GETs derive from it, and the
 	// POSTs end with it (through their session's ctx). It
@@ -296,6 +298,18 @@ var errRecvClosed = fmt.Errorf("legacy: recv: %w", jsonrpc.ErrClosed)
 // wrapping jsonrpc.ErrClosed, and messages still queued are dropped.
 func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	return t.queue.Pop()
+}
+
+// TakeAnswers implements jsonrpc.AnswerTaker: a response that finds Recv
+// waiting with nothing queued goes to take, on the stream's goroutine.
+func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Store(&take) }
+
+// takeAnswer offers msg to the protocol layer's take function, if any.
+func (t *Transport) takeAnswer(msg *jsonrpc.Message) bool {
+	if f := t.take.Load(); f != nil {
+		return (*f)(msg)
+	}
+	return false
 }
 
 // InterruptRecv wakes a Recv that waits, or the next one that would: it

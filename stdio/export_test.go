@@ -7,3 +7,12 @@ func Queued(t *Transport) int {
 	}
 	return len(t.msgs)
 }
+
+// RecvWaits reports whether a Recv of t's current process waits with every
+// message queued so far received: a response would go to TakeAnswers' take.
+func RecvWaits(t *Transport) bool {
+	if t.sup != nil {
+		t = t.sup.latest()
+	}
+	return t.waitingAt.Load() == t.sent.Load()
+}

@@ -189,6 +189,9 @@ func reply(out *bufio.Writer, mode string, m *jsonrpc.Message, grandchild, seen 
 	if err != nil {
 		panic(err)
 	}
+	if m.Method == "noted" { // a notification first, on a line of its own
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"notifications/message","params":{"before":%s}}`+"\n", m.ID.Raw())
+	}
 	if mode == modeBatch {
 		out.WriteByte('[')
 		out.Write(b)

@@ -52,6 +52,7 @@ type supervisor struct {
 	// interrupt is InterruptRecv's wake-up, shared by every process's
 	// Transport so that it reaches Recv wherever it waits.
 	interrupt chan struct{}
+	take      *atomic.Pointer[func(*jsonrpc.Message) bool] // TakeAnswers, shared likewise
 
 	mu       sync.Mutex
 	cur      *Transport // the process in service; nil between a death and the next start
@@ -93,11 +94,12 @@ func startSupervised(cmd Command) (*Transport, error) {
 		last:      t,
 		changed:   make(chan struct{}),
 		interrupt: t.interrupt,
+		take:      t.take,
 	}
 	l := newLife(t)
 	s.rl = l
 	go s.run(l)
-	return &Transport{sup: s, interrupt: s.interrupt}, nil
+	return &Transport{sup: s, interrupt: s.interrupt, take: s.take}, nil
 }
 
 // broadcast wakes the Sends waiting for a change. mu must be held.
@@ -204,7 +206,7 @@ func (s *supervisor) startAfter(b *reconnect.Backoff, wait time.Duration, ee *Ex
 		}
 		t, err := startProcess(s.cmd)
 		if err == nil {
-			t.interrupt = s.interrupt // before anything reads t
+			t.interrupt, t.take = s.interrupt, s.take // before anything reads t
 			return t, nil
 		}
 		var ok bool

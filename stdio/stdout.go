@@ -210,7 +210,7 @@ func (t *Transport) readStdout() {
 		if len(msgs) > 0 && !t.heard.Load() {
 			t.heard.Store(true)
 		}
-		if len(msgs) == 0 || !t.reserve(len(line)) {
+		if len(msgs) == 0 || len(msgs) == 1 && t.handOver(msgs[0]) || !t.reserve(len(line)) {
 			continue
 		}
 		for i, m := range msgs {
@@ -223,6 +223,20 @@ func (t *Transport) readStdout() {
 			}
 		}
 	}
+}
+
+// handOver gives m, a response, straight to the protocol layer's take
+// function (jsonrpc.AnswerTaker) when Recv waits with every message queued
+// before it received: nothing is overtaken, and the answer skips the queue
+// and the read loop. It reports whether m was taken.
+func (t *Transport) handOver(m *jsonrpc.Message) bool {
+	if !m.IsResponse() || t.waitingAt.Load() != t.sent.Load() {
+		return false
+	}
+	if f := t.take.Load(); f != nil {
+		return (*f)(m)
+	}
+	return false
 }
 
 // queued is a message waiting for Recv, with the bytes it frees once
@@ -264,6 +278,7 @@ func (t *Transport) release(n int) {
 // deliver queues q for Recv. It waits while the queue is full, and gives up
 // (reporting false) when the transport is closed.
 func (t *Transport) deliver(q queued) bool {
+	t.sent.Add(1) // first: Recv may take it at once
 	select {
 	case t.msgs <- q:
 		return true
@@ -273,6 +288,7 @@ func (t *Transport) deliver(q queued) bool {
 	case t.msgs <- q:
 		return true
 	case <-t.closeCh:
+		t.sent.Add(-1)
 		return false
 	}
 }

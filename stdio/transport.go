@@ -73,10 +73,18 @@ type Transport struct {
 	// interrupt holds InterruptRecv's wake-up until a Recv uses it up; a
 	// supervised Transport and its processes share the supervisor's.
 	interrupt chan struct{}
-	hurryOnce sync.Once
-	hurry     chan struct{} // closed when Shutdown's context is done: wait no more
-	brokeOnce sync.Once
-	brokeCh   chan struct{} // closed when a write to stdin fails
+	// take is the protocol layer's jsonrpc.AnswerTaker function; a
+	// supervised Transport and its processes share the supervisor's cell.
+	take *atomic.Pointer[func(*jsonrpc.Message) bool]
+	// sent counts the messages the stdout goroutine queued, received those
+	// Recv returned; waitingAt is received when Recv began to wait for the
+	// next one, -1 while it does not wait. waitingAt == sent means Recv
+	// waits with every message taken: a response may then go to take.
+	sent, received, waitingAt atomic.Int64
+	hurryOnce                 sync.Once
+	hurry                     chan struct{} // closed when Shutdown's context is done: wait no more
+	brokeOnce                 sync.Once
+	brokeCh                   chan struct{} // closed when a write to stdin fails
 
 	exited chan struct{} // closed once the process is reaped
 	state  *os.ProcessState
@@ -190,6 +198,7 @@ func startProcess(cmd Command) (*Transport, error) {
 		room:           make(chan struct{}, 1),
 		closeCh:        make(chan struct{}),
 		interrupt:      make(chan struct{}, 1),
+		take:           new(atomic.Pointer[func(*jsonrpc.Message) bool]),
 		hurry:          make(chan struct{}),
 		brokeCh:        make(chan struct{}),
 		exited:         make(chan struct{}),
@@ -198,6 +207,7 @@ func startProcess(cmd Command) (*Transport, error) {
 		stopped:        make(chan struct{}),
 		done:           make(chan struct{}),
 	}
+	t.waitingAt.Store(-1)
 	t.rawWrite = t.newRawWrite()
 	log.Debug("stdio: server started", slog.String("path", c.Path), slog.Int("pid", t.pid))
 	go t.wait()
@@ -433,13 +443,22 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	select {
 	case q, ok = <-t.msgs:
 	default:
+		t.waitingAt.Store(t.received.Load())
+		var stop error
 		select {
 		case q, ok = <-t.msgs:
 		case <-t.closeCh:
-			return nil, jsonrpc.ErrClosed
+			stop = jsonrpc.ErrClosed
 		case <-t.interrupt:
-			return nil, jsonrpc.ErrInterrupted
+			stop = jsonrpc.ErrInterrupted
 		}
+		t.waitingAt.Store(-1)
+		if stop != nil {
+			return nil, stop
+		}
+	}
+	if ok {
+		t.received.Add(1)
 	}
 	select {
 	case <-t.interrupt: // a message came first: the wake-up is used up
@@ -454,6 +473,11 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 	t.release(q.size)
 	return q.m, nil
 }
+
+// TakeAnswers implements jsonrpc.AnswerTaker: a response that finds Recv
+// waiting with every earlier message received goes to take, on the stdout
+// goroutine.
+func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Store(&take) }
 
 // InterruptRecv wakes a Recv that waits, or the next one that would: it
 // returns jsonrpc.ErrInterrupted, once (see jsonrpc.RecvInterrupter).

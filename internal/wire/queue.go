@@ -52,6 +52,7 @@ type Queue struct {
 	waiting  []*pusher // pushes waiting for room, in order
 	err      error     // set by end or close: what pop reports once items are drained
 	woken    bool      // Interrupt: the next pop that would wait returns jsonrpc.ErrInterrupted
+	popping  int       // pops waiting for an item
 	maxItems int
 	maxBytes int
 }
@@ -212,7 +213,9 @@ func (q *Queue) Pop() (*jsonrpc.Message, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.head == len(q.items) && q.err == nil && !q.woken {
+		q.popping++
 		q.cond.Wait()
+		q.popping--
 	}
 	q.woken = false
 	if q.head == len(q.items) {
@@ -229,6 +232,17 @@ func (q *Queue) Pop() (*jsonrpc.Message, error) {
 		q.admit()
 	}
 	return it.m, it.err
+}
+
+// Drained reports whether the consumer has taken everything pushed so far
+// and waits in Pop for more: a stream reader that is the queue's only
+// producer may then hand its next message to the consumer's side some
+// other way (a response straight to its call, jsonrpc.AnswerTaker)
+// without overtaking anything; the Pop keeps waiting until it pushes.
+func (q *Queue) Drained() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.head == len(q.items) && len(q.waiting) == 0 && q.popping > 0
 }
 
 // Interrupt makes the Pop waiting now, or the next Pop that would wait,

@@ -358,3 +358,47 @@ func TestQueueInterrupt(t *testing.T) {
 		t.Errorf("ended queue: %v, want its end", err)
 	}
 }
+
+// TestQueueDrained: Drained holds only while a Pop waits with nothing
+// pending: not before any Pop, not with a message pushed and not yet
+// taken, not while the consumer is away from Pop.
+func TestQueueDrained(t *testing.T) {
+	q := NewQueue()
+	if q.Drained() {
+		t.Fatal("drained with no Pop waiting")
+	}
+	got := make(chan int64)
+	pop := func() { m, _ := q.Pop(); n, _ := m.ID.Int64(); got <- n }
+	go pop()
+	awaitDrained(t, q)
+	q.mu.Lock() // hold the Pop off its message, as a busy scheduler might
+	q.add([]*jsonrpc.Message{msg(1)}, nil, 1)
+	q.cond.Signal()
+	q.mu.Unlock()
+	if q.Drained() && q.Len() > 0 {
+		t.Fatal("drained with a message pending")
+	}
+	if n := <-got; n != 1 {
+		t.Fatalf("popped %d", n)
+	}
+	if q.Drained() {
+		t.Fatal("drained with the consumer away from Pop")
+	}
+	go pop()
+	awaitDrained(t, q)
+	_ = q.Push(bg, 1, msg(2))
+	if n := <-got; n != 2 {
+		t.Fatalf("popped %d", n)
+	}
+}
+
+func awaitDrained(t *testing.T, q *Queue) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !q.Drained() {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting Pop does not show as drained")
+		}
+		runtime.Gosched()
+	}
+}
