@@ -21,9 +21,9 @@ type eventQueue struct {
 
 	maxLen, maxBytes int // maxPendingNotifications, maxPendingNotificationBytes
 	wg               sync.WaitGroup
-	// gid is the goroutine that runs the functions, read when it starts
-	// (a stack trace, which a Conn that never gets an event does not
-	// pay); running is set while one runs.
+	// gid is the goroutine that runs the functions, read each time one
+	// starts (a stack trace: once per burst of events, and never for a
+	// Conn that gets none); running is set while a function runs.
 	gid     atomic.Uint64
 	running atomic.Bool
 }

@@ -38,7 +38,3 @@ func (h *hooked) Shutdown(ctx context.Context) error { return jsonrpc.Shutdown(c
 
 // OpenStream passes the request for a stream on to the transport.
 func (h *hooked) OpenStream() { jsonrpc.OpenStream(h.Transport) }
-
-// InterruptRecv passes the wake-up on to the transport. A transport that
-// cannot be woken is read on until its next message, as before.
-func (h *hooked) InterruptRecv() { jsonrpc.InterruptRecv(h.Transport) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -197,6 +198,12 @@ type handedOff struct {
 	early []*jsonrpc.Message
 	err   error // the pump's terminal error, reported after early
 	own   bool  // the pump is drained: read the transport itself
+	// take is the protocol layer's AnswerTaker function, held back until
+	// Recv reads the transport itself (live): before that, a response
+	// handed over at once could overtake the messages the ladder kept or
+	// the pump's last one, which the protocol layer has not handled yet.
+	take func(*jsonrpc.Message) bool
+	live atomic.Bool
 }
 
 func (h *handedOff) Recv() (*jsonrpc.Message, error) {
@@ -241,10 +248,22 @@ func (h *handedOff) Recv() (*jsonrpc.Message, error) {
 	return h.recvOwn()
 }
 
-// recvOwn reads the transport itself. A wake-up meant for the pump that
-// came after its goroutine had already returned with a message is not an
-// end: read on.
+// recvOwn reads the transport itself, and passes the take function held
+// back on to it the first time: every message received before has been
+// handled by now, since the protocol layer calls Recv only then. A wake-up
+// meant for the pump that came after its goroutine had already returned
+// with a message is not an end: read on.
 func (h *handedOff) recvOwn() (*jsonrpc.Message, error) {
+	if !h.live.Load() {
+		h.mu.Lock()
+		take := h.take
+		h.take = nil
+		h.live.Store(true)
+		h.mu.Unlock()
+		if take != nil {
+			jsonrpc.TakeAnswers(h.Transport, take)
+		}
+	}
 	for {
 		m, err := h.Transport.Recv()
 		if !errors.Is(err, jsonrpc.ErrInterrupted) {
@@ -262,8 +281,15 @@ func (h *handedOff) Shutdown(ctx context.Context) error {
 func (h *handedOff) OpenStream() { jsonrpc.OpenStream(h.Transport) }
 
 // TakeAnswers passes the protocol layer's take function on to the
-// transport. Responses the ladder kept are answers to its own requests,
-// which no call waits for.
+// transport once Recv reads the transport itself (see recvOwn). Responses
+// the ladder kept are answers to its own requests, which no call waits for.
 func (h *handedOff) TakeAnswers(take func(*jsonrpc.Message) bool) {
+	h.mu.Lock()
+	if !h.live.Load() {
+		h.take = take
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
 	jsonrpc.TakeAnswers(h.Transport, take)
 }

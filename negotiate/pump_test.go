@@ -104,7 +104,10 @@ func TestHandOffEndsThePump(t *testing.T) {
 		// The pump's wake-up and this one, both returned by Recv before
 		// the message comes.
 		deadline := time.Now().Add(5 * time.Second)
-		for tr.woken.Load() < 2 && time.Now().Before(deadline) {
+		for tr.woken.Load() < 2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("Recv returned ErrInterrupted %d times, want 2", tr.woken.Load())
+			}
 			time.Sleep(time.Millisecond)
 		}
 		_ = tr.q.Push(context.Background(), 1, ping(10))
@@ -130,5 +133,49 @@ func waitForEarly(t *testing.T, p *pump, n int) {
 			t.Fatalf("the pump keeps %d messages, want %d", got, n)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// takingTransport is a wakeable transport that is a jsonrpc.AnswerTaker:
+// it records when it is given the take function.
+type takingTransport struct {
+	wakeableTransport
+	given atomic.Bool
+}
+
+func (t *takingTransport) TakeAnswers(func(*jsonrpc.Message) bool) { t.given.Store(true) }
+
+// TestHandOffHoldsTakeBack: the protocol layer's take function reaches the
+// transport only once Recv reads the transport itself, after the messages
+// the ladder kept: a response handed over earlier could overtake them.
+func TestHandOffHoldsTakeBack(t *testing.T) {
+	tr := &takingTransport{wakeableTransport: wakeableTransport{queueTransport{q: wire.NewQueue()}}}
+	defer tr.Close()
+	p := newPump(tr, slog.New(slog.DiscardHandler))
+	_ = tr.q.Push(context.Background(), 1, note(`{"n":1}`)) // kept by the ladder
+	waitForEarly(t, p, 1)
+	h := p.handOff()
+	jsonrpc.TakeAnswers(h, func(*jsonrpc.Message) bool { return true })
+	if tr.given.Load() {
+		t.Fatal("take reached the transport before the kept message was received")
+	}
+	if m, err := h.Recv(); err != nil || m.Method != "notifications/message" {
+		t.Fatalf("first message: %v, %v; want the kept notification", m, err)
+	}
+	if tr.given.Load() {
+		t.Fatal("take reached the transport before the kept message was handled")
+	}
+	got := make(chan *jsonrpc.Message, 1)
+	go func() { m, _ := h.Recv(); got <- m }() // reads the transport itself now
+	deadline := time.Now().Add(5 * time.Second)
+	for !tr.given.Load() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !tr.given.Load() {
+		t.Fatal("take never reached the transport")
+	}
+	_ = tr.q.Push(context.Background(), 1, ping(3))
+	if m := <-got; m == nil || m.ID.Raw() != "3" {
+		t.Fatalf("next message: %v, want ping 3", m)
 	}
 }

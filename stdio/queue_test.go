@@ -25,7 +25,9 @@ func TestStdoutQueueBytes(t *testing.T) {
 		room:       make(chan struct{}, 1),
 		closeCh:    make(chan struct{}),
 		stdoutDone: make(chan struct{}),
+		sh:         newShared(),
 	}
+	tr.waitingAt.Store(-1)
 	go tr.readStdout()
 	defer func() {
 		w.Close()

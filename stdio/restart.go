@@ -49,10 +49,7 @@ type supervisor struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run has returned
 	closed atomic.Bool   // close was called (set with mu held)
-	// interrupt is InterruptRecv's wake-up, shared by every process's
-	// Transport so that it reaches Recv wherever it waits.
-	interrupt chan struct{}
-	take      *atomic.Pointer[func(*jsonrpc.Message) bool] // TakeAnswers, shared likewise
+	sh     *shared       // shared with every process's Transport
 
 	mu       sync.Mutex
 	cur      *Transport // the process in service; nil between a death and the next start
@@ -74,7 +71,8 @@ type supervisor struct {
 // startSupervised starts the first process and the supervisor. A first
 // process that cannot be started is an error, as without supervision.
 func startSupervised(cmd Command) (*Transport, error) {
-	t, err := startProcess(cmd)
+	sh := newShared()
+	t, err := startProcess(cmd, sh)
 	if err != nil {
 		return nil, err
 	}
@@ -84,22 +82,21 @@ func startSupervised(cmd Command) (*Transport, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &supervisor{
-		cmd:       cmd,
-		policy:    *cmd.Restart, // a copy: the caller may reuse its value
-		log:       log,
-		ctx:       ctx,
-		cancel:    cancel,
-		done:      make(chan struct{}),
-		cur:       t,
-		last:      t,
-		changed:   make(chan struct{}),
-		interrupt: t.interrupt,
-		take:      t.take,
+		cmd:     cmd,
+		policy:  *cmd.Restart, // a copy: the caller may reuse its value
+		log:     log,
+		ctx:     ctx,
+		cancel:  cancel,
+		done:    make(chan struct{}),
+		cur:     t,
+		last:    t,
+		changed: make(chan struct{}),
+		sh:      sh,
 	}
 	l := newLife(t)
 	s.rl = l
 	go s.run(l)
-	return &Transport{sup: s, interrupt: s.interrupt, take: s.take}, nil
+	return &Transport{sup: s, sh: sh}, nil
 }
 
 // broadcast wakes the Sends waiting for a change. mu must be held.
@@ -204,9 +201,8 @@ func (s *supervisor) startAfter(b *reconnect.Backoff, wait time.Duration, ee *Ex
 		if err := reconnect.Sleep(s.ctx, wait); err != nil {
 			return nil, err
 		}
-		t, err := startProcess(s.cmd)
+		t, err := startProcess(s.cmd, s.sh)
 		if err == nil {
-			t.interrupt, t.take = s.interrupt, s.take // before anything reads t
 			return t, nil
 		}
 		var ok bool
@@ -243,7 +239,7 @@ func (s *supervisor) recv() (*jsonrpc.Message, error) {
 			select {
 			case <-l.nextCh:
 			case <-s.ctx.Done():
-			case <-s.interrupt:
+			case <-s.sh.interrupt:
 				return nil, jsonrpc.ErrInterrupted
 			}
 			if s.closed.Load() {

@@ -233,7 +233,7 @@ func (t *Transport) handOver(m *jsonrpc.Message) bool {
 	if !m.IsResponse() || t.waitingAt.Load() != t.sent.Load() {
 		return false
 	}
-	if f := t.take.Load(); f != nil {
+	if f := t.sh.take.Load(); f != nil {
 		return (*f)(m)
 	}
 	return false

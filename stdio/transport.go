@@ -70,12 +70,9 @@ type Transport struct {
 	stopping  atomic.Bool // the shutdown has begun
 	closeOnce sync.Once
 	closeCh   chan struct{} // closed by Close
-	// interrupt holds InterruptRecv's wake-up until a Recv uses it up; a
-	// supervised Transport and its processes share the supervisor's.
-	interrupt chan struct{}
-	// take is the protocol layer's jsonrpc.AnswerTaker function; a
-	// supervised Transport and its processes share the supervisor's cell.
-	take *atomic.Pointer[func(*jsonrpc.Message) bool]
+	// sh holds the wake-up of InterruptRecv and the take function of
+	// TakeAnswers; a supervised Transport and its processes share one.
+	sh *shared
 	// sent counts the messages the stdout goroutine queued, received those
 	// Recv returned; waitingAt is received when Recv began to wait for the
 	// next one, -1 while it does not wait. waitingAt == sent means Recv
@@ -120,11 +117,23 @@ func Start(cmd Command) (*Transport, error) {
 	if cmd.Restart != nil {
 		return startSupervised(cmd)
 	}
-	return startProcess(cmd)
+	return startProcess(cmd, newShared())
 }
 
-// startProcess starts one server process; its transport ends with it.
-func startProcess(cmd Command) (*Transport, error) {
+// shared is what a Recv waits on besides messages, and what it hands
+// answers to: InterruptRecv's wake-up, held until a Recv uses it up, and
+// TakeAnswers' take function. A supervised Transport and every process it
+// starts share one, so they reach Recv wherever it waits.
+type shared struct {
+	interrupt chan struct{}
+	take      atomic.Pointer[func(*jsonrpc.Message) bool]
+}
+
+func newShared() *shared { return &shared{interrupt: make(chan struct{}, 1)} }
+
+// startProcess starts one server process, sharing sh; its transport ends
+// with it.
+func startProcess(cmd Command, sh *shared) (*Transport, error) {
 	if cmd.Path == "" {
 		return nil, errors.New("stdio: Command.Path is empty")
 	}
@@ -197,8 +206,7 @@ func startProcess(cmd Command) (*Transport, error) {
 		msgs:           make(chan queued, queueLen),
 		room:           make(chan struct{}, 1),
 		closeCh:        make(chan struct{}),
-		interrupt:      make(chan struct{}, 1),
-		take:           new(atomic.Pointer[func(*jsonrpc.Message) bool]),
+		sh:             sh,
 		hurry:          make(chan struct{}),
 		brokeCh:        make(chan struct{}),
 		exited:         make(chan struct{}),
@@ -449,7 +457,7 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 		case q, ok = <-t.msgs:
 		case <-t.closeCh:
 			stop = jsonrpc.ErrClosed
-		case <-t.interrupt:
+		case <-t.sh.interrupt:
 			stop = jsonrpc.ErrInterrupted
 		}
 		t.waitingAt.Store(-1)
@@ -461,7 +469,7 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 		t.received.Add(1)
 	}
 	select {
-	case <-t.interrupt: // a message came first: the wake-up is used up
+	case <-t.sh.interrupt: // a message came first: the wake-up is used up
 	default:
 	}
 	if t.closed.Load() {
@@ -477,13 +485,13 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 // TakeAnswers implements jsonrpc.AnswerTaker: a response that finds Recv
 // waiting with every earlier message received goes to take, on the stdout
 // goroutine.
-func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Store(&take) }
+func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.sh.take.Store(&take) }
 
 // InterruptRecv wakes a Recv that waits, or the next one that would: it
 // returns jsonrpc.ErrInterrupted, once (see jsonrpc.RecvInterrupter).
 func (t *Transport) InterruptRecv() {
 	select {
-	case t.interrupt <- struct{}{}:
+	case t.sh.interrupt <- struct{}{}:
 	default: // a wake-up is pending already
 	}
 }

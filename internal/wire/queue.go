@@ -238,11 +238,12 @@ func (q *Queue) Pop() (*jsonrpc.Message, error) {
 // and waits in Pop for more: a stream reader that is the queue's only
 // producer may then hand its next message to the consumer's side some
 // other way (a response straight to its call, jsonrpc.AnswerTaker)
-// without overtaking anything; the Pop keeps waiting until it pushes.
+// without overtaking anything; the Pop keeps waiting until it pushes. A
+// Pop that Interrupt woke is on its way out, not waiting.
 func (q *Queue) Drained() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.head == len(q.items) && len(q.waiting) == 0 && q.popping > 0
+	return q.head == len(q.items) && len(q.waiting) == 0 && q.popping > 0 && !q.woken
 }
 
 // Interrupt makes the Pop waiting now, or the next Pop that would wait,

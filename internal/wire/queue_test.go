@@ -390,6 +390,18 @@ func TestQueueDrained(t *testing.T) {
 	if n := <-got; n != 2 {
 		t.Fatalf("popped %d", n)
 	}
+
+	// A Pop that Interrupt woke is leaving, not waiting.
+	woken := make(chan error, 1)
+	go func() { _, err := q.Pop(); woken <- err }()
+	awaitDrained(t, q)
+	q.Interrupt()
+	if q.Drained() {
+		t.Fatal("drained with the waiting Pop woken")
+	}
+	if err := <-woken; !errors.Is(err, jsonrpc.ErrInterrupted) {
+		t.Fatalf("woken Pop: %v", err)
+	}
 }
 
 func awaitDrained(t *testing.T, q *Queue) {
