@@ -9,27 +9,31 @@ import (
 	"github.com/anymcp/anymcp/testservers"
 )
 
+// idleServers are the HTTP servers an idle Conn is measured against: the
+// legacy HTTP+SSE stream, Streamable HTTP (2025-11-25) and 2026-07-28.
+var idleServers = []struct {
+	name  string
+	start func() (url string, stop func())
+}{
+	{"legacy", func() (string, func()) {
+		s := testservers.StartLegacy(testservers.LegacyOptions{})
+		return s.URL, s.Close
+	}},
+	{"streamable", func() (string, func()) {
+		s := testservers.StartStreamable(testservers.HTTPOptions{})
+		return s.URL, s.Close
+	}},
+	{"modern", func() (string, func()) {
+		s := testservers.StartModern(testservers.HTTPOptions{})
+		return s.URL, s.Close
+	}},
+}
+
 // BenchmarkIdleConnHeap reports the heap an idle connection holds, per
 // connection, over 50 connections to one server: the legacy HTTP+SSE
 // stream, and Streamable HTTP with its GET stream.
 func BenchmarkIdleConnHeap(b *testing.B) {
-	for _, tc := range []struct {
-		name  string
-		start func() (string, func())
-	}{
-		{"legacy", func() (string, func()) {
-			s := testservers.StartLegacy(testservers.LegacyOptions{})
-			return s.URL, s.Close
-		}},
-		{"streamable", func() (string, func()) {
-			s := testservers.StartStreamable(testservers.HTTPOptions{})
-			return s.URL, s.Close
-		}},
-		{"modern", func() (string, func()) {
-			s := testservers.StartModern(testservers.HTTPOptions{})
-			return s.URL, s.Close
-		}},
-	} {
+	for _, tc := range idleServers {
 		b.Run(tc.name, func(b *testing.B) {
 			url, stop := tc.start()
 			defer stop()

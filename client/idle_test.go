@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/client"
-	"github.com/anymcp/anymcp/testservers"
 )
 
 // ownGoroutines returns, for every goroutine the library started (not the
@@ -39,22 +38,13 @@ func ownGoroutines() []string {
 
 // TestIdleConnGoroutines: a connected Conn that has made a call and waits
 // keeps one goroutine of its own, its read loop, over Streamable HTTP (no
-// GET stream: nothing listens), in both eras. The negotiation's reader and
-// the handler queue's goroutine are gone.
+// GET stream: nothing listens) in both eras, and over HTTP+SSE besides the
+// stream's reader. The negotiation's reader and the handler queue's
+// goroutine are gone.
 func TestIdleConnGoroutines(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		start func() (string, func())
-	}{
-		{"streamable", func() (string, func()) {
-			s := testservers.StartStreamable(testservers.HTTPOptions{})
-			return s.URL, s.Close
-		}},
-		{"modern", func() (string, func()) {
-			s := testservers.StartModern(testservers.HTTPOptions{})
-			return s.URL, s.Close
-		}},
-	} {
+	// What the library runs besides: the HTTP+SSE stream's reader.
+	besides := map[string][]string{"legacy": {"legacy.(*Transport).run"}}
+	for _, tc := range idleServers {
 		t.Run(tc.name, func(t *testing.T) {
 			url, stop := tc.start()
 			defer stop()
@@ -68,7 +58,8 @@ func TestIdleConnGoroutines(t *testing.T) {
 			if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"client.(*Conn).readLoop"}
+			want := append([]string{"client.(*Conn).readLoop"}, besides[tc.name]...)
+			slices.Sort(want)
 			var got []string
 			deadline := time.Now().Add(5 * time.Second)
 			for {
