@@ -71,7 +71,7 @@ func (t *Transport) read(rd *sse.Reader, s *session) error {
 		// A response that finds the protocol layer waiting for the next
 		// message, with nothing queued before it, goes straight to its
 		// call: nothing is overtaken, and the answer skips the read loop.
-		if len(msgs) == 1 && msgs[0].IsResponse() && t.queue.Drained() && t.takeAnswer(msgs[0]) {
+		if len(msgs) == 1 && msgs[0].IsResponse() && t.queue.Drained() && t.take.Offer(msgs[0]) {
 			continue
 		}
 		// A full queue makes Push wait: the stream is not read meanwhile,

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
@@ -72,7 +71,7 @@ type Transport struct {
 	backoff *reconnect.Backoff // used by the stream goroutine only
 
 	queue *wire.Queue
-	take  atomic.Pointer[func(*jsonrpc.Message) bool] // TakeAnswers
+	take  wire.Taker // TakeAnswers
 
 	// ctx is the life of the transport: the GETs derive from it, and the
 	// POSTs end with it (through their session's ctx). It
@@ -302,15 +301,7 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 
 // TakeAnswers implements jsonrpc.AnswerTaker: a response that finds Recv
 // waiting with nothing queued goes to take, on the stream's goroutine.
-func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Store(&take) }
-
-// takeAnswer offers msg to the protocol layer's take function, if any.
-func (t *Transport) takeAnswer(msg *jsonrpc.Message) bool {
-	if f := t.take.Load(); f != nil {
-		return (*f)(msg)
-	}
-	return false
-}
+func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Set(take) }
 
 // InterruptRecv wakes a Recv that waits, or the next one that would: it
 // returns jsonrpc.ErrInterrupted, once (see jsonrpc.RecvInterrupter).

@@ -337,7 +337,7 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message, size int) (bool, error) {
 		}
 		keep = append(keep, msg)
 	}
-	if found && len(keep) == 1 && !x.queued && x.t.takeAnswer(keep[0]) {
+	if found && len(keep) == 1 && !x.queued && x.t.take.Offer(keep[0]) {
 		return true, nil // the first message of the exchange, handed over directly
 	}
 	x.queued = x.queued || len(keep) > 0

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
@@ -79,7 +78,7 @@ type Transport struct {
 	policy       reconnect.Policy
 
 	queue *wire.Queue
-	take  atomic.Pointer[func(*jsonrpc.Message) bool] // TakeAnswers
+	take  wire.Taker // TakeAnswers
 
 	ctx    context.Context // cancelled by Close: every request derives from it
 	cancel context.CancelFunc
@@ -105,15 +104,7 @@ type Transport struct {
 // TakeAnswers implements jsonrpc.AnswerTaker: a response that is the first
 // message of its POST's answer (a JSON body, or the first event of an SSE
 // stream) goes to take, on the goroutine of the Send that read it.
-func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Store(&take) }
-
-// takeAnswer offers msg to the protocol layer's take function, if any.
-func (t *Transport) takeAnswer(msg *jsonrpc.Message) bool {
-	if f := t.take.Load(); f != nil {
-		return (*f)(msg)
-	}
-	return false
-}
+func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Set(take) }
 
 // New returns a transport for the MCP endpoint at endpoint, an http or
 // https URL. It does no I/O: the first request is the first Send.

@@ -230,13 +230,7 @@ func (t *Transport) readStdout() {
 // before it received: nothing is overtaken, and the answer skips the queue
 // and the read loop. It reports whether m was taken.
 func (t *Transport) handOver(m *jsonrpc.Message) bool {
-	if !m.IsResponse() || t.waitingAt.Load() != t.sent.Load() {
-		return false
-	}
-	if f := t.sh.take.Load(); f != nil {
-		return (*f)(m)
-	}
-	return false
+	return m.IsResponse() && t.waitingAt.Load() == t.sent.Load() && t.sh.take.Offer(m)
 }
 
 // queued is a message waiting for Recv, with the bytes it frees once

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -70,6 +71,11 @@ type Transport struct {
 	stopping  atomic.Bool // the shutdown has begun
 	closeOnce sync.Once
 	closeCh   chan struct{} // closed by Close
+	hurryOnce sync.Once
+	hurry     chan struct{} // closed when Shutdown's context is done: wait no more
+	brokeOnce sync.Once
+	brokeCh   chan struct{} // closed when a write to stdin fails
+
 	// sh holds the wake-up of InterruptRecv and the take function of
 	// TakeAnswers; a supervised Transport and its processes share one.
 	sh *shared
@@ -78,10 +84,6 @@ type Transport struct {
 	// next one, -1 while it does not wait. waitingAt == sent means Recv
 	// waits with every message taken: a response may then go to take.
 	sent, received, waitingAt atomic.Int64
-	hurryOnce                 sync.Once
-	hurry                     chan struct{} // closed when Shutdown's context is done: wait no more
-	brokeOnce                 sync.Once
-	brokeCh                   chan struct{} // closed when a write to stdin fails
 
 	exited chan struct{} // closed once the process is reaped
 	state  *os.ProcessState
@@ -126,7 +128,7 @@ func Start(cmd Command) (*Transport, error) {
 // starts share one, so they reach Recv wherever it waits.
 type shared struct {
 	interrupt chan struct{}
-	take      atomic.Pointer[func(*jsonrpc.Message) bool]
+	take      wire.Taker
 }
 
 func newShared() *shared { return &shared{interrupt: make(chan struct{}, 1)} }
@@ -485,7 +487,7 @@ func (t *Transport) Recv() (*jsonrpc.Message, error) {
 // TakeAnswers implements jsonrpc.AnswerTaker: a response that finds Recv
 // waiting with every earlier message received goes to take, on the stdout
 // goroutine.
-func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.sh.take.Store(&take) }
+func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.sh.take.Set(take) }
 
 // InterruptRecv wakes a Recv that waits, or the next one that would: it
 // returns jsonrpc.ErrInterrupted, once (see jsonrpc.RecvInterrupter).

@@ -1,7 +1,8 @@
 // Package wire holds what the two HTTP transports, modern (Streamable HTTP)
 // and legacy (HTTP+SSE), share: the queue between their stream readers and
 // Recv, and the reading of HTTP bodies they cannot use (error bodies,
-// excerpts, drains, media types).
+// excerpts, drains, media types). Taker, the holder of the protocol layer's
+// jsonrpc.AnswerTaker function, serves stdio too.
 //
 // The queue is bounded, by message count (MaxQueued) and by bytes of
 // server input (MaxQueuedBytes). Under backpressure nothing is dropped: a
