@@ -3,6 +3,12 @@
 #   awk -f medians.awk -f eras.awk raw.txt
 
 function signed_b(b) { return (b >= 0 ? "+" : "−") human_b(b < 0 ? -b : b) }
+# tba is the "time, B/op, allocs" cell of benchmark b.
+function tba(b) { return human_t(med(b, "s/op")) ", " human_b(med(b, "B/op")) ", " sprintf("%g", med(b, "allocs/op")) }
+# ratios3 is the "time | B/op | allocs" cells of benchmark a ÷ benchmark b.
+function ratios3(a, b) {
+  return ratio(med(a, "s/op"), med(b, "s/op")) " | " ratio(med(a, "B/op"), med(b, "B/op")) " | " ratio(med(a, "allocs/op"), med(b, "allocs/op"))
+}
 END {
   n = 0; for (k in samples) if (samples[k] > n) n = samples[k]
   printf "Medians of %d samples per row; ratios are of medians from this one run.\n\n", n
@@ -14,10 +20,7 @@ END {
   for (i = 1; i <= 3; i++) {
     l = "EraCall/transport=" trs[i] "/era=legacy"; m = "EraCall/transport=" trs[i] "/era=modern"
     if (med(l, "s/op") < 0) continue
-    printf "| %s | %s, %s, %g | %s, %s, %g | %s | %s | %s |\n", trs[i],
-      human_t(med(l, "s/op")), human_b(med(l, "B/op")), med(l, "allocs/op"),
-      human_t(med(m, "s/op")), human_b(med(m, "B/op")), med(m, "allocs/op"),
-      ratio(med(m, "s/op"), med(l, "s/op")), ratio(med(m, "B/op"), med(l, "B/op")), ratio(med(m, "allocs/op"), med(l, "allocs/op"))
+    printf "| %s | %s | %s | %s |\n", trs[i], tba(l), tba(m), ratios3(m, l)
   }
 
   print "\n### anymcp vs the go-sdk client on the same 2026-07-28 server\n"
@@ -27,10 +30,7 @@ END {
   for (i = 1; i <= 2; i++) {
     a = "ModernCall/server=" svs[i] "/client=anymcp"; g = "ModernCall/server=" svs[i] "/client=gosdk"
     if (med(a, "s/op") < 0) continue
-    printf "| %s | %s, %s, %g | %s, %s, %g | %s | %s | %s | %s, %+g |\n", svs[i],
-      human_t(med(a, "s/op")), human_b(med(a, "B/op")), med(a, "allocs/op"),
-      human_t(med(g, "s/op")), human_b(med(g, "B/op")), med(g, "allocs/op"),
-      ratio(med(g, "s/op"), med(a, "s/op")), ratio(med(g, "B/op"), med(a, "B/op")), ratio(med(g, "allocs/op"), med(a, "allocs/op")),
+    printf "| %s | %s | %s | %s | %s, %+g |\n", svs[i], tba(a), tba(g), ratios3(g, a),
       signed_b(med(g, "B/op") - med(a, "B/op")), med(g, "allocs/op") - med(a, "allocs/op")
   }
 
