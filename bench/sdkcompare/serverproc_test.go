@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // envHTTPServer, set to a transport of startServer, makes this test binary
@@ -39,6 +40,13 @@ func serveHTTPFromEnv() {
 	os.Exit(0)
 }
 
+// serverStartWait bounds how long a server process may take to print its
+// URL, and serverExitWait how long it may take to exit once its stdin ends.
+const (
+	serverStartWait = 30 * time.Second
+	serverExitWait  = 10 * time.Second
+)
+
 // startServerProcess starts an HTTP test server of kind in a child process
 // (this test binary again); stop ends it and waits for it.
 func startServerProcess(kind string) (s *server, stop func() error, err error) {
@@ -60,11 +68,35 @@ func startServerProcess(kind string) (s *server, stop func() error, err error) {
 	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
 	stop = func() error {
 		_ = in.Close()
-		return cmd.Wait()
+		select {
+		case err := <-waited:
+			return err
+		case <-time.After(serverExitWait):
+			_ = cmd.Process.Kill()
+			return errors.Join(fmt.Errorf("%s server process: still running %v after its stdin ended; killed", kind, serverExitWait), <-waited)
+		}
 	}
-	line, err := bufio.NewReader(out).ReadString('\n')
+	type result struct {
+		line string
+		err  error
+	}
+	first := make(chan result, 1)
+	go func() {
+		line, err := bufio.NewReader(out).ReadString('\n')
+		first <- result{line, err}
+	}()
+	var line string
+	select {
+	case r := <-first:
+		line, err = r.line, r.err
+	case <-time.After(serverStartWait):
+		err = fmt.Errorf("no URL within %v", serverStartWait)
+		_ = cmd.Process.Kill() // ends the read too: stdout closes
+	}
 	url := strings.TrimSpace(line)
 	if err == nil && !strings.HasPrefix(url, "http://") {
 		err = fmt.Errorf("the server process printed %q, not its URL", line)
