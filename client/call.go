@@ -266,7 +266,11 @@ func (r callResult) wrapErr(method string) error {
 }
 
 // decodeResult decodes a call's result into result (nil: the caller does
-// not want it), in one pass that also checks it.
+// not want it), in one pass that also checks it. r.raw is the answer's own
+// memory, which nothing writes to again (a transport gives its messages up,
+// see jsonrpc.Transport; the result cache keeps them as they came), so a
+// large string of the result — a big text or image — shares it instead of
+// being copied (jsondec.UnmarshalOwned).
 func decodeResult(method string, r callResult, result any) error {
 	if result == nil {
 		// Nothing decodes it, so check it here: a transport leaves that
@@ -278,7 +282,7 @@ func decodeResult(method string, r callResult, result any) error {
 		}
 		return nil
 	}
-	if err := jsondec.Unmarshal(r.raw, result); err != nil {
+	if err := jsondec.UnmarshalOwned(r.raw, result); err != nil {
 		return fmt.Errorf("%s: decoding result: %w", method, err)
 	}
 	return nil

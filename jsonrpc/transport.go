@@ -19,7 +19,11 @@ import (
 // fail for a request must not expect a response to it.
 //
 // Recv returns the next message from the server; one goroutine calls it in
-// a loop. It returns an error once the transport is closed (ErrClosed) or
+// a loop. The message is the caller's from then on: the transport must
+// never modify it, nor the memory its Params and Result lie in, again —
+// the Conn may keep them, and strings decoded from a large result share
+// its memory (DecodeOwned is made for a transport that reads each message
+// into a buffer of its own). It returns an error once the transport is closed (ErrClosed) or
 // broken for good (a transport-specific error) — with one exception: a
 // *SessionLostError says the session ended but the transport goes on (it
 // reconnected, restarted its process, or only lost its session id, as

@@ -1,0 +1,177 @@
+package jsondec
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// shares reports whether s's bytes lie inside data's memory.
+func shares(s string, data []byte) bool {
+	if len(s) == 0 || len(data) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	return p >= lo && p+uintptr(len(s)) <= lo+uintptr(len(data))
+}
+
+type textResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	IsError bool `json:"isError"`
+}
+
+// A large text result is not copied: its string is the input's own bytes,
+// and the input is left as it was.
+func TestUnmarshalOwnedSharesALargeString(t *testing.T) {
+	text := strings.Repeat("abcdefgh", ShareMin/8)
+	data := []byte(`{"content":[{"type":"text","text":"` + text + `"}],"isError":false}`)
+	before := bytes.Clone(data)
+	var got textResult
+	if err := UnmarshalOwned(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Content) != 1 || got.Content[0].Text != text || got.Content[0].Type != "text" {
+		t.Fatalf("decoded %d items, text of %d bytes", len(got.Content), len(got.Content[0].Text))
+	}
+	if !shares(got.Content[0].Text, data) {
+		t.Error("the large string was copied")
+	}
+	if shares(got.Content[0].Type, data) {
+		t.Error("a small string shares the input's memory")
+	}
+	if !bytes.Equal(data, before) {
+		t.Error("the input was modified")
+	}
+	allocs := testing.AllocsPerRun(5, func() {
+		var r textResult
+		_ = UnmarshalOwned(data, &r)
+	})
+	var r textResult
+	copied := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			_ = UnmarshalOwned(data, &r)
+		}
+	}).AllocedBytesPerOp()
+	if copied >= int64(len(text)) {
+		t.Errorf("UnmarshalOwned allocates %d bytes (%v allocs) for a %d-byte string", copied, allocs, len(text))
+	}
+}
+
+// Below ShareMin, or for a string that is less than half of its input, or
+// one that must be unescaped or mended, the string is copied; in every
+// case the value decoded, and the error, are Unmarshal's.
+func TestUnmarshalOwnedCopiesTheRest(t *testing.T) {
+	big := strings.Repeat("x", ShareMin)
+	for _, tc := range []struct {
+		name, in string
+		share    bool
+	}{
+		{"small input", `{"content":[{"type":"text","text":"hello"}]}`, false},
+		{"two halves", `{"content":[{"text":"` + big[:ShareMin/2] + `"},{"text":"` + big[:ShareMin/2] + `"}]}`, false},
+		{"escaped", `{"content":[{"text":"` + big + `\n"}]}`, false},
+		{"invalid UTF-8", `{"content":[{"text":"` + big + "\xff" + `"}]}`, false},
+		{"shared", `{"content":[{"text":"` + big + `"}]}`, true},
+		{"number for a string", `{"content":[{"text":12}],"pad":"` + big + `"}`, false},
+		{"null for a string", `{"content":[{"text":null}],"pad":"` + big + `"}`, false},
+		{"truncated", `{"content":[{"text":"` + big, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := []byte(tc.in)
+			var want, got textResult
+			werr := Unmarshal(data, &want)
+			gerr := UnmarshalOwned(data, &got)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Fatalf("Unmarshal: %v\nUnmarshalOwned: %v", werr, gerr)
+			}
+			wb, _ := json.Marshal(want)
+			gb, _ := json.Marshal(got)
+			if !bytes.Equal(wb, gb) {
+				t.Fatalf("decoded differently: %.80s… and %.80s…", wb, gb)
+			}
+			shared := false
+			for _, c := range got.Content {
+				shared = shared || shares(c.Text, data)
+			}
+			if shared != tc.share {
+				t.Errorf("shared %v, want %v", shared, tc.share)
+			}
+		})
+	}
+}
+
+// FuzzUnmarshalOwned: with sharing allowed for any input, UnmarshalOwned
+// decodes exactly what Unmarshal decodes, with the same error, never
+// modifies its input, and shares only strings that lie in it.
+func FuzzUnmarshalOwned(f *testing.F) {
+	for _, s := range []string{
+		`{"a":"x","b":["y","z"],"m":{"k":"v"},"any":"w"}`,
+		`{"a":"long string here","b":[]}`,
+		`{"a":"\u00e9\n","b":["\ud800"]}`,
+		"{\"a\":\"\xff\"}",
+		`{"A":"x","a":"y"}`,
+		`{"a":1}`,
+		`{"a":null}`,
+		`{"b":["x",2]}`,
+		`["a"]`,
+		`"str"`,
+	} {
+		f.Add([]byte(s))
+	}
+	type T struct {
+		A   string            `json:"a"`
+		B   []string          `json:"b"`
+		M   map[string]string `json:"m"`
+		P   *string           `json:"p"`
+		Any any               `json:"any"`
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		data := bytes.Clone(in)
+		var want, got T
+		werr := Unmarshal(in, &want)
+		gerr := unmarshalOwned(data, &got, 0)
+		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+			t.Fatalf("Unmarshal: %v\nunmarshalOwned: %v", werr, gerr)
+		}
+		if !bytes.Equal(data, in) {
+			t.Fatal("the input was modified")
+		}
+		wb, _ := json.Marshal(want)
+		gb, _ := json.Marshal(got)
+		if !bytes.Equal(wb, gb) {
+			t.Fatalf("Unmarshal: %s\nunmarshalOwned: %s", wb, gb)
+		}
+		for _, s := range append([]string{got.A}, got.B...) {
+			if shares(s, data) && !bytes.Contains(data, []byte(`"`+s+`"`)) {
+				t.Fatalf("%q shares memory but is not a string of the input", s)
+			}
+		}
+	})
+}
+
+// BenchmarkTextResult16MiB: a 16 MiB text result decoded by Unmarshal (a
+// copy of the string) and by UnmarshalOwned (the string shares the input).
+func BenchmarkTextResult16MiB(b *testing.B) {
+	data := []byte(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 16<<20) + `"}]}`)
+	for _, bc := range []struct {
+		name string
+		f    func([]byte, any) error
+	}{{"Unmarshal", Unmarshal}, {"UnmarshalOwned", UnmarshalOwned}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for range b.N {
+				var r textResult
+				if err := bc.f(data, &r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
