@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/anymcp/anymcp/internal/jsondec"
 )
 
 // Message is one JSON-RPC 2.0 message: a request (Method and ID), a
@@ -159,7 +161,7 @@ func Append(buf []byte, m *Message) ([]byte, error) {
 		buf = append(buf, `,"method":`...)
 		buf = appendString(buf, m.Method)
 		if len(m.Params) > 0 {
-			if !json.Valid(m.Params) {
+			if !jsondec.Valid(m.Params) {
 				return nil, fmt.Errorf("jsonrpc: %s: params are not valid JSON", m.Method)
 			}
 			buf = append(buf, `,"params":`...)
@@ -179,7 +181,7 @@ func Append(buf []byte, m *Message) ([]byte, error) {
 	result := m.Result
 	if len(result) == 0 {
 		result = json.RawMessage("{}")
-	} else if !json.Valid(result) {
+	} else if !jsondec.Valid(result) {
 		return nil, errors.New("jsonrpc: result is not valid JSON")
 	}
 	buf = append(buf, `,"result":`...)

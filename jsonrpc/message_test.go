@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -181,6 +182,40 @@ func TestRedirectErrorMessages(t *testing.T) {
 	} {
 		if got := tc.e.Error(); got != tc.want {
 			t.Errorf("Error() = %q\nwant      %q", got, tc.want)
+		}
+	}
+}
+
+// BenchmarkEncode: a typical tools/call request, whose params are checked
+// before they are written out.
+func BenchmarkEncode(b *testing.B) {
+	m := &Message{ID: Int(42), Method: "tools/call",
+		Params: json.RawMessage(`{"name":"echo","arguments":{"text":"hello, benchmark"},"_meta":{"progressToken":7}}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Encode(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Encode writes Params and Result as they are, so it refuses them when they
+// are not one JSON value, judged as encoding/json.Valid judges it.
+func TestEncodeChecksRawJSON(t *testing.T) {
+	for _, raw := range []string{`{"a":1}`, `[1,2]`, `"s"`, "{\"a\":\"\xff\"}", `{"a":1,"a":2}`, `{"a":`, `{"a":1}x`, `{'a':1}`, `{"a":1}{}`} {
+		want := json.Valid([]byte(raw))
+		for _, m := range []*Message{
+			{ID: Int(1), Method: "m", Params: json.RawMessage(raw)},
+			{ID: Int(1), Result: json.RawMessage(raw)},
+		} {
+			b, err := Encode(m)
+			if (err == nil) != want {
+				t.Errorf("%q: error %v, want valid=%v", raw, err, want)
+				continue
+			}
+			if err == nil && !bytes.Contains(b, []byte(raw)) {
+				t.Errorf("%q: encoded as %s", raw, b)
+			}
 		}
 	}
 }
