@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,10 +23,7 @@ type call struct {
 
 	recovery bool // sent by a re-initialization: a lost session does not fail it
 	progress func(mcp.ProgressParams)
-	mu       sync.Mutex  // guards idle
-	idle     *time.Timer // the request timeout, restarted by progress
-	touched  time.Time   // when idle was last (re)started
-	timeout  time.Duration
+	timing   uint64 // the call's timeouts on the Conn's clock; 0: none
 }
 
 type callResult struct {
@@ -40,24 +36,6 @@ func (cl *call) finish(raw json.RawMessage, err error) {
 	if cl.finished.CompareAndSwap(false, true) {
 		cl.ch <- callResult{raw, err}
 	}
-}
-
-// touch restarts the request timeout after a sign of life.
-func (cl *call) touch() {
-	cl.mu.Lock()
-	if cl.idle != nil {
-		cl.touched = time.Now()
-		cl.idle.Reset(cl.timeout)
-	}
-	cl.mu.Unlock()
-}
-
-// idleLeft returns how much of the request timeout is left since the last
-// sign of life: a timer that fired as a touch came finds it not spent.
-func (cl *call) idleLeft() time.Duration {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-	return cl.timeout - time.Since(cl.touched)
 }
 
 // Call sends the request method with params (any value that encodes to a
@@ -117,12 +95,8 @@ func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...C
 
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if co.maxTime > 0 {
-		total := time.AfterFunc(co.maxTime, func() {
-			cancel(&TimeoutError{Method: method, After: co.maxTime, Total: true})
-		})
-		defer total.Stop()
-	}
+	timing := c.clock.start(method, co.timeout, co.maxTime, cancel)
+	defer c.clock.stop(timing)
 
 	recovering := ctx.Value(recoveringKey{}) != nil // the recovery's own requests
 	var refusals sessionRefusals
@@ -132,7 +106,7 @@ func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...C
 			return nil, err
 		}
 		gen := c.gen.Load() // the session this attempt goes out on
-		r, err := c.attempt(cctx, cancel, method, sent, token, &co, recovering, d)
+		r, err := c.attempt(cctx, timing, method, sent, token, &co, recovering, d)
 		switch {
 		case err == nil:
 			ir, ok := d.inputRequest(r.raw)
@@ -171,9 +145,9 @@ func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...C
 const maxReplays = 3
 
 // attempt sends the request once and waits for its answer.
-func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool, d *dialect) (callResult, error) {
+func (c *Conn) attempt(cctx context.Context, timing uint64, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool, d *dialect) (callResult, error) {
 	id := c.nextID.Add(1)
-	cl := &call{method: method, ch: make(chan callResult, 1), progress: co.progress, timeout: co.timeout, recovery: recovering}
+	cl := &call{method: method, ch: make(chan callResult, 1), progress: co.progress, timing: timing, recovery: recovering}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -194,32 +168,8 @@ func (c *Conn) attempt(cctx context.Context, cancel context.CancelCauseFunc, met
 		c.mu.Unlock()
 	}()
 
-	if co.timeout > 0 {
-		cl.mu.Lock()
-		cl.touched = time.Now()
-		cl.idle = time.AfterFunc(co.timeout, func() {
-			if c.answering.Load() > 0 {
-				// The server waits on the host (an elicitation a person
-				// answers, a sampling run): its answer will take that long.
-				cl.touch()
-				return
-			}
-			if left := cl.idleLeft(); left > 0 {
-				// Touched while firing: the wait started over.
-				cl.mu.Lock()
-				cl.idle.Reset(left)
-				cl.mu.Unlock()
-				return
-			}
-			cancel(&TimeoutError{Method: method, After: co.timeout})
-		})
-		cl.mu.Unlock()
-		defer func() {
-			cl.mu.Lock()
-			cl.idle.Stop()
-			cl.mu.Unlock()
-		}()
-	}
+	c.clock.waiting(timing, true) // the request timeout runs from here
+	defer c.clock.waiting(timing, false)
 
 	msg := &jsonrpc.Message{ID: jsonrpc.Int(id), Method: method, Params: raw}
 	if err := c.t.Send(cctx, msg); err != nil {

@@ -54,6 +54,7 @@ type Conn struct {
 	toolHeaders          map[string][]modern.ParamHeader
 	listen               *listener // the subscriptions/listen stream (modern era)
 	results              *resultCache
+	clock                clock // the calls' timeouts
 
 	ctx     context.Context // cancelled by Close: stops handlers
 	cancel  context.CancelFunc
@@ -116,6 +117,7 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 		done:        make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.clock.busy = func() bool { return c.answering.Load() > 0 }
 	c.info.Transport = o.transportName
 	jsonrpc.TakeAnswers(t, c.take)
 	c.wg.Add(1)
@@ -315,6 +317,7 @@ func (c *Conn) Shutdown(ctx context.Context) error {
 			err = nil
 		}
 		c.cancel()
+		c.clock.close()
 		c.wg.Wait()
 		<-flushed
 		c.events.close()

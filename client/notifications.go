@@ -130,7 +130,7 @@ func (c *Conn) progress(raw json.RawMessage) {
 		c.opts.logger.Debug("anymcp: progress for no waiting call", "token", id)
 		return
 	}
-	cl.touch()
+	c.clock.touch(cl.timing)
 	pp := p.ProgressParams
 	pp.ProgressToken = id
 	cl.progress(pp) // on the read loop, so it comes before the call's answer

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
@@ -79,7 +80,13 @@ func (t *instantTransport) TakeAnswers(f func(*jsonrpc.Message) bool) { t.take.S
 // alone: encoding, the pending-call table, the timers and contexts, and
 // decoding the result, over a transport that answers inside Send.
 func BenchmarkCallOverhead(b *testing.B) {
-	c, err := Open(context.Background(), newInstantTransport())
+	b.Run("default", func(b *testing.B) { benchOverhead(b) })
+	b.Run("no-timeout", func(b *testing.B) { benchOverhead(b, WithRequestTimeout(0)) })
+	b.Run("max-time", func(b *testing.B) { benchOverhead(b, WithMaxCallTime(time.Hour)) })
+}
+
+func benchOverhead(b *testing.B, opts ...Option) {
+	c, err := Open(context.Background(), newInstantTransport(), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -208,12 +208,12 @@ func (c *Conn) inHandler() bool {
 // answer.
 func (c *Conn) touchPending() {
 	c.mu.Lock()
-	calls := make([]*call, 0, len(c.pending))
+	timings := make([]uint64, 0, len(c.pending))
 	for _, cl := range c.pending {
-		calls = append(calls, cl)
+		timings = append(timings, cl.timing)
 	}
 	c.mu.Unlock()
-	for _, cl := range calls {
-		cl.touch()
+	for _, t := range timings {
+		c.clock.touch(t)
 	}
 }

@@ -1,0 +1,188 @@
+package client
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// clock keeps the timeouts of every call of a Conn with one timer: a call
+// records when it times out, and the timer, armed for the earliest of those
+// moments, checks them all when it fires. A call then costs no timer of its
+// own — no allocation, nothing added to or removed from the runtime's timer
+// heap — and most calls end long before the timer fires: a call that
+// finishes leaves its entry, and the timer at most one needless check.
+type clock struct {
+	busy func() bool      // the server waits on the host: request timeouts start over
+	now  func() time.Time // time.Now; a test's own clock otherwise
+
+	mu    sync.Mutex
+	timer *time.Timer // created with the first timed call
+	at    time.Time   // when timer fires; zero while it is stopped
+	last  uint64      // the last key given out
+	calls map[uint64]timeouts
+	done  bool // closed: no timer is armed again
+}
+
+func (k *clock) time() time.Time {
+	if k.now != nil {
+		return k.now()
+	}
+	return time.Now()
+}
+
+// timeouts are one call's: the request timeout, which runs while a request
+// of the call waits for its answer and starts over at every sign of life,
+// and the call's total time, which runs from the start to the end.
+type timeouts struct {
+	method  string
+	cancel  context.CancelCauseFunc
+	idle    time.Duration // the request timeout; 0: none
+	idleAt  time.Time     // when it runs out; zero while no request waits
+	total   time.Duration // the total time; 0: none
+	totalAt time.Time
+}
+
+// due returns when the next of t's timeouts runs out, or zero.
+func (t *timeouts) due() time.Time {
+	switch {
+	case t.idleAt.IsZero():
+		return t.totalAt
+	case t.totalAt.IsZero() || t.idleAt.Before(t.totalAt):
+		return t.idleAt
+	}
+	return t.totalAt
+}
+
+// start registers a call's timeouts — cancel ends the call with a
+// *TimeoutError as its cause — and returns the key that names them, 0 when
+// the call has none. The total time starts now; the request timeout with
+// waiting (see waiting).
+func (k *clock) start(method string, idle, total time.Duration, cancel context.CancelCauseFunc) uint64 {
+	if idle <= 0 && total <= 0 {
+		return 0
+	}
+	t := timeouts{method: method, cancel: cancel, idle: max(idle, 0), total: max(total, 0)}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if total > 0 {
+		t.totalAt = k.time().Add(total)
+		k.armLocked(t.totalAt)
+	}
+	if k.calls == nil {
+		k.calls = make(map[uint64]timeouts)
+	}
+	k.last++
+	k.calls[k.last] = t
+	return k.last
+}
+
+// stop forgets the call's timeouts: the call is over.
+func (k *clock) stop(key uint64) {
+	if key == 0 {
+		return
+	}
+	k.mu.Lock()
+	delete(k.calls, key)
+	k.mu.Unlock()
+}
+
+// waiting starts (on) or stops the call's request timeout: a request of
+// the call waits for its answer, or no longer does.
+func (k *clock) waiting(key uint64, on bool) {
+	if key == 0 {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	t, ok := k.calls[key]
+	if !ok || t.idle == 0 {
+		return
+	}
+	t.idleAt = time.Time{}
+	if on {
+		t.idleAt = k.time().Add(t.idle)
+		k.armLocked(t.idleAt)
+	}
+	k.calls[key] = t
+}
+
+// touch starts the call's request timeout over, if it runs: the server
+// showed a sign of life (progress), or the host answered its request.
+func (k *clock) touch(key uint64) {
+	if key == 0 {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if t, ok := k.calls[key]; ok && !t.idleAt.IsZero() {
+		t.idleAt = k.time().Add(t.idle) // later than before: the timer stays
+		k.calls[key] = t
+	}
+}
+
+// armLocked makes the timer fire at at, unless it fires earlier already.
+func (k *clock) armLocked(at time.Time) {
+	if k.done || !k.at.IsZero() && !at.Before(k.at) {
+		return
+	}
+	k.at = at
+	if k.timer == nil {
+		k.timer = time.AfterFunc(at.Sub(k.time()), k.fire)
+		return
+	}
+	k.timer.Reset(at.Sub(k.time()))
+}
+
+// expiry is a timeout that ran out: the call it ends, and why.
+type expiry struct {
+	cancel context.CancelCauseFunc
+	err    *TimeoutError
+}
+
+// fire checks every call's timeouts, ends the calls whose time ran out,
+// and arms the timer for the next. A request timeout that runs out while
+// the server waits on the host starts over instead.
+func (k *clock) fire() {
+	var ended []expiry
+	busy := k.busy != nil && k.busy()
+	now := k.time()
+	k.mu.Lock()
+	k.at = time.Time{}
+	var next time.Time
+	for key, t := range k.calls {
+		switch {
+		case !t.totalAt.IsZero() && !now.Before(t.totalAt):
+			ended = append(ended, expiry{t.cancel, &TimeoutError{Method: t.method, After: t.total, Total: true}})
+			delete(k.calls, key)
+			continue
+		case !t.idleAt.IsZero() && !now.Before(t.idleAt) && busy:
+			t.idleAt = now.Add(t.idle)
+			k.calls[key] = t
+		case !t.idleAt.IsZero() && !now.Before(t.idleAt):
+			ended = append(ended, expiry{t.cancel, &TimeoutError{Method: t.method, After: t.idle}})
+			t.idleAt = time.Time{}
+			k.calls[key] = t
+		}
+		if d := t.due(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
+			next = d
+		}
+	}
+	if !next.IsZero() {
+		k.armLocked(next)
+	}
+	k.mu.Unlock()
+	for _, e := range ended {
+		e.cancel(e.err)
+	}
+}
+
+// close stops the timer for good; the Conn is closed.
+func (k *clock) close() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.done = true
+	if k.timer != nil {
+		k.timer.Stop()
+	}
+}
