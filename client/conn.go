@@ -88,12 +88,15 @@ type Info struct {
 // era (the modern probe, server/discover, then initialize if that is not
 // answered as a modern server answers; see WithProbeTimeout) and finishes
 // the handshake. On success the Conn owns t; on failure t is closed. ctx
-// bounds the handshake only.
+// bounds the handshake only (when ctx has no deadline, the request timeout
+// does, as for Dial).
 func Open(ctx context.Context, t jsonrpc.Transport, opts ...Option) (*Conn, error) {
 	o := newOptions(opts)
 	if o.transportName == "" {
 		o.transportName = "custom"
 	}
+	ctx, cancel := bounded(ctx, o)
+	defer cancel()
 	return handshake(ctx, t, o, "", o.transportName)
 }
 

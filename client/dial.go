@@ -106,13 +106,8 @@ var ErrNoTarget = errors.New("anymcp: no target: give client.URL or client.Comma
 // deadline, the request timeout does); the Conn lives until Close.
 func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 	o := newOptions(opts)
-	if _, ok := ctx.Deadline(); !ok && o.requestTimeout > 0 {
-		// Without a deadline of the caller's, the handshake is bounded
-		// as any request is.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.requestTimeout)
-		defer cancel()
-	}
+	ctx, cancel := bounded(ctx, o)
+	defer cancel()
 	switch {
 	case target.cmd != nil:
 		cmd := *target.cmd
@@ -193,6 +188,16 @@ func config(o *options) negotiate.Config {
 // handshake finds the era of the server behind t (stdio, or a host's own
 // transport) and finishes the handshake; on failure t is closed. key names
 // the server in the negotiation cache ("" for none).
+// bounded returns ctx bounded for a handshake: without a deadline of the
+// caller's, a handshake is bounded as any request is, by the request
+// timeout.
+func bounded(ctx context.Context, o *options) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || o.requestTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, o.requestTimeout)
+}
+
 func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key, label string) (*Conn, error) {
 	h, err := hello(o)
 	if err != nil {

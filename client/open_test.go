@@ -1,0 +1,57 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// Open, like Dial, bounds a handshake its caller did not bound by the
+// request timeout: a server that never answers fails Open instead of
+// hanging it, and its transport is closed.
+func TestOpenBoundedByRequestTimeout(t *testing.T) {
+	st := &silentTransport{closed: make(chan struct{})}
+	res := make(chan error, 1)
+	go func() {
+		c, err := Open(context.Background(), st, WithRequestTimeout(50*time.Millisecond))
+		if err == nil {
+			c.Close()
+		}
+		res <- err
+	}()
+	select {
+	case err := <-res:
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("want the handshake's deadline, got %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Open waits on a silent server without end")
+	}
+	select {
+	case <-st.closed:
+	default:
+		t.Error("the transport of a failed Open is left open")
+	}
+}
+
+// silentTransport takes every message and never answers.
+type silentTransport struct {
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (s *silentTransport) Send(context.Context, *jsonrpc.Message) error { return nil }
+
+func (s *silentTransport) Recv() (*jsonrpc.Message, error) {
+	<-s.closed
+	return nil, jsonrpc.ErrClosed
+}
+
+func (s *silentTransport) Close() error {
+	s.once.Do(func() { close(s.closed) })
+	return nil
+}
