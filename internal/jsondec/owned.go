@@ -39,6 +39,9 @@ func unmarshalOwned(data []byte, v any, shareMin int) error {
 	if len(data) < shareMin {
 		return Unmarshal(data, v)
 	}
+	if start, end, ok := bigString(data); ok && unmarshalStandIn(data, start, end, v) {
+		return nil
+	}
 	share := json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *string) error {
 		if dec.PeekKind() != '"' {
 			return errors.ErrUnsupported // null, or a type error: the default decides

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -121,6 +122,14 @@ func FuzzUnmarshalOwned(f *testing.F) {
 		`{"b":["x",2]}`,
 		`["a"]`,
 		`"str"`,
+		`{"r":"a long string here"}`,
+		`{"n":"a long string here"}`,
+		`{"any":{"k":"a long string here"}}`,
+		`{"m":{"a long string here":"v"}}`,
+		`{"a":"x\"y","b":["a long string here"]}`,
+		`{"a":"xy\\","b":["a long string \\"]}`,
+		"{\"a\":\"a long\tstring here\"}",
+		`{"a":"é long string here"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -130,6 +139,8 @@ func FuzzUnmarshalOwned(f *testing.F) {
 		M   map[string]string `json:"m"`
 		P   *string           `json:"p"`
 		Any any               `json:"any"`
+		R   json.RawMessage   `json:"r"`
+		N   named             `json:"n"`
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		data := bytes.Clone(in)
@@ -155,6 +166,82 @@ func FuzzUnmarshalOwned(f *testing.F) {
 	})
 }
 
+// named is a string type of its own: the stand-in of the big string cannot
+// be set in it, so the answer is decoded again as it is.
+type named string
+
+// The big string is set where its stand-in lands when that is a Go string;
+// wherever else it lands — raw JSON, an any, a string type of its own, a
+// map key — the result is still Unmarshal's, and where it is a Go string
+// it shares the input's memory.
+func TestUnmarshalOwnedStandIn(t *testing.T) {
+	type T struct {
+		S   string            `json:"s"`
+		R   json.RawMessage   `json:"r"`
+		Any any               `json:"any"`
+		N   named             `json:"n"`
+		M   map[string]string `json:"m"`
+	}
+	big := strings.Repeat("y", ShareMin)
+	for _, tc := range []struct {
+		in    string
+		share bool
+	}{
+		{`{"s":"` + big + `","n":"x"}`, true},
+		{`{"r":"` + big + `","s":"x"}`, false},
+		{`{"r":{"deep":["` + big + `"]}}`, false},
+		{`{"any":"` + big + `"}`, false},
+		{`{"n":"` + big + `"}`, false},
+		{`{"m":{"` + big + `":"v"}}`, false},
+		{`{"s":"` + big + `","s":"last"}`, false},
+		{`{"s":"` + big + `","n":1}`, false},
+	} {
+		data := []byte(tc.in)
+		var want, got T
+		werr := Unmarshal(data, &want)
+		gerr := UnmarshalOwned(data, &got)
+		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+			t.Errorf("%.40s…: Unmarshal %v, UnmarshalOwned %v", tc.in, werr, gerr)
+			continue
+		}
+		wb, _ := json.Marshal(want)
+		gb, _ := json.Marshal(got)
+		if !bytes.Equal(wb, gb) {
+			t.Errorf("%.40s…: decoded differently: %.60s… and %.60s…", tc.in, wb, gb)
+		}
+		if werr == nil && shares(got.S, data) != tc.share {
+			t.Errorf("%.40s…: S shares the input: %v, want %v", tc.in, !tc.share, tc.share)
+		}
+	}
+}
+
+// plain agrees with a byte at a time check on every length and every
+// position of a bad byte.
+func TestPlain(t *testing.T) {
+	slow := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 || c == '\\' {
+				return false
+			}
+		}
+		return utf8.Valid(b)
+	}
+	for n := range 80 {
+		for pos := range n {
+			for _, c := range []byte{0x00, 0x1f, 0x20, '\\', '"', 0x7f, 0x80, 0xc3, 0xff} {
+				b := bytes.Repeat([]byte("a"), n)
+				b[pos] = c
+				if plain(b) != slow(b) {
+					t.Fatalf("%q: plain %v", b, plain(b))
+				}
+			}
+		}
+	}
+	if !plain([]byte(strings.Repeat("héllo, wörld ", 10))) || plain([]byte(strings.Repeat("ab", 40)+"\xc3")) {
+		t.Error("UTF-8 after an ASCII run")
+	}
+}
+
 // BenchmarkTextResult16MiB: a 16 MiB text result decoded by Unmarshal (a
 // copy of the string) and by UnmarshalOwned (the string shares the input).
 func BenchmarkTextResult16MiB(b *testing.B) {
@@ -173,5 +260,34 @@ func BenchmarkTextResult16MiB(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// bigString finds the big string as the decoder reads strings: a quote a
+// backslash escapes does not end one, a quote after an escaped backslash
+// does.
+func TestBigString(t *testing.T) {
+	long := strings.Repeat("L", 40)
+	for _, tc := range []struct {
+		in   string
+		want string // the span found, or "" for none
+	}{
+		{`{"a":"x\"y","b":"` + long + `"}`, `"` + long + `"`},
+		{`{"a":"x\\","b":"` + long + `"}`, `"` + long + `"`},
+		{`{"a":"\\\"\\","b":["` + long + `"]}`, `"` + long + `"`},
+		{`{"` + long + `":1}`, `"` + long + `"`},
+		{`{"a":"` + long[:10] + `","b":"` + long[:10] + `"}`, ""},
+		{`{"a":"` + long + `\n"}`, ""},
+		{`{"a":"` + long + "\x01" + `"}`, ""},
+		{`{"a":"` + long, ""},
+	} {
+		start, end, ok := bigString([]byte(tc.in))
+		got := ""
+		if ok {
+			got = tc.in[start:end]
+		}
+		if got != tc.want {
+			t.Errorf("%s: found %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
