@@ -23,7 +23,7 @@ type call struct {
 
 	recovery bool // sent by a re-initialization: a lost session does not fail it
 	progress func(mcp.ProgressParams)
-	timing   uint64 // the call's timeouts on the Conn's clock; 0: none
+	timing   *timeouts // the call's timeouts on the Conn's clock; nil: none
 }
 
 type callResult struct {
@@ -145,7 +145,7 @@ func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...C
 const maxReplays = 3
 
 // attempt sends the request once and waits for its answer.
-func (c *Conn) attempt(cctx context.Context, timing uint64, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool, d *dialect) (callResult, error) {
+func (c *Conn) attempt(cctx context.Context, timing *timeouts, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool, d *dialect) (callResult, error) {
 	id := c.nextID.Add(1)
 	cl := &call{method: method, ch: make(chan callResult, 1), progress: co.progress, timing: timing, recovery: recovering}
 	c.mu.Lock()

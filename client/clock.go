@@ -9,9 +9,10 @@ import (
 // clock keeps the timeouts of every call of a Conn with one timer: a call
 // records when it times out, and the timer, armed for the earliest of those
 // moments, checks them all when it fires. A call then costs no timer of its
-// own — no allocation, nothing added to or removed from the runtime's timer
-// heap — and most calls end long before the timer fires: a call that
-// finishes leaves its entry, and the timer at most one needless check.
+// own — nothing added to or removed from the runtime's timer heap — and
+// most calls end long before the timer fires: a call that finishes leaves
+// the list, and the timer at most one needless check. The calls are linked
+// through their own timeouts, so an idle Conn holds nothing for them.
 type clock struct {
 	busy func() bool      // the server waits on the host: request timeouts start over
 	now  func() time.Time // time.Now; a test's own clock otherwise
@@ -19,9 +20,8 @@ type clock struct {
 	mu    sync.Mutex
 	timer *time.Timer // created with the first timed call
 	at    time.Time   // when timer fires; zero while it is stopped
-	last  uint64      // the last key given out
-	calls map[uint64]timeouts
-	done  bool // closed: no timer is armed again
+	calls *timeouts   // the calls' timeouts, linked
+	done  bool        // closed: no timer is armed again
 }
 
 func (k *clock) time() time.Time {
@@ -33,14 +33,18 @@ func (k *clock) time() time.Time {
 
 // timeouts are one call's: the request timeout, which runs while a request
 // of the call waits for its answer and starts over at every sign of life,
-// and the call's total time, which runs from the start to the end.
+// and the call's total time, which runs from the start to the end. The
+// fields below cancel are guarded by the clock's mu.
 type timeouts struct {
 	method  string
 	cancel  context.CancelCauseFunc
 	idle    time.Duration // the request timeout; 0: none
-	idleAt  time.Time     // when it runs out; zero while no request waits
 	total   time.Duration // the total time; 0: none
-	totalAt time.Time
+	idleAt  time.Time     // when the request timeout runs out; zero while no request waits
+	totalAt time.Time     // when the total time runs out; zero for none
+	ended   bool          // a timeout ran out, or the call is over: off the list
+	prev    *timeouts
+	next    *timeouts
 }
 
 // due returns when the next of t's timeouts runs out, or zero.
@@ -55,48 +59,62 @@ func (t *timeouts) due() time.Time {
 }
 
 // start registers a call's timeouts — cancel ends the call with a
-// *TimeoutError as its cause — and returns the key that names them, 0 when
-// the call has none. The total time starts now; the request timeout with
-// waiting (see waiting).
-func (k *clock) start(method string, idle, total time.Duration, cancel context.CancelCauseFunc) uint64 {
+// *TimeoutError as its cause — and returns them, nil when the call has
+// none. The total time starts now; the request timeout with waiting.
+func (k *clock) start(method string, idle, total time.Duration, cancel context.CancelCauseFunc) *timeouts {
 	if idle <= 0 && total <= 0 {
-		return 0
+		return nil
 	}
-	t := timeouts{method: method, cancel: cancel, idle: max(idle, 0), total: max(total, 0)}
+	t := &timeouts{method: method, cancel: cancel, idle: max(idle, 0), total: max(total, 0)}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if total > 0 {
 		t.totalAt = k.time().Add(total)
 		k.armLocked(t.totalAt)
 	}
-	if k.calls == nil {
-		k.calls = make(map[uint64]timeouts)
+	t.next = k.calls
+	if k.calls != nil {
+		k.calls.prev = t
 	}
-	k.last++
-	k.calls[k.last] = t
-	return k.last
+	k.calls = t
+	return t
 }
 
 // stop forgets the call's timeouts: the call is over.
-func (k *clock) stop(key uint64) {
-	if key == 0 {
+func (k *clock) stop(t *timeouts) {
+	if t == nil {
 		return
 	}
 	k.mu.Lock()
-	delete(k.calls, key)
+	k.unlinkLocked(t)
 	k.mu.Unlock()
+}
+
+func (k *clock) unlinkLocked(t *timeouts) {
+	if t.ended {
+		return
+	}
+	t.ended = true
+	if t.prev != nil {
+		t.prev.next = t.next
+	} else {
+		k.calls = t.next
+	}
+	if t.next != nil {
+		t.next.prev = t.prev
+	}
+	t.prev, t.next = nil, nil
 }
 
 // waiting starts (on) or stops the call's request timeout: a request of
 // the call waits for its answer, or no longer does.
-func (k *clock) waiting(key uint64, on bool) {
-	if key == 0 {
+func (k *clock) waiting(t *timeouts, on bool) {
+	if t == nil || t.idle == 0 {
 		return
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	t, ok := k.calls[key]
-	if !ok || t.idle == 0 {
+	if t.ended {
 		return
 	}
 	t.idleAt = time.Time{}
@@ -104,20 +122,18 @@ func (k *clock) waiting(key uint64, on bool) {
 		t.idleAt = k.time().Add(t.idle)
 		k.armLocked(t.idleAt)
 	}
-	k.calls[key] = t
 }
 
 // touch starts the call's request timeout over, if it runs: the server
 // showed a sign of life (progress), or the host answered its request.
-func (k *clock) touch(key uint64) {
-	if key == 0 {
+func (k *clock) touch(t *timeouts) {
+	if t == nil {
 		return
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if t, ok := k.calls[key]; ok && !t.idleAt.IsZero() {
+	if !t.ended && !t.idleAt.IsZero() {
 		t.idleAt = k.time().Add(t.idle) // later than before: the timer stays
-		k.calls[key] = t
 	}
 }
 
@@ -150,23 +166,22 @@ func (k *clock) fire() {
 	k.mu.Lock()
 	k.at = time.Time{}
 	var next time.Time
-	for key, t := range k.calls {
+	for t := k.calls; t != nil; {
+		following := t.next
 		switch {
 		case !t.totalAt.IsZero() && !now.Before(t.totalAt):
 			ended = append(ended, expiry{t.cancel, &TimeoutError{Method: t.method, After: t.total, Total: true}})
-			delete(k.calls, key)
-			continue
+			k.unlinkLocked(t)
 		case !t.idleAt.IsZero() && !now.Before(t.idleAt) && busy:
 			t.idleAt = now.Add(t.idle)
-			k.calls[key] = t
 		case !t.idleAt.IsZero() && !now.Before(t.idleAt):
 			ended = append(ended, expiry{t.cancel, &TimeoutError{Method: t.method, After: t.idle}})
-			t.idleAt = time.Time{}
-			k.calls[key] = t
+			t.idleAt = time.Time{} // this request is over; the total time, if any, runs on
 		}
-		if d := t.due(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
+		if d := t.due(); !t.ended && !d.IsZero() && (next.IsZero() || d.Before(next)) {
 			next = d
 		}
+		t = following
 	}
 	if !next.IsZero() {
 		k.armLocked(next)

@@ -16,19 +16,19 @@ import (
 type testClock struct {
 	clock
 	t     time.Time
-	ended map[uint64]*TimeoutError
+	ended map[*timeouts]*TimeoutError
 }
 
 func newTestClock() *testClock {
-	tc := &testClock{t: time.Now().Add(time.Hour), ended: map[uint64]*TimeoutError{}}
+	tc := &testClock{t: time.Now().Add(time.Hour), ended: map[*timeouts]*TimeoutError{}}
 	tc.now = func() time.Time { return tc.t }
 	return tc
 }
 
 // start registers a call whose cancel records its cause under its key.
-func (tc *testClock) start(t *testing.T, method string, idle, total time.Duration) uint64 {
+func (tc *testClock) start(t *testing.T, method string, idle, total time.Duration) *timeouts {
 	t.Helper()
-	var key uint64
+	var key *timeouts
 	key = tc.clock.start(method, idle, total, func(cause error) {
 		var te *TimeoutError
 		if !errors.As(cause, &te) {
@@ -57,8 +57,8 @@ func TestClockEndsCallsAtTheirTimeouts(t *testing.T) {
 	b := tc.start(t, "b", 20*time.Second, 0)
 	c := tc.start(t, "c", 0, 15*time.Second)
 	d := tc.start(t, "d", 5*time.Second, 0)
-	if none := tc.clock.start("untimed", 0, 0, nil); none != 0 {
-		t.Errorf("a call without timeouts got key %d", none)
+	if none := tc.clock.start("untimed", 0, 0, nil); none != nil {
+		t.Errorf("a call without timeouts got %+v", none)
 	}
 	tc.waiting(a, true)
 	tc.waiting(b, true)
@@ -122,6 +122,12 @@ func TestClockEndsCallsAtTheirTimeouts(t *testing.T) {
 	if tc.timer != timer {
 		t.Error("the clock made a second timer")
 	}
+	for _, k := range []*timeouts{a, b, c} { // their calls end too
+		tc.stop(k)
+	}
+	if tc.calls != nil {
+		t.Errorf("the clock holds %+v with every call over", tc.calls)
+	}
 	if !tc.clock.at.IsZero() {
 		t.Errorf("armed for +%v with no call left", tc.clock.at.Sub(base))
 	}
@@ -138,9 +144,9 @@ func TestClockStopAndClose(t *testing.T) {
 	tc.stop(k)
 	tc.touch(k)
 	tc.waiting(k, true)
-	tc.waiting(0, true)
-	tc.touch(0)
-	tc.stop(0)
+	tc.waiting(nil, true)
+	tc.touch(nil)
+	tc.stop(nil)
 	tc.at(base, time.Minute)
 	if len(tc.ended) != 0 {
 		t.Fatalf("a stopped call ended: %v", tc.ended)

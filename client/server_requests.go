@@ -208,7 +208,7 @@ func (c *Conn) inHandler() bool {
 // answer.
 func (c *Conn) touchPending() {
 	c.mu.Lock()
-	timings := make([]uint64, 0, len(c.pending))
+	timings := make([]*timeouts, 0, len(c.pending))
 	for _, cl := range c.pending {
 		timings = append(timings, cl.timing)
 	}
