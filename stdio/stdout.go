@@ -18,9 +18,6 @@ const (
 	// line limit + 1); most messages fit. It never grows: a longer line is
 	// collected in pooled blocks of this size.
 	initialLineBuf = 64 << 10
-	// keepLineBuf is the largest buffer kept after a long line has been
-	// consumed, so an idle connection does not hold a past 16 MiB result.
-	keepLineBuf = 1 << 20
 	// warnExcerpt bounds the part of a skipped line that goes to the log.
 	warnExcerpt = 200
 )
@@ -54,6 +51,11 @@ type lineReader struct {
 	head  []*lineBlock // the start of a line longer than buf, in order
 	headN int          // bytes in head; the line goes on at buf[start:]
 	owned bool         // the line next returned last is the caller's to keep
+	// block is buf's memory when buf is a whole block (the line limit
+	// allows one): a buffer full of a long line then joins the head as it
+	// is, and a pooled block takes its place, so a long line is copied
+	// once in all, when it is assembled.
+	block *lineBlock
 }
 
 // next returns the next line without its '\n'. Unless lr.owned is set, the
@@ -64,7 +66,12 @@ type lineReader struct {
 func (lr *lineReader) next() ([]byte, error) {
 	lr.owned = false
 	if lr.buf == nil {
-		lr.buf = make([]byte, min(initialLineBuf, lr.max+1))
+		if lr.max+1 >= initialLineBuf {
+			lr.block = new(lineBlock)
+			lr.buf = lr.block[:]
+		} else {
+			lr.buf = make([]byte, lr.max+1)
+		}
 	}
 	for {
 		if i := bytes.IndexByte(lr.buf[lr.scanned:lr.end], '\n'); i >= 0 {
@@ -141,6 +148,13 @@ func (lr *lineReader) makeRoom() {
 		return
 	case lr.start > 0:
 		copy(lr.buf, lr.buf[lr.start:lr.end])
+	case lr.block != nil && lr.headN%len(lineBlock{}) == 0:
+		// The buffer is all line: it joins the head as it is.
+		lr.head = append(lr.head, lr.block)
+		lr.headN += len(lr.buf)
+		lr.block = lineBlockPool.Get().(*lineBlock)
+		lr.buf = lr.block[:]
+		pending = 0
 	default:
 		for p := lr.buf[lr.start:lr.end]; len(p) > 0; {
 			if lr.headN == len(lr.head)*len(lineBlock{}) {
