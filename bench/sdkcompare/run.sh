@@ -14,7 +14,7 @@
 # A round runs every benchmark once (-count 1), so that the machine's load
 # weighs on every client alike; the figures are medians over the rounds.
 # The test binary is built once. Time benchmarks run for BENCHTIME each
-# (0.5s); BigResult runs 3 calls per sample, IdleHeap one measurement of 50
+# (0.5s); BigResult runs 6 calls per sample, IdleHeap one measurement of 50
 # connections per sample.
 #
 # The raw output goes to $OUT (default: a new temporary directory) as
@@ -35,7 +35,7 @@ raw="$OUT/raw.txt"
 # Each group of benchmarks with its -benchtime.
 groups=(
   "CallTool|Connect|ConcurrentCalls|EraCall|ModernCall|ColdDial=$BENCHTIME"
-  "BigResult=3x"
+  "BigResult=6x"
   "IdleHeap=1x"
 )
 
@@ -53,7 +53,7 @@ else
     echo "# go: $(go version | sed 's/^go version //'), GOMAXPROCS ${GOMAXPROCS:-$(nproc)}"
     echo "# modules: $(go list -m github.com/modelcontextprotocol/go-sdk github.com/mark3labs/mcp-go | paste -sd, - | sed 's/,/, /g')"
     echo "# machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || uname -m)"
-    echo "# rounds: $ROUNDS, -benchtime $BENCHTIME (BigResult 3x, IdleHeap 1x)"
+    echo "# rounds: $ROUNDS, -benchtime $BENCHTIME (BigResult 6x, IdleHeap 1x)"
   } >"$raw"
   for round in $(seq 1 "$ROUNDS"); do
     echo "# round $round load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)" >>"$raw"
