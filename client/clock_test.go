@@ -3,11 +3,9 @@ package client
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/negotiate"
 )
 
@@ -176,36 +174,4 @@ func TestClockTimesOutACall(t *testing.T) {
 			t.Fatalf("want the call's *TimeoutError, got %v", err)
 		}
 	}
-}
-
-// muteTransport answers initialize and nothing else.
-type muteTransport struct {
-	in     chan *jsonrpc.Message
-	once   sync.Once
-	closed chan struct{}
-}
-
-func newMuteTransport() *muteTransport {
-	return &muteTransport{in: make(chan *jsonrpc.Message, 1), closed: make(chan struct{})}
-}
-
-func (m *muteTransport) Send(_ context.Context, msg *jsonrpc.Message) error {
-	if msg.Method == "initialize" {
-		m.in <- &jsonrpc.Message{ID: msg.ID, Result: instantInit}
-	}
-	return nil
-}
-
-func (m *muteTransport) Recv() (*jsonrpc.Message, error) {
-	select {
-	case msg := <-m.in:
-		return msg, nil
-	case <-m.closed:
-		return nil, jsonrpc.ErrClosed
-	}
-}
-
-func (m *muteTransport) Close() error {
-	m.once.Do(func() { close(m.closed) })
-	return nil
 }

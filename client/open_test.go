@@ -3,18 +3,15 @@ package client
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/anymcp/anymcp/jsonrpc"
 )
 
 // Open, like Dial, bounds a handshake its caller did not bound by the
 // request timeout: a server that never answers fails Open instead of
 // hanging it, and its transport is closed.
 func TestOpenBoundedByRequestTimeout(t *testing.T) {
-	st := &silentTransport{closed: make(chan struct{})}
+	st := newSilentTransport()
 	res := make(chan error, 1)
 	go func() {
 		c, err := Open(context.Background(), st, WithRequestTimeout(50*time.Millisecond))
@@ -36,22 +33,4 @@ func TestOpenBoundedByRequestTimeout(t *testing.T) {
 	default:
 		t.Error("the transport of a failed Open is left open")
 	}
-}
-
-// silentTransport takes every message and never answers.
-type silentTransport struct {
-	once   sync.Once
-	closed chan struct{}
-}
-
-func (s *silentTransport) Send(context.Context, *jsonrpc.Message) error { return nil }
-
-func (s *silentTransport) Recv() (*jsonrpc.Message, error) {
-	<-s.closed
-	return nil, jsonrpc.ErrClosed
-}
-
-func (s *silentTransport) Close() error {
-	s.once.Do(func() { close(s.closed) })
-	return nil
 }
