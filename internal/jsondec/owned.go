@@ -42,20 +42,34 @@ func unmarshalOwned(data []byte, v any, shareMin int) error {
 	if start, end, ok := bigString(data); ok && unmarshalStandIn(data, start, end, v) {
 		return nil
 	}
-	share := json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *string) error {
+	share := setStrings(func(val []byte, s *string) bool {
+		text := val[1 : len(val)-1] // a string value is quoted
+		if 2*len(text) < len(data) || bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text) {
+			return false
+		}
+		*s = unsafe.String(unsafe.SliceData(text), len(text))
+		return true
+	})
+	return json.Unmarshal(data, v, opts, json.WithUnmarshalers(share))
+}
+
+// setStrings returns the unmarshalers that decode every JSON string bound
+// for a Go string through choose: it gets the string's value, quotes
+// included, and either sets the Go string itself (true) or leaves it to
+// the decoder's own rules (false). Other JSON kinds (null, a type error)
+// get the decoder's own rules too.
+func setStrings(choose func(val []byte, s *string) bool) *json.Unmarshalers {
+	return json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *string) error {
 		if dec.PeekKind() != '"' {
-			return errors.ErrUnsupported // null, or a type error: the default decides
+			return errors.ErrUnsupported
 		}
 		val, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		text := val[1 : len(val)-1] // a string value is quoted
-		if 2*len(text) < len(data) || bytes.IndexByte(text, '\\') >= 0 || !utf8.Valid(text) {
-			return json.Unmarshal(val, s, opts)
+		if choose(val, s) {
+			return nil
 		}
-		*s = unsafe.String(unsafe.SliceData(text), len(text))
-		return nil
+		return json.Unmarshal(val, s, opts)
 	})
-	return json.Unmarshal(data, v, opts, json.WithUnmarshalers(share))
 }
