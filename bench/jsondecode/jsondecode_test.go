@@ -1,13 +1,16 @@
 package jsondecode
 
 import (
+	"bytes"
 	stdjson "encoding/json"
+	"io"
 	"strings"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -87,4 +90,47 @@ func BenchmarkValidBig(b *testing.B) {
 			}
 		}
 	})
+}
+
+// From the body: what each way costs when the answer arrives as a stream
+// of bytes (an HTTP body, a pipe) rather than as a slice. "read, then
+// decode" reads the whole answer into one buffer sized as a Content-Length
+// sizes it, then decodes it: json-v2 with a copy of every string, anymcp's
+// jsondec.UnmarshalOwned sharing a large string with the buffer (what the
+// library does). "jsontext stream" decodes straight off the reader
+// (json.UnmarshalRead over a jsontext.Decoder), with no whole-answer
+// buffer of its own making.
+func BenchmarkFromBody(b *testing.B) {
+	for _, in := range []struct {
+		name string
+		data []byte
+		v    func() any
+	}{
+		{"small", small, func() any { return new(mcp.CallToolResult) }},
+		{"tools-page", tools, func() any { return new(mcp.ListToolsResult) }},
+		{"16MiB", big, func() any { return new(mcp.CallToolResult) }},
+	} {
+		readAll := func(r io.Reader) []byte {
+			buf := make([]byte, len(in.data)+1) // +1: room to see EOF
+			n, err := io.ReadFull(r, buf)
+			if err != io.ErrUnexpectedEOF || n != len(in.data) {
+				b.Fatalf("read %d bytes: %v", n, err)
+			}
+			return buf[:n]
+		}
+		run := func(name string, decode func(r io.Reader, v any) error) {
+			b.Run(in.name+"/"+name, func(b *testing.B) {
+				b.SetBytes(int64(len(in.data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := decode(bytes.NewReader(in.data), in.v()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		run("read-then-json-v2", func(r io.Reader, v any) error { return jsonv2.Unmarshal(readAll(r), v) })
+		run("read-then-anymcp", func(r io.Reader, v any) error { return jsondec.UnmarshalOwned(readAll(r), v) })
+		run("jsontext-stream", func(r io.Reader, v any) error { return jsonv2.UnmarshalRead(r, v) })
+	}
 }
