@@ -3,6 +3,10 @@ package jsondec
 import (
 	"bytes"
 	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -28,7 +32,8 @@ const ShareMin = 1 << 20
 // decodes it, invalid UTF-8 becoming U+FFFD). Since a shared string is at
 // least half of data, keeping it keeps at most as many bytes again alive.
 // The result is the same as Unmarshal's in every other way, its errors
-// included.
+// included (a type with a string field tagged with the string option,
+// which Unmarshal refuses, is decoded by Unmarshal itself).
 func UnmarshalOwned(data []byte, v any) error {
 	return unmarshalOwned(data, v, ShareMin)
 }
@@ -36,7 +41,7 @@ func UnmarshalOwned(data []byte, v any) error {
 // unmarshalOwned is UnmarshalOwned with the smallest input it shares
 // memory with as a parameter, which the tests lower.
 func unmarshalOwned(data []byte, v any, shareMin int) error {
-	if len(data) < shareMin {
+	if len(data) < shareMin || stringOption(reflect.TypeOf(v)) {
 		return Unmarshal(data, v)
 	}
 	if start, end, ok := bigString(data); ok && unmarshalStandIn(data, start, end, v) {
@@ -72,4 +77,53 @@ func setStrings(choose func(val []byte, s *string) bool) *json.Unmarshalers {
 		}
 		return json.Unmarshal(val, s, opts)
 	})
+}
+
+// stringOption reports whether decoding into t can reach a struct field of
+// type string tagged with the string option (`json:"id,string"`). The
+// decoder refuses that option on a string, but the string unmarshalers of
+// setStrings take the field before the decoder looks at its options: such
+// a type is decoded as Unmarshal decodes it, so that it fails as it does.
+// The answer is kept per type.
+func stringOption(t reflect.Type) bool {
+	if t == nil {
+		return false
+	}
+	if v, ok := stringOptions.Load(t); ok {
+		return v.(bool)
+	}
+	found := findStringOption(t, map[reflect.Type]bool{})
+	stringOptions.Store(t, found)
+	return found
+}
+
+var stringOptions sync.Map // reflect.Type → bool
+
+func findStringOption(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return findStringOption(t.Elem(), seen)
+	case reflect.Map:
+		return findStringOption(t.Key(), seen) || findStringOption(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.String && slices.Contains(strings.Split(tag, ",")[1:], "string") {
+				return true
+			}
+			if findStringOption(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package jsondec
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -130,6 +131,7 @@ func FuzzUnmarshalOwned(f *testing.F) {
 		`{"a":"xy\\","b":["a long string \\"]}`,
 		"{\"a\":\"a long\tstring here\"}",
 		`{"a":"é long string here"}`,
+		`{"k":{"a long string here":"v"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -141,6 +143,7 @@ func FuzzUnmarshalOwned(f *testing.F) {
 		Any any               `json:"any"`
 		R   json.RawMessage   `json:"r"`
 		N   named             `json:"n"`
+		K   map[named]string  `json:"k"`
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		data := bytes.Clone(in)
@@ -289,5 +292,80 @@ func TestBigString(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: found %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// sameAsUnmarshal decodes data into a new *T with Unmarshal and with
+// UnmarshalOwned, each starting from what start gives, and fails unless
+// both give the same value and the same error.
+func sameAsUnmarshal[T any](t *testing.T, data []byte, start func() *T) {
+	t.Helper()
+	want, got := start(), start()
+	werr := Unmarshal(data, want)
+	gerr := UnmarshalOwned(data, got)
+	if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+		t.Fatalf("Unmarshal: %v; UnmarshalOwned: %v", werr, gerr)
+	}
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(got)
+	if !bytes.Equal(wb, gb) {
+		t.Fatalf("decoded differently:\nUnmarshal      %.120s\nUnmarshalOwned %.120s", wb, gb)
+	}
+}
+
+// A big string that is the key of a map of a named string type never
+// reaches the string unmarshaler, so the decode with the stand-in fails
+// to place it: what that decode wrote must not stay in the result (the
+// stand-in as a second key), since the answer is then decoded again.
+func TestUnmarshalOwnedBigKeyOfNamedType(t *testing.T) {
+	key := strings.Repeat("k", ShareMin)
+	type result struct {
+		Tags map[named]string `json:"tags"`
+	}
+	sameAsUnmarshal(t, []byte(`{"tags":{"`+key+`":"v"}}`), func() *result { return new(result) })
+	sameAsUnmarshal(t, []byte(`{"`+key+`":1}`), func() *map[named]int { return new(map[named]int) })
+}
+
+// The decoder refuses the string option on a string field; so must
+// UnmarshalOwned, on the shared-string path and the stand-in path alike.
+func TestUnmarshalOwnedStringOption(t *testing.T) {
+	big := strings.Repeat("y", ShareMin)
+	type onString struct {
+		Text string `json:"text"`
+		ID   string `json:"id,string"`
+	}
+	type onPointer struct {
+		Text string  `json:"text"`
+		ID   *string `json:"id,string"`
+	}
+	type nested struct {
+		Items []onString `json:"items"`
+	}
+	for _, data := range []string{
+		`{"text":"` + big + `","id":"7"}`,   // the stand-in path
+		`{"text":"` + big + `\n","id":"7"}`, // an escape: the shared-string path
+	} {
+		sameAsUnmarshal(t, []byte(data), func() *onString { return new(onString) })
+		sameAsUnmarshal(t, []byte(data), func() *onPointer { return new(onPointer) })
+		sameAsUnmarshal(t, []byte(`{"items":[`+data+`]}`), func() *nested { return new(nested) })
+	}
+	if !stringOption(reflect.TypeFor[*nested]()) || stringOption(reflect.TypeFor[*textResult]()) {
+		t.Error("stringOption misreads a type")
+	}
+}
+
+// Decoding into a value that already holds something merges into it, as
+// Unmarshal does.
+func TestUnmarshalOwnedIntoAFilledValue(t *testing.T) {
+	type result struct {
+		Text string            `json:"text"`
+		Keep string            `json:"keep"`
+		M    map[string]string `json:"m"`
+	}
+	data := []byte(`{"text":"` + strings.Repeat("z", ShareMin) + `","m":{"b":"2"}}`)
+	sameAsUnmarshal(t, data, func() *result { return &result{Keep: "kept", M: map[string]string{"a": "1"}} })
+	var got result
+	if err := UnmarshalOwned(data, &got); err != nil || !shares(got.Text, data) {
+		t.Errorf("a zero value: err %v, shares %v", err, shares(got.Text, data))
 	}
 }

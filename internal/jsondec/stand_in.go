@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"reflect"
 	"unicode/utf8"
 	"unsafe"
 
@@ -107,8 +108,19 @@ func plain(text []byte) bool {
 // (a plain one: see bigString) replaced by standIn, then set where standIn
 // landed, as that string, sharing data's memory. It reports false when
 // that did not work out — the stand-in landed in no Go string, or twice,
-// or the decode failed — and v must then be decoded from data again.
+// or the decode failed — and v must then be decoded from data again. The
+// decode with the stand-in goes into a new value of v's type, set into v
+// only once it worked out: the decoder merges into what v holds, so a
+// failed first pass must leave v untouched (the stand-in would otherwise
+// stay behind, as a key of a map of a named string type, which never
+// reaches the string unmarshaler). For the same reason it does nothing
+// (false) unless v points to a zero value.
 func unmarshalStandIn(data []byte, start, end int, v any) bool {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || !rv.Elem().IsZero() {
+		return false
+	}
+	fresh := reflect.New(rv.Elem().Type())
 	small := make([]byte, 0, start+len(standIn)+len(data)-end)
 	small = append(small, data[:start]...)
 	small = append(small, standIn...)
@@ -128,6 +140,9 @@ func unmarshalStandIn(data []byte, start, end int, v any) bool {
 		}
 		return false
 	})
-	err := json.Unmarshal(small, v, opts, json.WithUnmarshalers(set))
-	return err == nil && landed == 1
+	if err := json.Unmarshal(small, fresh.Interface(), opts, json.WithUnmarshalers(set)); err != nil || landed != 1 {
+		return false
+	}
+	rv.Elem().Set(fresh.Elem())
+	return true
 }
