@@ -3,6 +3,7 @@ package jsondec
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -86,17 +87,7 @@ func TestUnmarshalOwnedCopiesTheRest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.in)
-			var want, got textResult
-			werr := Unmarshal(data, &want)
-			gerr := UnmarshalOwned(data, &got)
-			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-				t.Fatalf("Unmarshal: %v\nUnmarshalOwned: %v", werr, gerr)
-			}
-			wb, _ := json.Marshal(want)
-			gb, _ := json.Marshal(got)
-			if !bytes.Equal(wb, gb) {
-				t.Fatalf("decoded differently: %.80s… and %.80s…", wb, gb)
-			}
+			got, _ := sameAsUnmarshal(t, data, func() *textResult { return new(textResult) })
 			shared := false
 			for _, c := range got.Content {
 				shared = shared || shares(c.Text, data)
@@ -186,7 +177,7 @@ func TestUnmarshalOwnedStandIn(t *testing.T) {
 		M   map[string]string `json:"m"`
 	}
 	big := strings.Repeat("y", ShareMin)
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		in    string
 		share bool
 	}{
@@ -199,22 +190,13 @@ func TestUnmarshalOwnedStandIn(t *testing.T) {
 		{`{"s":"` + big + `","s":"last"}`, false},
 		{`{"s":"` + big + `","n":1}`, false},
 	} {
-		data := []byte(tc.in)
-		var want, got T
-		werr := Unmarshal(data, &want)
-		gerr := UnmarshalOwned(data, &got)
-		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-			t.Errorf("%.40s…: Unmarshal %v, UnmarshalOwned %v", tc.in, werr, gerr)
-			continue
-		}
-		wb, _ := json.Marshal(want)
-		gb, _ := json.Marshal(got)
-		if !bytes.Equal(wb, gb) {
-			t.Errorf("%.40s…: decoded differently: %.60s… and %.60s…", tc.in, wb, gb)
-		}
-		if werr == nil && shares(got.S, data) != tc.share {
-			t.Errorf("%.40s…: S shares the input: %v, want %v", tc.in, !tc.share, tc.share)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			data := []byte(tc.in)
+			got, err := sameAsUnmarshal(t, data, func() *T { return new(T) })
+			if err == nil && shares(got.S, data) != tc.share {
+				t.Errorf("S shares the input: %v, want %v", !tc.share, tc.share)
+			}
+		})
 	}
 }
 
@@ -297,8 +279,9 @@ func TestBigString(t *testing.T) {
 
 // sameAsUnmarshal decodes data into a new *T with Unmarshal and with
 // UnmarshalOwned, each starting from what start gives, and fails unless
-// both give the same value and the same error.
-func sameAsUnmarshal[T any](t *testing.T, data []byte, start func() *T) {
+// both give the same value and the same error. It returns UnmarshalOwned's
+// value and the error.
+func sameAsUnmarshal[T any](t *testing.T, data []byte, start func() *T) (*T, error) {
 	t.Helper()
 	want, got := start(), start()
 	werr := Unmarshal(data, want)
@@ -311,6 +294,7 @@ func sameAsUnmarshal[T any](t *testing.T, data []byte, start func() *T) {
 	if !bytes.Equal(wb, gb) {
 		t.Fatalf("decoded differently:\nUnmarshal      %.120s\nUnmarshalOwned %.120s", wb, gb)
 	}
+	return got, gerr
 }
 
 // A big string that is the key of a map of a named string type never
