@@ -32,6 +32,11 @@ type server struct {
 	// Conns); the others and the floor always get a fresh clone of
 	// http.DefaultTransport, which is what they use by default.
 	ownHTTP bool
+	// listen dials every client holding the server's standalone GET
+	// stream open, as a host that listens for server notifications does:
+	// anymcp with a notification handler, mcp-go with continuous
+	// listening, the floor with a GET of its own (go-sdk always opens it).
+	listen bool
 }
 
 func (s *server) isHTTP() bool { return s.url != "" }
@@ -117,7 +122,12 @@ func dialAnymcpWarm(ctx context.Context, s *server) (conn, error) {
 	return dialAnymcpWith(ctx, s, client.WithCache(warmCache))
 }
 
-func dialAnymcp(ctx context.Context, s *server) (conn, error) { return dialAnymcpWith(ctx, s) }
+func dialAnymcp(ctx context.Context, s *server) (conn, error) {
+	if s.listen {
+		return dialAnymcpWith(ctx, s, client.OnNotification(func(string, []byte) {}))
+	}
+	return dialAnymcpWith(ctx, s)
+}
 
 func dialAnymcpWith(ctx context.Context, s *server, opts ...client.Option) (conn, error) {
 	if s.isHTTP() && s.ownHTTP {
@@ -301,8 +311,9 @@ type mcpgoConn struct {
 
 func dialMCPGo(ctx context.Context, s *server) (_ conn, err error) {
 	m := &mcpgoConn{}
-	switch {
-	case s.transport == "legacy-sse":
+	if s.transport == "legacy-sse" || s.listen {
+		// Its SSE client's stream, and the listener of its Streamable
+		// HTTP client, live as long as the context Start was given.
 		var keep func() bool
 		ctx, m.end, keep = lifetime(ctx)
 		defer func() {
@@ -311,11 +322,18 @@ func dialMCPGo(ctx context.Context, s *server) (_ conn, err error) {
 				err = errDialEnded
 			}
 		}()
+	}
+	switch {
+	case s.transport == "legacy-sse":
 		m.hc = newHTTPClient()
 		m.c, err = mcpgoclient.NewSSEMCPClient(s.url, mcpgoclient.WithHTTPClient(m.hc))
 	case s.isHTTP():
 		m.hc = newHTTPClient()
-		m.c, err = mcpgoclient.NewStreamableHttpClient(s.url, mcpgotransport.WithHTTPBasicClient(m.hc))
+		opts := []mcpgotransport.StreamableHTTPCOption{mcpgotransport.WithHTTPBasicClient(m.hc)}
+		if s.listen {
+			opts = append(opts, mcpgotransport.WithContinuousListening())
+		}
+		m.c, err = mcpgoclient.NewStreamableHttpClient(s.url, opts...)
 	default:
 		// Starts the child at once.
 		m.c, err = mcpgoclient.NewStdioMCPClient(s.path, s.env, s.args...)

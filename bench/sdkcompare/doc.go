@@ -47,7 +47,11 @@
 //     holds after connect and one call, per client over 50 connected at
 //     once (live heap, heap in use, stacks, goroutines, TCP connections),
 //     over http-json, legacy-sse and modern, the server in a process of
-//     its own. Run it with -benchtime 1x: one op is one measurement.
+//     its own, and over http-listen: http-json with every client holding
+//     the standalone GET stream open, as for a host that listens for
+//     notifications (go-sdk opens it by default; anymcp is given a
+//     notification handler, mcp-go continuous listening, the floor a GET
+//     of its own). Run it with -benchtime 1x: one op is one measurement.
 //
 // The era benchmarks (eras_test.go; eras.sh runs them and prints the
 // ratio tables of RESULTS.md):

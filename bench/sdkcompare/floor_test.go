@@ -103,6 +103,10 @@ type httpFloor struct {
 	// of callHdr (Mcp-Method and Mcp-Name besides hdr's); no session.
 	modern  bool
 	callHdr map[string]http.Header
+	// stream is the standalone GET stream a listening floor holds open,
+	// unread; endStream ends it.
+	stream    *http.Response
+	endStream context.CancelFunc
 }
 
 func newHTTPFloor(s *server, hc *http.Client) *httpFloor {
@@ -140,11 +144,38 @@ func dialHTTPFloorWith(ctx context.Context, s *server, hc *http.Client) (*httpFl
 	if err == nil && status != http.StatusAccepted {
 		err = fmt.Errorf("notifications/initialized: HTTP %d: %s", status, f.body.Bytes())
 	}
+	if err == nil && s.listen {
+		err = f.listen()
+	}
 	if err != nil {
 		_ = f.close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// listen opens the standalone GET stream and holds it, reading nothing.
+func (f *httpFloor) listen() error {
+	ctx, cancel := context.WithCancel(context.Background()) // the stream outlives the dial
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
+	if err != nil {
+		cancel()
+		return err
+	}
+	req.Header = f.hdr.Clone()
+	req.Header["Accept"] = []string{"text/event-stream"}
+	resp, err := f.hc.Do(req)
+	if err != nil {
+		cancel()
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		cancel()
+		return fmt.Errorf("GET stream: HTTP %d", resp.StatusCode)
+	}
+	f.stream, f.endStream = resp, cancel
+	return nil
 }
 
 // dialModernFloor makes a 2026-07-28 floor: no handshake, no session;
@@ -261,6 +292,10 @@ func expectOK(status int, err error, body *bytes.Buffer) error {
 
 // close ends the session (DELETE) and the connections.
 func (f *httpFloor) close() error {
+	if f.stream != nil {
+		f.endStream()
+		f.stream.Body.Close()
+	}
 	var err error
 	if f.hdr.Get("Mcp-Session-Id") != "" {
 		_, _, err = f.do(context.Background(), http.MethodDelete, f.hdr, nil)

@@ -110,6 +110,7 @@ END {
   row("64 callers on one Conn, HTTP JSON: calls/s (higher is better)", "ConcurrentCalls/http-json", "calls/s", "floor")
   row("64 callers, calls/s ÷ the pooled floor (64 idle conns/host)", "ConcurrentCalls/http-json", "calls/s", "floor-pooled")
   row("idle connection, live heap: Streamable HTTP (2025-11-25)", "IdleHeap/http-json", "live-B/conn", "floor")
+  row("idle connection, live heap: Streamable HTTP (2025-11-25), GET stream open", "IdleHeap/http-listen", "live-B/conn", "floor")
   row("idle connection, live heap: HTTP+SSE (2024-11-05)", "IdleHeap/legacy-sse", "live-B/conn", "floor")
   row("idle connection, live heap: Streamable HTTP (2026-07-28)", "IdleHeap/modern", "live-B/conn", "floor")
 
@@ -159,11 +160,12 @@ END {
     print ""
     print "| transport | client | live heap | live − floor | live ÷ lowest peer | heap in use | stacks | goroutines | TCP connections |"
     print "|---|---|---|---|---|---|---|---|---|"
-    split("http-json legacy-sse modern", kinds, " ")
-    split("Streamable HTTP (2025-11-25);HTTP+SSE (2024-11-05);Streamable HTTP (2026-07-28)", kl, ";")
+    nk = split("http-json http-listen legacy-sse modern", kinds, " ")
+    split("Streamable HTTP (2025-11-25);Streamable HTTP (2025-11-25), GET stream open;HTTP+SSE (2024-11-05);Streamable HTTP (2026-07-28)", kl, ";")
     split("floor anymcp gosdk mcpgo", cls, " ")
-    for (i = 1; i <= 3; i++) {
+    for (i = 1; i <= nk; i++) {
       b = "IdleHeap/" kinds[i]
+      if (!has(b "/anymcp")) continue
       g = med(b "/gosdk", "live-B/conn"); m = med(b "/mcpgo", "live-B/conn")
       low = (g >= 0 && (m < 0 || g < m)) ? g : m
       for (j = 1; j <= 4; j++) {
