@@ -70,9 +70,17 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	isInit := m.IsRequest() && m.Method == "initialize"
 	var sent carried
 	if !isInit {
-		var lost bool
-		if sent, lost = t.sessionHeaders(); lost {
+		var lost, unready bool
+		if sent, lost, unready = t.sessionHeaders(); lost {
 			return fmt.Errorf("modern: %s: %w: %w; initialize first", wire.Label(m), jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
+		}
+		if unready && m.IsRequest() {
+			// A request that passed the protocol layer's wait for a
+			// re-initialization just before it began would otherwise go
+			// out on the new session before its notifications/initialized.
+			// Refused, not sent: the protocol layer sends it again once
+			// the session is ready, as after an expiry.
+			return fmt.Errorf("modern: %s: %w: %w (a new session replaces it, not initialized yet)", wire.Label(m), jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
 		}
 	}
 

@@ -242,3 +242,32 @@ func TestInitializeErrorKeepsNoSession(t *testing.T) {
 		t.Errorf("session set from an error: %q %q", tr.SessionID(), tr.ProtocolVersion())
 	}
 }
+
+// Between a re-initialization's initialize and its
+// notifications/initialized, a request is refused without being sent (not
+// sent, and for a session being replaced, so the protocol layer sends it
+// again once the session is ready); the notification itself goes out, and
+// requests after it do.
+func TestRequestWaitsForInitialized(t *testing.T) {
+	s := newServer(t, mcp("s1"))
+	tr, ch := dial(t, s, Options{})
+	handshake(t, tr, ch)
+	send(t, tr, initialize()) // the re-initialization
+	next(t, ch)
+	err := sendErr(tr, request(2, "tools/call"))
+	if !errors.Is(err, jsonrpc.ErrNotSent) || !errors.Is(err, jsonrpc.ErrSessionExpired) {
+		t.Fatalf("a request before notifications/initialized: %v, want it refused as not sent", err)
+	}
+	send(t, tr, notification("notifications/initialized"))
+	send(t, tr, request(3, "tools/call"))
+	next(t, ch)
+	var calls []string
+	for _, r := range s.requests() {
+		if strings.Contains(r.Body, "tools/call") {
+			calls = append(calls, r.Body)
+		}
+	}
+	if len(calls) != 1 || !strings.Contains(calls[0], `"id":3`) {
+		t.Errorf("the server got the tools/calls %q, want only id 3", calls)
+	}
+}

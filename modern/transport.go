@@ -91,6 +91,7 @@ type Transport struct {
 	generation  uint64   // counts sessions set and forgotten: tells a stale GET stream
 	lost        bool     // a session was forgotten and no initialize has succeeded since
 	ready       bool     // the session of this generation got notifications/initialized
+	wasReady    bool     // some session did: a later one replaces it (a re-initialization)
 	closed      bool
 	listener    *listener // the GET stream goroutine, while it runs
 	noGETStream bool      // the server refused the GET stream: never ask again
@@ -296,12 +297,15 @@ type carried struct {
 	gen              uint64
 }
 
-// sessionHeaders returns the session a message carries now, and whether
-// the session was lost (forgotten after a 404, no initialize since).
-func (t *Transport) sessionHeaders() (c carried, lost bool) {
+// sessionHeaders returns the session a message carries now, whether the
+// session was lost (forgotten after a 404, no initialize since), and
+// whether it is a session that replaces an initialized one and is not
+// initialized yet itself (a re-initialization's initialize made it, and
+// its notifications/initialized has not gone out).
+func (t *Transport) sessionHeaders() (c carried, lost, unready bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return carried{t.session, t.version, t.generation}, t.lost
+	return carried{t.session, t.version, t.generation}, t.lost, t.wasReady && !t.lost && !t.ready
 }
 
 // resendable returns the session a message that carried prev, and waited
@@ -332,7 +336,7 @@ func (t *Transport) sessionReady(gen uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.generation == gen {
-		t.ready = true
+		t.ready, t.wasReady = true, true
 	}
 }
 
