@@ -185,9 +185,6 @@ func config(o *options) negotiate.Config {
 	}
 }
 
-// handshake finds the era of the server behind t (stdio, or a host's own
-// transport) and finishes the handshake; on failure t is closed. key names
-// the server in the negotiation cache ("" for none).
 // bounded returns ctx bounded for a handshake: without a deadline of the
 // caller's, a handshake is bounded as any request is, by the request
 // timeout.
@@ -198,6 +195,9 @@ func bounded(ctx context.Context, o *options) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, o.requestTimeout)
 }
 
+// handshake finds the era of the server behind t (stdio, or a host's own
+// transport) and finishes the handshake; on failure t is closed. key names
+// the server in the negotiation cache ("" for none).
 func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key, label string) (*Conn, error) {
 	h, err := hello(o)
 	if err != nil {

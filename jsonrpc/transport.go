@@ -23,11 +23,11 @@ import (
 // never modify it, nor the memory its Params and Result lie in, again —
 // the Conn may keep them, and strings decoded from a large result share
 // its memory (DecodeOwned is made for a transport that reads each message
-// into a buffer of its own). It returns an error once the transport is closed (ErrClosed) or
-// broken for good (a transport-specific error) — with one exception: a
-// *SessionLostError says the session ended but the transport goes on (it
-// reconnected, restarted its process, or only lost its session id, as
-// Streamable HTTP does); Recv may be called again.
+// into a buffer of its own). It returns an error once the transport is
+// closed (ErrClosed) or broken for good (a transport-specific error) — with
+// one exception: a *SessionLostError says the session ended but the
+// transport goes on (it reconnected, restarted its process, or only lost
+// its session id, as Streamable HTTP does); Recv may be called again.
 //
 // What waits for Recv is bounded: when the Recv loop falls behind, the
 // transport stops reading from the server, and a Send that queues messages
