@@ -145,7 +145,7 @@ func dialHTTPFloorWith(ctx context.Context, s *server, hc *http.Client) (*httpFl
 		err = fmt.Errorf("notifications/initialized: HTTP %d: %s", status, f.body.Bytes())
 	}
 	if err == nil && s.listen {
-		err = f.listen()
+		err = f.listen(ctx)
 	}
 	if err != nil {
 		_ = f.close()
@@ -155,8 +155,11 @@ func dialHTTPFloorWith(ctx context.Context, s *server, hc *http.Client) (*httpFl
 }
 
 // listen opens the standalone GET stream and holds it, reading nothing.
-func (f *httpFloor) listen() error {
-	ctx, cancel := context.WithCancel(context.Background()) // the stream outlives the dial
+// The stream outlives dialCtx, which bounds only the wait for its answer.
+func (f *httpFloor) listen(dialCtx context.Context) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(dialCtx, cancel)
+	defer stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
 	if err != nil {
 		cancel()
