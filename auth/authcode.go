@@ -137,7 +137,9 @@ func (p *pendingAuthorization) check(back string) (string, error) {
 }
 
 // sameRedirectTarget reports whether got is a redirect to want: scheme,
-// host and path (the query is the response).
+// host and path (the query is the response). Scheme and host are compared
+// with their ASCII letters folded only, as origins are (origin.Of).
 func sameRedirectTarget(want, got *url.URL) bool {
-	return strings.EqualFold(want.Scheme, got.Scheme) && strings.EqualFold(want.Host, got.Host) && want.EscapedPath() == got.EscapedPath()
+	return origin.LowerASCII(want.Scheme) == origin.LowerASCII(got.Scheme) &&
+		origin.LowerASCII(want.Host) == origin.LowerASCII(got.Host) && want.EscapedPath() == got.EscapedPath()
 }

@@ -9,9 +9,11 @@ import (
 	"github.com/anymcp/anymcp/internal/origin"
 )
 
-// isLoopback reports whether host (no port) names this machine.
+// isLoopback reports whether host (no port) names this machine. Only ASCII
+// letters are folded (origin.LowerASCII): net/http looks up any other
+// spelling in its IDNA form, which need not be localhost.
 func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+	if h := origin.LowerASCII(host); h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -67,5 +68,33 @@ func TestPendingAuthorizationSingleUse(t *testing.T) {
 	q := &pendingAuthorization{state: "st", issuer: "https://as.example.com", redirect: "http://127.0.0.1:1/cb"}
 	if _, err := q.check("http://127.0.0.1:1/elsewhere?code=c&state=st"); err == nil {
 		t.Fatal("a redirect to another path was accepted")
+	}
+}
+
+// Host names fold their ASCII letters only: a spelling that net/http looks
+// up elsewhere (IDNA) is neither the loopback host nor the redirect URI's.
+func TestHostsFoldASCIIOnly(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LocalHost": true, "a.LOCALHOST": true, "127.0.0.1": true, "::1": true,
+		"localho\u017Ft": false, "\u0130bm.localhost.test": false, "localhost.test": false,
+	} {
+		if got := isLoopback(host); got != want {
+			t.Errorf("isLoopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+	want, _ := url.Parse("http://ibm.test:8080/callback")
+	for raw, same := range map[string]bool{
+		"HTTP://IBM.test:8080/callback?code=c": true,
+		"http://\u0130bm.test:8080/callback":   false,
+		"http://ibm.test:8081/callback":        false,
+		"http://ibm.test:8080/Callback":        false,
+	} {
+		got, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sameRedirectTarget(want, got) != same {
+			t.Errorf("sameRedirectTarget(%s, %s) = %v, want %v", want, got, !same, same)
+		}
 	}
 }

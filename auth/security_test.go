@@ -14,6 +14,7 @@ import (
 
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/redirecttest"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -64,6 +65,40 @@ func TestTokenOnlyToTheServer(t *testing.T) {
 	}
 	if len(leaked) != 2 || leaked[0] != "" || leaked[1] != "" {
 		t.Fatalf("the other origin got Authorization %q", leaked)
+	}
+}
+
+// The token does not go to a host name that strings.ToLower folds into the
+// server's but net/http looks up as another ("İbm.test" for "ibm.test"),
+// along a redirect that a plain http.Client follows.
+func TestTokenNotToALookalikeHost(t *testing.T) {
+	var h *redirecttest.Server
+	h = redirecttest.New(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, h.LookalikeURL("/mcp"), http.StatusTemporaryRedirect)
+	}))
+	server := h.NamedURL("/mcp")
+	store := &auth.MemoryStore{}
+	store.SaveToken(context.Background(), auth.Key{Issuer: "https://as.example.com", Resource: server},
+		&auth.Token{AccessToken: "secret-token", Expiry: time.Now().Add(time.Hour), Obtained: time.Now()})
+	a, err := auth.New(auth.Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := a.Transport(server, h.LookalikeClient().Transport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: tr}).Post(server, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	reached := h.Reached()
+	if len(reached) != 1 {
+		t.Fatalf("the lookalike host got %q, want the one redirected request", reached)
+	}
+	if !strings.Contains(reached[0], `Authorization ""`) {
+		t.Errorf("the lookalike host got %s", reached[0])
 	}
 }
 

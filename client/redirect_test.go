@@ -16,6 +16,7 @@ import (
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/internal/redirecttest"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/legacy"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -142,4 +143,56 @@ func TestCallRedirect(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestLookalikeHost: a host name that strings.ToLower folds into the one
+// the host named, but that net/http looks up as another ("İbm.test", whose
+// IDNA form is xn--ibm-8dc.test, for "ibm.test"), is another origin: a
+// redirect of the initialize POST to it is refused, and so is an HTTP+SSE
+// endpoint event that names it. Nothing reaches it, the credential and
+// custom header least of all.
+func TestLookalikeHost(t *testing.T) {
+	lookalike := redirecttest.Case{Status: http.StatusTemporaryRedirect, Other: redirecttest.OtherLookalike}
+	for _, up := range upstreams {
+		t.Run(up.name+"/redirect", func(t *testing.T) {
+			h, u := newHostileProxy(t, up, lookalike, "initialize")
+			named := h.NamedURL(strings.TrimPrefix(u, h.URL))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			opts := append(hostileOptions(up), client.WithHTTPClient(h.LookalikeClient()))
+			conn, err := client.Dial(ctx, client.URL(named), opts...)
+			if err == nil {
+				conn.Close()
+				t.Fatal("Dial succeeded")
+			}
+			redirecttest.Refused(t, err, lookalike, http.MethodPost)
+			h.Untouched(t)
+		})
+	}
+	t.Run("http+sse/endpoint", func(t *testing.T) {
+		var h *redirecttest.Server
+		h = redirecttest.New(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: endpoint\ndata: "+h.LookalikeURL("/message?sessionId=s1")+"\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}))
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		opts := append(hostileOptions(upstreams[1]), client.WithHTTPClient(h.LookalikeClient()))
+		conn, err := client.Dial(ctx, client.URL(h.NamedURL("/sse")), opts...)
+		if err == nil {
+			conn.Close()
+			t.Fatal("Dial succeeded")
+		}
+		var ce *legacy.CrossOriginError
+		if !errors.As(err, &ce) {
+			t.Fatalf("Dial = %v, want a *legacy.CrossOriginError", err)
+		}
+		h.Untouched(t)
+	})
 }

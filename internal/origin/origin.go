@@ -16,22 +16,30 @@ import (
 // MaxRedirects is how many same-origin redirects in a row Guard follows.
 const MaxRedirects = 5
 
-// Of returns the origin of u as "scheme://host:port": scheme and host in
-// lower case, the port made explicit (80 for http, 443 for https), an IPv6
-// host in brackets. A URL with a scheme other than http and https and no
-// port has none: "scheme://host". User information, path, query and
-// fragment are not part of it.
+// Of returns the origin of u as "scheme://host:port": scheme and host with
+// their ASCII letters in lower case, the port made explicit (80 for http,
+// 443 for https), an IPv6 host in brackets. A URL with a scheme other than
+// http and https and no port has none: "scheme://host". User information,
+// path, query and fragment are not part of it.
+//
+// Only ASCII letters are folded. Net/http looks a host name with other
+// characters up in its IDNA form, which maps them by rules of its own:
+// it looks "İbm.test" up as "xn--ibm-8dc.test", though strings.ToLower
+// turns it into "ibm.test". A host with such characters is therefore on the
+// origin of that very spelling only (its ASCII letters aside); two
+// spellings that IDNA would take to one host are two origins here, which
+// refuses what could have been allowed, never the reverse.
 func Of(u *url.URL) string {
-	scheme := strings.ToLower(u.Scheme)
+	scheme := LowerASCII(u.Scheme)
 	host := u.Hostname()
 	if addr, zone, ok := strings.Cut(host, "%"); ok && strings.Contains(host, ":") {
 		// An IPv6 zone is an interface name: its case is kept, and its
 		// "%" escaped, as in a URL.
-		host = "[" + strings.ToLower(addr) + "%25" + zone + "]"
+		host = "[" + LowerASCII(addr) + "%25" + zone + "]"
 	} else if strings.Contains(host, ":") {
-		host = "[" + strings.ToLower(host) + "]"
+		host = "[" + LowerASCII(host) + "]"
 	} else {
-		host = strings.ToLower(host)
+		host = LowerASCII(host)
 	}
 	port := u.Port()
 	if port == "" {
@@ -46,6 +54,23 @@ func Of(u *url.URL) string {
 		return scheme + "://" + host
 	}
 	return scheme + "://" + host + ":" + port
+}
+
+// LowerASCII returns s with its ASCII letters in lower case and every
+// other byte as it is: how host names and schemes are compared, since DNS
+// ignores the case of ASCII letters only.
+func LowerASCII(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return 'A' <= r && r <= 'Z' })
+	if i < 0 {
+		return s
+	}
+	b := []byte(s)
+	for j := i; j < len(b); j++ {
+		if 'A' <= b[j] && b[j] <= 'Z' {
+			b[j] += 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // Same reports whether a and b are on the same origin. A URL without a

@@ -6,12 +6,14 @@
 package redirecttest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,11 +31,18 @@ const (
 	// OtherHost is the hostile server itself under the host name
 	// localhost: same address, another origin.
 	OtherHost
+	// OtherLookalike is the host name Lookalike, which a client dialing
+	// through LookalikeClient reaches as the sink: for a test that names
+	// the server by NamedURL. Not one of Cases.
+	OtherLookalike
 )
 
 func (o Other) String() string {
-	if o == OtherHost {
+	switch o {
+	case OtherHost:
 		return "other host name"
+	case OtherLookalike:
+		return "lookalike host name"
 	}
 	return "other port"
 }
@@ -103,9 +112,11 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 
 // Elsewhere returns the URL of path on the other origin o.
 func (s *Server) Elsewhere(o Other, path string) string {
-	if o == OtherHost {
-		_, port, _ := net.SplitHostPort(s.Listener.Addr().String())
-		return "http://localhost:" + port + path
+	switch o {
+	case OtherHost:
+		return s.under("localhost", path)
+	case OtherLookalike:
+		return s.LookalikeURL(path)
 	}
 	return s.sink.URL + path
 }
@@ -147,4 +158,90 @@ func Refused(t testing.TB, err error, c Case, method string) *jsonrpc.RedirectEr
 		t.Errorf("the error does not say why: %v", err)
 	}
 	return re
+}
+
+// errNoDial ends DialTarget's request at its dial.
+var errNoDial = errors.New("redirecttest: not dialing")
+
+// DialTarget returns where net/http connects to request u: its scheme and
+// the address its transport dials (the host name as it is looked up, in
+// its IDNA form when it is not ASCII, and the port), with ASCII letters in
+// lower case since DNS ignores their case; "" when net/http would not dial
+// at all (no host, an unsupported scheme, a malformed host). It asks a
+// transport whose dialer notes the address and fails, so nothing is sent:
+// the tests of the origin rule hold it to what net/http does, not to a
+// second reading of that rule.
+func DialTarget(u *url.URL) string {
+	var (
+		mu   sync.Mutex
+		addr string
+	)
+	t := &http.Transport{
+		DialContext: func(_ context.Context, _, a string) (net.Conn, error) {
+			mu.Lock()
+			addr = a
+			mu.Unlock()
+			return nil, errNoDial
+		},
+	}
+	defer t.CloseIdleConnections()
+	c := *u
+	req := &http.Request{Method: http.MethodGet, URL: &c, Header: http.Header{}}
+	if resp, err := t.RoundTrip(req); err == nil {
+		resp.Body.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if addr == "" {
+		return ""
+	}
+	return strings.ToLower(u.Scheme) + " " + lowerASCII(addr)
+}
+
+// lowerASCII returns s with its ASCII letters in lower case.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// Named and Lookalike are two spellings of a host name that
+// strings.ToLower makes one ("İ" lower-cased is "i") but net/http looks up
+// as two: Named as it is, Lookalike in its IDNA form, xn--ibm-8dc.test.
+const (
+	Named     = "ibm.test"
+	Lookalike = "\u0130bm.test"
+)
+
+// NamedURL returns the URL of path on this server under the host name
+// Named, and LookalikeURL the same under Lookalike: another origin, which
+// the client of LookalikeClient reaches as the sink.
+func (s *Server) NamedURL(path string) string { return s.under(Named, path) }
+
+// LookalikeURL: see NamedURL.
+func (s *Server) LookalikeURL(path string) string { return s.under(Lookalike, path) }
+
+func (s *Server) under(host, path string) string {
+	_, port, _ := net.SplitHostPort(s.Listener.Addr().String())
+	return "http://" + net.JoinHostPort(host, port) + path
+}
+
+// LookalikeClient returns an HTTP client whose dialer stands in for DNS:
+// the host name Named is this server's address, and every other name the
+// sink's, which records what reaches it.
+func (s *Server) LookalikeClient() *http.Client {
+	var d net.Dialer
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			to := s.sink.Listener.Addr().String()
+			if host, _, _ := net.SplitHostPort(addr); host == Named {
+				to = s.Listener.Addr().String()
+			}
+			return d.DialContext(ctx, network, to)
+		},
+	}}
 }
