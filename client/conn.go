@@ -13,7 +13,6 @@ import (
 	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
-	"github.com/anymcp/anymcp/modern"
 	"github.com/anymcp/anymcp/negotiate"
 )
 
@@ -50,9 +49,8 @@ type Conn struct {
 	states               stateWatch
 	recovery             *recovery       // the re-initialization in progress, if any
 	subs                 map[string]bool // resource subscriptions to restore after re-initializing
-	toolHints            map[string]bool // tools seen in tools/list that are safe to repeat
-	toolHeaders          map[string][]modern.ParamHeader
-	listen               *listener // the subscriptions/listen stream (modern era)
+	tools                toolNotes       // what tools/list said of each tool (toolnotes.go)
+	listen               *listener       // the subscriptions/listen stream (modern era)
 	results              *resultCache
 	clock                clock // the calls' timeouts
 
@@ -106,18 +104,16 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 		t = &hooked{Transport: t, hook: o.hook}
 	}
 	c := &Conn{
-		t:           t,
-		opts:        o,
-		pending:     make(map[int64]*call),
-		tokens:      make(map[int64]*call),
-		served:      make(map[string]context.CancelFunc),
-		handlers:    make(map[uint64]bool),
-		subs:        make(map[string]bool),
-		toolHints:   make(map[string]bool),
-		toolHeaders: make(map[string][]modern.ParamHeader),
-		results:     newResultCache(),
-		events:      newEventQueue(),
-		done:        make(chan struct{}),
+		t:        t,
+		opts:     o,
+		pending:  make(map[int64]*call),
+		tokens:   make(map[int64]*call),
+		served:   make(map[string]context.CancelFunc),
+		handlers: make(map[uint64]bool),
+		subs:     make(map[string]bool),
+		results:  newResultCache(),
+		events:   newEventQueue(),
+		done:     make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.clock.busy = func() bool { return c.answering.Load() > 0 }

@@ -12,7 +12,7 @@ import (
 // POST carries MCP-Protocol-Version and Mcp-Method, tools/call, prompts/get
 // and resources/read carry Mcp-Name, and tools/call carries Mcp-Param-*
 // for the tool's parameters annotated x-mcp-header, as tools/list
-// described them.
+// described them (for the tools the Conn still remembers: toolnotes.go).
 
 // withRequestHeaders returns ctx carrying the headers of the request.
 func (c *Conn) withRequestHeaders(ctx context.Context, d *dialect, method string, params any, raw json.RawMessage) (context.Context, error) {
@@ -20,7 +20,7 @@ func (c *Conn) withRequestHeaders(ctx context.Context, d *dialect, method string
 	h := modern.MetadataHeaders(d.version, method, name)
 	if method == "tools/call" && name != "" {
 		c.mu.Lock()
-		ps := c.toolHeaders[name]
+		ps := c.tools.params(name)
 		c.mu.Unlock()
 		if len(ps) > 0 {
 			if args == nil {
@@ -77,35 +77,37 @@ func argumentsOf(raw json.RawMessage) json.RawMessage {
 }
 
 // rememberTools records what the Conn needs to know of listed tools (which
-// are safe to repeat, which parameters go into headers) and returns the
-// tools to show the host: on Streamable HTTP in a modern revision, a tool
-// whose x-mcp-header annotations break the rules is left out (and
-// logged), as the specification requires, so that one malformed tool does
-// not keep the others from being used.
+// are safe to repeat, which parameters go into headers; toolnotes.go says
+// how much it keeps) and returns the tools to show the host: on Streamable
+// HTTP in a modern revision, a tool whose x-mcp-header annotations break
+// the rules is left out (and logged), as the specification requires, so
+// that one malformed tool does not keep the others from being used.
 func (c *Conn) rememberTools(tools []mcp.Tool) []mcp.Tool {
 	d := c.dialect()
 	kept := tools[:0:len(tools)]
+	forgot := false
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, t := range tools {
 		a := t.Annotations
-		c.toolHints[t.Name] = a != nil && ((a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint))
+		safe := a != nil && ((a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint))
 		if !d.headers {
+			forgot = c.tools.set(t.Name, safe, nil) || forgot
 			kept = append(kept, t)
 			continue
 		}
 		ps, err := modern.ParamHeaders(t.Name, t.InputSchema)
+		forgot = c.tools.set(t.Name, safe, ps) || forgot
 		if err != nil {
-			delete(c.toolHeaders, t.Name)
 			c.opts.logger.Warn("anymcp: left out a tool whose definition breaks the x-mcp-header rules", "tool", t.Name, "err", err)
 			continue
 		}
-		if len(ps) > 0 {
-			c.toolHeaders[t.Name] = ps
-		} else {
-			delete(c.toolHeaders, t.Name)
-		}
 		kept = append(kept, t)
+	}
+	if forgot && !c.tools.forgot {
+		c.tools.forgot = true
+		c.opts.logger.Warn("anymcp: the server listed more tools than the Conn keeps notes on; those listed longest ago are forgotten",
+			"maxTools", maxToolNotes, "maxBytes", maxToolNoteBytes)
 	}
 	return kept
 }

@@ -8,12 +8,14 @@ import (
 // (the outcome is unknown), but only a request that is safe to repeat:
 // listing, reading, getting a prompt, ping, completion, and tools/call for a
 // tool whose annotations, as tools/list reported them, say readOnlyHint or
-// idempotentHint. A timeout is never replayed. It is off by default for
-// legacy servers; a modern server (2026-07-28) has no resumable streams, and
-// the specification tells clients to send such a request again, so there
-// the Conn does it for safe requests whether or not WithReplay is given.
-// For any other call, the Repeatable call option says the host knows it is
-// safe.
+// idempotentHint. The Conn remembers those annotations for the last 4,096
+// tools listed (fewer when their names are long: 4 MiB in all); a tool it no
+// longer remembers is not replayed until it is listed again. A timeout is
+// never replayed. It is off by default for legacy servers; a modern server
+// (2026-07-28) has no resumable streams, and the specification tells
+// clients to send such a request again, so there the Conn does it for safe
+// requests whether or not WithReplay is given. For any other call, the
+// Repeatable call option says the host knows it is safe.
 func WithReplay() Option { return func(o *options) { o.replay = true } }
 
 // repeatable are the methods that change nothing on the server.
@@ -45,5 +47,5 @@ func (c *Conn) safeToRepeat(method string, params json.RawMessage) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.toolHints[p.Name]
+	return c.tools.safe(p.Name)
 }

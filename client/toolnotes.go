@@ -1,0 +1,121 @@
+package client
+
+import (
+	"container/list"
+	"strings"
+
+	"github.com/anymcp/anymcp/modern"
+)
+
+// What the Conn remembers of the tools tools/list described: whether a
+// tool is safe to repeat (its annotations say readOnlyHint or
+// idempotentHint; see WithReplay), and which of its parameters go into
+// Mcp-Param-* headers (x-mcp-header, modern revisions over Streamable
+// HTTP). A tool with neither is not remembered at all.
+//
+// The server chooses how many tools it lists and how long their names
+// are, so the notes are bounded: at most maxToolNotes tools and
+// maxToolNoteBytes (names and parameter headers, with a fixed overhead
+// counted for each tool and each parameter). Past a bound the tool listed
+// longest ago is forgotten first; a tool whose note alone is over
+// maxToolNoteBytes is not remembered. A forgotten tool is as one never
+// listed: a call to it is not sent again when its answer is lost, and on
+// Streamable HTTP in a modern revision it goes out without its Mcp-Param-*
+// headers, which a server that checks them refuses with -32020
+// (HeaderMismatch) before it runs the tool. A tool listed again is
+// remembered again. The first tool forgotten is logged.
+//
+// A listing that starts again from its first page does not start the notes
+// afresh: a host may fetch the first page again and then call a tool it
+// found on a later one, and two listings may run at once.
+const (
+	// maxToolNotes is far more tools than a server lists in practice
+	// that are marked safe to repeat or that have header parameters.
+	maxToolNotes = 4096
+	// maxToolNoteBytes gives each of maxToolNotes tools about 1 KiB for
+	// its name, its parameters and the overhead.
+	maxToolNoteBytes = 4 << 20
+	// toolNoteOverhead and paramNoteOverhead are what a note costs
+	// besides its strings: map entry, list element, the note itself, and
+	// each ParamHeader with its path slice. They are estimates that keep
+	// empty names from being free.
+	toolNoteOverhead  = 128
+	paramNoteOverhead = 64
+)
+
+// toolNotes are the notes, in the order the tools were last listed. The
+// Conn's mu guards them.
+type toolNotes struct {
+	byName map[string]*list.Element // each holding a *toolNote
+	order  list.List                // listed longest ago first
+	bytes  int                      // the sizes of the notes held
+	forgot bool                     // a tool was forgotten for want of room
+}
+
+type toolNote struct {
+	name   string
+	safe   bool
+	params []modern.ParamHeader
+	size   int
+}
+
+// set records what a listing said of the tool name, replacing what an
+// earlier one said, and reports whether a tool had to be forgotten (or
+// this one could not be remembered) for want of room.
+func (n *toolNotes) set(name string, safe bool, params []modern.ParamHeader) (forgot bool) {
+	n.remove(name)
+	if !safe && len(params) == 0 {
+		return false
+	}
+	size := noteSize(name, params)
+	if size > maxToolNoteBytes {
+		return true
+	}
+	for n.order.Len() >= maxToolNotes || n.bytes+size > maxToolNoteBytes {
+		n.remove(n.order.Front().Value.(*toolNote).name)
+		forgot = true
+	}
+	if n.byName == nil {
+		n.byName = make(map[string]*list.Element)
+	}
+	name = strings.Clone(name) // not the listing's bytes around it: only what is counted
+	n.byName[name] = n.order.PushBack(&toolNote{name: name, safe: safe, params: params, size: size})
+	n.bytes += size
+	return forgot
+}
+
+func (n *toolNotes) remove(name string) {
+	e, ok := n.byName[name]
+	if !ok {
+		return
+	}
+	n.bytes -= e.Value.(*toolNote).size
+	n.order.Remove(e)
+	delete(n.byName, name)
+}
+
+// safe reports whether the tool name was listed as safe to repeat.
+func (n *toolNotes) safe(name string) bool {
+	e, ok := n.byName[name]
+	return ok && e.Value.(*toolNote).safe
+}
+
+// params returns the header parameters the tool name was listed with.
+func (n *toolNotes) params(name string) []modern.ParamHeader {
+	if e, ok := n.byName[name]; ok {
+		return e.Value.(*toolNote).params
+	}
+	return nil
+}
+
+// noteSize is what the note of a tool is counted as.
+func noteSize(name string, params []modern.ParamHeader) int {
+	size := toolNoteOverhead + len(name)
+	for _, p := range params {
+		size += paramNoteOverhead + len(p.Name) + len(p.Type)
+		for _, key := range p.Path {
+			size += 16 + len(key)
+		}
+	}
+	return size
+}
