@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,11 +20,14 @@ import (
 // cacheable as a "public" one. Each hit decodes the kept bytes anew: the
 // host gets values of its own.
 
-// Bounds of the result cache: a server cannot grow it past these.
+// Bounds of the result cache: a server cannot grow it past these. An
+// entry counts as the bytes of its answer and of its key, for the server
+// chooses keys too: a list page's nextCursor is the key of the next page's
+// answer.
 const (
 	maxCachedResults = 1024
-	maxCachedBytes   = 8 << 20
-	maxCachedResult  = 1 << 20 // a bigger answer is not kept
+	maxCachedBytes   = 8 << 20 // answers and keys
+	maxCachedResult  = 1 << 20 // a bigger entry (answer and key) is not kept
 )
 
 type resultCache struct {
@@ -41,6 +45,12 @@ type cacheKey struct {
 type cachedResult struct {
 	raw     json.RawMessage
 	expires time.Time
+	size    int // what the entry counts as: entrySize
+}
+
+// entrySize is what the answer raw kept under k counts as.
+func entrySize(k cacheKey, raw json.RawMessage) int {
+	return len(k.method) + len(k.arg) + len(raw)
 }
 
 func newResultCache() *resultCache {
@@ -62,9 +72,11 @@ func (rc *resultCache) get(k cacheKey) (json.RawMessage, bool) {
 }
 
 func (rc *resultCache) put(k cacheKey, raw json.RawMessage, ttl time.Duration) {
-	if ttl <= 0 || len(raw) > maxCachedResult {
+	size := entrySize(k, raw)
+	if ttl <= 0 || size > maxCachedResult {
 		return
 	}
+	k.arg = strings.Clone(k.arg) // not the bytes of the answer it came in: only what is counted
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if old, ok := rc.m[k]; ok {
@@ -72,20 +84,20 @@ func (rc *resultCache) put(k cacheKey, raw json.RawMessage, ttl time.Duration) {
 	}
 	now := rc.now()
 	for k2, e := range rc.m { // make room: expired first, then anything
-		if len(rc.m) < maxCachedResults && rc.bytes+len(raw) <= maxCachedBytes {
+		if len(rc.m) < maxCachedResults && rc.bytes+size <= maxCachedBytes {
 			break
 		}
-		if !now.Before(e.expires) || len(rc.m) >= maxCachedResults || rc.bytes+len(raw) > maxCachedBytes {
+		if !now.Before(e.expires) || len(rc.m) >= maxCachedResults || rc.bytes+size > maxCachedBytes {
 			rc.drop(k2, e)
 		}
 	}
-	rc.m[k] = cachedResult{raw: raw, expires: now.Add(ttl)}
-	rc.bytes += len(raw)
+	rc.m[k] = cachedResult{raw: raw, expires: now.Add(ttl), size: size}
+	rc.bytes += size
 }
 
 func (rc *resultCache) drop(k cacheKey, e cachedResult) {
 	delete(rc.m, k)
-	rc.bytes -= len(e.raw)
+	rc.bytes -= e.size
 }
 
 // forget drops every answer of method, or only the one for arg when arg

@@ -1,0 +1,163 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// longCursors is a legacy server in memory whose tools/list pages take
+// turns: asked without a cursor or with a short one, it answers a page
+// that may not be cached with a nextCursor of cursorLen bytes; asked with
+// such a long cursor, it answers a small page that may be cached for an
+// hour, whose nextCursor is short. Each cacheable page is kept under the
+// long cursor it was asked for.
+type longCursors struct {
+	cursorLen int
+	out       chan *jsonrpc.Message
+	closed    chan struct{}
+	once      sync.Once
+	mu        sync.Mutex
+	pages     int
+}
+
+func (s *longCursors) Send(ctx context.Context, m *jsonrpc.Message) error {
+	if !m.IsRequest() {
+		return nil
+	}
+	resp := &jsonrpc.Message{ID: m.ID}
+	switch m.Method {
+	case "initialize":
+		resp.Result = instantInit
+	case "tools/list":
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		s.mu.Lock()
+		s.pages++
+		n := s.pages
+		s.mu.Unlock()
+		if len(p.Cursor) < s.cursorLen {
+			next := fmt.Sprintf("%06d", n) + strings.Repeat("c", s.cursorLen-6)
+			resp.Result = []byte(`{"tools":[],"nextCursor":"` + next + `"}`)
+		} else {
+			resp.Result = []byte(fmt.Sprintf(`{"tools":[],"ttlMs":3600000,"nextCursor":"short-%d"}`, n))
+		}
+	default:
+		resp.Error = jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found")
+	}
+	select {
+	case s.out <- resp:
+		return nil
+	case <-s.closed:
+		return jsonrpc.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *longCursors) Recv() (*jsonrpc.Message, error) {
+	select {
+	case m := <-s.out:
+		return m, nil
+	case <-s.closed:
+		return nil, jsonrpc.ErrClosed
+	}
+}
+
+func (s *longCursors) Close() error { s.once.Do(func() { close(s.closed) }); return nil }
+
+// cacheHolds counts what the result cache holds, from its entries: how
+// many, and the bytes of their keys' arguments and of their answers.
+func cacheHolds(rc *resultCache) (entries, keyBytes, answerBytes int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for k, e := range rc.m {
+		keyBytes += len(k.arg)
+		answerBytes += len(e.raw)
+	}
+	return len(rc.m), keyBytes, answerBytes
+}
+
+// A server whose cursors are long makes every cacheable page it answers a
+// cache entry with a long key. The keys count toward the cache's byte
+// bound, so however many pages the host walks, the cache holds at most
+// maxCachedBytes of keys and answers together.
+func TestCacheCountsKeys(t *testing.T) {
+	const cursorLen, pages = 512 << 10, 48 // 24 cacheable pages: 12 MiB of keys
+	srv := &longCursors{cursorLen: cursorLen, out: make(chan *jsonrpc.Message, 4), closed: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := Open(ctx, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cursor, cached := "", 0
+	for range pages { // the host keeps nothing
+		page, err := c.ListTools(ctx, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Freshness() > 0 {
+			cached++
+		}
+		cursor = page.NextCursor
+	}
+	entries, keyBytes, answerBytes := cacheHolds(c.results)
+	t.Logf("%d cacheable pages walked; the cache holds %d entries: %d bytes of keys, %d of answers", cached, entries, keyBytes, answerBytes)
+	if cached*cursorLen <= maxCachedBytes {
+		t.Fatalf("only %d cacheable pages: not enough to pass the bound", cached)
+	}
+	if keyBytes+answerBytes > maxCachedBytes {
+		t.Errorf("the cache holds %d bytes of keys and answers, past its bound of %d", keyBytes+answerBytes, maxCachedBytes)
+	}
+	if entries == 0 {
+		t.Error("nothing cached")
+	}
+	c.results.mu.Lock()
+	counted := c.results.bytes
+	c.results.mu.Unlock()
+	if counted < keyBytes+answerBytes {
+		t.Errorf("the cache counts %d bytes, holds %d", counted, keyBytes+answerBytes)
+	}
+}
+
+// An entry is kept only when its answer and its key together fit
+// maxCachedResult: a small answer under a key that alone passes the bound
+// is not kept, and takes nothing else out of the cache.
+func TestCacheEntryTooBigWithItsKey(t *testing.T) {
+	rc := newResultCache()
+	small := json.RawMessage(`{"tools":[]}`)
+	rc.put(cacheKey{"tools/list", "a"}, small, time.Hour)
+	for _, arg := range []string{
+		strings.Repeat("k", maxCachedBytes+1),             // the key alone passes the byte bound
+		strings.Repeat("k", maxCachedResult),              // the key fills an entry's bound: the answer does not fit
+		strings.Repeat("k", maxCachedResult-len(small)-9), // one byte too many
+	} {
+		rc.put(cacheKey{"tools/list", arg}, small, time.Hour)
+		if _, ok := rc.get(cacheKey{"tools/list", arg}); ok {
+			t.Errorf("an answer of %d bytes under a key of %d was cached", len(small), len(arg))
+		}
+	}
+	fits := strings.Repeat("k", maxCachedResult-len(small)-len("tools/list"))
+	rc.put(cacheKey{"tools/list", fits}, small, time.Hour)
+	if _, ok := rc.get(cacheKey{"tools/list", fits}); !ok {
+		t.Error("an entry of exactly maxCachedResult bytes was not cached")
+	}
+	if _, ok := rc.get(cacheKey{"tools/list", "a"}); !ok {
+		t.Error("the entries too big took the small one out")
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if want := 2*len(small) + 2*len("tools/list") + 1 + len(fits); rc.bytes != want {
+		t.Errorf("the cache counts %d bytes, want %d", rc.bytes, want)
+	}
+}
