@@ -174,6 +174,7 @@ func (c *cli) authConfig(t *target) (auth.Config, error) {
 		}
 		cfg.ClientSecret = v
 	}
+	c.sec.add(cfg.ClientSecret)
 	cfg.ClientMetadataURL = c.f.clientMetadataURL
 	if len(c.f.scopes) > 0 {
 		cfg.Scopes = nil
@@ -262,7 +263,7 @@ func (c *cli) login(ctx context.Context, t *target, noBrowser bool) error {
 	defer lb.Close()
 	var tr *tracer
 	if c.f.trace != "" {
-		if tr, err = openTrace(c.f.trace, c.stderr, &secrets{}); err != nil {
+		if tr, err = openTrace(c.f.trace, c.stderr, c.sec); err != nil {
 			return err
 		}
 		defer tr.Close()

@@ -53,14 +53,8 @@ func (c *cli) connected(minOwn, maxOwn int, body func(ctx context.Context, s *se
 // dial connects to t with every connection flag applied.
 func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	s := &session{c: c, target: t}
-	sec := &secrets{}
-	for _, h := range t.header {
-		if sensitiveHeader(h[0]) {
-			sec.add(h[1])
-		}
-	}
 	if c.f.trace != "" {
-		tr, err := openTrace(c.f.trace, c.stderr, sec)
+		tr, err := openTrace(c.f.trace, c.stderr, c.sec)
 		if err != nil {
 			return nil, err
 		}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // redacted replaces a secret wherever mcpcall prints or traces one.
@@ -101,24 +105,126 @@ func redactText(s string) string {
 }
 
 // secrets holds the literal credentials this run was given (--bearer-env,
-// sensitive -H values, config headers), so that they are scrubbed from
-// traces and messages even where no pattern would find them.
-type secrets struct{ values []string }
+// sensitive -H values, config headers, client secrets), so that they are
+// scrubbed from everything mcpcall writes, and from traces, even where no
+// pattern would find them. It is safe for concurrent use: credentials are
+// added as they become known, while output may be written.
+type secrets struct {
+	mu     sync.Mutex
+	values []string // longest first, so that no shorter one cuts a longer one apart
+}
+
+// minSecretLen is the shortest credential scrubbed: a shorter value would
+// hide too much ordinary text, and hides little.
+const minSecretLen = 4
 
 func (s *secrets) add(v string) {
 	v = strings.TrimSpace(v)
 	if scheme, rest, ok := strings.Cut(v, " "); ok && (strings.EqualFold(scheme, "bearer") || strings.EqualFold(scheme, "basic")) {
 		v = strings.TrimSpace(rest)
 	}
-	if len(v) >= 4 {
-		s.values = append(s.values, v)
+	if len(v) < minSecretLen {
+		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	values := slices.Clone(s.values) // scrubKnown may be reading the old slice
+	// The value as it is, and as encoding/json writes it inside a string
+	// (escaping <, > and & among others), for --json output and traces.
+	for _, form := range []string{v, jsonEscape(v)} {
+		if !slices.Contains(values, form) {
+			values = append(values, form)
+		}
+	}
+	slices.SortStableFunc(values, func(a, b string) int { return len(b) - len(a) })
+	s.values = values
 }
 
-// scrub replaces every known secret in text.
+// jsonEscape is s as encoding/json writes it between quotes.
+func jsonEscape(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil || len(b) < 2 {
+		return s
+	}
+	return string(b[1 : len(b)-1])
+}
+
+// scrub replaces every known secret in text, and bearer and basic
+// credentials anywhere in it.
 func (s *secrets) scrub(text string) string {
-	for _, v := range s.values {
+	return redactText(s.scrubKnown(text))
+}
+
+// scrubKnown replaces every known secret in text, and what is left of one
+// cut short by "…" (as the negotiation report cuts long errors).
+func (s *secrets) scrubKnown(text string) string {
+	if s == nil {
+		return text
+	}
+	s.mu.Lock()
+	values := s.values
+	s.mu.Unlock()
+	if len(values) > 0 && strings.Contains(text, ellipsis) {
+		text = hideCutSecrets(text, values) // first: a whole shorter secret may start a cut longer one
+	}
+	for _, v := range values {
 		text = strings.ReplaceAll(text, v, redacted)
 	}
-	return redactText(text)
+	return text
+}
+
+const ellipsis = "…"
+
+// hideCutSecrets replaces the start of a secret (minSecretLen bytes or
+// more) that ends where text says "…".
+func hideCutSecrets(text string, values []string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(text, ellipsis)
+		if i < 0 {
+			break
+		}
+		before := text[:i]
+	values:
+		for _, v := range values {
+			for k := min(len(v)-1, len(before)); k >= minSecretLen; k-- {
+				if strings.HasSuffix(before, v[:k]) {
+					before = before[:len(before)-k] + redacted
+					break values
+				}
+			}
+		}
+		b.WriteString(before)
+		b.WriteString(ellipsis)
+		text = text[i+len(ellipsis):]
+	}
+	b.WriteString(text)
+	return b.String()
+}
+
+// scrubbedWriter is where mcpcall's output goes: stdout and stderr are
+// each one, so every result, error, log record, progress line, prompt and
+// trace line written there has this run's secrets replaced by [REDACTED].
+// On stderr (text set) bearer and basic credentials found in the text are
+// hidden too, as in --trace; on stdout they are not, so that a result
+// that only mentions one is printed as the server sent it. Each write is
+// scrubbed by itself: mcpcall writes a line, a log record or a document at
+// a time.
+type scrubbedWriter struct {
+	w    io.Writer
+	sec  *secrets
+	text bool
+}
+
+func (s *scrubbedWriter) Write(p []byte) (int, error) {
+	var out string
+	if s.text {
+		out = s.sec.scrub(string(p))
+	} else {
+		out = s.sec.scrubKnown(string(p))
+	}
+	if _, err := io.WriteString(s.w, out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

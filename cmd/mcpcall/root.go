@@ -20,8 +20,9 @@ import (
 // build one with a fake home, working directory and environment.
 type cli struct {
 	stdin     io.Reader
-	stdout    io.Writer
-	stderr    io.Writer // locked: many goroutines write to it
+	stdout    io.Writer // scrubbed of sec
+	stderr    io.Writer // scrubbed of sec, and locked: many goroutines write to it
+	sec       *secrets  // the credentials of this run, hidden in all it writes
 	stderrTTY bool
 	stdinTTY  bool
 	lookupEnv func(string) (string, bool)
@@ -77,10 +78,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // newCLI prepares a run. places nil means the real home and directory.
 func newCLI(stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool), places *configPlaces) *cli {
+	sec := &secrets{}
 	c := &cli{
 		stdin:       stdin,
-		stdout:      stdout,
-		stderr:      &lockedWriter{w: stderr},
+		stdout:      &scrubbedWriter{w: stdout, sec: sec},
+		stderr:      &scrubbedWriter{w: &lockedWriter{w: stderr}, sec: sec, text: true},
+		sec:         sec,
 		stderrTTY:   isTerminal(stderr),
 		stdinTTY:    isTerminal(stdin),
 		lookupEnv:   lookupEnv,

@@ -198,6 +198,11 @@ func (c *cli) urlTarget(raw string, header [][2]string, policy negotiate.Policy)
 		return slices.ContainsFunc(flagHeaders, func(f [2]string) bool { return strings.EqualFold(f[0], h[0]) })
 	})
 	t.header = append(t.header, flagHeaders...)
+	for _, h := range t.header {
+		if sensitiveHeader(h[0]) {
+			c.sec.add(h[1])
+		}
+	}
 	switch c.f.transport {
 	case "":
 	case "auto":

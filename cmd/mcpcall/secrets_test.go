@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/anymcp/anymcp/testservers"
+)
+
+// echoingServer answers every request with a 500 whose body repeats the
+// credentials it was sent: the Authorization header, its token alone, and
+// an X-Api-Key, as a careless server's error page does.
+func echoingServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		authz := r.Header.Get("Authorization")
+		token := strings.TrimPrefix(authz, "Bearer ")
+		http.Error(w, "internal error; request had Authorization: "+authz+" token="+token+" key="+r.Header.Get("X-Api-Key"), http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// jsonEscaped is s as encoding/json writes it inside a string.
+func jsonEscaped(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+// shows reports which of secrets out holds, as they are or JSON-escaped,
+// whole or their first half (-v's negotiation report cuts long errors).
+func shows(out string, secrets ...string) []string {
+	var found []string
+	for _, s := range secrets {
+		half := s[:len(s)/2]
+		if strings.Contains(out, half) || strings.Contains(out, jsonEscaped(half)) {
+			found = append(found, s)
+		}
+	}
+	return found
+}
+
+// A server that echoes the credentials it was sent in an error body:
+// mcpcall's error (text or --json) and its logs (-v) show the failure,
+// and neither the --bearer-env token nor a -H key, however the server
+// wrote them.
+func TestErrorsHideCredentials(t *testing.T) {
+	const token, apiKey = "tok_SuperSecret_42", "key-abc-123-xyz"
+	const oddToken = "tok<Odd>&Secret" // escaped by encoding/json: \u003c, \u003e, \u0026
+	url := echoingServer(t)
+	for _, tc := range []struct {
+		name  string
+		token string
+		flags []string
+	}{
+		{"text", token, nil},
+		{"json", token, []string{"--json"}},
+		{"verbose", token, []string{"-v"}},
+		{"json verbose", token, []string{"--json", "-v"}},
+		{"odd token json", oddToken, []string{"--json", "-v"}},
+		{"odd token text", oddToken, []string{"-v"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunner(t)
+			r.env["MYTOK"] = tc.token
+			args := append([]string{"ping", "--bearer-env", "MYTOK", "-H", "X-Api-Key: " + apiKey}, tc.flags...)
+			res := r.run(append(args, url)...)
+			if res.code != exitConnect || !strings.Contains(res.stderr, "500") || !strings.Contains(res.stderr, "internal error") {
+				t.Fatalf("exit %d, stderr:\n%s\nwant exit %d and the 500 shown", res.code, res.stderr, exitConnect)
+			}
+			if found := shows(res.stdout+res.stderr, tc.token, apiKey); len(found) > 0 {
+				t.Errorf("the output shows %q:\nstdout:\n%s\nstderr:\n%s", found, res.stdout, res.stderr)
+			}
+			if !strings.Contains(res.stderr, redacted) {
+				t.Errorf("nothing redacted in stderr:\n%s", res.stderr)
+			}
+		})
+	}
+}
+
+// A result or a server log that carries the run's credentials (here the
+// echo tool's text, and a log record, that name them) shows them
+// redacted, on stdout and stderr, in text and --json; the rest of the
+// result is as the server sent it.
+func TestResultsHideCredentials(t *testing.T) {
+	const token, apiKey = "tok_SuperSecret_42", "key-abc-123-xyz"
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	for _, asJSON := range []bool{false, true} {
+		r := newRunner(t)
+		r.env["MYTOK"] = token
+		creds := []string{"--bearer-env", "MYTOK", "-H", "X-Api-Key: " + apiKey}
+		if asJSON {
+			creds = append(creds, "--json")
+		}
+		res := r.runOK(append([]string{"tools", "call", "echo", "text=sent " + token + " and " + apiKey + ", a bearer token"}, append(creds, srv.URL)...)...)
+		if found := shows(res.stdout+res.stderr, token, apiKey); len(found) > 0 {
+			t.Errorf("json %v: the echo shows %q:\nstdout:\n%s\nstderr:\n%s", asJSON, found, res.stdout, res.stderr)
+		}
+		if !strings.Contains(res.stdout, "sent "+redacted+" and "+redacted+", a bearer token") {
+			t.Errorf("json %v: stdout %q, want the echo with the credentials redacted and the rest as sent", asJSON, res.stdout)
+		}
+		res = r.runOK(append([]string{"tools", "call", "log", "level=warning", "message=saw " + token}, append(creds, srv.URL)...)...)
+		if found := shows(res.stdout+res.stderr, token); len(found) > 0 || !strings.Contains(res.stderr, "saw "+redacted) {
+			t.Errorf("json %v: the server log shows %q, or not the log redacted:\nstderr:\n%s", asJSON, found, res.stderr)
+		}
+	}
+}
+
+// The scrub: a secret inside a longer one does not cut the longer one
+// apart, a secret cut short by "…" is hidden up to the cut, the JSON form
+// of a secret is hidden, and text without secrets is left alone.
+func TestSecretsScrub(t *testing.T) {
+	var sec secrets
+	for _, v := range []string{"Bearer abcd1234", "abcd1234efgh5678", "a<b>&c-secret", "no", " "} {
+		sec.add(v)
+	}
+	for in, want := range map[string]string{
+		"x abcd1234efgh5678 y":                 "x " + redacted + " y",
+		"x abcd1234 y":                         "x " + redacted + " y",
+		"cut: abcd1234ef…":                     "cut: " + redacted + "…",
+		"cut: abcd…, and no cut: abc…":         "cut: " + redacted + "…, and no cut: abc…",
+		`{"t":"a\u003cb\u003e\u0026c-secret"}`: `{"t":"` + redacted + `"}`,
+		"a<b>&c-secret":                        redacted,
+		"no secrets, no change: no":            "no secrets, no change: no",
+	} {
+		if got := sec.scrubKnown(in); got != want {
+			t.Errorf("scrubKnown(%q) = %q, want %q", in, got, want)
+		}
+	}
+	var out strings.Builder
+	w := &scrubbedWriter{w: &out, sec: &sec}
+	if n, err := w.Write([]byte("token abcd1234, a bearer token\n")); n != 31 || err != nil {
+		t.Errorf("Write: %d, %v", n, err)
+	}
+	text := &scrubbedWriter{w: &out, sec: &sec, text: true}
+	if _, err := text.Write([]byte("Authorization: Bearer zzzz9999\n")); err != nil {
+		t.Error(err)
+	}
+	if want := "token " + redacted + ", a bearer token\nAuthorization: Bearer " + redacted + "\n"; out.String() != want {
+		t.Errorf("written %q, want %q", out.String(), want)
+	}
+}
