@@ -154,10 +154,51 @@ func (c *cli) tokenStore() *auth.FileStore {
 	return auth.NewFileStore(filepath.Join(c.places.appConfigDir(), "mcpcall", "tokens.json"))
 }
 
+// secretStore is the token store as commands that connect use it: every
+// token and client secret read from it or saved to it joins the
+// credentials hidden in what mcpcall writes.
+type secretStore struct {
+	auth.Store
+	sec *secrets
+}
+
+func (s secretStore) Token(ctx context.Context, k auth.Key) (*auth.Token, error) {
+	t, err := s.Store.Token(ctx, k)
+	s.addToken(t)
+	return t, err
+}
+
+func (s secretStore) SaveToken(ctx context.Context, k auth.Key, t *auth.Token) error {
+	s.addToken(t)
+	return s.Store.SaveToken(ctx, k, t)
+}
+
+func (s secretStore) Client(ctx context.Context, issuer string) (*auth.ClientInfo, error) {
+	ci, err := s.Store.Client(ctx, issuer)
+	if ci != nil {
+		s.sec.add(ci.ClientSecret)
+	}
+	return ci, err
+}
+
+func (s secretStore) SaveClient(ctx context.Context, ci *auth.ClientInfo) error {
+	if ci != nil {
+		s.sec.add(ci.ClientSecret)
+	}
+	return s.Store.SaveClient(ctx, ci)
+}
+
+func (s secretStore) addToken(t *auth.Token) {
+	if t != nil {
+		s.sec.add(t.AccessToken)
+		s.sec.add(t.RefreshToken)
+	}
+}
+
 // authConfig is the OAuth configuration for t: the flags, else the config
 // entry's client. It never asks a person (login adds that).
 func (c *cli) authConfig(t *target) (auth.Config, error) {
-	cfg := auth.Config{ClientName: "mcpcall", Store: c.tokenStore(), Logger: c.log}
+	cfg := auth.Config{ClientName: "mcpcall", Store: secretStore{Store: c.tokenStore(), sec: c.sec}, Logger: c.log}
 	if t.oauth != nil {
 		cfg.ClientID, cfg.ClientSecret, cfg.Scopes = t.oauth.ClientID, t.oauth.ClientSecret, t.oauth.Scopes
 	}

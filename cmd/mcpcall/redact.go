@@ -105,10 +105,11 @@ func redactText(s string) string {
 }
 
 // secrets holds the literal credentials this run was given (--bearer-env,
-// sensitive -H values, config headers, client secrets), so that they are
-// scrubbed from everything mcpcall writes, and from traces, even where no
-// pattern would find them. It is safe for concurrent use: credentials are
-// added as they become known, while output may be written.
+// sensitive -H values, config headers, client secrets, the tokens it reads
+// from the token store or saves there), so that they are scrubbed from
+// everything mcpcall writes, and from traces, even where no pattern would
+// find them. It is safe for concurrent use: credentials are added as they
+// become known, while output may be written.
 type secrets struct {
 	mu     sync.Mutex
 	values []string // longest first, so that no shorter one cuts a longer one apart

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -142,5 +144,41 @@ func TestSecretsScrub(t *testing.T) {
 	}
 	if want := "token " + redacted + ", a bearer token\nAuthorization: Bearer " + redacted + "\n"; out.String() != want {
 		t.Errorf("written %q, want %q", out.String(), want)
+	}
+}
+
+// Credentials from the token store are hidden too: after a login, a
+// result that carries the stored access token (the one the server was
+// sent) does not show it.
+func TestStoredTokenHidden(t *testing.T) {
+	_, ps := protectedServer(t, testservers.AuthServerOptions{})
+	r := newRunner(t)
+	r.goos = "linux"
+	r.env["DISPLAY"] = ":0"
+	opened := 0
+	r.browser = headlessBrowser(t, &opened)
+	r.runOK("auth", "login", ps.URL)
+	r.browser = nil
+	raw, err := os.ReadFile(filepath.Join(r.home, ".config", "mcpcall", "tokens.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct {
+		Tokens []struct {
+			Token struct {
+				AccessToken string `json:"access_token"`
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &stored); err != nil || len(stored.Tokens) != 1 || stored.Tokens[0].Token.AccessToken == "" {
+		t.Fatalf("store %s: %v", raw, err)
+	}
+	access := stored.Tokens[0].Token.AccessToken
+	for _, flags := range [][]string{nil, {"--json"}} {
+		args := append([]string{"tools", "call", "echo", "text=token " + access}, flags...)
+		res := r.runOK(append(args, ps.URL)...)
+		if found := shows(res.stdout+res.stderr, access); len(found) > 0 || !strings.Contains(res.stdout, "token "+redacted) {
+			t.Errorf("%v: the output shows the token, or not the echo redacted:\nstdout:\n%s\nstderr:\n%s", flags, res.stdout, res.stderr)
+		}
 	}
 }
