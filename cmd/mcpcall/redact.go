@@ -131,8 +131,11 @@ func (s *secrets) add(v string) {
 	defer s.mu.Unlock()
 	values := slices.Clone(s.values) // scrubKnown may be reading the old slice
 	// The value as it is, and as encoding/json writes it inside a string
-	// (escaping <, > and & among others), for --json output and traces.
-	for _, form := range []string{v, jsonEscape(v)} {
+	// (escaping <, > and & among others), for --json output and traces; and
+	// with "/" escaped as "\/" too, as some servers' JSON encoders do (a
+	// result is printed with the server's own escapes).
+	escaped := jsonEscape(v)
+	for _, form := range []string{v, escaped, strings.ReplaceAll(escaped, "/", `\/`)} {
 		if !slices.Contains(values, form) {
 			values = append(values, form)
 		}

@@ -113,11 +113,12 @@ func TestResultsHideCredentials(t *testing.T) {
 }
 
 // The scrub: a secret inside a longer one does not cut the longer one
-// apart, a secret cut short by "…" is hidden up to the cut, the JSON form
-// of a secret is hidden, and text without secrets is left alone.
+// apart, a secret cut short by "…" is hidden up to the cut, a secret
+// JSON-escaped (as encoding/json does, or with "\/") is hidden, and text
+// without secrets is left alone.
 func TestSecretsScrub(t *testing.T) {
 	var sec secrets
-	for _, v := range []string{"Bearer abcd1234", "abcd1234efgh5678", "a<b>&c-secret", "no", " "} {
+	for _, v := range []string{"Bearer abcd1234", "abcd1234efgh5678", "a<b>&c-secret", "no", " ", "ab/cd+ef=="} {
 		sec.add(v)
 	}
 	for in, want := range map[string]string{
@@ -127,6 +128,8 @@ func TestSecretsScrub(t *testing.T) {
 		"cut: abcd…, and no cut: abc…":         "cut: " + redacted + "…, and no cut: abc…",
 		`{"t":"a\u003cb\u003e\u0026c-secret"}`: `{"t":"` + redacted + `"}`,
 		"a<b>&c-secret":                        redacted,
+		`{"t":"ab\/cd+ef=="}`:                  `{"t":"` + redacted + `"}`,
+		"ab/cd+ef==":                           redacted,
 		"no secrets, no change: no":            "no secrets, no change: no",
 	} {
 		if got := sec.scrubKnown(in); got != want {
