@@ -42,6 +42,7 @@ type Conn struct {
 	pending              map[int64]*call               // by request id
 	tokens               map[int64]*call               // by progress token
 	served               map[string]context.CancelFunc // server→client requests in progress, by id
+	servingBytes         int                           // bytes of params of the requests in served (maxServingBytes)
 	refusing             int                           // refusals of server requests being sent (maxServing)
 	handlers             map[uint64]bool               // goroutines running server requests' handlers
 	err                  error                         // why the Conn is done; nil while it lives

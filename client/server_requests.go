@@ -13,12 +13,21 @@ import (
 )
 
 // maxServing bounds the server's requests the Conn answers at once: one
-// more is refused at once (-32603), and so is one whose id is already in
-// progress (-32600), so that a server cannot make the Conn start
-// goroutines, or grow its table of requests in progress, without bound.
+// more is refused at once (-32603), as is one past maxServingBytes, and one
+// whose id is already in progress (-32600), so that a server cannot make
+// the Conn start goroutines, or grow its table of requests in progress,
+// without bound.
 // Refusals are bounded the same way; past that, a request is dropped
 // (logged) and the server's own timeout ends it.
 const maxServing = 64
+
+// maxServingBytes bounds the params of the server's requests that the Conn
+// answers at once, which their handlers hold: one that would take them
+// past it is refused as one past maxServing is, unless none is being
+// answered (a request is always served alone; the transport's message
+// limit bounds it). Without it, maxServing requests of the largest message
+// a transport takes (64 MiB) could hold 4 GiB.
+const maxServingBytes = 16 << 20
 
 // serve answers a request from the server in its own goroutine: ping by
 // itself, roots/sampling/elicitation through the host's handlers, anything
@@ -30,13 +39,23 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 		c.mu.Unlock()
 		return
 	}
-	_, dup := c.served[key]
-	if dup || len(c.served) >= maxServing {
-		c.refuse(msg, dup) // unlocks c.mu
+	size := len(msg.Params)
+	switch _, dup := c.served[key]; {
+	case dup:
+		c.refuse(msg, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "a request with this id is already in progress")) // unlocks c.mu
+		return
+	case len(c.served) >= maxServing:
+		c.refuse(msg, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			fmt.Sprintf("the client is answering %d requests of the server's already", maxServing))) // unlocks c.mu
+		return
+	case len(c.served) > 0 && c.servingBytes+size > maxServingBytes:
+		c.refuse(msg, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			fmt.Sprintf("the client is answering requests of the server's with %d MiB of params already", maxServingBytes>>20))) // unlocks c.mu
 		return
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.served[key] = cancel
+	c.servingBytes += size
 	c.wg.Add(1)
 	c.mu.Unlock()
 	go func() {
@@ -65,6 +84,7 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 		// leaves: the server may reuse the id as soon as it has the answer.
 		c.mu.Lock()
 		delete(c.served, key)
+		c.servingBytes -= size
 		delete(c.handlers, gid)
 		c.mu.Unlock()
 		cancel()
@@ -75,9 +95,10 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 	}()
 }
 
-// refuse answers a server request the Conn will not serve, in the
-// background; called with c.mu held, it unlocks it.
-func (c *Conn) refuse(msg *jsonrpc.Message, dup bool) {
+// refuse answers a server request the Conn will not serve with why, in
+// the background; called with c.mu held, it unlocks it. The refusal keeps
+// the request's method and id only, not its params.
+func (c *Conn) refuse(msg *jsonrpc.Message, why *jsonrpc.Error) {
 	if c.refusing >= maxServing {
 		c.mu.Unlock()
 		c.opts.logger.Warn("anymcp: dropped a request of the server's: too many in progress", "method", msg.Method, "id", msg.ID.String())
@@ -86,12 +107,9 @@ func (c *Conn) refuse(msg *jsonrpc.Message, dup bool) {
 	c.refusing++
 	c.wg.Add(1)
 	c.mu.Unlock()
-	resp := &jsonrpc.Message{ID: msg.ID,
-		Error: jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf("the client is answering %d requests of the server's already", maxServing))}
-	if dup {
-		resp.Error = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "a request with this id is already in progress")
-	}
-	c.opts.logger.Debug("anymcp: refused a request of the server's", "method", msg.Method, "id", msg.ID.String(), "reason", resp.Error.Message)
+	req := &jsonrpc.Message{ID: msg.ID, Method: msg.Method}
+	resp := &jsonrpc.Message{ID: msg.ID, Error: why}
+	c.opts.logger.Debug("anymcp: refused a request of the server's", "method", msg.Method, "id", msg.ID.String(), "reason", why.Message)
 	go func() {
 		defer c.wg.Done()
 		defer func() {
@@ -99,7 +117,7 @@ func (c *Conn) refuse(msg *jsonrpc.Message, dup bool) {
 			c.refusing--
 			c.mu.Unlock()
 		}()
-		c.reply(msg, resp)
+		c.reply(req, resp)
 	}()
 }
 
