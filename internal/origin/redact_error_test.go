@@ -1,0 +1,210 @@
+package origin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// secrets are what the URLs of these tests hide; none may be shown.
+var secrets = []string{"pa55w0rd", "k3y-in-query", "BareKey", "frag-secret"}
+
+// withSecrets puts a password, an api key, a bare query parameter and a
+// fragment into the URL of server s, at path p.
+func withSecrets(s, p string) string {
+	return strings.Replace(s, "http://", "http://user:pa55w0rd@", 1) + p + "?api_key=k3y-in-query&BareKey#frag-secret"
+}
+
+func checkShown(t *testing.T, what string, err error) {
+	t.Helper()
+	for _, s := range secrets {
+		if strings.Contains(err.Error(), s) {
+			t.Errorf("%s: the redacted error holds %q: %v", what, s, err)
+		}
+	}
+	if !strings.Contains(err.Error(), "api_key=…&…") {
+		t.Errorf("%s: the redacted error does not name the query's keys: %v", what, err)
+	}
+	ue, ok := errors.AsType[*url.Error](err)
+	if !ok {
+		t.Fatalf("%s: errors.As finds no *url.Error in %v", what, err)
+	}
+	for _, s := range secrets {
+		if strings.Contains(ue.URL, s) {
+			t.Errorf("%s: the *url.Error errors.As finds holds %q: %q", what, s, ue.URL)
+		}
+	}
+}
+
+// TestRedactErrorRequests: the errors of real requests — a dropped
+// connection, a deadline, a refused redirect, a refused connection — show
+// their URL redacted, and errors.Is and errors.As find in them what they
+// found before.
+func TestRedactErrorRequests(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/drop":
+			c, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				c.Close()
+			}
+		case "/hang":
+			<-r.Context().Done()
+		case "/away":
+			// net/http names the URL of the refused redirect.
+			http.Redirect(w, r, withSecrets("http://localhost:1", "/elsewhere"), http.StatusTemporaryRedirect)
+		}
+	}))
+	defer srv.Close()
+	get := func(raw string, timeout time.Duration) error {
+		t.Helper()
+		rctx, rcancel := context.WithTimeout(ctx, timeout)
+		defer rcancel()
+		req, err := http.NewRequestWithContext(rctx, http.MethodGet, raw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := Guard(srv.Client()).Do(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("GET %s succeeded", raw)
+		}
+		if !strings.Contains(err.Error(), "k3y-in-query") {
+			t.Fatalf("net/http's error no longer shows the query; the test shows nothing: %v", err)
+		}
+		return err
+	}
+
+	err := get(withSecrets(srv.URL, "/drop"), 10*time.Second)
+	red := RedactError(err)
+	checkShown(t, "dropped connection", red)
+	if _, ok := red.(*url.Error); !ok {
+		t.Errorf("dropped connection: a *url.Error became a %T", red)
+	}
+	if errors.Is(err, io.EOF) != errors.Is(red, io.EOF) || !errors.Is(red, io.EOF) {
+		t.Errorf("dropped connection: errors.Is(io.EOF) was %v, is %v", errors.Is(err, io.EOF), errors.Is(red, io.EOF))
+	}
+
+	err = get(withSecrets(srv.URL, "/hang"), 50*time.Millisecond)
+	red = RedactError(err)
+	checkShown(t, "deadline", red)
+	if !errors.Is(red, context.DeadlineExceeded) {
+		t.Errorf("deadline: errors.Is(context.DeadlineExceeded) is false: %v", red)
+	}
+	if ue := red.(*url.Error); !ue.Timeout() {
+		t.Errorf("deadline: Timeout() is false: %v", red)
+	}
+
+	err = get(withSecrets(srv.URL, "/away"), 10*time.Second)
+	red = RedactError(err)
+	checkShown(t, "refused redirect", red)
+	if re, ok := errors.AsType[*jsonrpc.RedirectError](red); !ok || re.Reason != jsonrpc.RedirectCrossOrigin {
+		t.Errorf("refused redirect: errors.As(*jsonrpc.RedirectError) = %v, %v", re, ok)
+	}
+
+	l, lerr := net.Listen("tcp", "127.0.0.1:0")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	err = get(withSecrets(closed, "/refused"), 10*time.Second)
+	red = RedactError(err)
+	checkShown(t, "refused connection", red)
+	if op, ok := errors.AsType[*net.OpError](red); !ok || op.Op != "dial" {
+		t.Errorf("refused connection: errors.As(*net.OpError) = %v, %v", op, ok)
+	}
+}
+
+// wrapper is an error type of the host's that wraps another.
+type wrapper struct{ err error }
+
+func (w *wrapper) Error() string { return "wrapped: " + w.err.Error() }
+func (w *wrapper) Unwrap() error { return w.err }
+
+// TestRedactErrorChains: a *url.Error below other errors — fmt.Errorf's,
+// errors.Join's, a type of the host's — is redacted too, in the text of
+// every error above it, and the chain keeps what errors.Is and errors.As
+// find in it.
+func TestRedactErrorChains(t *testing.T) {
+	raw := "http://user:***@127.0.0.1:1/mcp?api_key=k3y-in-query&BareKey#frag-secret"
+	ue := &url.Error{Op: "Post", URL: raw, Err: context.DeadlineExceeded}
+	sentinel := errors.New("sentinel")
+	one := fmt.Errorf("modern: tools/call: %w", ue)
+	typed := &wrapper{one}
+	for name, err := range map[string]error{
+		"url.Error":      ue,
+		"fmt.Errorf":     one,
+		"two %w":         fmt.Errorf("%w (the wait ended: %w)", ue, sentinel),
+		"errors.Join":    errors.Join(sentinel, one),
+		"the host's own": typed,
+	} {
+		red := RedactError(err)
+		checkShown(t, name, red)
+		if !errors.Is(red, context.DeadlineExceeded) {
+			t.Errorf("%s: errors.Is(context.DeadlineExceeded) is false: %v", name, red)
+		}
+		if errors.Is(err, sentinel) != errors.Is(red, sentinel) {
+			t.Errorf("%s: errors.Is(sentinel) was %v, is %v", name, errors.Is(err, sentinel), errors.Is(red, sentinel))
+		}
+		if _, top := err.(*url.Error); !top && !errors.Is(red, err) {
+			t.Errorf("%s: the redacted error is not, for errors.Is, the error it stands for", name)
+		}
+		if w, ok := errors.AsType[*wrapper](red); ok != (err == typed) || (ok && w != typed) {
+			t.Errorf("%s: errors.As(*wrapper) = %v, %v", name, w, ok)
+		}
+		if again := RedactError(red); again != red {
+			t.Errorf("%s: redacting a redacted error changed it: %v", name, again)
+		}
+		if want := strings.ReplaceAll(err.Error(), raw, "http://127.0.0.1:1/mcp?api_key=…&…"); red.Error() != want {
+			t.Errorf("%s: %q, want %q", name, red.Error(), want)
+		}
+	}
+	if got := ue.URL; got != raw {
+		t.Errorf("the original *url.Error was changed: %q", got)
+	}
+
+	if RedactError(nil) != nil {
+		t.Error("RedactError(nil) is not nil")
+	}
+	plain := fmt.Errorf("modern: %w", sentinel)
+	if RedactError(plain) != plain {
+		t.Error("an error without a *url.Error was replaced")
+	}
+	shown := &url.Error{Op: "Post", URL: "http://h/mcp?api_key=…", Err: io.EOF}
+	if RedactError(shown) != shown {
+		t.Error("a *url.Error already redacted was replaced")
+	}
+}
+
+// TestRedactErrorUnparsable: url.Parse's error repeats the string it
+// could not parse, password and key included; redacted, it shows none of
+// it.
+func TestRedactErrorUnparsable(t *testing.T) {
+	_, err := url.Parse("http://user:pa55w0rd@h:port/mcp?api_key=k3y-in-query")
+	if err == nil {
+		t.Fatal("the URL parsed")
+	}
+	red := RedactError(fmt.Errorf("modern: endpoint: %w", err)).Error()
+	if strings.Contains(red, "pa55w0rd") || strings.Contains(red, "k3y-in-query") || !strings.Contains(red, unparsable) {
+		t.Errorf("RedactError = %q", red)
+	}
+	if got := RedactString("http://user:pa55w0rd@h/mcp?api_key=k3y-in-query#frag-secret"); got != "http://h/mcp?api_key=…" {
+		t.Errorf("RedactString = %q", got)
+	}
+	if got := RedactString("http://h:port/?k3y-in-query"); got != unparsable {
+		t.Errorf("RedactString of an unparsable URL = %q", got)
+	}
+}
