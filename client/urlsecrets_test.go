@@ -1,17 +1,28 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -19,7 +30,9 @@ import (
 // TestURLSecretsNotShown: some servers take their credential in the URL
 // (a password, or an api key in the query). The URL is the host's to use,
 // not to show: no error, log line or negotiation report holds those
-// values, on any transport, through faults, failed negotiations and calls.
+// values, on any transport, through faults, failed negotiations and calls,
+// and connections the server drops unanswered (net/http's error for those
+// names the request's URL, query included), during Dial and after.
 func TestURLSecretsNotShown(t *testing.T) {
 	const password, apiKey = "pa55-w0rd-in-url", "k3y-in-query-789"
 	withSecrets := func(raw string) string {
@@ -60,6 +73,87 @@ func TestURLSecretsNotShown(t *testing.T) {
 		}
 	}
 
+	// Dropped connections: the server closes the connection instead of
+	// answering, so net/http's error, which names the request's URL with
+	// its query, is what the client has to report. On each transport,
+	// during Dial and on a call; on Streamable HTTP also the GET stream
+	// and the DELETE of Close.
+	for _, d := range []struct {
+		name     string
+		start    func() (string, func()) // the upstream's URL, and its Close
+		policy   negotiate.Policy
+		drop     []string // what the front drops (see dropFront)
+		dialErr  bool     // Dial fails; otherwise a tools/call does
+		closeErr bool     // Close fails too (its DELETE is dropped)
+		listens  bool     // the host listens: the GET stream opens, and its failure is logged
+		named    string   // what the errors name, redacted
+	}{
+		{name: "streamable initialize", start: startStreamable, drop: []string{"initialize"}, dialErr: true, named: "api_key=…"},
+		{name: "modern server/discover", start: startModern, drop: []string{"server/discover"}, dialErr: true, named: "api_key=…"},
+		{name: "sse GET", start: startSSE, policy: negotiate.SSEOnly, drop: []string{"GET"}, dialErr: true, named: "api_key=…"},
+		{name: "sse initialize", start: startSSE, policy: negotiate.SSEOnly, drop: []string{"initialize"}, dialErr: true, named: "sessionId=…"},
+		{name: "streamable tools/call, GET stream, DELETE", start: startStreamable, drop: []string{"tools/call", "GET", "DELETE"}, closeErr: true, listens: true, named: "api_key=…"},
+		{name: "streamable resuming GET", start: startStreamableCut, drop: []string{"GET"}, named: "api_key=…"},
+		{name: "modern tools/call", start: startModern, drop: []string{"tools/call"}, named: "api_key=…"},
+		{name: "sse tools/call", start: startSSE, policy: negotiate.SSEOnly, drop: []string{"tools/call"}, named: "sessionId=…"},
+	} {
+		upstream, stop := d.start()
+		t.Cleanup(stop)
+		front, dropped := dropFront(t, upstream, d.drop...)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		dopts := append(slices.Clone(opts), client.WithTransportPolicy(d.policy))
+		getLogged := make(chan struct{})
+		if d.listens {
+			// A failed GET stream is retried, and each retry logged
+			// with the failure: the first such line is awaited.
+			h := &notifyHandler{Handler: logger.Handler(), msg: "modern: reconnecting the GET stream", seen: getLogged, once: new(sync.Once)}
+			dopts = append(dopts, client.WithLogger(slog.New(h)), client.OnLog(func(mcp.LoggingMessageParams) {}))
+		}
+		c, err := client.Dial(ctx, client.URL(withSecrets(front)), dopts...)
+		var got []string // this case's errors and reports
+		switch {
+		case d.dialErr && err == nil:
+			c.Close()
+			t.Errorf("%s: Dial succeeded", d.name)
+		case d.dialErr:
+			got = append(got, err.Error())
+			if ne, ok := errors.AsType[*negotiate.Error](err); !ok || ne.Report == nil {
+				t.Errorf("%s: the Dial error has no report: %v", d.name, err)
+			} else {
+				got = append(got, ne.Report.String())
+			}
+		case err != nil:
+			t.Errorf("%s: Dial: %v", d.name, err)
+		default:
+			got = append(got, c.Info().Negotiation.String())
+			if _, err := c.CallTool(ctx, "echo", map[string]string{"text": "x"}); err == nil {
+				t.Errorf("%s: a tools/call whose connection was dropped succeeded", d.name)
+			} else {
+				got = append(got, err.Error())
+			}
+			if d.listens {
+				select {
+				case <-getLogged:
+				case <-ctx.Done():
+					t.Errorf("%s: the failed GET stream was not logged", d.name)
+				}
+			}
+			if err := c.Close(); err != nil {
+				got = append(got, err.Error())
+			} else if d.closeErr {
+				t.Errorf("%s: Close succeeded, its DELETE dropped", d.name)
+			}
+		}
+		cancel()
+		if dropped.Load() == 0 {
+			t.Errorf("%s: nothing was dropped", d.name)
+		}
+		if !strings.Contains(strings.Join(got, "\n"), d.named) {
+			t.Errorf("%s: no error names the URL (%s): %q", d.name, d.named, got)
+		}
+		shown = append(shown, got...)
+	}
+
 	// A URL where nothing answers: every rung of the ladder fails, and the
 	// error names each attempt.
 	nothing := httptest.NewServer(http.NotFoundHandler())
@@ -81,6 +175,14 @@ func TestURLSecretsNotShown(t *testing.T) {
 	if !strings.Contains(strings.Join(shown, "\n"), "api_key=") {
 		t.Errorf("no error or report names the URL's query at all: %q", shown)
 	}
+	// The session id of an HTTP+SSE server is in its endpoint's query: only
+	// its redacted form may be shown.
+	for _, s := range append(shown, text) {
+		if m := rawSessionID.FindString(s); m != "" {
+			i := strings.Index(s, m)
+			t.Errorf("a session id is shown: …%s…", s[max(0, i-200):min(len(s), i+50)])
+		}
+	}
 	for _, secret := range []string{password, apiKey} {
 		if strings.Contains(text, secret) {
 			i := strings.Index(text, secret)
@@ -92,4 +194,92 @@ func TestURLSecretsNotShown(t *testing.T) {
 			}
 		}
 	}
+}
+
+// rawSessionID matches a session id in a URL's query, unredacted.
+var rawSessionID = regexp.MustCompile(`sessionId=[^…&"\s]`)
+
+func startStreamable() (string, func()) {
+	s := testservers.StartStreamable(testservers.HTTPOptions{Priming: true})
+	return s.URL, s.Close
+}
+
+// startStreamableCut starts a Streamable HTTP server that cuts the
+// stream answering the first tools/call, which the client then resumes.
+func startStreamableCut() (string, func()) {
+	s := testservers.StartStreamable(testservers.HTTPOptions{Priming: true, Faults: testservers.Faults{Rules: []testservers.FaultRule{
+		{Fault: testservers.FaultDropStream, Method: "tools/call", Count: 1},
+	}}})
+	return s.URL, s.Close
+}
+
+func startModern() (string, func()) {
+	s := testservers.StartModern(testservers.HTTPOptions{})
+	return s.URL, s.Close
+}
+
+func startSSE() (string, func()) {
+	s := testservers.StartLegacy(testservers.LegacyOptions{})
+	return s.URL, s.Close
+}
+
+// dropFront starts a proxy to the server at upstream that closes the
+// connection, unanswered, of every request it is told to drop: "GET",
+// "DELETE", or the name of a JSON-RPC method, for the POSTs that carry it.
+// It returns the proxy's URL, with upstream's path, and the count of the
+// requests dropped.
+func dropFront(t *testing.T, upstream string, drop ...string) (string, *atomic.Int64) {
+	t.Helper()
+	target, err := url.Parse(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	}}
+	dropped := new(atomic.Int64)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		for _, d := range drop {
+			if d == r.Method || r.Method == http.MethodPost && bytes.Contains(body, []byte(`"method":"`+d+`"`)) {
+				dropped.Add(1)
+				if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+					c.Close()
+				}
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	return front.URL + target.Path, dropped
+}
+
+// notifyHandler passes records on to Handler, and closes seen at the
+// first whose message is msg.
+type notifyHandler struct {
+	slog.Handler
+	msg  string
+	seen chan struct{}
+	once *sync.Once
+}
+
+func (h *notifyHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.seen) })
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *notifyHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	c.Handler = h.Handler.WithAttrs(attrs)
+	return &c
+}
+
+func (h *notifyHandler) WithGroup(name string) slog.Handler {
+	c := *h
+	c.Handler = h.Handler.WithGroup(name)
+	return &c
 }

@@ -214,7 +214,7 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 	req.Header["Accept"] = acceptSSE
 	resp, err := t.stream.Do(req)
 	if err != nil {
-		return nil, nil, nil, t.dialFailed(ctx, err)
+		return nil, nil, nil, t.dialFailed(ctx, origin.RedactError(err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var err error = wire.NewHTTPError(resp, http.MethodGet, t.sseURL)

@@ -180,6 +180,7 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 	}
 	resp, err := t.streamClient.Do(req)
 	if err != nil {
+		err = origin.RedactError(err)
 		settle()
 		if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
 			// The same GET would be redirected the same way: not reopened.

@@ -71,6 +71,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		req.Header["Last-Event-Id"] = []string{se.lastEventID}
 		resp, err := t.streamClient.Do(req)
 		if err != nil {
+			err = origin.RedactError(err)
 			if ierr := x.interrupted(); ierr != nil {
 				return nil, ierr
 			}

@@ -259,9 +259,9 @@ func (t *Transport) endSession(ctx context.Context, session, version []string) e
 	resp, err := t.client.Do(req)
 	if err != nil {
 		if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
-			err = re
+			return fmt.Errorf("modern: ending the session: %w", re)
 		}
-		return fmt.Errorf("modern: ending the session: %w", err)
+		return fmt.Errorf("modern: ending the session: %w", origin.RedactError(err))
 	}
 	defer resp.Body.Close()
 	switch {

@@ -46,7 +46,9 @@ import (
 // that ends during a wait ends it at once: a *RetryAfterError that wraps
 // the context's error, or for a refused connection the dial error and the
 // context's error together. A refused connection the policy gives up on
-// returns the dial error.
+// returns the dial error. Every error Do returns names the request's URL
+// as origin.RedactError writes it: no user information, no query values,
+// no fragment.
 //
 // A request whose context comes from BeforeResend is handed, before each
 // time it is sent again, to the function given there, which may change
@@ -188,7 +190,7 @@ func (r *retrier) retryRefused(ctx context.Context, st *run, dialErr error) (boo
 	}
 	r.logRetry(ctx, st, "connection refused", 0, wait, b.Attempts())
 	if err := Sleep(ctx, wait); err != nil {
-		return false, fmt.Errorf("%w (the wait to retry ended: %w)", dialErr, err)
+		return false, fmt.Errorf("%w (the wait to retry ended: %w)", origin.RedactError(dialErr), err)
 	}
 	return true, nil
 }
@@ -214,7 +216,8 @@ func (r *retrier) logRetry(ctx context.Context, st *run, reason string, status i
 func waited(_, _ time.Duration, _ int, _ *http.Response) time.Duration { return 0 }
 
 // giveUp is the ErrorHandler: the error as check or the transport gave
-// it, no response. (go-retryablehttp's default one drops the status.)
+// it, its URL redacted (origin.RedactError), no response.
+// (go-retryablehttp's default one drops the status.)
 func giveUp(resp *http.Response, err error, attempts int) (*http.Response, error) {
 	if resp != nil {
 		resp.Body.Close()
@@ -222,7 +225,7 @@ func giveUp(resp *http.Response, err error, attempts int) (*http.Response, error
 	if err == nil { // RetryMax reached while check still asked to retry
 		err = fmt.Errorf("reconnect: gave up after %d attempts", attempts)
 	}
-	return nil, err
+	return nil, origin.RedactError(err)
 }
 
 // refused reports whether err is a connection refused while dialing: the

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -529,6 +530,83 @@ func TestRetryingConnectionRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryingErrorsRedacted: whatever ends a request — a reset, a refused
+// connection given up on or whose wait is cut short, a deadline — Do's
+// error shows the URL without its password, query values or fragment,
+// and errors.Is and errors.As find in it what the request's failure was.
+func TestRetryingErrorsRedacted(t *testing.T) {
+	secrets := []string{"pa55w0rd", "k3y-in-query", "BareKey", "frag-secret"}
+	withSecrets := func(addr string) string {
+		return "http://user:pa55w0rd@" + addr + "/mcp?api_key=k3y-in-query&BareKey#frag-secret"
+	}
+	check := func(t *testing.T, err error) {
+		t.Helper()
+		if err == nil {
+			t.Fatal("the request succeeded")
+		}
+		for _, s := range secrets {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("the error shows %q: %v", s, err)
+			}
+		}
+		if ue, ok := errors.AsType[*url.Error](err); !ok || strings.Contains(ue.URL, "k3y-in-query") {
+			t.Errorf("errors.As(*url.Error) = %v, %v", ue, ok)
+		}
+		if !strings.Contains(err.Error(), "/mcp?api_key=…&…") {
+			t.Errorf("the error does not name the URL: %v", err)
+		}
+	}
+	refusedAt := closedAddr(t)
+
+	t.Run("reset", func(t *testing.T) {
+		s := newServer(t, reset)
+		_, _, err := newRig(t, fast, 0).post(context.Background(), withSecrets(s.Listener.Addr().String()), "{}")
+		check(t, err)
+	})
+	t.Run("refused, given up", func(t *testing.T) {
+		_, _, err := newRig(t, fast, 0).post(context.Background(), withSecrets(refusedAt), "{}")
+		check(t, err)
+		if op, ok := errors.AsType[*net.OpError](err); !ok || op.Op != "dial" || !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("err = %v, want the dial error", err)
+		}
+	})
+	t.Run("refused, the wait cut short", func(t *testing.T) {
+		g := newRig(t, Policy{InitialDelay: 10 * time.Second, Jitter: -1}, 0)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		// Cancelled by the retry's log record, just before its wait.
+		hc := &http.Client{Transport: g.tr}
+		if g.s != nil {
+			g.s = g.s.p.Sender(hc, slog.New(cancelOnLog(cancel)))
+		} else {
+			g.c = Policy{InitialDelay: 10 * time.Second, Jitter: -1}.Retrying(hc, slog.New(cancelOnLog(cancel)))
+		}
+		_, _, err := g.post(ctx, withSecrets(refusedAt), "{}")
+		check(t, err)
+		if !errors.Is(err, syscall.ECONNREFUSED) || !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want the dial error and the context's", err)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		s := newServer(t, hang)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*ms)
+		defer cancel()
+		_, _, err := newRig(t, fast, 0).post(ctx, withSecrets(s.Listener.Addr().String()), "{}")
+		check(t, err)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want context.DeadlineExceeded", err)
+		}
+	})
+}
+
+// cancelOnLog is a slog.Handler that calls its function at every record.
+type cancelOnLog func()
+
+func (c cancelOnLog) Enabled(context.Context, slog.Level) bool  { return true }
+func (c cancelOnLog) Handle(context.Context, slog.Record) error { c(); return nil }
+func (c cancelOnLog) WithAttrs([]slog.Attr) slog.Handler        { return c }
+func (c cancelOnLog) WithGroup(string) slog.Handler             { return c }
 
 // TestRetryingConcurrent runs many requests through one client at once:
 // each Do has its own run of the policy.

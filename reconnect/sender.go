@@ -34,8 +34,15 @@ func (p Policy) Sender(base *http.Client, logger *slog.Logger) *Sender {
 
 // Do sends req, whose body must be replayable (GetBody set, as
 // http.NewRequest does for a bytes.Reader). It returns what Policy.Retrying's
-// Do would.
+// Do would; its errors name req's URL as origin.RedactError writes it,
+// whichever attempt failed.
 func (s *Sender) Do(req *http.Request) (*http.Response, error) {
+	resp, err := s.do(req)
+	return resp, origin.RedactError(err)
+}
+
+// do is Do, its error not yet redacted.
+func (s *Sender) do(req *http.Request) (*http.Response, error) {
 	resp, err := s.base.Do(req)
 	switch {
 	case err == nil && !IsThrottle(resp.StatusCode):

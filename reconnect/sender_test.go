@@ -24,6 +24,7 @@ func TestSenderAsRetrying(t *testing.T) {
 	t.Run("NeverAgain", TestRetryingNeverAgain)
 	t.Run("ConnectionRefused", TestRetryingConnectionRefused)
 	t.Run("BeforeResend", TestRetryingBeforeResend)
+	t.Run("ErrorsRedacted", TestRetryingErrorsRedacted)
 }
 
 // When nothing goes wrong, a Sender is one plain round trip: the request
