@@ -62,7 +62,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 		return nil, &MetadataError{URL: m.URL, Reason: "no authorization_endpoint"}
 	}
 	if a.cfg.Authorize == nil {
-		return nil, &InteractionRequiredError{Server: d.serverURL, Issuer: m.Issuer}
+		return nil, &InteractionRequiredError{Server: d.shownURL, Issuer: m.Issuer}
 	}
 	state, err := randomString(32)
 	if err != nil {
@@ -77,7 +77,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 	}
 	oc := oauth2Config(m, c, a.cfg.RedirectURL, scopes)
 	authURL := oc.AuthCodeURL(p.state, oauth2.S256ChallengeOption(p.verifier), oauth2.SetAuthURLParam("resource", d.resource))
-	a.log.InfoContext(ctx, "auth: authorization needed", "server", d.serverURL, "issuer", m.Issuer, "client", c.ClientID, "scopes", strings.Join(scopes, " "))
+	a.log.InfoContext(ctx, "auth: authorization needed", "server", d.shownURL, "issuer", m.Issuer, "client", c.ClientID, "scopes", strings.Join(scopes, " "))
 	back, err := a.cfg.Authorize(ctx, authURL)
 	if err != nil {
 		return nil, err

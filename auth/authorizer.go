@@ -76,7 +76,7 @@ func (a *Authorizer) Login(ctx context.Context, serverURL string) (*Token, error
 	s.mu.Unlock()
 	_, err = s.renew(ctx, gen, renewal{challenge: ch, force: true, refused: refused})
 	if errors.Is(err, errNotOAuth) {
-		return nil, &MetadataError{URL: serverURL, Reason: "the server publishes no OAuth metadata, and did not ask for a Bearer token: there is nothing to log in to"}
+		return nil, &MetadataError{URL: s.shown, Reason: "the server publishes no OAuth metadata, and did not ask for a Bearer token: there is nothing to log in to"}
 	}
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (a *Authorizer) probe(ctx context.Context, s *serverState) (ch *Challenge, 
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		a.log.DebugContext(ctx, "auth: probe failed; using the well-known locations", "server", s.raw, "err", err)
+		a.log.DebugContext(ctx, "auth: probe failed; using the well-known locations", "server", s.shown, "err", origin.RedactError(err))
 		return nil, false
 	}
 	defer resp.Body.Close()
@@ -173,7 +173,7 @@ func (a *Authorizer) Logout(ctx context.Context, serverURL string) ([]Key, error
 func parseServerURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &ConfigError{fmt.Sprintf("server URL %q is not an http(s) URL", raw)}
+		return nil, &ConfigError{fmt.Sprintf("server URL %q is not an http(s) URL", origin.RedactString(raw))}
 	}
 	return u, nil
 }
@@ -196,7 +196,7 @@ func (a *Authorizer) state(serverURL string, base http.RoundTripper) (*serverSta
 		}
 		hc = &http.Client{Transport: base}
 	}
-	s := &serverState{a: a, url: u, raw: serverURL, hc: origin.Guard(hc)}
+	s := &serverState{a: a, url: u, raw: serverURL, shown: origin.Redact(u), hc: origin.Guard(hc)}
 	a.servers[serverURL] = s
 	return s, nil
 }

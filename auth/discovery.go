@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
-
-	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // discovery is what discovery found for one server.
 type discovery struct {
-	serverURL string
-	resource  string            // the resource indicator sent on every request
-	prm       *resourceMetadata // nil for a server of 2025-03-26
-	server    *serverMetadata
-	hc        *http.Client
+	shownURL string            // the server's URL as errors and logs show it (origin.Redact)
+	resource string            // the resource indicator sent on every request
+	prm      *resourceMetadata // nil for a server of 2025-03-26
+	server   *serverMetadata
+	hc       *http.Client
 }
 
 func (d *discovery) key() Key { return Key{Issuer: d.server.Issuer, Resource: d.resource} }
@@ -24,7 +22,7 @@ func (d *discovery) key() Key { return Key{Issuer: d.server.Issuer, Resource: d.
 // assumed only when the server asked for a Bearer token (bearer): a 401
 // of another kind (an API key server's) is not taken for OAuth.
 func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge, header http.Header, bearer bool) (*discovery, error) {
-	d := &discovery{serverURL: s.raw, hc: s.hc}
+	d := &discovery{shownURL: s.shown, hc: s.hc}
 	var fromChallenge string
 	if ch != nil {
 		fromChallenge = ch.Param(paramResourceMetadata)
@@ -38,13 +36,13 @@ func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge
 		// A server of 2025-03-26: its origin is the authorization server.
 		m, err := legacyServer(ctx, s.hc, s.url, header)
 		if err != nil {
-			return nil, &MetadataError{URL: origin.Redact(s.url), Reason: "no protected resource metadata, and no usable authorization server at its origin", Err: errors.Join(prmErr, err)}
+			return nil, &MetadataError{URL: s.shown, Reason: "no protected resource metadata, and no usable authorization server at its origin", Err: errors.Join(prmErr, err)}
 		}
 		if m.URL == "" && !bearer {
 			return nil, errNotOAuth
 		}
 		d.server, d.resource = m, canonicalResource(s.url)
-		a.log.DebugContext(ctx, "auth: no resource metadata; the server's origin is its authorization server (2025-03-26)", "server", s.raw, "issuer", m.Issuer, "metadata", m.URL)
+		a.log.DebugContext(ctx, "auth: no resource metadata; the server's origin is its authorization server (2025-03-26)", "server", s.shown, "issuer", m.Issuer, "metadata", m.URL)
 		return d, nil
 	}
 	d.prm, d.resource = prm, prm.Resource
@@ -54,7 +52,7 @@ func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge
 		return nil, err
 	}
 	d.server = m
-	a.log.DebugContext(ctx, "auth: discovered", "server", s.raw, "resource_metadata", prm.URL, "issuer", m.Issuer, "metadata", m.URL)
+	a.log.DebugContext(ctx, "auth: discovered", "server", s.shown, "resource_metadata", prm.URL, "issuer", m.Issuer, "metadata", m.URL)
 	return d, nil
 }
 

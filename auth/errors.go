@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/oauth2"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // InteractionRequiredError says that a person has to authorize the client
@@ -13,7 +15,7 @@ import (
 // a script or a CI job. Log in first where a person can (mcpcall auth
 // login), then run again: the stored tokens are used and refreshed.
 type InteractionRequiredError struct {
-	Server string // the MCP server's URL
+	Server string // the MCP server's URL, as origin.Redact shows it
 	Issuer string // the authorization server, when discovery got that far
 }
 
@@ -115,7 +117,9 @@ func grantError(step string, err error) error {
 		}
 		return ge
 	}
-	return fmt.Errorf("auth: %s request: %w", step, err)
+	// The token request got no answer: net/http's error names the
+	// token endpoint's URL.
+	return fmt.Errorf("auth: %s request: %w", step, origin.RedactError(err))
 }
 
 // errNotOAuth: a 401 without a Bearer challenge from a server that

@@ -8,6 +8,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // maxMetadata bounds a metadata document or a registration answer.
@@ -21,6 +23,8 @@ var errNotFound = errors.New("not found")
 // 4xx is errNotFound (wrapped with the status); other failures are errors
 // of their own. header may carry MCP-Protocol-Version, and nothing else of
 // the MCP request's: the host's static headers never go to metadata URLs.
+// A request that gets no answer gives net/http's *url.Error, its URL
+// redacted (origin.RedactError).
 func getJSON(ctx context.Context, hc *http.Client, rawURL string, header http.Header, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
@@ -32,7 +36,7 @@ func getJSON(ctx context.Context, hc *http.Client, rawURL string, header http.He
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return origin.RedactError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // Token endpoint authentication methods (RFC 7591 section 2, RFC 7523).
@@ -136,12 +138,12 @@ func register(ctx context.Context, hc *http.Client, m *serverMetadata, cfg *Conf
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("auth: registration at %s: %w", m.RegistrationEndpoint, err)
+		return nil, fmt.Errorf("auth: registration at %s: %w", origin.RedactString(m.RegistrationEndpoint), origin.RedactError(err))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata))
 	if err != nil {
-		return nil, fmt.Errorf("auth: registration at %s: %w", m.RegistrationEndpoint, err)
+		return nil, fmt.Errorf("auth: registration at %s: %w", origin.RedactString(m.RegistrationEndpoint), err)
 	}
 	var r registrationResponse
 	jsonErr := json.Unmarshal(raw, &r)
@@ -183,7 +185,7 @@ func (a *Authorizer) client(ctx context.Context, d *discovery) (*ClientInfo, err
 	m := d.server
 	if a.cfg.ClientID != "" {
 		if a.cfg.ClientIssuer != "" && a.cfg.ClientIssuer != m.Issuer {
-			return nil, &MetadataError{URL: d.serverURL, Reason: fmt.Sprintf("the server's authorization server is %s, but the pre-registered client is for %s: not sending its credentials", m.Issuer, a.cfg.ClientIssuer)}
+			return nil, &MetadataError{URL: d.shownURL, Reason: fmt.Sprintf("the server's authorization server is %s, but the pre-registered client is for %s: not sending its credentials", m.Issuer, a.cfg.ClientIssuer)}
 		}
 		return &ClientInfo{Issuer: m.Issuer, ClientID: a.cfg.ClientID, ClientSecret: a.cfg.ClientSecret, AuthMethod: a.preRegisteredMethod(m), Registration: RegistrationPreRegistered}, nil
 	}

@@ -54,7 +54,7 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 			return 0, nil, nil, err
 		}
 		if stored != nil && (prev == nil || stored.AccessToken != prev.AccessToken) && !stored.RefreshDue(now) {
-			a.log.DebugContext(ctx, "auth: using a stored token", "server", s.raw, "issuer", key.Issuer)
+			a.log.DebugContext(ctx, "auth: using a stored token", "server", s.shown, "issuer", key.Issuer)
 			return reusedStored, stored, d, nil
 		}
 		cand := stored
@@ -65,7 +65,7 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 			if c := a.clientFor(ctx, d, cand.ClientID); c != nil {
 				nt, err := a.refresh(ctx, d, c, cand)
 				if err == nil {
-					a.log.InfoContext(ctx, "auth: token refreshed", "server", s.raw, "issuer", key.Issuer, "token", nt)
+					a.log.InfoContext(ctx, "auth: token refreshed", "server", s.shown, "issuer", key.Issuer, "token", nt)
 					if err := a.save(ctx, key, nt); err != nil {
 						return 0, nil, nil, err
 					}
@@ -75,7 +75,7 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 				if !errors.As(err, &ge) {
 					return 0, nil, nil, err
 				}
-				a.log.InfoContext(ctx, "auth: refresh refused; the refresh token is dropped", "server", s.raw, "issuer", key.Issuer, "err", err)
+				a.log.InfoContext(ctx, "auth: refresh refused; the refresh token is dropped", "server", s.shown, "issuer", key.Issuer, "err", err)
 				dead := *cand
 				dead.RefreshToken = ""
 				if err := a.store.SaveToken(ctx, key, &dead); err != nil {
@@ -98,7 +98,7 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 	if err := a.save(ctx, key, nt); err != nil {
 		return 0, nil, nil, err
 	}
-	a.log.InfoContext(ctx, "auth: authorized", "server", s.raw, "issuer", key.Issuer, "grant", a.cfg.Grant.String(), "token", nt)
+	a.log.InfoContext(ctx, "auth: authorized", "server", s.shown, "issuer", key.Issuer, "grant", a.cfg.Grant.String(), "token", nt)
 	return granted, nt, d, nil
 }
 
@@ -106,7 +106,7 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 // code flow (which needs a person, and a registration).
 func (a *Authorizer) grant(ctx context.Context, d *discovery, scopes []string) (*Token, error) {
 	if a.cfg.Grant == GrantAuthorizationCode && a.cfg.Authorize == nil {
-		return nil, &InteractionRequiredError{Server: d.serverURL, Issuer: d.server.Issuer}
+		return nil, &InteractionRequiredError{Server: d.shownURL, Issuer: d.server.Issuer}
 	}
 	c, err := a.client(ctx, d)
 	if err != nil {

@@ -14,10 +14,11 @@ import (
 // token and the renewal in flight. Every Transport for the server shares
 // it, so that one refresh or one authorization serves all their callers.
 type serverState struct {
-	a   *Authorizer
-	url *url.URL
-	raw string
-	hc  *http.Client // metadata, registration, tokens: redirect-guarded
+	a     *Authorizer
+	url   *url.URL
+	raw   string       // as the host gave it: requests go there, and it keys Authorizer.servers
+	shown string       // as errors and logs show it: origin.Redact of url
+	hc    *http.Client // metadata, registration, tokens: redirect-guarded
 
 	mu     sync.Mutex
 	loaded bool   // the store was consulted for a token
@@ -71,7 +72,7 @@ func (s *serverState) current(ctx context.Context) (*Token, uint64) {
 	}
 	if tok.RefreshToken != "" {
 		if _, err := s.renew(ctx, gen, renewal{proactive: true}); err != nil {
-			s.a.log.InfoContext(ctx, "auth: refreshing before expiry failed", "server", s.raw, "err", err)
+			s.a.log.InfoContext(ctx, "auth: refreshing before expiry failed", "server", s.shown, "err", err)
 		}
 		tok, gen = s.snapshot()
 	}

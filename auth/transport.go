@@ -98,7 +98,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if _, err := s.renew(ctx, gen, r); errors.Is(err, errNotOAuth) {
 				s.notOAuth.Store(true)
 			} else if err != nil {
-				s.a.log.InfoContext(ctx, "auth: renewing after a refusal", "server", s.raw, "err", err)
+				s.a.log.InfoContext(ctx, "auth: renewing after a refusal", "server", s.shown, "err", err)
 			}
 			return resp, nil
 		}

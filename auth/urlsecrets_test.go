@@ -1,0 +1,115 @@
+package auth_test
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/anymcp/anymcp/auth"
+	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/testservers"
+)
+
+// lockedBuffer is a bytes.Buffer for a logger that goroutines share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServerURLSecretsNotShown: the server URL the host gives may hold a
+// password and an api key (and a fragment). The Authorizer sends its
+// requests there, but its errors and its logs, at every level, show the
+// URL redacted: when a person is needed and none can come, when the
+// authorization succeeds, when the server drops every connection, and
+// when the URL is refused.
+func TestServerURLSecretsNotShown(t *testing.T) {
+	secrets := []string{"pa55-w0rd-in-url", "k3y-in-query-789", "BareKey", "frag-secret"}
+	withSecrets := func(raw string) string {
+		return strings.Replace(raw, "http://", "http://user:pa55-w0rd-in-url@", 1) + "?api_key=k3y-in-query-789&BareKey#frag-secret"
+	}
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var shown []string // errors
+
+	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	u := withSecrets(f.ps.URL)
+
+	// No Authorize function: a person is needed, and none can come.
+	noPerson, err := auth.New(auth.Config{RedirectURL: redirectURL, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = connect(testContext(t), u, noPerson, client.WithLogger(logger))
+	var ire *auth.InteractionRequiredError
+	if !errors.As(err, &ire) {
+		t.Fatalf("err = %v, want an InteractionRequiredError", err)
+	}
+	if want := strings.SplitN(f.ps.URL, "?", 2)[0] + "?api_key=…&…"; ire.Server != want {
+		t.Errorf("InteractionRequiredError.Server = %q, want %q", ire.Server, want)
+	}
+	shown = append(shown, err.Error())
+
+	// The authorization goes through.
+	a := f.authorizer(t, auth.Config{Logger: logger})
+	if err := connect(testContext(t), u, a, client.WithLogger(logger)); err != nil {
+		t.Fatal(err)
+	}
+
+	// A server that drops every connection: the probe fails, and so does
+	// discovery.
+	drop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			c.Close()
+		}
+	}))
+	defer drop.Close()
+	if _, err := a.Login(testContext(t), withSecrets(drop.URL+"/mcp")); err == nil {
+		t.Error("Login to a server that drops every connection succeeded")
+	} else {
+		shown = append(shown, err.Error())
+	}
+
+	// A URL that is not http(s) is refused, and so is one that does not
+	// parse.
+	for _, bad := range []string{"ftp://user:pa55-w0rd-in-url@h/mcp?api_key=k3y-in-query-789", "http://user:pa55-w0rd-in-url@h:port/?k3y-in-query-789"} {
+		if _, err := a.Transport(bad, nil); err == nil {
+			t.Errorf("Transport(%q) succeeded", bad)
+		} else {
+			shown = append(shown, err.Error())
+		}
+	}
+
+	text := logs.String()
+	for _, want := range []string{`msg="auth: discovered"`, `msg="auth: authorized"`, `msg="auth: probe failed`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the logs have no %s record: nothing to check there", want)
+		}
+	}
+	for _, s := range secrets {
+		if i := strings.Index(text, s); i >= 0 {
+			t.Errorf("the logs hold %q: …%s…", s, text[max(0, i-200):min(len(text), i+50)])
+		}
+		for _, e := range shown {
+			if strings.Contains(e, s) {
+				t.Errorf("an error holds %q: %s", s, e)
+			}
+		}
+	}
+}
