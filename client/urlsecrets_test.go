@@ -28,15 +28,17 @@ import (
 )
 
 // TestURLSecretsNotShown: some servers take their credential in the URL
-// (a password, or an api key in the query). The URL is the host's to use,
+// (a password, or an api key in the query, as a value or a bare
+// parameter; a fragment is the host's too). The URL is the host's to use,
 // not to show: no error, log line or negotiation report holds those
 // values, on any transport, through faults, failed negotiations and calls,
-// and connections the server drops unanswered (net/http's error for those
-// names the request's URL, query included), during Dial and after.
+// connections the server drops unanswered (net/http's error for those
+// names the request's URL, query included), during Dial and after, and a
+// 429 whose wait is over the cap.
 func TestURLSecretsNotShown(t *testing.T) {
-	const password, apiKey = "pa55-w0rd-in-url", "k3y-in-query-789"
+	const password, apiKey, bareKey, fragment = "pa55-w0rd-in-url", "k3y-in-query-789", "BareSecretKey123", "frag-secret-456"
 	withSecrets := func(raw string) string {
-		return strings.Replace(raw, "http://", "http://user:"+password+"@", 1) + "?api_key=" + apiKey
+		return strings.Replace(raw, "http://", "http://user:"+password+"@", 1) + "?api_key=" + apiKey + "&" + bareKey + "#" + fragment
 	}
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -77,16 +79,18 @@ func TestURLSecretsNotShown(t *testing.T) {
 	// answering, so net/http's error, which names the request's URL with
 	// its query, is what the client has to report. On each transport,
 	// during Dial and on a call; on Streamable HTTP also the GET stream
-	// and the DELETE of Close.
+	// and the DELETE of Close. Then a tools/call answered 429 with a
+	// Retry-After over the cap, which is not waited out.
 	for _, d := range []struct {
 		name     string
 		start    func() (string, func()) // the upstream's URL, and its Close
 		policy   negotiate.Policy
-		drop     []string // what the front drops (see dropFront)
-		dialErr  bool     // Dial fails; otherwise a tools/call does
-		closeErr bool     // Close fails too (its DELETE is dropped)
-		listens  bool     // the host listens: the GET stream opens, and its failure is logged
-		named    string   // what the errors name, redacted
+		drop     []string         // the requests the front does not pass on (see faultFront)
+		fault    http.HandlerFunc // what it does instead; nil drops the connection
+		dialErr  bool             // Dial fails; otherwise a tools/call does
+		closeErr bool             // Close fails too (its DELETE is dropped)
+		listens  bool             // the host listens: the GET stream opens, and its failure is logged
+		named    string           // what the errors name, redacted
 	}{
 		{name: "streamable initialize", start: startStreamable, drop: []string{"initialize"}, dialErr: true, named: "api_key=…"},
 		{name: "modern server/discover", start: startModern, drop: []string{"server/discover"}, dialErr: true, named: "api_key=…"},
@@ -96,10 +100,16 @@ func TestURLSecretsNotShown(t *testing.T) {
 		{name: "streamable resuming GET", start: startStreamableCut, drop: []string{"GET"}, named: "api_key=…"},
 		{name: "modern tools/call", start: startModern, drop: []string{"tools/call"}, named: "api_key=…"},
 		{name: "sse tools/call", start: startSSE, policy: negotiate.SSEOnly, drop: []string{"tools/call"}, named: "sessionId=…"},
+		{name: "streamable 429", start: startStreamable, drop: []string{"tools/call"}, fault: tooManyRequests, named: "api_key=…&…"},
+		{name: "sse 429", start: startSSE, policy: negotiate.SSEOnly, drop: []string{"tools/call"}, fault: tooManyRequests, named: "sessionId=…"},
 	} {
 		upstream, stop := d.start()
 		t.Cleanup(stop)
-		front, dropped := dropFront(t, upstream, d.drop...)
+		fault := d.fault
+		if fault == nil {
+			fault = dropConnection
+		}
+		front, dropped := faultFront(t, upstream, fault, d.drop...)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		dopts := append(slices.Clone(opts), client.WithTransportPolicy(d.policy))
 		getLogged := make(chan struct{})
@@ -146,7 +156,7 @@ func TestURLSecretsNotShown(t *testing.T) {
 		}
 		cancel()
 		if dropped.Load() == 0 {
-			t.Errorf("%s: nothing was dropped", d.name)
+			t.Errorf("%s: no request met its fault", d.name)
 		}
 		if !strings.Contains(strings.Join(got, "\n"), d.named) {
 			t.Errorf("%s: no error names the URL (%s): %q", d.name, d.named, got)
@@ -183,7 +193,7 @@ func TestURLSecretsNotShown(t *testing.T) {
 			t.Errorf("a session id is shown: …%s…", s[max(0, i-200):min(len(s), i+50)])
 		}
 	}
-	for _, secret := range []string{password, apiKey} {
+	for _, secret := range []string{password, apiKey, bareKey, fragment} {
 		if strings.Contains(text, secret) {
 			i := strings.Index(text, secret)
 			t.Errorf("the logs hold %q: …%s…", secret, text[max(0, i-200):min(len(text), i+50)])
@@ -223,12 +233,12 @@ func startSSE() (string, func()) {
 	return s.URL, s.Close
 }
 
-// dropFront starts a proxy to the server at upstream that closes the
-// connection, unanswered, of every request it is told to drop: "GET",
-// "DELETE", or the name of a JSON-RPC method, for the POSTs that carry it.
-// It returns the proxy's URL, with upstream's path, and the count of the
-// requests dropped.
-func dropFront(t *testing.T, upstream string, drop ...string) (string, *atomic.Int64) {
+// faultFront starts a proxy to the server at upstream that does not pass
+// on the requests it is told to catch — "GET", "DELETE", or the name of a
+// JSON-RPC method, for the POSTs that carry it — but answers them with
+// fault. It returns the proxy's URL, with upstream's path, and the count
+// of the requests caught.
+func faultFront(t *testing.T, upstream string, fault http.HandlerFunc, catch ...string) (string, *atomic.Int64) {
 	t.Helper()
 	target, err := url.Parse(upstream)
 	if err != nil {
@@ -237,23 +247,34 @@ func dropFront(t *testing.T, upstream string, drop ...string) (string, *atomic.I
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
 	}}
-	dropped := new(atomic.Int64)
+	caught := new(atomic.Int64)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		for _, d := range drop {
-			if d == r.Method || r.Method == http.MethodPost && bytes.Contains(body, []byte(`"method":"`+d+`"`)) {
-				dropped.Add(1)
-				if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
-					c.Close()
-				}
+		for _, c := range catch {
+			if c == r.Method || r.Method == http.MethodPost && bytes.Contains(body, []byte(`"method":"`+c+`"`)) {
+				caught.Add(1)
+				fault(w, r)
 				return
 			}
 		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(front.Close)
-	return front.URL + target.Path, dropped
+	return front.URL + target.Path, caught
+}
+
+// dropConnection closes the request's connection: no answer at all.
+func dropConnection(w http.ResponseWriter, _ *http.Request) {
+	if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+		c.Close()
+	}
+}
+
+// tooManyRequests answers 429 with a wait over any cap.
+func tooManyRequests(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Retry-After", "3600")
+	w.WriteHeader(http.StatusTooManyRequests)
 }
 
 // notifyHandler passes records on to Handler, and closes seen at the

@@ -8,8 +8,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"syscall"
 	"time"
 
@@ -156,7 +154,7 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 	if ctx.Value(firstContactKey{}) != nil && resp.Header.Get("Retry-After") == "" {
 		return false, nil // a first contact waits only when the server says how long
 	}
-	herr := wire.NewHTTPError(resp, st.req.Method, redact(st.req.URL))
+	herr := wire.NewHTTPError(resp, st.req.Method, origin.Redact(st.req.URL))
 	wire.Drain(resp.Body)
 	resp.Body.Close()
 	b := st.backoff(r.p)
@@ -205,7 +203,7 @@ func (st *run) backoff(p Policy) *Backoff {
 func (r *retrier) logRetry(ctx context.Context, st *run, reason string, status int, wait time.Duration, attempt int) {
 	r.log.LogAttrs(ctx, slog.LevelInfo, "reconnect: retrying request",
 		slog.String("method", st.req.Method),
-		slog.String("url", redact(st.req.URL)),
+		slog.String("url", origin.Redact(st.req.URL)),
 		slog.String("reason", reason),
 		slog.Int("status", status),
 		slog.Duration("wait", wait),
@@ -233,23 +231,6 @@ func giveUp(resp *http.Response, err error, attempts int) (*http.Response, error
 func refused(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial" && errors.Is(op.Err, syscall.ECONNREFUSED)
-}
-
-// redact returns u for logs and errors: no user info, query values hidden
-// (HTTP+SSE servers put the session id there).
-func redact(u *url.URL) string {
-	c := *u
-	c.User = nil
-	if c.RawQuery != "" {
-		parts := strings.Split(c.RawQuery, "&")
-		for i, kv := range parts {
-			if k, _, ok := strings.Cut(kv, "="); ok {
-				parts[i] = k + "=…"
-			}
-		}
-		c.RawQuery = strings.Join(parts, "&")
-	}
-	return c.String()
 }
 
 // firstContactKey marks the context of a first connection attempt.

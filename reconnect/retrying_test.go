@@ -645,17 +645,31 @@ func TestRetryingConcurrent(t *testing.T) {
 	}
 }
 
-// TestRetryingRedact hides what logs and errors should not show.
+// TestRetryingRedact: the URL of a 429 — in the retry's log record and
+// in the error once the wait asked for is over the cap — is shown as
+// origin.Redact shows it: no user information, no query value (a bare
+// parameter included), no fragment.
 func TestRetryingRedact(t *testing.T) {
-	for in, want := range map[string]string{
-		"http://h/mcp":                      "http://h/mcp",
-		"http://u:p@h/mcp":                  "http://h/mcp",
-		"http://h/messages?sessionId=abc&x": "http://h/messages?sessionId=…&x",
-		"https://h:8443/a/b?k=v&k2=v2#frag": "https://h:8443/a/b?k=…&k2=…#frag",
-	} {
-		req, _ := http.NewRequest(http.MethodGet, in, nil)
-		if got := redact(req.URL); got != want {
-			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+	s := newServer(t, answer(429, "Retry-After", "0"), answer(429, "Retry-After", "3600"))
+	addr := s.Listener.Addr().String()
+	raw := "http://user:pa55w0rd@" + addr + "/mcp?sessionId=abc123&BareSecretKey#frag-secret"
+	want := "http://" + addr + "/mcp?sessionId=…&…"
+	g := newRig(t, fast, 0)
+	_, _, err := g.post(context.Background(), raw, "{}")
+	var he *jsonrpc.HTTPError
+	if !errors.As(err, &he) || he.StatusCode != 429 {
+		t.Fatalf("err = %v, want the 429 not waited out", err)
+	}
+	if he.URL != want {
+		t.Errorf("the error's URL is %q, want %q", he.URL, want)
+	}
+	recs := g.logs.Flat()
+	if len(recs) != 1 || recs[0]["url"] != want {
+		t.Errorf("log records %v, want one retry with url %q", recs, want)
+	}
+	for _, secret := range []string{"user", "pa55w0rd", "abc123", "BareSecretKey", "frag-secret"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows %q: %v", secret, err)
 		}
 	}
 }

@@ -25,6 +25,7 @@ func TestSenderAsRetrying(t *testing.T) {
 	t.Run("ConnectionRefused", TestRetryingConnectionRefused)
 	t.Run("BeforeResend", TestRetryingBeforeResend)
 	t.Run("ErrorsRedacted", TestRetryingErrorsRedacted)
+	t.Run("Redact", TestRetryingRedact)
 }
 
 // When nothing goes wrong, a Sender is one plain round trip: the request
