@@ -48,13 +48,14 @@ func TestRecvOrder(t *testing.T) {
 
 // TestRecvIgnores: events of other types, later endpoint events, empty
 // messages and invalid JSON are dropped (logged) and what follows them is
-// delivered; the first endpoint stays in use.
+// delivered; the first endpoint stays in use. The log names an ignored
+// endpoint redacted: its query holds a session id.
 func TestRecvIgnores(t *testing.T) {
 	s := newSSEServer(t)
 	s.onGET = func(send func(string)) {
 		send("event: ping\ndata: {}\n\n")
 		send(": a comment\n\n")
-		send(endpointEvent("/elsewhere"))
+		send(endpointEvent("/elsewhere?sessionId=s2-secret&BareKey#frag-secret"))
 		send("event: message\ndata:\n\n")
 		send(messageEvent("{not json"))
 		send(messageEvent(`{"jsonrpc":"1.0","method":"old"}`))
@@ -79,6 +80,18 @@ func TestRecvIgnores(t *testing.T) {
 	for _, w := range []string{"ignored an event", "ignored a later endpoint event", "without data"} {
 		if !strings.Contains(debug, w) {
 			t.Errorf("no debug record %q in\n%s", w, debug)
+		}
+	}
+	if got := rec.Attrs("legacy: ignored a later endpoint event; keeping the first")["ignored"]; got != "/elsewhere?sessionId=…&…" {
+		t.Errorf("the ignored endpoint is logged as %q, want it redacted", got)
+	}
+	for _, r := range rec.Flat() {
+		for k, v := range r {
+			for _, secret := range []string{"sessionId=s1", "s2-secret", "BareKey", "frag-secret"} {
+				if strings.Contains(v, secret) {
+					t.Errorf("the log record %q shows %q in %s: %q", r["msg"], secret, k, v)
+				}
+			}
 		}
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/sse"
@@ -52,8 +54,10 @@ func (t *Transport) read(rd *sse.Reader, s *session) error {
 		switch ev.Type {
 		case "message":
 		case "endpoint":
+			// Its query holds a session id, as the first one's does.
+			ignored := origin.RedactString(strings.TrimSpace(string(ev.Data)))
 			t.log.Debug("legacy: ignored a later endpoint event; keeping the first",
-				"endpoint", s.redacted, "ignored", wire.Excerpt(ev.Data))
+				"endpoint", s.redacted, "ignored", wire.Excerpt([]byte(ignored)))
 			continue
 		default:
 			t.log.Debug("legacy: ignored an event", "type", wire.Excerpt([]byte(ev.Type)))
