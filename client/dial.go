@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
@@ -124,7 +125,7 @@ func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 	case target.url != "":
 		u, err := url.Parse(target.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("anymcp: %q is not an http(s) URL", target.url)
+			return nil, fmt.Errorf("anymcp: %q is not an http(s) URL", origin.RedactString(target.url))
 		}
 		return dialHTTP(ctx, target.url, o)
 	default:

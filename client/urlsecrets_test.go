@@ -164,6 +164,19 @@ func TestURLSecretsNotShown(t *testing.T) {
 		shown = append(shown, got...)
 	}
 
+	// URLs refused before anything is sent: not http(s), or not parsed.
+	for _, bad := range []string{
+		"ftp://user:" + password + "@127.0.0.1/mcp?api_key=" + apiKey + "&" + bareKey + "#" + fragment,
+		"http://user:" + password + "@127.0.0.1:port/mcp?api_key=" + apiKey + "&" + bareKey + "#" + fragment,
+	} {
+		if c, err := client.Dial(ctxT(t), client.URL(bad), opts...); err == nil {
+			c.Close()
+			t.Errorf("Dial(%q) succeeded", bad)
+		} else {
+			shown = append(shown, err.Error())
+		}
+	}
+
 	// A URL where nothing answers: every rung of the ladder fails, and the
 	// error names each attempt.
 	nothing := httptest.NewServer(http.NotFoundHandler())

@@ -336,4 +336,13 @@ func TestDialBadURL(t *testing.T) {
 			t.Errorf("Dial(%q) succeeded", u)
 		}
 	}
+	// The error shows nothing of the URL's password or query, even when
+	// it does not parse (url.Parse's error repeats it).
+	for _, u := range []string{"ftp://u:pa55w0rd@h/sse?api_key=k3y", "http://u:pa55w0rd@h:port/sse?api_key=k3y"} {
+		if _, err := Dial(context.Background(), u, Options{}); err == nil {
+			t.Errorf("Dial(%q) succeeded", u)
+		} else if strings.Contains(err.Error(), "pa55w0rd") || strings.Contains(err.Error(), "k3y") {
+			t.Errorf("Dial(%q): the error shows the URL's secrets: %v", u, err)
+		}
+	}
 }

@@ -138,7 +138,7 @@ var (
 func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) {
 	home, err := url.Parse(sseURL)
 	if err != nil {
-		return nil, fmt.Errorf("legacy: SSE URL: %w", err)
+		return nil, fmt.Errorf("legacy: SSE URL: %w", origin.RedactError(err)) // url.Parse's error repeats the URL
 	}
 	if home.Scheme != "http" && home.Scheme != "https" {
 		return nil, fmt.Errorf("legacy: SSE URL %q: scheme must be http or https", origin.Redact(home))

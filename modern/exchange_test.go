@@ -37,6 +37,15 @@ func TestNew(t *testing.T) {
 			tr.Close()
 		}
 	}
+	// The error of a refused endpoint shows nothing of its password or
+	// query, even when it does not parse (url.Parse's error repeats it).
+	for _, bad := range []string{"ftp://u:pa55w0rd@h/mcp?api_key=k3y", "http://u:pa55w0rd@h:port/mcp?api_key=k3y"} {
+		if _, err := New(bad, Options{}); err == nil {
+			t.Errorf("New(%q) succeeded", bad)
+		} else if strings.Contains(err.Error(), "pa55w0rd") || strings.Contains(err.Error(), "k3y") {
+			t.Errorf("New(%q): the error shows the URL's secrets: %v", bad, err)
+		}
+	}
 }
 
 // TestPOSTHeaders: every message is a POST of its JSON encoding with the

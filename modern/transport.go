@@ -112,7 +112,7 @@ func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Set(t
 func New(endpoint string, opts Options) (*Transport, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("modern: endpoint: %w", err)
+		return nil, fmt.Errorf("modern: endpoint: %w", origin.RedactError(err)) // url.Parse's error repeats the URL
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("modern: endpoint %q: scheme must be http or https", origin.Redact(u))

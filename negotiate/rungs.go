@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -262,11 +261,6 @@ func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name strin
 
 // shownURL is raw for reports, errors and logs, which are meant to be
 // shown: without a password, and without the values of its query, where
-// some servers take an api key and HTTP+SSE servers put the session id.
-func shownURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	return origin.Redact(u)
-}
+// some servers take an api key and HTTP+SSE servers put the session id
+// (origin.RedactString).
+func shownURL(raw string) string { return origin.RedactString(raw) }
