@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // serverMetadata is what a client needs of an authorization server's
@@ -23,8 +25,9 @@ type serverMetadata struct {
 	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported,omitempty"`
 	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
 	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported,omitempty"`
-	// URL is where the document was found; "" when the endpoints are the
-	// defaults of 2025-03-26 (no metadata published).
+	// URL is where the document was found, as errors and logs show it
+	// (origin.RedactString); "" when the endpoints are the defaults of
+	// 2025-03-26 (no metadata published).
 	URL string `json:"-"`
 }
 
@@ -62,10 +65,10 @@ func serverMetadataURLs(issuer *url.URL) []string {
 func discoverServer(ctx context.Context, hc *http.Client, issuer string, header http.Header) (*serverMetadata, error) {
 	iu, err := checkSecure("issuer", issuer)
 	if err != nil {
-		return nil, &MetadataError{URL: issuer, Reason: "the issuer cannot be used", Err: err}
+		return nil, &MetadataError{URL: origin.RedactString(issuer), Reason: "the issuer cannot be used", Err: err}
 	}
 	if iu.RawQuery != "" {
-		return nil, &MetadataError{URL: issuer, Reason: "an issuer has no query"}
+		return nil, &MetadataError{URL: origin.Redact(iu), Reason: "an issuer has no query"}
 	}
 	var tried []error
 	for _, loc := range serverMetadataURLs(iu) {
@@ -74,20 +77,20 @@ func discoverServer(ctx context.Context, hc *http.Client, issuer string, header 
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			tried = append(tried, errors.New(loc+": "+err.Error()))
+			tried = append(tried, errors.New(origin.RedactString(loc)+": "+err.Error()))
 			continue
 		}
-		m.URL = loc
+		m.URL = origin.RedactString(loc)
 		if m.Issuer != issuer {
 			// RFC 8414 section 3.3: identical, no normalisation.
-			return nil, &MetadataError{URL: loc, Reason: "its issuer " + quote(m.Issuer) + " is not " + quote(issuer) + ", the issuer it was fetched for"}
+			return nil, &MetadataError{URL: m.URL, Reason: "its issuer " + quote(m.Issuer) + " is not " + quote(issuer) + ", the issuer it was fetched for"}
 		}
 		if err := m.check(); err != nil {
 			return nil, err
 		}
 		return &m, nil
 	}
-	return nil, &MetadataError{URL: issuer, Reason: "no authorization server metadata at any well-known location", Err: errors.Join(append(tried, errNotFound)...)}
+	return nil, &MetadataError{URL: origin.RedactString(issuer), Reason: "no authorization server metadata at any well-known location", Err: errors.Join(append(tried, errNotFound)...)}
 }
 
 // check refuses endpoints that tokens and secrets must not go to.
@@ -115,8 +118,8 @@ func (m *serverMetadata) check() error {
 // Its RFC 8414 metadata is used when it has some; otherwise the default
 // endpoints /authorize, /token and /register at that origin.
 func legacyServer(ctx context.Context, hc *http.Client, server *url.URL, header http.Header) (*serverMetadata, error) {
-	origin := (&url.URL{Scheme: server.Scheme, Host: server.Host}).String()
-	m, err := discoverServer(ctx, hc, origin, header)
+	home := (&url.URL{Scheme: server.Scheme, Host: server.Host}).String()
+	m, err := discoverServer(ctx, hc, home, header)
 	if err == nil {
 		return m, nil
 	}
@@ -124,10 +127,10 @@ func legacyServer(ctx context.Context, hc *http.Client, server *url.URL, header 
 		return nil, err
 	}
 	return &serverMetadata{
-		Issuer:                        origin,
-		AuthorizationEndpoint:         origin + "/authorize",
-		TokenEndpoint:                 origin + "/token",
-		RegistrationEndpoint:          origin + "/register",
+		Issuer:                        home,
+		AuthorizationEndpoint:         home + "/authorize",
+		TokenEndpoint:                 home + "/token",
+		RegistrationEndpoint:          home + "/register",
 		CodeChallengeMethodsSupported: []string{"S256"}, // PKCE is required of every 2025-03-26 server
 	}, nil
 }

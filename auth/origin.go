@@ -25,11 +25,11 @@ func isLoopback(host string) bool {
 func checkSecure(what, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s %q: %w", what, raw, err)
+		return nil, fmt.Errorf("%s %q: %w", what, origin.RedactString(raw), origin.RedactError(err))
 	}
 	switch {
 	case u.Host == "":
-		return nil, fmt.Errorf("%s %q: not an absolute URL", what, raw)
+		return nil, fmt.Errorf("%s %q: not an absolute URL", what, origin.Redact(u))
 	case u.Scheme == "https":
 	case u.Scheme == "http" && isLoopback(u.Hostname()):
 	default:

@@ -17,7 +17,8 @@ type resourceMetadata struct {
 	AuthorizationServers []string `json:"authorization_servers,omitempty"`
 	ScopesSupported      []string `json:"scopes_supported,omitempty"`
 	ResourceName         string   `json:"resource_name,omitempty"`
-	// URL is where the document was found (not part of the document).
+	// URL is where the document was found, as errors and logs show it
+	// (origin.RedactString); not part of the document.
 	URL string `json:"-"`
 }
 
@@ -66,10 +67,10 @@ func discoverResource(ctx context.Context, hc *http.Client, server *url.URL, fro
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			tried = append(tried, errors.New(loc+": "+err.Error()))
+			tried = append(tried, errors.New(origin.RedactString(loc)+": "+err.Error()))
 			continue
 		}
-		m.URL = loc
+		m.URL = origin.RedactString(loc)
 		if err := m.check(server); err != nil {
 			return nil, err
 		}
@@ -86,7 +87,7 @@ func (m *resourceMetadata) check(server *url.URL) error {
 		return &MetadataError{URL: m.URL, Reason: "no resource field"}
 	}
 	if !resourceCovers(m.Resource, server) {
-		return &MetadataError{URL: m.URL, Reason: "its resource " + m.Resource + " is not the server " + origin.Redact(server)}
+		return &MetadataError{URL: m.URL, Reason: "its resource " + origin.RedactString(m.Resource) + " is not the server " + origin.Redact(server)}
 	}
 	if len(m.AuthorizationServers) == 0 {
 		return &MetadataError{URL: m.URL, Reason: "it names no authorization server"}

@@ -3,6 +3,7 @@ package auth_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -111,5 +112,64 @@ func TestServerURLSecretsNotShown(t *testing.T) {
 				t.Errorf("an error holds %q: %s", s, e)
 			}
 		}
+	}
+}
+
+const wellKnownOAuth = "/.well-known/oauth-authorization-server"
+
+// TestMetadataURLsShownRedacted: the URLs a server names for its metadata
+// (the challenge's resource_metadata, its authorization servers) are shown
+// redacted too, whether the location drops the connection, holds a
+// document for another resource, or names an issuer with a query: a
+// server may put in them what the host put in its own URL.
+func TestMetadataURLsShownRedacted(t *testing.T) {
+	const secret = "s1gn4ture"
+	var self string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+self+r.URL.Query().Get("prm")+`?sig=`+secret+`"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	mux.HandleFunc("/drop", func(w http.ResponseWriter, r *http.Request) {
+		if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			c.Close()
+		}
+	})
+	mux.HandleFunc(wellKnownOAuth, func(w http.ResponseWriter, r *http.Request) {
+		// A document for another issuer: the fallback of 2025-03-26
+		// fails too, and the error lists the locations tried.
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"issuer":"http://127.0.0.1:1","token_endpoint":"http://127.0.0.1:1/token"}`)
+	})
+	mux.HandleFunc("/other", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"resource":"`+self+`/elsewhere","authorization_servers":["`+self+`"]}`)
+	})
+	mux.HandleFunc("/tenant", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"resource":"`+self+`/mcp","authorization_servers":["`+self+`/as?tenant=`+secret+`"]}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	self = srv.URL
+	var logs lockedBuffer
+	a, err := auth.New(auth.Config{RedirectURL: redirectURL, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prm := range []string{"/drop", "/other", "/tenant"} {
+		_, err := a.Login(testContext(t), srv.URL+"/mcp?prm="+prm)
+		if err == nil {
+			t.Fatalf("%s: Login succeeded", prm)
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: the error shows the metadata URL's query: %v", prm, err)
+		}
+		if !strings.Contains(err.Error(), "=…") {
+			t.Errorf("%s: the error names no metadata URL: %v", prm, err)
+		}
+	}
+	if text := logs.String(); strings.Contains(text, secret) {
+		t.Errorf("the logs show the metadata URL's query:\n%s", text)
 	}
 }
