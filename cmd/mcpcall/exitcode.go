@@ -11,6 +11,7 @@ import (
 
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/stdio"
 )
@@ -199,7 +200,7 @@ func (f failure) report(w io.Writer, asJSON bool) {
 			b.Code = &f.rpcCode
 		}
 		if f.url != "" {
-			u := redactURL(f.url)
+			u := origin.RedactString(f.url)
 			b.URL = &u
 		}
 		if f.transport != "" {

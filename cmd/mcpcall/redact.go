@@ -59,8 +59,10 @@ func redactHeaders(h http.Header) map[string]string {
 // secretQuery matches query parameter names that usually hold a credential.
 var secretQuery = regexp.MustCompile(`(?i)(key|token|secret|password|auth|signature|sig|code)`)
 
-// redactURL hides a password in the userinfo and the values of query
-// parameters named like credentials.
+// redactURL is a URL as --trace records it: a password in the userinfo
+// and the values of query parameters named like credentials hidden, the
+// rest (a session id, say) kept for debugging. Everything else mcpcall
+// prints shows a URL as origin.RedactString does.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/stdio"
 )
@@ -64,7 +65,7 @@ func (c *cli) splitTarget(cmd *cobra.Command, args []string) ([]string, *target,
 		return own, t, err
 	}
 	if strings.Contains(last, "://") {
-		return nil, nil, usageErr("target %q: only http and https URLs are supported; for a command, put it after `--`", last)
+		return nil, nil, usageErr("target %q: only http and https URLs are supported; for a command, put it after `--`", origin.RedactString(last))
 	}
 	if looksLikePair(last) {
 		return nil, nil, usageErr("no target: %q is an argument; end the line with a URL, a server name, or `-- command args...`", last)
@@ -170,12 +171,12 @@ func (c *cli) configTarget(file, name string) (*target, error) {
 func (c *cli) urlTarget(raw string, header [][2]string, policy negotiate.Policy) (*target, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usageErr("target %q is not an http(s) URL", raw)
+		return nil, usageErr("target %q is not an http(s) URL", origin.RedactString(raw))
 	}
 	if len(c.f.env) > 0 || c.f.cwd != "" || c.f.inherit {
-		return nil, usageErr("-e, --cwd and --inherit-env are for stdio servers; %s is a URL", redactURL(raw))
+		return nil, usageErr("-e, --cwd and --inherit-env are for stdio servers; %s is a URL", origin.RedactString(raw))
 	}
-	t := &target{url: raw, header: header, policy: policy, display: redactURL(raw)}
+	t := &target{url: raw, header: header, policy: policy, display: origin.RedactString(raw)}
 	// -H and --bearer-env replace the config entry's headers of the same
 	// name; repeated -H of one name are all sent.
 	var flagHeaders [][2]string
@@ -212,7 +213,7 @@ func (c *cli) urlTarget(raw string, header [][2]string, policy negotiate.Policy)
 	case "sse":
 		t.policy = negotiate.SSEOnly
 	case "stdio":
-		return nil, usageErr("--transport stdio needs a command target (`-- command args...` or a stdio server name), not %s", redactURL(raw))
+		return nil, usageErr("--transport stdio needs a command target (`-- command args...` or a stdio server name), not %s", origin.RedactString(raw))
 	default:
 		return nil, usageErr("--transport %q: want auto, http, sse or stdio", c.f.transport)
 	}
