@@ -239,7 +239,7 @@ func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
 	// modern server does (a modern-only server that answers initialize to
 	// tell old clients its revision, then rejects the rest): it is a
 	// modern server after all.
-	o.logger.Info("anymcp: the server took initialize but refused the handshake as a modern server does; trying the modern request", "url", rawURL, "err", err)
+	o.logger.Info("anymcp: the server took initialize but refused the handshake as a modern server does; trying the modern request", "url", origin.RedactString(rawURL), "err", err)
 	cfg.Cache.Forget(rawURL)
 	cfg.Era = negotiate.ModernOnly
 	res2, err2 := negotiate.Connect(ctx, rawURL, h, cfg)

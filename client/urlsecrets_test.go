@@ -164,6 +164,22 @@ func TestURLSecretsNotShown(t *testing.T) {
 		shown = append(shown, got...)
 	}
 
+	// A modern server that takes initialize and refuses what follows, dialed
+	// as legacy (a cache says so): the client logs that it tries the modern
+	// request, naming the URL.
+	sdkLike := testservers.StartModern(testservers.HTTPOptions{Options: testservers.Options{ModernInitialize: testservers.InitializeLikeGoSDK}})
+	t.Cleanup(sdkLike.Close)
+	cache := negotiate.NewCache(time.Minute)
+	cache.Store(withSecrets(sdkLike.URL), client.TransportStreamableHTTP, mcp.EraLegacy)
+	c := dial(t, server{name: "modern after initialize", target: client.URL(withSecrets(sdkLike.URL))}, append(slices.Clone(opts), client.WithCache(cache))...)
+	if c.Info().Era != mcp.EraModern {
+		t.Errorf("modern after initialize: era %s", c.Info().Era)
+	}
+	if !strings.Contains(logs.String(), "trying the modern request") {
+		t.Error("modern after initialize: the retry is not logged")
+	}
+	shown = append(shown, c.Info().Negotiation.String())
+
 	// URLs refused before anything is sent: not http(s), or not parsed.
 	for _, bad := range []string{
 		"ftp://user:" + password + "@127.0.0.1/mcp?api_key=" + apiKey + "&" + bareKey + "#" + fragment,
