@@ -142,11 +142,15 @@ func (c *Conn) cachedCall(ctx context.Context, method, arg string, params, resul
 	return nil
 }
 
-// invalidate drops what a change notification says is stale.
+// invalidate drops what a change notification says is stale: cached
+// results, and which tools are safe to repeat.
 func (c *Conn) invalidate(method string, params json.RawMessage) {
 	switch method {
 	case "notifications/tools/list_changed":
 		c.results.forget("tools/list", "")
+		c.mu.Lock()
+		c.tools.forgetSafety() // toolnotes.go
+		c.mu.Unlock()
 	case "notifications/prompts/list_changed":
 		c.results.forget("prompts/list", "")
 	case "notifications/resources/list_changed":

@@ -317,3 +317,59 @@ func TestRecoveryRetriesWhenTheNewSessionExpiresAtOnce(t *testing.T) {
 		t.Errorf("info %+v", i.ServerInfo)
 	}
 }
+
+// TestListChangedForgetsSafety: after notifications/tools/list_changed a
+// tool the old listing called read-only is no longer replayed when its
+// answer is lost (it may have changed), until a new listing says it is
+// safe again.
+func TestListChangedForgetsSafety(t *testing.T) {
+	c, p := openScripted(t, WithReplay())
+	ctx := context.Background()
+	list := func() {
+		t.Helper()
+		go func() {
+			m := p.expect("tools/list")
+			p.reply(m.ID, `{"tools":[{"name":"look","inputSchema":{},"annotations":{"readOnlyHint":true}}]}`)
+		}()
+		if _, err := c.AllTools(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	safe := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.tools.safe("look")
+	}
+	reinit := func() {
+		t.Helper()
+		m := p.expect("initialize")
+		p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)
+		p.expect("notifications/initialized")
+	}
+	list()
+	if !safe() {
+		t.Fatal("the listed read-only tool is not noted as safe")
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	waitFor(t, "the list change to be taken in", func() bool { return !safe() })
+
+	res := make(chan error, 1)
+	go func() { _, err := c.CallTool(ctx, "look", nil); res <- err }()
+	p.expect("tools/call")
+	p.loseSession()
+	if err := <-res; !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("after list_changed, a lost call to the tool was not failed as outcome unknown: %v", err)
+	}
+	reinit()
+
+	list() // the new listing says it is read-only again: replayed
+	go func() { _, err := c.CallTool(ctx, "look", nil); res <- err }()
+	p.expect("tools/call")
+	p.loseSession()
+	reinit()
+	again := p.expect("tools/call")
+	p.reply(again.ID, `{"content":[]}`)
+	if err := <-res; err != nil {
+		t.Fatalf("after a new listing, the read-only call was not replayed: %v", err)
+	}
+}

@@ -10,7 +10,9 @@ import (
 // tool whose annotations, as tools/list reported them, say readOnlyHint or
 // idempotentHint. The Conn remembers those annotations for the last 4,096
 // tools listed (fewer when their names are long: 4 MiB in all); a tool it no
-// longer remembers is not replayed until it is listed again. A timeout is
+// longer remembers is not replayed until it is listed again, nor is any
+// tool after notifications/tools/list_changed until a new listing says it
+// is safe (the change may have been to its annotations). A timeout is
 // never replayed. It is off by default for legacy servers; a modern server
 // (2026-07-28) has no resumable streams, and the specification tells
 // clients to send such a request again, so there the Conn does it for safe

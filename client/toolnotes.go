@@ -28,6 +28,15 @@ import (
 // A listing that starts again from its first page does not start the notes
 // afresh: a host may fetch the first page again and then call a tool it
 // found on a later one, and two listings may run at once.
+//
+// notifications/tools/list_changed makes the Conn forget which tools were
+// safe to repeat (forgetSafety): a tool that was read-only may not be any
+// more, and a call to it is not sent twice on the word of the old listing.
+// It is sent again after a lost answer once a new listing says so. Header
+// parameters are kept: a stale one costs a call refused with -32020, not a
+// call run twice. A re-initialization keeps the notes: it is the same
+// server, and a call whose answer the expired session lost is replayed
+// after it (TestReplayOnlyWhatIsSafe).
 const (
 	// maxToolNotes is far more tools than a server lists in practice
 	// that are marked safe to repeat or that have header parameters.
@@ -92,6 +101,20 @@ func (n *toolNotes) remove(name string) {
 	n.bytes -= e.Value.(*toolNote).size
 	n.order.Remove(e)
 	delete(n.byName, name)
+}
+
+// forgetSafety forgets which tools were listed as safe to repeat, and the
+// notes that held nothing else.
+func (n *toolNotes) forgetSafety() {
+	for e := n.order.Front(); e != nil; {
+		next := e.Next()
+		if note := e.Value.(*toolNote); len(note.params) == 0 {
+			n.remove(note.name)
+		} else {
+			note.safe = false
+		}
+		e = next
+	}
 }
 
 // safe reports whether the tool name was listed as safe to repeat.
