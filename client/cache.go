@@ -83,11 +83,17 @@ func (rc *resultCache) put(k cacheKey, raw json.RawMessage, ttl time.Duration) {
 		rc.drop(k, old)
 	}
 	now := rc.now()
-	for k2, e := range rc.m { // make room: expired first, then anything
-		if len(rc.m) < maxCachedResults && rc.bytes+size <= maxCachedBytes {
-			break
+	full := func() bool { return len(rc.m) >= maxCachedResults || rc.bytes+size > maxCachedBytes }
+	if full() { // make room: every expired answer first, then any
+		for k2, e := range rc.m {
+			if !now.Before(e.expires) {
+				rc.drop(k2, e)
+			}
 		}
-		if !now.Before(e.expires) || len(rc.m) >= maxCachedResults || rc.bytes+size > maxCachedBytes {
+		for k2, e := range rc.m {
+			if !full() {
+				break
+			}
 			rc.drop(k2, e)
 		}
 	}

@@ -161,3 +161,34 @@ func TestCacheEntryTooBigWithItsKey(t *testing.T) {
 		t.Errorf("the cache counts %d bytes, want %d", rc.bytes, want)
 	}
 }
+
+// TestCacheDropsExpiredFirst: a full cache makes room by dropping the
+// answers that expired, and keeps every one still fresh.
+func TestCacheDropsExpiredFirst(t *testing.T) {
+	rc := newResultCache()
+	now := time.Unix(1e9, 0)
+	rc.now = func() time.Time { return now }
+	small := json.RawMessage(`{}`)
+	for i := range maxCachedResults {
+		ttl := time.Hour
+		if i%256 == 0 {
+			ttl = time.Second // four of them expire
+		}
+		rc.put(cacheKey{"resources/read", fmt.Sprint(i)}, small, ttl)
+	}
+	now = now.Add(time.Minute)
+	for i := range 4 {
+		rc.put(cacheKey{"resources/read", fmt.Sprint("new", i)}, small, time.Hour)
+	}
+	for i := range maxCachedResults {
+		_, ok := rc.get(cacheKey{"resources/read", fmt.Sprint(i)})
+		if fresh := i%256 != 0; ok != fresh {
+			t.Errorf("answer %d (fresh %v) cached: %v", i, fresh, ok)
+		}
+	}
+	for i := range 4 {
+		if _, ok := rc.get(cacheKey{"resources/read", fmt.Sprint("new", i)}); !ok {
+			t.Errorf("new answer %d not cached", i)
+		}
+	}
+}
