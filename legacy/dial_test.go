@@ -125,6 +125,23 @@ func TestSameOrigin(t *testing.T) {
 	}
 }
 
+// TestUnparsableEndpointNotShown: an endpoint event that does not parse as
+// a URI is refused with ErrNoEndpoint, and its text, which may hold the
+// session id, is not in the error.
+func TestUnparsableEndpointNotShown(t *testing.T) {
+	home, _ := url.Parse("http://h/sse")
+	for _, data := range []string{"/mess%zzage?sessionId=s3cr3t", "http://u:s3cr3t@h:port/m", "http://[::1/m?k=s3cr3t"} {
+		_, err := resolveEndpoint([]byte(data), home, home)
+		if !errors.Is(err, ErrNoEndpoint) {
+			t.Errorf("%q: err = %v, want ErrNoEndpoint", data, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("%q: the error shows it: %v", data, err)
+		}
+	}
+}
+
 // TestDialCrossOrigin: an endpoint on another origin is refused before any
 // request goes there, and the GET stream is closed.
 func TestDialCrossOrigin(t *testing.T) {

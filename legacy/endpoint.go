@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/anymcp/anymcp/internal/origin"
-	"github.com/anymcp/anymcp/internal/wire"
 )
 
 // resolveEndpoint turns the data of an endpoint event into the URL to POST
@@ -20,7 +19,8 @@ func resolveEndpoint(data []byte, base, home *url.URL) (*url.URL, error) {
 	}
 	ref, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("the endpoint event holds no URI (%q): %w", wire.Excerpt([]byte(raw)), ErrNoEndpoint)
+		// Nothing of it is shown: it may still hold the session id.
+		return nil, fmt.Errorf("the endpoint event holds no URI (%d bytes that do not parse as one): %w", len(raw), ErrNoEndpoint)
 	}
 	u := base.ResolveReference(ref)
 	u.Fragment, u.RawFragment = "", ""
