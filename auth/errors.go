@@ -1,8 +1,10 @@
 package auth
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"golang.org/x/oauth2"
@@ -134,10 +136,58 @@ type ConfigError struct{ Reason string }
 
 func (e *ConfigError) Error() string { return "auth: config: " + e.Reason }
 
-// excerpt returns the start of a body, for an error message.
+// secretFields are the members of an OAuth answer or request whose values
+// are credentials.
+var secretFields = []string{
+	"access_token", "refresh_token", "id_token", "client_secret", "registration_access_token",
+	"code", "code_verifier", "assertion", "client_assertion", "device_code",
+}
+
+// withoutSecrets returns b with the values of its secretFields replaced by
+// "…", when b is a JSON object or a form that has any; b otherwise. A
+// server that answers with an unexpected status, or leaves out what was
+// expected, may still send a secret (a registration's client_secret): its
+// answer is shown in errors without it.
+func withoutSecrets(b []byte) []byte {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) == nil {
+		hid := false
+		for _, f := range secretFields {
+			if _, ok := obj[f]; ok {
+				obj[f], hid = json.RawMessage(`"…"`), true
+			}
+		}
+		if !hid {
+			return b
+		}
+		out, err := json.Marshal(obj)
+		if err != nil {
+			return nil
+		}
+		return out
+	}
+	q, err := url.ParseQuery(strings.TrimSpace(string(b)))
+	if err != nil {
+		return b
+	}
+	hid := false
+	for _, f := range secretFields {
+		if q.Has(f) {
+			q.Set(f, "…")
+			hid = true
+		}
+	}
+	if !hid {
+		return b
+	}
+	return []byte(strings.ReplaceAll(q.Encode(), url.QueryEscape("…"), "…"))
+}
+
+// excerpt returns the start of a body, for an error message, without the
+// values of the credentials it may hold (withoutSecrets).
 func excerpt(b []byte) string {
 	const max = 200
-	s := strings.TrimSpace(string(b))
+	s := strings.TrimSpace(string(withoutSecrets(b)))
 	if len(s) > max {
 		s = s[:max] + "…"
 	}
