@@ -15,6 +15,7 @@ import (
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/internal/redirecttest"
+	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -214,5 +215,35 @@ func TestLegacyTransport(t *testing.T) {
 	}
 	if f.as.Stats().LastToken.Get("resource") != f.ps.SSEURL {
 		t.Fatalf("resource %q", f.as.Stats().LastToken.Get("resource"))
+	}
+}
+
+// A server whose error echoes the Authorization header it got does not put
+// the OAuth access token into the error Dial returns.
+func TestEchoedTokenHidden(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "rejected, you sent "+r.Header.Get("Authorization"), http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	const token = "oauth-access-token-XYZ"
+	store := &auth.MemoryStore{}
+	store.SaveToken(context.Background(), auth.Key{Issuer: "https://as.example.com", Resource: srv.URL + "/mcp"},
+		&auth.Token{AccessToken: token, Expiry: time.Now().Add(time.Hour), Obtained: time.Now()})
+	a, err := auth.New(auth.Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.URL(srv.URL+"/mcp"), client.WithAuth(a), client.WithTransportPolicy(negotiate.StreamableOnly))
+	if err == nil {
+		c.Close()
+		t.Fatal("Dial succeeded")
+	}
+	if !strings.Contains(err.Error(), "rejected, you sent") {
+		t.Fatalf("the error does not carry the server's answer: %v", err)
+	}
+	if strings.Contains(err.Error(), token) {
+		t.Errorf("the error shows the token: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -23,15 +24,25 @@ const (
 
 // NewHTTPError describes an exchange that ended in a status the transport
 // cannot use, reading at most ErrorBodyLimit bytes of its body; the JSON-RPC
-// error the body holds, if any, becomes RPCError. The caller closes the body.
+// error the body holds, if any, becomes RPCError. What the body says of the
+// request's headers (HideRequestSecrets) is not shown, in Body nor in
+// RPCError's message. The caller closes the body.
 func NewHTTPError(resp *http.Response, method, url string) *jsonrpc.HTTPError {
 	e := &jsonrpc.HTTPError{Method: method, URL: url, StatusCode: resp.StatusCode}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, ErrorBodyLimit))
-	e.Body = Excerpt(body)
+	e.Body = HideRequestSecrets(Excerpt(body), resp.Request)
 	msgs, _ := jsonrpc.Decode(body)
 	for _, m := range msgs {
 		if m.Error != nil {
-			e.RPCError = m.Error
+			rpc := *m.Error
+			rpc.Message = HideRequestSecrets(rpc.Message, resp.Request)
+			if data := HideRequestSecrets(string(rpc.Data), resp.Request); data != string(rpc.Data) {
+				rpc.Data = []byte(data)
+				if !json.Valid(rpc.Data) { // a secret cut through its syntax
+					rpc.Data, _ = json.Marshal(data)
+				}
+			}
+			e.RPCError = &rpc
 			break
 		}
 	}
