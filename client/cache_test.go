@@ -12,67 +12,36 @@ import (
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
-// longCursors is a legacy server in memory whose tools/list pages take
-// turns: asked without a cursor or with a short one, it answers a page
-// that may not be cached with a nextCursor of cursorLen bytes; asked with
-// such a long cursor, it answers a small page that may be cached for an
-// hour, whose nextCursor is short. Each cacheable page is kept under the
-// long cursor it was asked for.
+// longCursors is a legacy server's tools/list (instantTransport.result)
+// whose pages take turns: asked without a cursor or with a short one, it
+// answers a page that may not be cached with a nextCursor of cursorLen
+// bytes; asked with such a long cursor, it answers a small page that may
+// be cached for an hour, whose nextCursor is short. Each cacheable page is
+// kept under the long cursor it was asked for.
 type longCursors struct {
 	cursorLen int
-	out       chan *jsonrpc.Message
-	closed    chan struct{}
-	once      sync.Once
 	mu        sync.Mutex
 	pages     int
 }
 
-func (s *longCursors) Send(ctx context.Context, m *jsonrpc.Message) error {
-	if !m.IsRequest() {
+func (s *longCursors) result(m *jsonrpc.Message) json.RawMessage {
+	if m.Method != "tools/list" {
 		return nil
 	}
-	resp := &jsonrpc.Message{ID: m.ID}
-	switch m.Method {
-	case "initialize":
-		resp.Result = instantInit
-	case "tools/list":
-		var p struct {
-			Cursor string `json:"cursor"`
-		}
-		_ = json.Unmarshal(m.Params, &p)
-		s.mu.Lock()
-		s.pages++
-		n := s.pages
-		s.mu.Unlock()
-		if len(p.Cursor) < s.cursorLen {
-			next := fmt.Sprintf("%06d", n) + strings.Repeat("c", s.cursorLen-6)
-			resp.Result = []byte(`{"tools":[],"nextCursor":"` + next + `"}`)
-		} else {
-			resp.Result = []byte(fmt.Sprintf(`{"tools":[],"ttlMs":3600000,"nextCursor":"short-%d"}`, n))
-		}
-	default:
-		resp.Error = jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found")
+	var p struct {
+		Cursor string `json:"cursor"`
 	}
-	select {
-	case s.out <- resp:
-		return nil
-	case <-s.closed:
-		return jsonrpc.ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	_ = json.Unmarshal(m.Params, &p)
+	s.mu.Lock()
+	s.pages++
+	n := s.pages
+	s.mu.Unlock()
+	if len(p.Cursor) < s.cursorLen {
+		next := fmt.Sprintf("%06d", n) + strings.Repeat("c", s.cursorLen-6)
+		return []byte(`{"tools":[],"nextCursor":"` + next + `"}`)
 	}
+	return []byte(fmt.Sprintf(`{"tools":[],"ttlMs":3600000,"nextCursor":"short-%d"}`, n))
 }
-
-func (s *longCursors) Recv() (*jsonrpc.Message, error) {
-	select {
-	case m := <-s.out:
-		return m, nil
-	case <-s.closed:
-		return nil, jsonrpc.ErrClosed
-	}
-}
-
-func (s *longCursors) Close() error { s.once.Do(func() { close(s.closed) }); return nil }
 
 // cacheHolds counts what the result cache holds, from its entries: how
 // many, and the bytes of their keys' arguments and of their answers.
@@ -92,7 +61,8 @@ func cacheHolds(rc *resultCache) (entries, keyBytes, answerBytes int) {
 // maxCachedBytes of keys and answers together.
 func TestCacheCountsKeys(t *testing.T) {
 	const cursorLen, pages = 512 << 10, 48 // 24 cacheable pages: 12 MiB of keys
-	srv := &longCursors{cursorLen: cursorLen, out: make(chan *jsonrpc.Message, 4), closed: make(chan struct{})}
+	srv := newInstantTransport()
+	srv.result = (&longCursors{cursorLen: cursorLen}).result
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := Open(ctx, srv)

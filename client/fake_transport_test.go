@@ -23,6 +23,9 @@ type instantTransport struct {
 	// answers reports whether a request of this method gets an answer;
 	// nil answers every one.
 	answers func(method string) bool
+	// result, when set, gives the result of the requests it knows (nil
+	// for the others, which get the answers below): a test's own server.
+	result func(m *jsonrpc.Message) json.RawMessage
 }
 
 var (
@@ -57,10 +60,14 @@ func (t *instantTransport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return nil
 	}
 	resp := &jsonrpc.Message{ID: m.ID}
-	switch m.Method {
-	case "initialize":
+	if t.result != nil {
+		resp.Result = t.result(m)
+	}
+	switch {
+	case resp.Result != nil:
+	case m.Method == "initialize":
 		resp.Result = instantInit
-	case "tools/call":
+	case m.Method == "tools/call":
 		resp.Result = instantEcho
 	default:
 		resp.Error = jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found")

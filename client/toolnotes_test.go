@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,37 +13,35 @@ import (
 	"github.com/anymcp/anymcp/modern"
 )
 
-// endlessTools is a modern server in memory (2026-07-28, spoken to as over
-// Streamable HTTP) whose tools/list never ends: every page holds perPage
-// tools never listed before, named with nameLen bytes, each read-only and
-// with one parameter mirrored into a header.
+// endlessTools is a modern server's answers (2026-07-28, spoken to as over
+// Streamable HTTP; instantTransport.result) whose tools/list never ends:
+// every page holds perPage tools never listed before, named with nameLen
+// bytes, each read-only and with one parameter mirrored into a header.
 type endlessTools struct {
 	perPage, nameLen int
-	out              chan *jsonrpc.Message
-	closed           chan struct{}
-	once             sync.Once
 	mu               sync.Mutex
 	listed           int // tools listed so far
 }
 
-func newEndlessTools(perPage, nameLen int) *endlessTools {
-	return &endlessTools{perPage: perPage, nameLen: nameLen, out: make(chan *jsonrpc.Message, 4), closed: make(chan struct{})}
+// newEndlessTools returns the fake transport that answers as endlessTools.
+func newEndlessTools(perPage, nameLen int) *instantTransport {
+	s := &endlessTools{perPage: perPage, nameLen: nameLen}
+	t := newInstantTransport()
+	t.result = s.result
+	return t
 }
 
-// name is the name of the i-th tool listed (from 1).
-func (s *endlessTools) name(i int) string {
+// endlessName is the name of the i-th tool listed (from 1) with nameLen
+// bytes.
+func endlessName(i, nameLen int) string {
 	n := fmt.Sprintf("t%d-", i)
-	return n + strings.Repeat("x", max(s.nameLen-len(n), 0))
+	return n + strings.Repeat("x", max(nameLen-len(n), 0))
 }
 
-func (s *endlessTools) Send(ctx context.Context, m *jsonrpc.Message) error {
-	if !m.IsRequest() {
-		return nil
-	}
-	resp := &jsonrpc.Message{ID: m.ID}
+func (s *endlessTools) result(m *jsonrpc.Message) json.RawMessage {
 	switch m.Method {
 	case "server/discover":
-		resp.Result = []byte(discoverResult)
+		return []byte(discoverResult)
 	case "tools/list":
 		s.mu.Lock()
 		first := s.listed + 1
@@ -54,33 +53,13 @@ func (s *endlessTools) Send(ctx context.Context, m *jsonrpc.Message) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, `{"name":%q,"inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}},"annotations":{"readOnlyHint":true}}`, s.name(first+i))
+			fmt.Fprintf(&b, `{"name":%q,"inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}},"annotations":{"readOnlyHint":true}}`, endlessName(first+i, s.nameLen))
 		}
 		b.WriteString(`],"nextCursor":"more"}`)
-		resp.Result = []byte(b.String())
-	default:
-		resp.Error = jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found")
+		return []byte(b.String())
 	}
-	select {
-	case s.out <- resp:
-		return nil
-	case <-s.closed:
-		return jsonrpc.ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return nil
 }
-
-func (s *endlessTools) Recv() (*jsonrpc.Message, error) {
-	select {
-	case m := <-s.out:
-		return m, nil
-	case <-s.closed:
-		return nil, jsonrpc.ErrClosed
-	}
-}
-
-func (s *endlessTools) Close() error { s.once.Do(func() { close(s.closed) }); return nil }
 
 // heldToolNotes counts what the Conn's tool notes hold, from the notes
 // themselves: how many, and the bytes of their strings.
@@ -156,7 +135,7 @@ func TestToolNotesBounded(t *testing.T) {
 					t.Errorf("listing %d: the tool listed last has header parameters %v, want Region", listing, ps)
 				}
 			}
-			if c.safeToRepeat("tools/call", []byte(fmt.Sprintf(`{"name":%q}`, srv.name(1)))) {
+			if c.safeToRepeat("tools/call", []byte(fmt.Sprintf(`{"name":%q}`, endlessName(1, tc.nameLen)))) {
 				t.Error("the tool listed first is still remembered")
 			}
 		})
