@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/logtest"
 	"github.com/anymcp/anymcp/internal/redirecttest"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
@@ -139,9 +139,8 @@ func TestStaticHeadersStayWithTheServer(t *testing.T) {
 // an authorization and a refresh.
 func TestSecretsNeverLogged(t *testing.T) {
 	f := setup(t, testservers.AuthServerOptions{AuthMethods: []string{"client_secret_basic"}}, testservers.ProtectedOptions{})
-	var buf bytes.Buffer
-	var mu sync.Mutex
-	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var buf logtest.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	store := &auth.MemoryStore{}
 	a := f.authorizer(t, auth.Config{Store: store, Logger: log})
 	ctx := testContext(t)
@@ -155,9 +154,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	secrets := []string{tok.AccessToken, tok.RefreshToken, c.ClientSecret,
 		first.LastToken.Get("code"), first.LastToken.Get("code_verifier"), first.LastAuthorization.Get("state"),
 		f.as.Stats().LastToken.Get("refresh_token")}
-	mu.Lock()
 	logged := buf.String()
-	mu.Unlock()
 	if !strings.Contains(logged, "auth: token refreshed") {
 		t.Fatalf("the flow was not logged:\n%s", logged)
 	}
@@ -174,17 +171,6 @@ func TestSecretsNeverLogged(t *testing.T) {
 			t.Fatalf("formatted: %s", s)
 		}
 	}
-}
-
-type lockedWriter struct {
-	w  *bytes.Buffer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // HTTP+SSE is authorized too: its GET stream and its POSTs, and a POST

@@ -1,38 +1,19 @@
 package auth_test
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/logtest"
 	"github.com/anymcp/anymcp/testservers"
 )
-
-// lockedBuffer is a bytes.Buffer for a logger that goroutines share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestServerURLSecretsNotShown: the server URL the host gives may hold a
 // password and an api key (and a fragment). The Authorizer sends its
@@ -45,7 +26,7 @@ func TestServerURLSecretsNotShown(t *testing.T) {
 	withSecrets := func(raw string) string {
 		return strings.Replace(raw, "http://", "http://user:pa55-w0rd-in-url@", 1) + "?api_key=k3y-in-query-789&BareKey#frag-secret"
 	}
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var shown []string // errors
 
@@ -152,7 +133,7 @@ func TestMetadataURLsShownRedacted(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	self = srv.URL
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	a, err := auth.New(auth.Config{RedirectURL: redirectURL, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,35 +9,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/logtest"
 	"github.com/anymcp/anymcp/internal/redirecttest"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/testservers"
 )
-
-// syncBuffer is a bytes.Buffer for a slog handler written from many
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestLogsHoldNoCredentials: the library logs every retry, resumption,
 // re-initialization and refused redirect, at debug level and up, and none
@@ -46,7 +26,7 @@ func (s *syncBuffer) String() string {
 // host set as headers.
 func TestLogsHoldNoCredentials(t *testing.T) {
 	const token, apiKey = "s3cr3t-bearer-token-value", "key-abc-123-xyz"
-	var logs syncBuffer
+	var logs logtest.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := []client.Option{
 		client.WithHeader("Authorization", "Bearer "+token),
@@ -138,7 +118,7 @@ func TestEchoedCredentialsHidden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(h)
 			defer srv.Close()
-			var logs syncBuffer
+			var logs logtest.Buffer
 			policy := negotiate.StreamableOnly
 			if strings.HasPrefix(name, "http+sse") {
 				policy = negotiate.SSEOnly

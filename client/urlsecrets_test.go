@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/logtest"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/reconnect"
@@ -40,7 +41,7 @@ func TestURLSecretsNotShown(t *testing.T) {
 	withSecrets := func(raw string) string {
 		return strings.Replace(raw, "http://", "http://user:"+password+"@", 1) + "?api_key=" + apiKey + "&" + bareKey + "#" + fragment
 	}
-	var logs syncBuffer
+	var logs logtest.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := []client.Option{
 		client.WithLogger(logger),

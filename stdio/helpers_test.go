@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"os"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -161,22 +160,4 @@ func pids(t testing.TB, tr *stdio.Transport) (pid, grandchild int) {
 		t.Fatalf("pid result %s: %v", m.Result, err)
 	}
 	return r.Pid, r.Grandchild
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger on another goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/logtest"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/stdio"
@@ -32,12 +33,12 @@ func tinyPolicy() *reconnect.Policy {
 }
 
 // jsonLog returns a logger that writes JSON records to buf.
-func jsonLog(buf *syncBuffer) *slog.Logger {
+func jsonLog(buf *logtest.Buffer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // logRecords returns the records of buf whose message is msg.
-func logRecords(t *testing.T, buf *syncBuffer, msg string) []map[string]any {
+func logRecords(t *testing.T, buf *logtest.Buffer, msg string) []map[string]any {
 	t.Helper()
 	var recs []map[string]any
 	for line := range strings.Lines(buf.String()) {
@@ -114,7 +115,7 @@ func sessionLost(t *testing.T, err error, code int) *stdio.ExitError {
 }
 
 func TestSupervisedRestartAfterCrash(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	cmd := fakeCommand(t, modeCrash, "STDIO_TEST_N=2")
 	cmd.Restart = tinyPolicy()
 	cmd.Logger = jsonLog(&logs)
@@ -184,7 +185,7 @@ func TestSupervisedRestartAfterCrash(t *testing.T) {
 }
 
 func TestSupervisedCrashLoopFollowsBackoff(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	env, starts := startsFile(t)
 	cmd := fakeCommand(t, modeCrashAtStart, env)
 	cmd.Restart = &reconnect.Policy{InitialDelay: 20 * time.Millisecond, Multiplier: 2, MaxDelay: time.Second, Jitter: -1, MaxAttempts: 3}

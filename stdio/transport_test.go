@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/logtest"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/stdio"
 )
@@ -259,7 +260,7 @@ func TestSendLongLinesWithLiveContext(t *testing.T) {
 }
 
 func TestBannerAndJunkLinesAreSkipped(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	cmd := fakeCommand(t, modeBanner)
 	cmd.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	tr := start(t, cmd)
@@ -375,7 +376,7 @@ func (h countHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h countHandler) WithGroup(string) slog.Handler      { return h }
 
 func TestStderrLoggerLines(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	cmd := fakeCommand(t, modeCrash, "STDIO_TEST_N=1")
 	cmd.StderrLogger = slog.New(slog.NewTextHandler(&logs, nil))
 	tr := start(t, cmd)

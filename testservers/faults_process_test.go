@@ -4,7 +4,6 @@ package testservers
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -13,10 +12,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/anymcp/anymcp/internal/logtest"
 )
 
 // child is this test binary run as a stdio server in a process group of
@@ -25,26 +25,9 @@ type child struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	out    *bufio.Reader
-	stderr *lockedBuffer
+	stderr *logtest.Buffer
 	exited chan struct{} // closed when Wait returned; err is then set
 	err    error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func startChild(t *testing.T, opts Options) *child {
@@ -54,7 +37,7 @@ func startChild(t *testing.T, opts Options) *child {
 	cmd.Env = append(append(os.Environ(), env...), StdioEnv(opts)[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = testTimeout
-	c := &child{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	c := &child{cmd: cmd, stderr: &logtest.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	var err error
 	if c.stdin, err = cmd.StdinPipe(); err != nil {

@@ -19,11 +19,36 @@ type Recorder struct {
 // Enabled records every level.
 func (r *Recorder) Enabled(context.Context, slog.Level) bool { return true }
 
-// WithAttrs returns r: the tests read the records' own attributes.
-func (r *Recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+// WithAttrs returns a handler that keeps its records in r with attrs
+// among their attributes, first: a logger made with With logs what it was
+// given, and a test that looks for what must not be logged sees it.
+func (r *Recorder) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &withAttrs{root: r, attrs: attrs}
+}
 
-// WithGroup returns r.
+// WithGroup returns r: groups are not kept, their attributes are.
 func (r *Recorder) WithGroup(string) slog.Handler { return r }
+
+// withAttrs is a Recorder's handler with attributes of its own.
+type withAttrs struct {
+	root  *Recorder
+	attrs []slog.Attr
+}
+
+func (w *withAttrs) Enabled(context.Context, slog.Level) bool { return true }
+
+func (w *withAttrs) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &withAttrs{root: w.root, attrs: append(append([]slog.Attr(nil), w.attrs...), attrs...)}
+}
+
+func (w *withAttrs) WithGroup(string) slog.Handler { return w }
+
+func (w *withAttrs) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, rec.Message, rec.PC)
+	out.AddAttrs(w.attrs...)
+	rec.Attrs(func(a slog.Attr) bool { out.AddAttrs(a); return true })
+	return w.root.Handle(ctx, out)
+}
 
 // Handle keeps a copy of rec.
 func (r *Recorder) Handle(_ context.Context, rec slog.Record) error {
