@@ -93,7 +93,7 @@ func (t *Transport) read(rd *sse.Reader, s *session) error {
 func (t *Transport) keepCursor(rd *sse.Reader) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.cursor.lastEventID = rd.LastEventID()
+	t.cursor.lastEventID = rd.ResumeID()
 	if d, ok := rd.Retry(); ok {
 		t.cursor.retry, t.cursor.hasRetry = d, true
 	}

@@ -418,7 +418,6 @@ func (x *exchange) readJSON(resp *http.Response) error {
 func (x *exchange) readSSE(body io.Reader) error {
 	rd := sse.NewReader(body, x.t.maxSize)
 	defer rd.Release()
-	dispatched := ""
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -429,12 +428,9 @@ func (x *exchange) readSSE(body io.Reader) error {
 				return fmt.Errorf("modern: %s: the event stream ended after a response to id %s, not to this request: %w: %w",
 					wire.Label(x.req), wire.Excerpt([]byte(x.stray)), ErrNoResponse, jsonrpc.ErrOutcomeUnknown)
 			}
-			c := cursorAt(rd, dispatched, err)
+			c := cursorAt(rd)
 			return &streamError{method: x.req.Method, id: x.req.ID, lastEventID: c.lastEventID,
 				retry: c.retry, hasRetry: c.hasRetry, cause: err}
-		}
-		if ev.ID != "" {
-			dispatched = ev.ID
 		}
 		if ev.Type != "message" {
 			x.t.log.Debug("modern: ignored an event", "stream", "POST "+x.req.Method, "type", ev.Type)

@@ -79,17 +79,13 @@ type streamCursor struct {
 	hasRetry    bool
 }
 
-// cursorAt returns where the stream rd read stood when it ended with err;
-// dispatched is the id in force at the last event received whole. After a
-// clean end (io.EOF) every id field counts, that of an event without data
-// (a priming event) too. After a broken read only the ids of events
-// received whole count: the last id field may belong to an event cut in the
-// middle, and resuming after it would lose that event.
-func cursorAt(rd *sse.Reader, dispatched string, err error) streamCursor {
-	c := streamCursor{lastEventID: dispatched}
-	if errors.Is(err, io.EOF) {
-		c.lastEventID = rd.LastEventID()
-	}
+// cursorAt returns where the stream rd read stood when it ended: the id in
+// force at the end of the last event received whole (sse.Reader.ResumeID:
+// a priming event's counts; that of an event cut in the middle, by a clean
+// end or a broken read, does not, as resuming after it would lose that
+// event), and the retry: field, if any.
+func cursorAt(rd *sse.Reader) streamCursor {
+	c := streamCursor{lastEventID: rd.ResumeID()}
 	c.retry, c.hasRetry = rd.Retry()
 	return c
 }
@@ -221,12 +217,11 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 	a := listenAttempt{opened: true}
 	rd := sse.NewReader(resp.Body, t.maxSize)
 	defer rd.Release()
-	dispatched := ""
 	for {
 		ev, err := rd.Next()
 		if err != nil {
 			prev := cur.lastEventID
-			c := cursorAt(rd, dispatched, err)
+			c := cursorAt(rd)
 			if c.lastEventID != "" && c.lastEventID != prev {
 				cur.lastEventID = c.lastEventID
 				a.progress = true
@@ -240,9 +235,6 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 				a.reason = "the stream broke: " + err.Error()
 			}
 			return a
-		}
-		if ev.ID != "" {
-			dispatched = ev.ID
 		}
 		if ev.Type != "message" {
 			t.log.Debug("modern: ignored an event", "stream", "GET", "type", ev.Type)

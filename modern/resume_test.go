@@ -130,6 +130,19 @@ func TestResume(t *testing.T) {
 		wantIDs: []string{"e1"},
 		want:    []string{"notification notifications/progress", `response 5 {"n":4}`},
 	}, {
+		name: "ended cleanly in the middle of an event: resumed from the last whole one",
+		rs: resumable{
+			post: func(ev func(string)) {
+				ev("id: e1\n" + data(progressNote))
+				ev("id: e2\ndata: " + response("5", `{"n":7}`) + "\n") // no blank line: the stream ends here
+			},
+			gets: []func(ev func(string)){func(ev func(string)) {
+				ev("id: e2\n" + data(response("5", `{"n":7}`)))
+			}},
+		},
+		wantIDs: []string{"e1"},
+		want:    []string{"notification notifications/progress", `response 5 {"n":7}`},
+	}, {
 		name: "a second response to the request is dropped",
 		rs: resumable{
 			post: func(ev func(string)) {

@@ -115,7 +115,8 @@ type Reader struct {
 
 	typ       string // event type buffer
 	typCache  string // the last event type string allocated, reused when it repeats
-	lastID    string
+	lastID    string // the last event ID buffer
+	endedID   string // the last event ID string: lastID at the last blank line
 	retry     time.Duration
 	haveRetry bool
 }
@@ -172,9 +173,18 @@ func (r *Reader) releaseBuffers() {
 
 // LastEventID returns the last event ID buffer. Every valid "id" field updates
 // it, including those of events that are never dispatched (such as a priming
-// event that carries an id and empty data); it is not reset when an event is
-// dispatched.
+// event that carries an id and empty data) and that of an event the stream
+// ended in the middle of; it is not reset when an event is dispatched. To
+// resume a stream, use ResumeID.
 func (r *Reader) LastEventID() string { return r.lastID }
+
+// ResumeID returns the last event ID string, as an EventSource keeps it and
+// sends in Last-Event-ID when it reconnects: the last event ID buffer as it
+// stood at the last blank line, the end of an event. An event without data
+// (a priming event) counts, since its blank line ends it; an id field of an
+// event the stream stopped in the middle of does not, cleanly or not:
+// resuming after that id would skip the event, which was never received.
+func (r *Reader) ResumeID() string { return r.endedID }
 
 // Retry returns the reconnection time of the last valid "retry" field (a value
 // of ASCII digits only, in milliseconds) and whether one has been seen. A value
@@ -551,6 +561,7 @@ func (r *Reader) appendData(p []byte) {
 // dispatch handles a blank line: it returns the event if the data buffer is
 // not empty and resets the per-event buffers either way.
 func (r *Reader) dispatch() (Event, bool) {
+	r.endedID = r.lastID
 	typ := r.typ
 	r.typ = ""
 	if !r.hasData {

@@ -794,3 +794,36 @@ func ExampleReader() {
 	// message 2 {"jsonrpc":"2.0","id":1,"result":{}}
 	// resume from 2 after 2s
 }
+
+// TestResumeID: the id to resume from is the one in force at the last
+// blank line — a priming event's too — never that of an event the stream
+// stopped in the middle of, whether it ended cleanly or broke.
+func TestResumeID(t *testing.T) {
+	tests := []struct {
+		stream  string
+		src     func(string) io.Reader
+		last    string // LastEventID
+		resume  string // ResumeID
+		wantErr error
+	}{
+		{"id: a\ndata: x\n\nid: p\n\nid: b\ndata: partial", func(s string) io.Reader { return strings.NewReader(s) }, "b", "p", io.EOF},
+		{"id: a\ndata: x\n\nid: b\ndata: y\n", func(s string) io.Reader { return strings.NewReader(s) }, "b", "a", io.EOF},
+		{"id: a\ndata: x\n\nid: b\ndata: y\n\n", func(s string) io.Reader { return strings.NewReader(s) }, "b", "b", io.EOF},
+		{"id: a\ndata: x\n\nid: b\nda", func(s string) io.Reader {
+			return io.MultiReader(strings.NewReader(s), iotest.ErrReader(io.ErrUnexpectedEOF))
+		}, "b", "a", io.ErrUnexpectedEOF},
+	}
+	for _, tt := range tests {
+		rd := sse.NewReader(tt.src(tt.stream), 1<<20)
+		var err error
+		for err == nil {
+			_, err = rd.Next()
+		}
+		if !errors.Is(err, tt.wantErr) {
+			t.Errorf("%q: Next ended with %v, want %v", tt.stream, err, tt.wantErr)
+		}
+		if rd.LastEventID() != tt.last || rd.ResumeID() != tt.resume {
+			t.Errorf("%q: LastEventID %q, ResumeID %q; want %q, %q", tt.stream, rd.LastEventID(), rd.ResumeID(), tt.last, tt.resume)
+		}
+	}
+}
