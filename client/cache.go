@@ -34,6 +34,7 @@ type resultCache struct {
 	mu    sync.Mutex
 	m     map[cacheKey]cachedResult
 	bytes int
+	epoch uint64 // counts forget and clear: an answer asked for before one is not kept
 	now   func() time.Time
 }
 
@@ -71,7 +72,18 @@ func (rc *resultCache) get(k cacheKey) (json.RawMessage, bool) {
 	return e.raw, true
 }
 
-func (rc *resultCache) put(k cacheKey, raw json.RawMessage, ttl time.Duration) {
+// at returns the cache's epoch, to give put for an answer about to be
+// asked for.
+func (rc *resultCache) at() uint64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.epoch
+}
+
+// put keeps raw under k for ttl, unless the cache forgot anything since
+// epoch (at): a change notification that came while the answer was on its
+// way makes it stale.
+func (rc *resultCache) put(k cacheKey, raw json.RawMessage, ttl time.Duration, epoch uint64) {
 	size := entrySize(k, raw)
 	if ttl <= 0 || size > maxCachedResult {
 		return
@@ -79,6 +91,9 @@ func (rc *resultCache) put(k cacheKey, raw json.RawMessage, ttl time.Duration) {
 	k.arg = strings.Clone(k.arg) // not the bytes of the answer it came in: only what is counted
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	if rc.epoch != epoch {
+		return
+	}
 	if old, ok := rc.m[k]; ok {
 		rc.drop(k, old)
 	}
@@ -111,6 +126,7 @@ func (rc *resultCache) drop(k cacheKey, e cachedResult) {
 func (rc *resultCache) forget(method, arg string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	rc.epoch++
 	for k, e := range rc.m {
 		if k.method == method && (arg == "" || k.arg == arg) {
 			rc.drop(k, e)
@@ -122,6 +138,7 @@ func (rc *resultCache) forget(method, arg string) {
 func (rc *resultCache) clear() {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	rc.epoch++
 	clear(rc.m)
 	rc.bytes = 0
 }
@@ -135,6 +152,7 @@ func (c *Conn) cachedCall(ctx context.Context, method, arg string, params, resul
 	}
 	// The answer's own bytes (the transport gave them up): decoded once,
 	// and kept as they are when the result may be cached.
+	epoch := c.results.at()
 	raw, err := c.callRaw(ctx, method, params, opts...)
 	if err != nil {
 		return err
@@ -143,7 +161,7 @@ func (c *Conn) cachedCall(ctx context.Context, method, arg string, params, resul
 		return err
 	}
 	if f, ok := result.(interface{ Freshness() time.Duration }); ok {
-		c.results.put(k, raw, f.Freshness())
+		c.results.put(k, raw, f.Freshness(), epoch)
 	}
 	return nil
 }

@@ -106,19 +106,19 @@ func TestCacheCountsKeys(t *testing.T) {
 func TestCacheEntryTooBigWithItsKey(t *testing.T) {
 	rc := newResultCache()
 	small := json.RawMessage(`{"tools":[]}`)
-	rc.put(cacheKey{"tools/list", "a"}, small, time.Hour)
+	rc.put(cacheKey{"tools/list", "a"}, small, time.Hour, rc.at())
 	for _, arg := range []string{
 		strings.Repeat("k", maxCachedBytes+1),             // the key alone passes the byte bound
 		strings.Repeat("k", maxCachedResult),              // the key fills an entry's bound: the answer does not fit
 		strings.Repeat("k", maxCachedResult-len(small)-9), // one byte too many
 	} {
-		rc.put(cacheKey{"tools/list", arg}, small, time.Hour)
+		rc.put(cacheKey{"tools/list", arg}, small, time.Hour, rc.at())
 		if _, ok := rc.get(cacheKey{"tools/list", arg}); ok {
 			t.Errorf("an answer of %d bytes under a key of %d was cached", len(small), len(arg))
 		}
 	}
 	fits := strings.Repeat("k", maxCachedResult-len(small)-len("tools/list"))
-	rc.put(cacheKey{"tools/list", fits}, small, time.Hour)
+	rc.put(cacheKey{"tools/list", fits}, small, time.Hour, rc.at())
 	if _, ok := rc.get(cacheKey{"tools/list", fits}); !ok {
 		t.Error("an entry of exactly maxCachedResult bytes was not cached")
 	}
@@ -144,11 +144,11 @@ func TestCacheDropsExpiredFirst(t *testing.T) {
 		if i%256 == 0 {
 			ttl = time.Second // four of them expire
 		}
-		rc.put(cacheKey{"resources/read", fmt.Sprint(i)}, small, ttl)
+		rc.put(cacheKey{"resources/read", fmt.Sprint(i)}, small, ttl, rc.at())
 	}
 	now = now.Add(time.Minute)
 	for i := range 4 {
-		rc.put(cacheKey{"resources/read", fmt.Sprint("new", i)}, small, time.Hour)
+		rc.put(cacheKey{"resources/read", fmt.Sprint("new", i)}, small, time.Hour, rc.at())
 	}
 	for i := range maxCachedResults {
 		_, ok := rc.get(cacheKey{"resources/read", fmt.Sprint(i)})

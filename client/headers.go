@@ -76,21 +76,34 @@ func argumentsOf(raw json.RawMessage) json.RawMessage {
 	return v.Arguments
 }
 
+// toolGen returns the generation of the tool notes, to give rememberTools
+// for a listing about to be asked for.
+func (c *Conn) toolGen() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tools.gen
+}
+
 // rememberTools records what the Conn needs to know of listed tools (which
 // are safe to repeat, which parameters go into headers; toolnotes.go says
 // how much it keeps) and returns the tools to show the host: on Streamable
 // HTTP in a modern revision, a tool whose x-mcp-header annotations break
 // the rules is left out (and logged), as the specification requires, so
 // that one malformed tool does not keep the others from being used.
-func (c *Conn) rememberTools(tools []mcp.Tool) []mcp.Tool {
+//
+// gen is the notes' generation (toolGen) from before the listing was asked
+// for: when a tools/list_changed came since, the listing may be stale, and
+// no tool of it is noted as safe to repeat.
+func (c *Conn) rememberTools(tools []mcp.Tool, gen uint64) []mcp.Tool {
 	d := c.dialect()
 	kept := tools[:0:len(tools)]
 	forgot := false
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	stale := c.tools.gen != gen
 	for _, t := range tools {
 		a := t.Annotations
-		safe := a != nil && ((a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint))
+		safe := !stale && a != nil && ((a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint))
 		if !d.headers {
 			forgot = c.tools.set(t.Name, safe, nil) || forgot
 			kept = append(kept, t)

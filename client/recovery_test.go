@@ -373,3 +373,40 @@ func TestListChangedForgetsSafety(t *testing.T) {
 		t.Fatalf("after a new listing, the read-only call was not replayed: %v", err)
 	}
 }
+
+// TestListChangedDuringListing: a tools/list answered after a
+// notifications/tools/list_changed that came while it was on its way may be
+// stale: it is not cached, and its tools are not noted as safe to repeat.
+func TestListChangedDuringListing(t *testing.T) {
+	c, p := openScripted(t, WithReplay())
+	ctx := context.Background()
+	gen := c.toolGen()
+	res := make(chan error, 1)
+	go func() { _, err := c.ListTools(ctx, ""); res <- err }()
+	m := p.expect("tools/list")
+	p.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	waitFor(t, "the list change to be taken in", func() bool { return c.toolGen() != gen })
+	p.reply(m.ID, `{"tools":[{"name":"look","inputSchema":{},"annotations":{"readOnlyHint":true}}],"ttlMs":3600000}`)
+	if err := <-res; err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	safe := c.tools.safe("look")
+	c.mu.Unlock()
+	if safe {
+		t.Error("a listing answered after list_changed noted its tool as safe to repeat")
+	}
+	// Not cached: the next listing is asked for, and noted this time.
+	go func() { _, err := c.ListTools(ctx, ""); res <- err }()
+	m = p.expect("tools/list")
+	p.reply(m.ID, `{"tools":[{"name":"look","inputSchema":{},"annotations":{"readOnlyHint":true}}],"ttlMs":3600000}`)
+	if err := <-res; err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	safe = c.tools.safe("look")
+	c.mu.Unlock()
+	if !safe {
+		t.Error("a fresh listing did not note its read-only tool as safe")
+	}
+}

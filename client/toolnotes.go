@@ -31,7 +31,9 @@ import (
 //
 // notifications/tools/list_changed makes the Conn forget which tools were
 // safe to repeat (forgetSafety): a tool that was read-only may not be any
-// more, and a call to it is not sent twice on the word of the old listing.
+// more, and a call to it is not sent twice on the word of the old listing,
+// nor on that of a listing asked for before the notification and
+// answered after it (gen).
 // It is sent again after a lost answer once a new listing says so. Header
 // parameters are kept: a stale one costs a call refused with -32020, not a
 // call run twice. A re-initialization keeps the notes: it is the same
@@ -59,6 +61,7 @@ type toolNotes struct {
 	order  list.List                // listed longest ago first
 	bytes  int                      // the sizes of the notes held
 	forgot bool                     // a tool was forgotten for want of room
+	gen    uint64                   // counts forgetSafety: a listing asked for before one is stale
 }
 
 type toolNote struct {
@@ -106,6 +109,7 @@ func (n *toolNotes) remove(name string) {
 // forgetSafety forgets which tools were listed as safe to repeat, and the
 // notes that held nothing else.
 func (n *toolNotes) forgetSafety() {
+	n.gen++
 	for e := n.order.Front(); e != nil; {
 		next := e.Next()
 		if note := e.Value.(*toolNote); len(note.params) == 0 {

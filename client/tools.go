@@ -9,18 +9,26 @@ import (
 
 // ListTools fetches one page of tools/list; cursor "" is the first page.
 func (c *Conn) ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
+	gen := c.toolGen()
 	page, err := listPage[mcp.ListToolsResult](ctx, c, "tools/list", cursor)
 	if err == nil {
-		page.Tools = c.rememberTools(page.Tools)
+		page.Tools = c.rememberTools(page.Tools, gen)
 	}
 	return page, err
 }
 
 // Tools iterates over every tool, following pagination cursors.
 func (c *Conn) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
-	return pages(ctx, c, "tools/list", func(r *mcp.ListToolsResult) ([]mcp.Tool, string) {
-		return c.rememberTools(r.Tools), r.NextCursor
-	})
+	return func(yield func(mcp.Tool, error) bool) {
+		gen := c.toolGen() // a change during the listing makes the pages after it stale
+		for t, err := range pages(ctx, c, "tools/list", func(r *mcp.ListToolsResult) ([]mcp.Tool, string) {
+			return c.rememberTools(r.Tools, gen), r.NextCursor
+		}) {
+			if !yield(t, err) {
+				return
+			}
+		}
+	}
 }
 
 // AllTools returns every tool, all pages.
