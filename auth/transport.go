@@ -51,15 +51,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	maxStepUps := s.a.cfg.maxStepUps()
 	var grantedHere, refreshedHere bool
 	stepUps := 0
+	var next io.ReadCloser // the body of the next attempt, taken once the last was refused
 	for attempt := 0; ; attempt++ {
 		tok, gen := s.current(ctx)
 		out := req.Clone(ctx)
 		if attempt > 0 {
-			body, err := replay()
-			if err != nil {
-				return nil, err
-			}
-			out.Body = body
+			out.Body = next
 		}
 		if tok != nil {
 			out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
@@ -106,6 +103,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// out not to speak OAuth.
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
 		resp.Body.Close()
+		// The next attempt's body is taken now, before the renewal: a
+		// body that tells whether its request was sent (the transports'
+		// POSTs) then says, should the renewal fail, that the request
+		// still to be sent was not — the one sent was refused.
+		if next, err = replay(); err != nil {
+			return nil, err
+		}
 		done, err := s.renew(ctx, gen, r)
 		if errors.Is(err, errNotOAuth) {
 			s.notOAuth.Store(true)
@@ -113,6 +117,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		if err != nil {
+			next.Close()
 			return nil, err
 		}
 		switch done {

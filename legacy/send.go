@@ -1,7 +1,6 @@
 package legacy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,9 +38,11 @@ import (
 // ErrConnectionLost once the transport has ended for good. A POST in
 // flight when the stream drops is cancelled, since its answer could only
 // have come on that stream: its error matches jsonrpc.ErrOutcomeUnknown
-// (the server may have run it) and ErrConnectionLost. Any other failed
-// request may still have reached the server too; that is for the protocol
-// layer to weigh.
+// (the server may have run it) and ErrConnectionLost. So does the error of
+// any request whose POST failed after its body went out in full (the
+// connection broke before the answer, the HTTP client's Timeout or ctx
+// ran out while it was awaited): the server may have it. One that failed
+// before (a refused connection, a dial timeout) never reached the server.
 func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	body, err := jsonrpc.Encode(m)
 	if err != nil {
@@ -57,7 +58,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	defer cancelReq()
 	stop := context.AfterFunc(s.ctx, cancelReq)
 	defer stop()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	req, out, err := wire.NewPost(reqCtx, http.MethodPost, s.endpoint, body)
 	if err != nil {
 		return fmt.Errorf("legacy: %s: %w", wire.Label(m), err)
 	}
@@ -71,7 +72,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		if initializing {
 			t.initFailed(s)
 		}
-		return t.failed(ctx, s, m, err)
+		return t.failed(ctx, s, m, err, out.Sent())
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -140,30 +141,42 @@ func (t *Transport) initFailed(s *session) {
 
 // failed turns an error from the HTTP client into Send's error, telling a
 // cancelled ctx, a closed transport and a lost stream apart from a network
-// failure.
-func (t *Transport) failed(ctx context.Context, s *session, m *jsonrpc.Message, err error) error {
+// failure. sent says whether the POST went out in full
+// (wire.SentBody.Sent): when it did, and no answer said the server did not
+// run it (a 429 or 503 not waited out, a refused redirect), the error of a
+// request also matches jsonrpc.ErrOutcomeUnknown.
+func (t *Transport) failed(ctx context.Context, s *session, m *jsonrpc.Message, err error, sent bool) error {
 	t.mu.Lock()
 	closed := t.closed
 	t.mu.Unlock()
+	_, redirected := errors.AsType[*jsonrpc.RedirectError](err)
+	unknown := func(err error) error {
+		if sent && m.IsRequest() && !redirected {
+			return wire.MayHaveRun(err)
+		}
+		return err
+	}
 	if closed {
-		return fmt.Errorf("legacy: %s: %w", wire.Label(m), jsonrpc.ErrClosed)
+		return unknown(fmt.Errorf("legacy: %s: %w", wire.Label(m), jsonrpc.ErrClosed))
 	}
 	if ra, ok := errors.AsType[*reconnect.RetryAfterError](err); ok {
-		// A 429 or 503 not waited out: the server did not run the request,
-		// whatever cut the wait short (ctx, the cap, a lost stream).
+		// A 429 or 503 not waited out: its own error says whether the
+		// server may have run the request, whatever cut the wait short
+		// (ctx, the cap, a lost stream).
 		return fmt.Errorf("legacy: %s: %w", wire.Label(m), ra)
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("legacy: %s: %w", wire.Label(m), ctx.Err())
+		return unknown(fmt.Errorf("legacy: %s: %w", wire.Label(m), ctx.Err()))
 	}
-	if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
+	if redirected {
 		// The server redirected the POST where the policy does not follow:
-		// only the endpoint's origin received it.
+		// only the endpoint's origin received it, and did not run it.
+		re, _ := errors.AsType[*jsonrpc.RedirectError](err)
 		return fmt.Errorf("legacy: %s: %w", wire.Label(m), re)
 	}
 	if s.ctx.Err() != nil {
 		return fmt.Errorf("legacy: %s: %w: the SSE stream was lost while the POST was in flight: %w",
 			wire.Label(m), jsonrpc.ErrOutcomeUnknown, context.Cause(s.ctx))
 	}
-	return fmt.Errorf("legacy: %s: %w", wire.Label(m), err)
+	return unknown(fmt.Errorf("legacy: %s: %w", wire.Label(m), err))
 }

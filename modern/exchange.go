@@ -14,6 +14,7 @@ import (
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/sse"
 )
 
@@ -36,7 +37,10 @@ const drainTimeout = 250 * time.Millisecond
 // with jsonrpc.ErrNotSent, a session lost earlier or while the message
 // waited to be sent again: the message was not sent), jsonrpc.ErrOutcomeUnknown (the
 // answer stream ended or broke before the response and could not be
-// resumed, or the server accepted the request with no body: ErrNoResponse),
+// resumed, or the server accepted the request with no body: ErrNoResponse;
+// or the exchange failed in any way after the request went out in full —
+// the connection broke before the answer, the HTTP client's Timeout, ctx or
+// Close ended it — the error it failed with wrapped),
 // a *reconnect.RetryAfterError (a 429 or 503 not waited out: over the
 // policy's cap or attempts, or past ctx's deadline), a
 // *jsonrpc.RedirectError (a redirect refused: see Options.HTTPClient),
@@ -100,9 +104,9 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	resp, err := t.post(withCaller(reqCtx, ctx), m, body, &sent)
+	resp, out, err := t.post(withCaller(reqCtx, ctx), m, body, &sent)
 	if err != nil {
-		return t.failed(ctx, m, err)
+		return t.failed(ctx, m, err, out != nil && out.Sent())
 	}
 	defer func() {
 		if !handedOff {
@@ -211,17 +215,30 @@ func withCaller(ctx, caller context.Context) context.Context { return callerScop
 
 // failed turns an error from the HTTP client into Send's error, telling a
 // cancelled context and a closed transport apart from a network failure.
-func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error) error {
+// sent says whether the request went out in full (wire.SentBody.Sent):
+// when it did, and no answer said the server did not run it (a refused
+// redirect, a 429 or 503 not waited out), the error also matches
+// jsonrpc.ErrOutcomeUnknown, whatever ended the exchange — a broken
+// connection, the HTTP client's Timeout, ctx, Close.
+func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error, sent bool) error {
+	_, refused := errors.AsType[*reconnect.RetryAfterError](err)
+	re, redirected := errors.AsType[*jsonrpc.RedirectError](err)
+	unknown := func(err error) error {
+		if sent && m.IsRequest() && !refused && !redirected {
+			return wire.MayHaveRun(err)
+		}
+		return err
+	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("modern: %s: %w", wire.Label(m), ctx.Err())
+		return unknown(fmt.Errorf("modern: %s: %w", wire.Label(m), ctx.Err()))
 	}
 	if cerr := t.closedErr(m); cerr != nil {
-		return cerr
+		return unknown(cerr)
 	}
-	if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
+	if redirected {
 		err = re // net/http's *url.Error around it repeats the Location unredacted
 	}
-	return fmt.Errorf("modern: %s: %w", wire.Label(m), err)
+	return unknown(fmt.Errorf("modern: %s: %w", wire.Label(m), err))
 }
 
 // accepted handles the server's 2xx answer to a notification or a response:

@@ -1,7 +1,6 @@
 package modern
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -153,8 +152,10 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 // 503) are waited out and the POST sent again, as the policy says; so is
 // a refused connection. Each time it is sent again it carries the session
 // current then (see resendable), and sent is updated to say which. A wait
-// the policy or ctx cuts short is a *reconnect.RetryAfterError.
-func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, sent *carried) (*http.Response, error) {
+// the policy or ctx cuts short is a *reconnect.RetryAfterError. The
+// returned body tells, once post has returned, whether the request went
+// out in full (see wire.SentBody); it is nil when no request was built.
+func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, sent *carried) (*http.Response, *wire.SentBody, error) {
 	if sent.session != nil {
 		ctx = reconnect.BeforeResend(ctx, func(req *http.Request) error {
 			cur, err := t.resendable(*sent, m.IsRequest())
@@ -171,9 +172,9 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 			return nil
 		})
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, bytes.NewReader(body))
+	req, out, err := wire.NewPost(ctx, http.MethodPost, t.endpoint, body)
 	if err != nil {
-		return nil, fmt.Errorf("modern: %w", err)
+		return nil, nil, fmt.Errorf("modern: %w", err)
 	}
 	t.setHeaders(req.Header, true, acceptBoth, sent.session, sent.version)
 	for k, v := range requestHeaders(ctx) {
@@ -185,7 +186,7 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 		t.log.Warn("modern: gave up sending a message the server would not take yet", "message", wire.Label(m),
 			"status", ra.Status, "wait", ra.Wait, "reason", ra.Reason)
 	}
-	return resp, err
+	return resp, out, err
 }
 
 // setOrDelete sets h[key] to v, or deletes it when v is nil.

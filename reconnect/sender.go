@@ -2,6 +2,7 @@ package reconnect
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -56,18 +57,21 @@ func (s *Sender) do(req *http.Request) (*http.Response, error) {
 	if errors.As(err, &urlErr) {
 		err = urlErr.Err // the client wraps it again, as it did the first time
 	}
-	// The first attempt consumed the body: take it anew for the resends.
-	if req.GetBody != nil {
-		body, gerr := req.GetBody()
-		if gerr != nil {
-			if resp != nil {
-				resp.Body.Close()
-			}
-			return nil, gerr
+	// The first attempt consumed the body: every resend takes one anew
+	// from req.GetBody, so that a body which notes how much of it was sent
+	// (wire.SentBody) speaks of the attempt that reads it.
+	var rreq *retryablehttp.Request
+	var ferr error
+	if getBody := req.GetBody; getBody != nil {
+		r := *req
+		r.Body = nil
+		if rreq, ferr = retryablehttp.FromRequest(&r); ferr == nil {
+			ferr = rreq.SetBody(retryablehttp.ReaderFunc(func() (io.Reader, error) { return getBody() }))
+			rreq.ContentLength = req.ContentLength
 		}
-		req.Body = body
+	} else {
+		rreq, ferr = retryablehttp.FromRequest(req)
 	}
-	rreq, ferr := retryablehttp.FromRequest(req)
 	if ferr != nil {
 		if resp != nil {
 			resp.Body.Close()

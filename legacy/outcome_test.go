@@ -1,0 +1,74 @@
+package legacy
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// A POST whose connection breaks after the server read the whole request,
+// before any answer: the server may have run it, and Send's error says so;
+// it was POSTed once.
+func TestSendBrokenAfterRequestIsOutcomeUnknown(t *testing.T) {
+	l := newSSEServer(t)
+	l.post = func(w http.ResponseWriter, r *http.Request, body []byte) {
+		panic(http.ErrAbortHandler) // the body is read: drop the connection, no answer
+	}
+	tr, _ := dial(t, l.URL+"/sse", Options{Reconnect: fast()})
+	err := sendErr(tr, request(5, "tools/call"))
+	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
+	}
+	if n := l.count(http.MethodPost); n != 1 {
+		t.Errorf("the request was POSTed %d times; want 1", n)
+	}
+}
+
+// The HTTP client's Timeout runs out while the server works on a POST it
+// has read: the error matches ErrOutcomeUnknown and is still the client's
+// timeout.
+func TestSendClientTimeoutAfterRequestIsOutcomeUnknown(t *testing.T) {
+	l := newSSEServer(t)
+	l.post = func(w http.ResponseWriter, r *http.Request, body []byte) {
+		<-r.Context().Done()
+	}
+	hc := &http.Client{Timeout: 50 * time.Millisecond} // the SSE stream runs without it
+	tr, _ := dial(t, l.URL+"/sse", Options{Reconnect: fast(), HTTPClient: hc})
+	err := sendErr(tr, request(5, "tools/call"))
+	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
+	}
+	if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
+		t.Errorf("the error is not the client's timeout any more: %v", err)
+	}
+	if n := l.count(http.MethodPost); n != 1 {
+		t.Errorf("the request was POSTed %d times; want 1", n)
+	}
+}
+
+// The caller's ctx ends while the server works on a POST it has read: the
+// error matches both context.Canceled and ErrOutcomeUnknown.
+func TestSendCancelledAfterRequestIsOutcomeUnknown(t *testing.T) {
+	l := newSSEServer(t)
+	got := make(chan struct{})
+	l.post = func(w http.ResponseWriter, r *http.Request, body []byte) {
+		close(got)
+		<-r.Context().Done()
+	}
+	tr, _ := dial(t, l.URL+"/sse", Options{Reconnect: fast()})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-got
+		cancel()
+	}()
+	err := tr.Send(ctx, request(5, "tools/call"))
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Send = %v; want an error matching context.Canceled and ErrOutcomeUnknown", err)
+	}
+}

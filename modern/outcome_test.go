@@ -1,0 +1,152 @@
+package modern
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// newTransport is a transport to s's endpoint with the given query (where
+// a test puts a secret that no error may show), closed at the end of the
+// test, with no Recv loop: the tests here look at Send's error only.
+func newTransport(t *testing.T, url string, opts Options) *Transport {
+	t.Helper()
+	tr, err := New(url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+// A connection that breaks after the server read the whole request, before
+// any answer: the server may have run it. Send's error says so, keeps the
+// network error for errors.As, names no secret of the URL, and the request
+// went out once.
+func TestSendBrokenAfterRequestIsOutcomeUnknown(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		panic(http.ErrAbortHandler) // the body is read: drop the connection, no answer
+	})
+	tr := newTransport(t, s.URL+"/mcp?key=sekrit", Options{Reconnect: tiny()})
+	err := sendErr(tr, request(5, "tools/call"))
+	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
+	}
+	if strings.Contains(err.Error(), "sekrit") {
+		t.Errorf("the error shows the URL's query: %v", err)
+	}
+	if _, ok := errors.AsType[*jsonrpc.HTTPError](err); ok {
+		t.Errorf("no answer came, yet the error holds an *HTTPError: %v", err)
+	}
+	if n := s.count(http.MethodPost); n != 1 {
+		t.Errorf("the request was POSTed %d times; want 1", n)
+	}
+}
+
+// The HTTP client's Timeout runs out while the server works on a request
+// it has read: the error matches ErrOutcomeUnknown and is still the
+// client's timeout (a net.Error whose Timeout is true).
+func TestSendClientTimeoutAfterRequestIsOutcomeUnknown(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		<-r.Context().Done() // works until the client gives up
+	})
+	tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny(), HTTPClient: &http.Client{Timeout: 50 * time.Millisecond}})
+	err := sendErr(tr, request(5, "tools/call"))
+	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
+	}
+	if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
+		t.Errorf("the error is not the client's timeout any more: %v", err)
+	}
+	if n := s.count(http.MethodPost); n != 1 {
+		t.Errorf("the request was POSTed %d times; want 1", n)
+	}
+}
+
+// The caller's ctx ends while the server works on a request it has read:
+// the error matches both context.Canceled and ErrOutcomeUnknown.
+func TestSendCancelledAfterRequestIsOutcomeUnknown(t *testing.T) {
+	got := make(chan struct{})
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		close(got)
+		<-r.Context().Done()
+	})
+	tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-got
+		cancel()
+	}()
+	err := tr.Send(ctx, request(5, "tools/call"))
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Send = %v; want an error matching context.Canceled and ErrOutcomeUnknown", err)
+	}
+}
+
+// A refused connection sends nothing: the error does not match
+// ErrOutcomeUnknown.
+func TestSendRefusedConnectionIsNotSent(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	tr := newTransport(t, "http://"+addr+"/mcp", Options{Reconnect: tiny()})
+	err = sendErr(tr, request(5, "tools/call"))
+	if err == nil || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Send = %v; want an error that says the request was not sent", err)
+	}
+}
+
+// A 429 says the server did not run the request; the resend that follows
+// is what Send's error speaks of. Here the server goes away after its 429,
+// so the resend finds the connection refused: the request never ran, and
+// the error does not match ErrOutcomeUnknown.
+func TestSendRefusedAfterThrottleIsNotSent(t *testing.T) {
+	var s *server
+	s = newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		s.Listener.Close() // the resend finds nothing listening
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "0")
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+	tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+	err := sendErr(tr, request(5, "tools/call"))
+	if err == nil || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Send = %v; want an error that says the request did not run", err)
+	}
+	if n := s.count(http.MethodPost); n != 1 {
+		t.Errorf("the server got %d POSTs; want 1", n)
+	}
+}
+
+// After a 429, a resend whose connection breaks once the server read it
+// may have run: the error matches ErrOutcomeUnknown.
+func TestSendBrokenAfterThrottleIsOutcomeUnknown(t *testing.T) {
+	first := true
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if first { // requests come one at a time
+			first = false
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		panic(http.ErrAbortHandler)
+	})
+	tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+	err := sendErr(tr, request(5, "tools/call"))
+	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
+	}
+	if n := s.count(http.MethodPost); n != 2 {
+		t.Errorf("the server got %d POSTs; want 2", n)
+	}
+}
