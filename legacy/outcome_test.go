@@ -3,8 +3,10 @@ package legacy
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -70,5 +72,44 @@ func TestSendCancelledAfterRequestIsOutcomeUnknown(t *testing.T) {
 	err := tr.Send(ctx, request(5, "tools/call"))
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error matching context.Canceled and ErrOutcomeUnknown", err)
+	}
+}
+
+// The statuses of an answer to a POSTed request: which say the server
+// refused it, which leave open that it ran. The error holds the
+// *jsonrpc.HTTPError either way, and the request was POSTed once.
+func TestSendStatusAfterRequest(t *testing.T) {
+	for _, tc := range []struct {
+		status  int
+		body    string
+		unknown bool
+	}{
+		{status: http.StatusInternalServerError, unknown: true},
+		{status: http.StatusBadGateway, body: "upstream reset", unknown: true},
+		{status: http.StatusGatewayTimeout, unknown: true},
+		{status: http.StatusInternalServerError, body: `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"boom"}}`},
+		{status: http.StatusNotImplemented},
+		{status: http.StatusBadRequest},
+		{status: http.StatusNotFound},
+	} {
+		t.Run(strconv.Itoa(tc.status)+tc.body, func(t *testing.T) {
+			l := newSSEServer(t)
+			l.post = func(w http.ResponseWriter, r *http.Request, body []byte) {
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			}
+			tr, _ := dial(t, l.URL+"/sse", Options{Reconnect: fast()})
+			err := sendErr(tr, request(5, "tools/call"))
+			herr, ok := errors.AsType[*jsonrpc.HTTPError](err)
+			if !ok || herr.StatusCode != tc.status {
+				t.Fatalf("Send = %v; want a *jsonrpc.HTTPError with status %d", err, tc.status)
+			}
+			if got := errors.Is(err, jsonrpc.ErrOutcomeUnknown); got != tc.unknown {
+				t.Errorf("Send = %v: matches ErrOutcomeUnknown: %v; want %v", err, got, tc.unknown)
+			}
+			if n := l.count(http.MethodPost); n != 1 {
+				t.Errorf("the request was POSTed %d times; want 1", n)
+			}
+		})
 	}
 }

@@ -31,7 +31,10 @@ import (
 // *reconnect.RetryAfterError, wrapped: the message was not run.
 //
 // ctx cancels the POST (and the waits). An error is a *jsonrpc.HTTPError
-// (wrapped) for another status than 2xx, a *jsonrpc.RedirectError (wrapped)
+// (wrapped) for another status than 2xx (for a request that went out in
+// full, a 5xx other than 501 and a 503 with Retry-After, its body holding
+// no JSON-RPC error, also matches jsonrpc.ErrOutcomeUnknown: a gateway may
+// say so after the server ran it), a *jsonrpc.RedirectError (wrapped)
 // for a redirect the policy refuses (to another origin than the SSE URL's,
 // or one that would turn the POST into a GET: nothing is sent there), wraps ctx.Err() when ctx ended the
 // POST, wraps jsonrpc.ErrClosed once Close has been called, and wraps
@@ -79,7 +82,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		if initializing {
 			t.initFailed(s)
 		}
-		return fmt.Errorf("legacy: %s: %w", wire.Label(m), wire.NewHTTPError(resp, http.MethodPost, s.redacted))
+		return fmt.Errorf("legacy: %s: %w", wire.Label(m), wire.PostError(resp, s.redacted, m.IsRequest() && out.Sent()))
 	}
 	if resp.ContentLength == 0 {
 		return nil // the usual 202: nothing to read

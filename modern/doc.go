@@ -74,8 +74,12 @@
 // the session where no Send can report it (reopening the GET stream,
 // resuming a stream) is a *jsonrpc.SessionLostError from Recv, which goes
 // on. A stream that ended before the response and could not be resumed is
-// jsonrpc.ErrOutcomeUnknown, and every other status the transport cannot
-// use is a *jsonrpc.HTTPError.
+// jsonrpc.ErrOutcomeUnknown, and so is a POST that failed in any way after
+// its request went out in full. Every other status the transport cannot
+// use is a *jsonrpc.HTTPError; for a request that went out, a 5xx other
+// than 501 and a 503 with Retry-After, its body holding no JSON-RPC error,
+// also matches jsonrpc.ErrOutcomeUnknown (a gateway answers so after the
+// server ran it, too).
 //
 // Messages from the server are queued for Recv in the order they arrived on
 // each stream. The queue is bounded (wire.MaxQueued messages,

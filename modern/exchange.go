@@ -45,7 +45,11 @@ const drainTimeout = 250 * time.Millisecond
 // policy's cap or attempts, or past ctx's deadline), a
 // *jsonrpc.RedirectError (a redirect refused: see Options.HTTPClient),
 // jsonrpc.ErrClosed, ctx.Err(), or is a *jsonrpc.HTTPError for any other
-// status.
+// status. A 4xx, a 501 and a 503 with Retry-After refused the request, and
+// a 5xx whose body holds a JSON-RPC error is the server's answer; any other
+// 5xx (500, 502, 504, a 503 without Retry-After) to a request that went out
+// in full may come after the server ran it, and the error then also
+// matches jsonrpc.ErrOutcomeUnknown.
 //
 // For a notification or a response, Send returns nil once the server has
 // accepted it (any 2xx); messages in a JSON body, if any, are queued.
@@ -120,7 +124,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return fmt.Errorf("modern: %s: %w: %w", wire.Label(m), jsonrpc.ErrSessionExpired, herr)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("modern: %s: %w", wire.Label(m), wire.NewHTTPError(resp, http.MethodPost, t.redacted))
+		return fmt.Errorf("modern: %s: %w", wire.Label(m), wire.PostError(resp, t.redacted, m.IsRequest() && out.Sent()))
 	}
 
 	if !m.IsRequest() {

@@ -3,8 +3,10 @@ package modern
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +150,61 @@ func TestSendBrokenAfterThrottleIsOutcomeUnknown(t *testing.T) {
 	}
 	if n := s.count(http.MethodPost); n != 2 {
 		t.Errorf("the server got %d POSTs; want 2", n)
+	}
+}
+
+// The statuses of an answer to a request that went out in full: which say
+// the server refused it, which leave open that it ran. The error holds the
+// *jsonrpc.HTTPError either way, and the request went out once.
+func TestSendStatusAfterRequest(t *testing.T) {
+	for _, tc := range []struct {
+		status     int
+		retryAfter string
+		body       string
+		unknown    bool
+	}{
+		{status: http.StatusInternalServerError, unknown: true},
+		{status: http.StatusBadGateway, body: "upstream reset", unknown: true},
+		{status: http.StatusGatewayTimeout, unknown: true},
+		{status: http.StatusInternalServerError, body: `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"boom"}}`},
+		{status: http.StatusNotImplemented},
+		{status: http.StatusBadRequest},
+		{status: http.StatusForbidden},
+		{status: http.StatusNotFound}, // no session: not an expiry, a refusal
+	} {
+		t.Run(strconv.Itoa(tc.status)+tc.body, func(t *testing.T) {
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if tc.retryAfter != "" {
+					w.Header().Set("Retry-After", tc.retryAfter)
+				}
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			})
+			tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+			err := sendErr(tr, request(5, "tools/call"))
+			herr, ok := errors.AsType[*jsonrpc.HTTPError](err)
+			if !ok || herr.StatusCode != tc.status {
+				t.Fatalf("Send = %v; want a *jsonrpc.HTTPError with status %d", err, tc.status)
+			}
+			if got := errors.Is(err, jsonrpc.ErrOutcomeUnknown); got != tc.unknown {
+				t.Errorf("Send = %v: matches ErrOutcomeUnknown: %v; want %v", err, got, tc.unknown)
+			}
+			if n := s.count(http.MethodPost); n != 1 {
+				t.Errorf("the request was POSTed %d times; want 1", n)
+			}
+		})
+	}
+}
+
+// A notification answered 500 is no request that may have run: its error
+// is the *jsonrpc.HTTPError alone.
+func TestSendNotificationStatusIsNoOutcome(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+	err := sendErr(tr, notification("notifications/cancelled"))
+	if _, ok := errors.AsType[*jsonrpc.HTTPError](err); !ok || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Send = %v; want a *jsonrpc.HTTPError that does not match ErrOutcomeUnknown", err)
 	}
 }

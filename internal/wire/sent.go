@@ -98,3 +98,34 @@ func MayHaveRun(err error) error {
 	}
 	return fmt.Errorf("%w (%w: the request was sent)", err, jsonrpc.ErrOutcomeUnknown)
 }
+
+// PostError is the error for a POST answered with a status other than 2xx
+// (a *jsonrpc.HTTPError, see NewHTTPError). sent says whether the POST
+// carried a request and went out in full (SentBody.Sent). A 4xx refused
+// the request; so does a 501, and a 503 with Retry-After (the server asks
+// to come back later). A 5xx whose body holds a JSON-RPC error is the
+// server's answer. Any other 5xx — 500, 502, 504, a 503 without
+// Retry-After, with no JSON-RPC error — may come from a gateway after the
+// server ran the request, or from the server failing once it had: for a
+// request that was sent, the error also matches jsonrpc.ErrOutcomeUnknown,
+// the *jsonrpc.HTTPError still found by errors.As. The caller closes the
+// body.
+func PostError(resp *http.Response, url string, sent bool) error {
+	herr := NewHTTPError(resp, http.MethodPost, url)
+	if sent && statusMayHaveRun(resp, herr) {
+		return MayHaveRun(herr)
+	}
+	return herr
+}
+
+// statusMayHaveRun reports whether a non-2xx answer leaves open that the
+// server ran the request (see PostError).
+func statusMayHaveRun(resp *http.Response, herr *jsonrpc.HTTPError) bool {
+	switch {
+	case resp.StatusCode < 500, herr.RPCError != nil, resp.StatusCode == http.StatusNotImplemented:
+		return false
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		return resp.Header.Get("Retry-After") == ""
+	}
+	return true
+}
