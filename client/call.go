@@ -99,6 +99,12 @@ func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...C
 	defer c.clock.stop(timing)
 
 	recovering := ctx.Value(recoveringKey{}) != nil // the recovery's own requests
+	if method != "initialize" && !recovering && (co.repeatable || c.opts.replay || d.reissue) {
+		// A request the loop below would send again were its outcome
+		// unknown may be sent again by the transport after a 503 without
+		// Retry-After, too; asked only when one comes.
+		cctx = reconnect.WithResendable(cctx, func() bool { return c.replayable(method, raw, &co, d) })
+	}
 	var refusals sessionRefusals
 	replays, rounds := 0, 0
 	for {
@@ -132,7 +138,7 @@ func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...C
 				return nil, err
 			}
 		case replays < maxReplays && errors.Is(err, jsonrpc.ErrOutcomeUnknown) && !errors.Is(err, ErrTimeout) &&
-			cctx.Err() == nil && (co.repeatable || ((c.opts.replay || d.reissue) && c.safeToRepeat(method, raw))):
+			cctx.Err() == nil && c.replayable(method, raw, &co, d):
 			replays++
 			c.opts.logger.Info("anymcp: sending again a request that is safe to repeat, as a new request", "method", method, "replay", replays, "err", err)
 		default:
@@ -143,6 +149,13 @@ func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...C
 
 // maxReplays bounds how often one call is replayed after losing its answer.
 const maxReplays = 3
+
+// replayable reports whether a call whose outcome is unknown may be sent
+// again: the host said it is repeatable, or replay is on (WithReplay, or a
+// modern server) and the request is safe to repeat.
+func (c *Conn) replayable(method string, params json.RawMessage, co *callOptions, d *dialect) bool {
+	return co.repeatable || ((c.opts.replay || d.reissue) && c.safeToRepeat(method, params))
+}
 
 // attempt sends the request once and waits for its answer.
 func (c *Conn) attempt(cctx context.Context, timing *timeouts, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool, d *dialect) (callResult, error) {
@@ -197,11 +210,13 @@ func (c *Conn) attempt(cctx context.Context, timing *timeouts, method string, ra
 }
 
 // mayHaveRun reads a failed Send: only a transport that says so (a
-// refusal for an expired session, a 429/503 not waited out) proves the
-// request never reached the server.
+// refusal for an expired session, a 429/503 not waited out that does not
+// match jsonrpc.ErrOutcomeUnknown) proves the request never reached the
+// server.
 func mayHaveRun(sendErr error) bool {
 	var ra *reconnect.RetryAfterError
-	return !errors.Is(sendErr, jsonrpc.ErrSessionExpired) && !errors.As(sendErr, &ra)
+	return errors.Is(sendErr, jsonrpc.ErrOutcomeUnknown) ||
+		!errors.Is(sendErr, jsonrpc.ErrSessionExpired) && !errors.As(sendErr, &ra)
 }
 
 // wrapErr is the call's error as the caller sees it, or nil.

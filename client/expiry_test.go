@@ -126,7 +126,7 @@ func callOnce(ctx context.Context, c *Conn, key string) error {
 }
 
 // TestThrottledResendCarriesTheCurrentSession (cause 1): a tools/call
-// waiting out a 503 while its session expires is not sent again with the
+// waiting out a 429 while its session expires is not sent again with the
 // dead session id. When the session has been replaced by the time it is
 // sent again, it carries the new one; when the new one is not ready yet,
 // the transport refuses it unsent and the Conn sends it once the new
@@ -145,10 +145,12 @@ func TestThrottledResendCarriesTheCurrentSession(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, posts := expiryServer(t)
-			// A 503 without Retry-After: the call waits InitialDelay.
+			// A 429 without Retry-After: the call waits InitialDelay. (A
+			// 503 without one is not waited out for a tools/call: it may
+			// come from a gateway after the server ran it.)
 			c := dialExpiry(t, srv, WithReconnectPolicy(reconnect.Policy{InitialDelay: 500 * time.Millisecond, Jitter: -1, MaxAttempts: 3}))
 			ctx := testCtx(t)
-			srv.Inject(testservers.FaultRule{Fault: testservers.FaultUnavailable, Method: "tools/call", Count: 1})
+			srv.Inject(testservers.FaultRule{Fault: testservers.FaultTooManyRequests, Method: "tools/call", Count: 1})
 			if tt.slowInit {
 				srv.Inject(testservers.FaultRule{Fault: testservers.FaultUnavailable, Method: "initialize", RetryAfter: "1", Count: 1})
 			}

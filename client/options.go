@@ -205,7 +205,8 @@ func WithTransportPolicy(p negotiate.Policy) Option { return func(o *options) { 
 
 // WithReconnectPolicy sets how HTTP transports retry once connected:
 // resuming a broken stream, reconnecting the GET or HTTP+SSE stream,
-// waiting out 429 and 503; and how long the Conn keeps re-initializing
+// waiting out 429 and 503 (a 503 without Retry-After only for a call the
+// Conn would replay anyway: see WithReplay and Repeatable); and how long the Conn keeps re-initializing
 // and sending again a call that sessions keep refusing as expired (its
 // MaxAttempts count the sessions that refused the call, its Budget runs
 // from the first refusal). The default is reconnect.DefaultPolicy(). (A

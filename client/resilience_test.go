@@ -129,7 +129,7 @@ func TestThrottledCallsAreWaitedOut(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := dial(t, server{target: client.URL(srv.URL)}, client.WithReconnectPolicy(fastPolicy))
 	srv.Inject(testservers.FaultRule{Fault: testservers.FaultTooManyRequests, Method: "tools/call", RetryAfter: "0", Count: 1},
-		testservers.FaultRule{Fault: testservers.FaultUnavailable, Method: "tools/call", Count: 1})
+		testservers.FaultRule{Fault: testservers.FaultUnavailable, Method: "tools/call", RetryAfter: "0", Count: 1})
 	if err := echo(t, c, "patient"); err != nil {
 		t.Fatal(err)
 	}

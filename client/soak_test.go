@@ -50,7 +50,7 @@ func soakCases(seed uint64) []soakCase {
 		name: "resumable",
 		faults: testservers.Faults{Seed: seed, Rules: []testservers.FaultRule{
 			{Fault: testservers.FaultTooManyRequests, Probability: p, RetryAfter: "0"},
-			{Fault: testservers.FaultUnavailable, Probability: p},
+			{Fault: testservers.FaultUnavailable, Probability: p, RetryAfter: "0"}, // without it, only calls safe to repeat are sent again
 			{Fault: testservers.FaultExpireSession, Probability: p, LetRun: true},
 			{Fault: testservers.FaultDropStream, Probability: p / 2, Retry: 10 * time.Millisecond},
 			{Fault: testservers.FaultDropStream, Probability: p / 2},

@@ -87,6 +87,7 @@ func TestSendStatusAfterRequest(t *testing.T) {
 		{status: http.StatusInternalServerError, unknown: true},
 		{status: http.StatusBadGateway, body: "upstream reset", unknown: true},
 		{status: http.StatusGatewayTimeout, unknown: true},
+		{status: http.StatusServiceUnavailable, unknown: true}, // not marked resendable: not sent again
 		{status: http.StatusInternalServerError, body: `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"boom"}}`},
 		{status: http.StatusNotImplemented},
 		{status: http.StatusBadRequest},

@@ -23,12 +23,18 @@ import (
 // transport reconnects waits, as long as ctx allows, for the new endpoint,
 // and is then POSTed there; everything after it goes normally.
 //
-// A 429 or 503 answer is waited out (its Retry-After honoured within the
-// policy's MaxRetryAfter; a 503 without one after the policy's backoff) and
-// the message sent again, the server having not run it; so is a refused
-// connection. When the wait is cut short (over the cap, past ctx's
+// A 429, or a 503 with Retry-After, is waited out (its Retry-After
+// honoured within the policy's MaxRetryAfter; a 429 without one after the
+// policy's backoff) and the message sent again, the server having not run
+// it; so is a refused connection. A 503 without Retry-After may come from a
+// gateway after the server ran the request: the message is sent again
+// after the backoff only when ctx is marked reconnect.WithResendable (safe
+// to repeat); otherwise Send returns its *jsonrpc.HTTPError, matching
+// jsonrpc.ErrOutcomeUnknown (see below). When the wait is cut short (over the cap, past ctx's
 // deadline, attempts used up, or ctx ended) Send returns the
-// *reconnect.RetryAfterError, wrapped: the message was not run.
+// *reconnect.RetryAfterError, wrapped: the message was not run (but for a
+// last answer that was a 503 without Retry-After: then the error matches
+// jsonrpc.ErrOutcomeUnknown).
 //
 // ctx cancels the POST (and the waits). An error is a *jsonrpc.HTTPError
 // (wrapped) for another status than 2xx (for a request that went out in

@@ -195,10 +195,12 @@ func TestHTTPClientAndHeaders(t *testing.T) {
 	}
 }
 
-// TestSendThrottled: a POST answered 429 (with Retry-After) or 503
-// (without, so after the policy's backoff) is waited out and sent again,
-// the same bytes; one over the cap is not sent again, and Send returns
-// the *reconnect.RetryAfterError.
+// TestSendThrottled: a POST answered 429 (with Retry-After), or 503
+// without Retry-After to a request marked reconnect.WithResendable (after
+// the policy's backoff), is waited out and sent again, the same bytes; one
+// over the cap is not sent again, and Send returns the
+// *reconnect.RetryAfterError. A 503 without Retry-After to a request not
+// so marked is not sent again: it may come after the server ran it.
 func TestSendThrottled(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -207,10 +209,12 @@ func TestSendThrottled(t *testing.T) {
 		minGap     time.Duration
 		wantPOSTs  int
 		wantErr    bool
+		resendable bool // the request is marked safe to repeat
 	}{
-		{"429 Retry-After 1", http.StatusTooManyRequests, "1", time.Second, 2, false},
-		{"503 without Retry-After", http.StatusServiceUnavailable, "", 5 * time.Millisecond, 2, false},
-		{"429 over the cap", http.StatusTooManyRequests, "3600", 0, 1, true},
+		{"429 Retry-After 1", http.StatusTooManyRequests, "1", time.Second, 2, false, false},
+		{"503 without Retry-After, resendable", http.StatusServiceUnavailable, "", 5 * time.Millisecond, 2, false, true},
+		{"503 without Retry-After", http.StatusServiceUnavailable, "", 0, 1, true, false},
+		{"429 over the cap", http.StatusTooManyRequests, "3600", 0, 1, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,8 +231,17 @@ func TestSendThrottled(t *testing.T) {
 				s.echo(w, body)
 			}
 			tr, loop := dial(t, s.URL+"/sse", Options{Reconnect: fast()})
-			err := sendErr(tr, request(1, "tools/call"))
-			if tt.wantErr {
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			if tt.resendable {
+				ctx = reconnect.WithResendable(ctx, func() bool { return true })
+			}
+			err := tr.Send(ctx, request(1, "tools/call"))
+			if tt.wantErr && tt.status == http.StatusServiceUnavailable {
+				if he, ok := errors.AsType[*jsonrpc.HTTPError](err); !ok || he.StatusCode != tt.status || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+					t.Fatalf("Send = %v, want the 503 inside, matching ErrOutcomeUnknown", err)
+				}
+			} else if tt.wantErr {
 				ra, ok := errors.AsType[*reconnect.RetryAfterError](err)
 				if !ok || ra.Status != tt.status || ra.Wait != time.Hour {
 					t.Fatalf("Send = %v, want a *reconnect.RetryAfterError for 1h", err)

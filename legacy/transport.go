@@ -52,7 +52,7 @@ type Options struct {
 	// NoReconnect turns reconnection of the stream off: once the stream
 	// has ended, Recv (after the messages already queued) and Send return
 	// errors wrapping ErrConnectionLost for good. Throttled POSTs are still
-	// waited out and sent again: the server did not run them.
+	// waited out and sent again, as Send says.
 	NoReconnect bool
 }
 

@@ -54,9 +54,13 @@
 //     every MaxDelay. Its failures never fail Send. A refusal of the first
 //     GET (405, or the 404 and 400 some servers send) means the server
 //     offers no such stream: it is not asked for again.
-//   - A POST answered 429 or 503 was not run: it is sent again after the
-//     Retry-After the server asked for (within the policy's cap) or the
-//     backoff, and so is a POST whose connection was refused; a wait over
+//   - A POST answered 429, or 503 with Retry-After, was not run: it is
+//     sent again after the Retry-After the server asked for (within the
+//     policy's cap) or the backoff, and so is a POST whose connection was
+//     refused. A 503 without Retry-After may be a gateway's after the
+//     server ran the request: only a request whose context is marked
+//     reconnect.WithResendable is sent again after it; any other fails
+//     with the 503, matching jsonrpc.ErrOutcomeUnknown; a wait over
 //     the cap or the policy's attempts, or past the caller's deadline, is
 //     a *reconnect.RetryAfterError (reconnect.Policy.Retrying does this).
 //     Sent again, it carries the session current then, never one that

@@ -30,9 +30,10 @@ const drainTimeout = 250 * time.Millisecond
 // will be queued. An answer stream that breaks before the response is
 // resumed with GET and Last-Event-ID when its events had ids (see the
 // package doc); the request itself is never sent twice, except after a
-// 429 or 503 (or a refused connection), which say the server did not run
-// it; sent again, it carries the session current at that moment (see
-// below). An error wraps jsonrpc.ErrSessionExpired (404 on a request that
+// 429 or a 503 with Retry-After (or a refused connection), which say the
+// server did not run it, and after a 503 without Retry-After when ctx is
+// marked reconnect.WithResendable (the request is safe to repeat); sent
+// again, it carries the session current at that moment (see below). An error wraps jsonrpc.ErrSessionExpired (404 on a request that
 // carried the session, unless the 404 came after a redirect; or, together
 // with jsonrpc.ErrNotSent, a session lost earlier or while the message
 // waited to be sent again: the message was not sent), jsonrpc.ErrOutcomeUnknown (the

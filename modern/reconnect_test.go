@@ -307,8 +307,11 @@ func TestSessionRefusedAfter404(t *testing.T) {
 	}
 }
 
-// TestThrottled: a POST answered 429 or 503 was not run: it is sent again
-// after the Retry-After (or the backoff), and the caller sees one answer.
+// TestThrottled: a POST answered 429, or 503 with Retry-After, was not
+// run: it is sent again after the Retry-After (or the backoff), and the
+// caller sees one answer. So is one answered 503 without Retry-After when
+// its context is marked reconnect.WithResendable (TestSendStatusAfterRequest
+// covers the unmarked one).
 func TestThrottled(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -337,7 +340,11 @@ func TestThrottled(t *testing.T) {
 			l := &logs{}
 			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
 			start := time.Now()
-			send(t, tr, request(5, "tools/call"))
+			ctx, cancel := context.WithTimeout(reconnect.WithResendable(context.Background(), func() bool { return true }), wait)
+			defer cancel()
+			if err := tr.Send(ctx, request(5, "tools/call")); err != nil {
+				t.Fatalf("Send: %v", err)
+			}
 			if d := time.Since(start); d < tt.min || d > tt.min+time.Second {
 				t.Errorf("Send took %v, want about %v", d, tt.min)
 			}
@@ -418,7 +425,7 @@ func (h *onRetry) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-// TestThrottledResendSession: a message waiting out a 503 is sent again on
+// TestThrottledResendSession: a message waiting out a 429 is sent again on
 // the session current when it goes out — never on one that expired
 // meanwhile: a lost session, or one replaced by a session not yet
 // initialized, refuses it unsent (ErrNotSent with ErrSessionExpired: it
@@ -457,7 +464,7 @@ func TestThrottledResendSession(t *testing.T) {
 					http.Error(w, "no such session", http.StatusNotFound)
 				case m != nil && m.Method == tt.msg.Method && !throttled:
 					throttled = true
-					http.Error(w, "later", http.StatusServiceUnavailable)
+					http.Error(w, "later", http.StatusTooManyRequests) // no Retry-After: the backoff
 				default:
 					mcp("")(w, r, body)
 				}

@@ -149,7 +149,9 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 
 // post sends a POST of body, carrying the session in sent, through the
 // retrying client: the answers that say the server did not run it (429,
-// 503) are waited out and the POST sent again, as the policy says; so is
+// 503 with Retry-After; a 503 without it too, for a request marked
+// reconnect.WithResendable) are waited out and the POST sent again, as the
+// policy says; so is
 // a refused connection. Each time it is sent again it carries the session
 // current then (see resendable), and sent is updated to say which. A wait
 // the policy or ctx cuts short is a *reconnect.RetryAfterError. The

@@ -11,8 +11,11 @@
 // short becomes a *RetryAfterError that says how long the server asked for.
 //
 // Policy.Retrying puts it all in a go-retryablehttp client that sends a
-// request again only when the server provably did not run it: a 429 or
-// 503 (after Retry-After, or the backoff), or a connection refused before
-// anything was sent. Every other answer or error comes back as is, so a
-// tools/call is never run twice by a retry.
+// request again only when the server provably did not run it: a 429 or a
+// 503 with Retry-After (after the wait it asks for; a 429 without one
+// after the backoff), or a connection refused before anything was sent. A
+// 503 without Retry-After, which a gateway may give after the server ran
+// the request, is sent again only for a request the caller marks as safe
+// to repeat (WithResendable). Every other answer or error comes back as
+// is, so a tools/call is never run twice by a retry.
 package reconnect

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
 )
 
 // ParseRetryAfter reads a Retry-After header value: delta-seconds, or an
@@ -53,7 +55,10 @@ func allDigits(s string) bool {
 // RetryAfterError is a 429 or 503 that was not sent again: the server
 // asked for a wait over the cap, or one that would end past the caller's
 // deadline, or the caller's context ended during the wait, or the policy's
-// attempts (or budget) ran out. The server did not run the request.
+// attempts (or budget) ran out. The server did not run the request —
+// unless the last answer was a 503 without Retry-After (sent again only
+// for a request marked WithResendable), which a gateway may give after
+// the server ran it: the error then matches jsonrpc.ErrOutcomeUnknown.
 type RetryAfterError struct {
 	Status int           // 429 or 503
 	Wait   time.Duration // the wait not waited: the server's Retry-After, else the backoff's (0 when none was reached)
@@ -61,7 +66,14 @@ type RetryAfterError struct {
 	Reason string        // why the request was not sent again
 	Err    error         // the HTTP error of the last answer (a *jsonrpc.HTTPError from Retrying)
 
-	ctxErr error // the context's error, when it ended the wait
+	ctxErr     error // the context's error, when it ended the wait
+	mayHaveRun bool  // the last answer was a 503 without Retry-After
+}
+
+// Is matches jsonrpc.ErrOutcomeUnknown when the last answer was a 503
+// without Retry-After, from a Retrying client.
+func (e *RetryAfterError) Is(target error) bool {
+	return e.mayHaveRun && target == jsonrpc.ErrOutcomeUnknown
 }
 
 func (e *RetryAfterError) Error() string {
@@ -96,7 +108,10 @@ func Throttled(ctx context.Context, b *Backoff, resp *http.Response, httpErr err
 		err.Err = httpErr
 		return err
 	}
-	return b.await(ctx, resp.StatusCode, wait, httpErr)
+	if err := b.await(ctx, resp.StatusCode, wait, httpErr); err != nil {
+		return err
+	}
+	return nil
 }
 
 // throttle decides how long to wait after a 429 or 503, or why not to.
@@ -125,16 +140,17 @@ func (b *Backoff) throttle(ctx context.Context, resp *http.Response) (time.Durat
 }
 
 // await sleeps wait, or reports the context's end as a *RetryAfterError.
-func (b *Backoff) await(ctx context.Context, status int, wait time.Duration, httpErr error) error {
+func (b *Backoff) await(ctx context.Context, status int, wait time.Duration, httpErr error) *RetryAfterError {
 	if err := Sleep(ctx, wait); err != nil {
 		return &RetryAfterError{Status: status, Wait: wait, Cap: b.p.MaxRetryAfter, Reason: err.Error(), Err: httpErr, ctxErr: err}
 	}
 	return nil
 }
 
-// IsThrottle reports whether status asks the client to come back later
-// without having run the request: 429 Too Many Requests, 503 Service
-// Unavailable.
+// IsThrottle reports whether status asks the client to come back later:
+// 429 Too Many Requests, 503 Service Unavailable. A 429 says the server did
+// not run the request; a 503 says so only with Retry-After (one without it
+// may be a gateway's, after the server ran the request).
 func IsThrottle(status int) bool {
 	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"sync"
 	"syscall"
 	"time"
 
@@ -25,10 +26,14 @@ import (
 // *jsonrpc.RedirectError, and nothing is sent to its Location; base's own
 // CheckRedirect runs after those checks); base's Transport, Jar and
 // Timeout are kept, the Timeout bounding each attempt. It retries:
-//   - 429 Too Many Requests and 503 Service Unavailable: after the wait
-//     the Retry-After header asks for (delta-seconds or an HTTP date), or
-//     without one after the policy's backoff; within MaxRetryAfter,
-//     MaxAttempts and Budget;
+//   - 429 Too Many Requests and 503 Service Unavailable with Retry-After:
+//     after the wait the header asks for (delta-seconds or an HTTP date),
+//     or for a 429 without one after the policy's backoff; within
+//     MaxRetryAfter, MaxAttempts and Budget;
+//   - 503 without Retry-After, after the backoff, only for a request whose
+//     context says it is safe to repeat (WithResendable): a gateway may
+//     answer so after the server ran the request. Any other request gets
+//     that answer back, as Do's response;
 //   - a connection refused before anything was sent (a dial error with
 //     ECONNREFUSED), after the policy's backoff.
 //
@@ -148,11 +153,8 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 		}
 		return r.retryRefused(ctx, st, err)
 	}
-	if !IsThrottle(resp.StatusCode) {
+	if !mayResend(ctx, resp) {
 		return false, nil
-	}
-	if ctx.Value(firstContactKey{}) != nil && resp.Header.Get("Retry-After") == "" {
-		return false, nil // a first contact waits only when the server says how long
 	}
 	herr := wire.NewHTTPError(resp, st.req.Method, origin.Redact(st.req.URL))
 	wire.Drain(resp.Body)
@@ -160,7 +162,7 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 	b := st.backoff(r.p)
 	wait, rerr := b.throttle(ctx, resp)
 	if rerr != nil {
-		rerr.Err = herr
+		rerr.Err, rerr.mayHaveRun = herr, !saysNotRun(resp)
 		return false, rerr
 	}
 	reason := "server busy, backing off"
@@ -169,9 +171,64 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 	}
 	r.logRetry(ctx, st, reason, resp.StatusCode, wait, b.Attempts())
 	if err := b.await(ctx, resp.StatusCode, wait, herr); err != nil {
+		err.mayHaveRun = !saysNotRun(resp)
 		return false, err
 	}
 	return true, nil
+}
+
+// saysNotRun reports whether a 429 or 503 says the server did not run the
+// request: a 429 always does; a 503 when it carries Retry-After. A 503
+// without one may be a gateway's answer after the server ran it (an
+// upstream that reset the connection before its answer).
+func saysNotRun(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusTooManyRequests || resp.Header.Get("Retry-After") != ""
+}
+
+// mayResend reports whether a Retrying client sends again the request of
+// ctx after resp: a 429 or a 503 with Retry-After; a 503 without one only
+// when ctx is marked WithResendable and its function says yes. A first
+// contact (FirstContact) waits only when the server says how long.
+func mayResend(ctx context.Context, resp *http.Response) bool {
+	switch {
+	case !IsThrottle(resp.StatusCode):
+		return false
+	case resp.Header.Get("Retry-After") != "":
+		return true
+	case ctx.Value(firstContactKey{}) != nil:
+		return false
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return true
+	}
+	r, _ := ctx.Value(resendableKey{}).(*resendable)
+	if r == nil {
+		return false
+	}
+	r.once.Do(func() { r.yes = r.ok() })
+	return r.yes
+}
+
+// resendableKey is the context key of a *resendable.
+type resendableKey struct{}
+
+// resendable is WithResendable's function and, once asked, its answer.
+type resendable struct {
+	ok   func() bool
+	once sync.Once
+	yes  bool
+}
+
+// WithResendable marks ctx as that of a request the caller would send
+// again itself should its outcome be unknown: safe to repeat. A Retrying
+// client (or a Sender) calls ok only when the request meets a 503 without
+// Retry-After — which may come from a gateway after the server ran it —
+// and sends the request again after it only when ok returns true; any
+// other request is given back with that answer. ok is called at most once
+// per context. A 429, and a 503 with
+// Retry-After, say the server did not run the request: they are waited out
+// and the request sent again, marked or not.
+func WithResendable(ctx context.Context, ok func() bool) context.Context {
+	return context.WithValue(ctx, resendableKey{}, &resendable{ok: ok})
 }
 
 // retryRefused waits the backoff after a refused connection, or returns

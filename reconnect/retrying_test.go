@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -261,7 +262,8 @@ func TestRetryingSendsAgain(t *testing.T) {
 			g := newRig(t, fast, 0)
 			const sent = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"charge","arguments":{"cents":100}}}`
 			began := time.Now()
-			status, body, err := g.post(context.Background(), s.URL+"/mcp?session=secret", sent)
+			// Marked safe to repeat: a 503 without Retry-After is sent again too.
+			status, body, err := g.post(WithResendable(context.Background(), yes), s.URL+"/mcp?session=secret", sent)
 			took := time.Since(began)
 			if err != nil || status != 200 || body != "answer 200" {
 				t.Fatalf("post = (%d, %q, %v), want 200", status, body, err)
@@ -314,6 +316,7 @@ func TestRetryingGivesUp(t *testing.T) {
 		ctxErr   error
 		maxTook  time.Duration
 		wantBody string
+		unknown  bool // the last answer, a 503 without Retry-After, may come after the request ran
 	}{
 		{name: "Retry-After over the cap", step: answer(429, "Retry-After", "3600"), p: fast,
 			hits: 1, wait: time.Hour, reason: reasonOverCap, maxTook: 500 * ms},
@@ -322,17 +325,17 @@ func TestRetryingGivesUp(t *testing.T) {
 		{name: "Retry-After past the deadline", step: answer(429, "Retry-After", "1"), p: fast, timeout: 300 * ms,
 			hits: 1, wait: time.Second, reason: reasonDeadline, maxTook: 200 * ms},
 		{name: "backoff past the deadline", step: answer(503), p: Policy{InitialDelay: time.Second, Jitter: -1}, timeout: 300 * ms,
-			hits: 1, wait: time.Second, reason: reasonDeadline, maxTook: 200 * ms},
+			hits: 1, wait: time.Second, reason: reasonDeadline, maxTook: 200 * ms, unknown: true},
 		{name: "cancelled during a Retry-After wait", step: answer(429, "Retry-After", "1"), p: fast, cancel: 30 * ms,
 			hits: 1, wait: time.Second, reason: context.Canceled.Error(), ctxErr: context.Canceled, maxTook: 300 * ms},
 		{name: "cancelled during a backoff wait", step: answer(503), p: Policy{InitialDelay: 10 * time.Second, Jitter: -1}, cancel: 30 * ms,
-			hits: 1, wait: 10 * time.Second, reason: context.Canceled.Error(), ctxErr: context.Canceled, maxTook: 300 * ms},
+			hits: 1, wait: 10 * time.Second, reason: context.Canceled.Error(), ctxErr: context.Canceled, maxTook: 300 * ms, unknown: true},
 		{name: "always 429: attempts run out", step: answer(429, "Retry-After", "0"), p: fast,
 			hits: 4, wait: 0, reason: reasonAttempts, maxTook: 500 * ms},
 		{name: "always 503: attempts run out", step: answer(503), p: Policy{InitialDelay: ms, Jitter: -1, MaxAttempts: 2},
-			hits: 3, wait: 0, reason: reasonAttempts, maxTook: 500 * ms},
+			hits: 3, wait: 0, reason: reasonAttempts, maxTook: 500 * ms, unknown: true},
 		{name: "always 503: budget spent", step: answer(503), p: Policy{InitialDelay: 20 * ms, Multiplier: 1, Jitter: -1, MaxAttempts: -1, Budget: 50 * ms},
-			hits: 3, wait: 20 * ms, reason: reasonBudget, maxTook: 500 * ms},
+			hits: 3, wait: 20 * ms, reason: reasonBudget, maxTook: 500 * ms, unknown: true},
 		{name: "the JSON-RPC error of the body", p: fast, step: func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Retry-After", "86400")
 			w.Header().Set("Content-Type", "application/json")
@@ -344,7 +347,8 @@ func TestRetryingGivesUp(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t, tt.step)
 			g := newRig(t, tt.p, 0)
-			ctx, cancel := context.WithCancel(context.Background())
+			// Marked safe to repeat: a 503 without Retry-After is sent again too.
+			ctx, cancel := context.WithCancel(WithResendable(context.Background(), yes))
 			defer cancel()
 			if tt.timeout > 0 {
 				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
@@ -380,6 +384,9 @@ func TestRetryingGivesUp(t *testing.T) {
 			} else if tt.wantBody == "" && herr.Body != "answer "+strconv.Itoa(status) {
 				t.Errorf("HTTPError.Body = %q", herr.Body)
 			}
+			if got := errors.Is(err, jsonrpc.ErrOutcomeUnknown); got != tt.unknown {
+				t.Errorf("errors.Is(err, ErrOutcomeUnknown) = %v, want %v", got, tt.unknown)
+			}
 			if tt.ctxErr != nil && !errors.Is(err, tt.ctxErr) {
 				t.Errorf("errors.Is(err, %v) = false", tt.ctxErr)
 			}
@@ -414,6 +421,7 @@ func TestRetryingNeverAgain(t *testing.T) {
 		{"409", answer(409), 0, 409},
 		{"202", answer(202), 0, 202},
 		{"500 with Retry-After", answer(500, "Retry-After", "0"), 0, 500},
+		{"503 without Retry-After to a request not marked resendable", answer(503), 0, 503},
 		{"connection reset after the request was read", reset, 0, 0},
 		{"timeout after the request went out", hang, 50 * ms, 0},
 	}
@@ -631,7 +639,7 @@ func TestRetryingConcurrent(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() {
 			sent := strconv.Itoa(i)
-			status, body, err := g.post(context.Background(), s.URL, sent)
+			status, body, err := g.post(WithResendable(context.Background(), yes), s.URL, sent)
 			if err != nil || status != 200 || body != sent {
 				t.Errorf("request %d: (%d, %q, %v)", i, status, body, err)
 			}
@@ -760,7 +768,7 @@ func TestRetryingBeforeResend(t *testing.T) {
 			g := newRig(t, Policy{InitialDelay: ms, MaxDelay: 2 * ms, MaxAttempts: 5}, 0)
 			var headers []http.Header // the header maps each call of f saw
 			calls := 0
-			ctx := BeforeResend(context.Background(), func(req *http.Request) error {
+			ctx := BeforeResend(WithResendable(context.Background(), yes), func(req *http.Request) error {
 				calls++
 				headers = append(headers, req.Header)
 				if calls == tt.refuse {
@@ -812,4 +820,52 @@ func sameMap(a, b http.Header) bool {
 	a[probe] = nil
 	_, ok := b[probe]
 	return ok
+}
+
+// yes is a WithResendable function that says the request is safe to repeat.
+func yes() bool { return true }
+
+// TestResendableAskedOnlyAfter503 covers WithResendable: its function is
+// asked only when a 503 without Retry-After comes, and a request it does
+// not vouch for gets that answer back after one hit; 429, and 503 with
+// Retry-After, are sent again without asking it.
+func TestResendableAskedOnlyAfter503(t *testing.T) {
+	for _, via := range []bool{false, true} {
+		viaSender = via
+		for _, tt := range []struct {
+			name   string
+			steps  []step
+			vouch  bool
+			hits   int
+			asked  int32
+			status int
+		}{
+			{"503 without Retry-After, not vouched for", []step{answer(503), answer(200)}, false, 1, 1, 503},
+			{"503 without Retry-After, vouched for", []step{answer(503), answer(200)}, true, 2, 1, 200},
+			{"429 without Retry-After", []step{answer(429), answer(200)}, false, 2, 0, 200},
+			{"503 with Retry-After", []step{answer(503, "Retry-After", "0"), answer(200)}, false, 2, 0, 200},
+			{"429, then 503 without Retry-After", []step{answer(429, "Retry-After", "0"), answer(503), answer(200)}, false, 2, 1, 503},
+		} {
+			t.Run(fmt.Sprintf("%s/sender=%v", tt.name, via), func(t *testing.T) {
+				s := newServer(t, tt.steps...)
+				g := newRig(t, fast, 0)
+				var asked atomic.Int32
+				ctx := WithResendable(context.Background(), func() bool { asked.Add(1); return tt.vouch })
+				status, _, err := g.post(ctx, s.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`)
+				if err != nil || status != tt.status {
+					t.Fatalf("post = (%d, %v), want %d", status, err, tt.status)
+				}
+				if n := len(s.hits()); n != tt.hits {
+					t.Errorf("server hit %d times, want %d", n, tt.hits)
+				}
+				if n := asked.Load(); n != tt.asked {
+					t.Errorf("the WithResendable function was asked %d times, want %d", n, tt.asked)
+				}
+				if !g.tr.allClosed() {
+					t.Error("a response body was left open")
+				}
+			})
+		}
+	}
+	viaSender = false
 }

@@ -16,8 +16,9 @@ import (
 // provably did not run them (see Policy.Retrying), at the cost of plain
 // net/http when nothing goes wrong: the first attempt is one Do of the
 // guarded base client, with no copy of the request and no hooks. Only when
-// its answer is a 429 or a 503, or the connection was refused, does the
-// retrying client take over — its first attempt is that very answer, so
+// its answer is one the retrying client sends again after (a 429, a 503
+// with Retry-After, a 503 without one to a request marked WithResendable),
+// or the connection was refused, does the retrying client take over — its first attempt is that very answer, so
 // the wait the server asked for, the caps, BeforeResend and the typed
 // errors are the same as if it had sent the request itself.
 type Sender struct {
@@ -46,8 +47,8 @@ func (s *Sender) Do(req *http.Request) (*http.Response, error) {
 func (s *Sender) do(req *http.Request) (*http.Response, error) {
 	resp, err := s.base.Do(req)
 	switch {
-	case err == nil && !IsThrottle(resp.StatusCode):
-		return resp, nil
+	case err == nil && !mayResend(req.Context(), resp):
+		return resp, nil // also a 503 without Retry-After to a request not marked WithResendable
 	case err != nil && !refused(err):
 		return nil, err
 	}

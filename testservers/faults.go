@@ -144,13 +144,15 @@ type Faults struct {
 // of these fires with probability p, drawn from a generator seeded with
 // seed: the POST stream cut before its response with ids (resumable, with
 // retry: 10 ms) and without, the GET stream cut, 429 with Retry-After: 0,
-// 503 without Retry-After, and session expiry (letting running requests
+// 503 with Retry-After: 0 (a client sends again after a 503 without it
+// only the requests safe to repeat: it may be a gateway's answer after the
+// server ran the request), and session expiry (letting running requests
 // finish: LetRun). The result is a plain value: change what a test
 // needs, for example LetRun false for expiries that cut calls in flight.
 func RandomFaults(seed uint64, p float64) Faults {
 	return Faults{Seed: seed, Rules: []FaultRule{
 		{Fault: FaultTooManyRequests, Probability: p, RetryAfter: "0"},
-		{Fault: FaultUnavailable, Probability: p},
+		{Fault: FaultUnavailable, Probability: p, RetryAfter: "0"},
 		{Fault: FaultExpireSession, Probability: p, LetRun: true},
 		{Fault: FaultDropStream, Probability: p, Retry: 10 * time.Millisecond},
 		{Fault: FaultDropStreamNoIDs, Probability: p},
