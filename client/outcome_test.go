@@ -155,3 +155,43 @@ func TestCall503WithoutRetryAfterSendsAgainOnlySafeRequests(t *testing.T) {
 		}
 	})
 }
+
+// The test server ends a session, or shuts down, while a tools/call it
+// answers with JSON runs: it may not answer 404 or 503 (which say the
+// request did not run, and would have the Conn send it again on a new
+// session): it drops the connection. The call fails as outcome unknown and
+// the tool ran once.
+func TestCallRunningWhenTheServerEndsIsOutcomeUnknown(t *testing.T) {
+	for _, end := range []string{"ExpireAll", "Close"} {
+		t.Run(end, func(t *testing.T) {
+			h := testservers.NewStreamableHandler(testservers.HTTPOptions{JSONResponse: true})
+			t.Cleanup(h.Close)
+			s := httptest.NewServer(h)
+			t.Cleanup(s.Close)
+			c := dialT(t, client.URL(s.URL), client.WithReconnectPolicy(fastPolicy)) // its Close may find the server gone
+			ctx := ctxT(t)
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.CallTool(ctx, "once", map[string]any{"key": "pay", "delayMs": 60000})
+				done <- err
+			}()
+			if _, err := h.Server().WaitStats(ctx, func(st testservers.Stats) bool { return st.Executions == 1 }); err != nil {
+				t.Fatal(err)
+			}
+			if end == "ExpireAll" {
+				if n := h.ExpireAll(); n != 1 {
+					t.Fatalf("expired %d sessions; want 1", n)
+				}
+			} else {
+				h.Close()
+			}
+			err := <-done
+			if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+				t.Errorf("CallTool = %v; want an error matching ErrOutcomeUnknown", err)
+			}
+			if n := h.Server().Executed("pay"); n != 1 {
+				t.Errorf("the tool ran %d times; want 1", n)
+			}
+		})
+	}
+}

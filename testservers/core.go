@@ -292,6 +292,9 @@ func (ss *Session) startRequest(ctx context.Context, m *jsonrpc.Message) {
 	}
 	ss.wg.Add(1)
 	ss.mu.Unlock()
+	if ex := exchangeFrom(ctx); ex != nil {
+		ex.begin() // from here on its handler may run
+	}
 	ss.srv.count(func(st *Stats) { st.Requests[m.Method]++ })
 
 	go func() {

@@ -374,6 +374,10 @@ func (h *StreamableHandler) serveModern(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	switch {
+	case !complete && ex.ran():
+		// The request began to run: a 503 would say it did not. Its
+		// answer is lost with the connection, as when a server fails.
+		panic(http.ErrAbortHandler)
 	case !complete:
 		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
 	case drop != nil:

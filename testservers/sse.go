@@ -183,6 +183,7 @@ type exchange struct {
 	remaining int
 	responses []*jsonrpc.Message // JSON mode only
 	failed    bool               // some response was an error
+	begun     bool               // the core took a request of it to run
 	done      chan struct{}
 	// beforeReply, when set, sees each request's end (resp nil: no
 	// response) before anything of it is written.
@@ -239,6 +240,23 @@ func (ex *exchange) reply(resp *jsonrpc.Message) {
 			ex.stream.finish()
 		}
 	}
+}
+
+// begin records that the core took one of the exchange's requests to run.
+func (ex *exchange) begin() {
+	ex.mu.Lock()
+	ex.begun = true
+	ex.mu.Unlock()
+}
+
+// ran reports whether the core took a request of the exchange to run: its
+// handler may have started. A server that then answers 404 or 503 would
+// say it did not run; it drops the connection instead, as a server that
+// fails while running a request does.
+func (ex *exchange) ran() bool {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return ex.begun
 }
 
 // abandon ends the exchange early (client gone from a stream that cannot

@@ -477,6 +477,10 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case !complete && ex.ran():
+		// A request began to run: a 404 or 503 would say it did not. Its
+		// answer is lost with the connection, as when a server fails.
+		panic(http.ErrAbortHandler)
 	case !complete && isClosed(hs.ended):
 		httpError(w, http.StatusNotFound, CodeSessionNotFound, "session ended")
 	case !complete:
