@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -92,7 +93,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if replay == nil {
 			// The body is gone: renew for the next request, and let
 			// this one's answer stand.
-			if _, err := s.renew(ctx, gen, r); errors.Is(err, errNotOAuth) {
+			if _, err := s.renewFor(ctx, gen, r); errors.Is(err, errNotOAuth) {
 				s.notOAuth.Store(true)
 			} else if err != nil {
 				s.a.log.InfoContext(ctx, "auth: renewing after a refusal", "server", s.shown, "err", err)
@@ -110,7 +111,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if next, err = replay(); err != nil {
 			return nil, err
 		}
-		done, err := s.renew(ctx, gen, r)
+		done, err := s.renewFor(ctx, gen, r)
 		if errors.Is(err, errNotOAuth) {
 			s.notOAuth.Store(true)
 			resp.Body = io.NopCloser(bytes.NewReader(body))
@@ -140,4 +141,21 @@ func subset(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// renewFor is renew for a request of the host's that waits, whose context
+// is ctx: the renewal's own requests end when ctx does, but carry none of
+// its values. An httptrace of the transport's in ctx would otherwise take
+// them for attempts of the host's request (wire.Delivery would call a
+// refused request sent, because a metadata GET was written).
+func (s *serverState) renewFor(ctx context.Context, gen uint64, r renewal) (outcome, error) {
+	own, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	if d, ok := ctx.Deadline(); ok {
+		var stop context.CancelFunc
+		own, stop = context.WithDeadline(own, d)
+		defer stop()
+	}
+	defer context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })()
+	return s.renew(own, gen, r)
 }

@@ -151,7 +151,7 @@ func (t *Transport) initFailed(s *session) {
 // failed turns an error from the HTTP client into Send's error, telling a
 // cancelled ctx, a closed transport and a lost stream apart from a network
 // failure. sent says whether the POST went out in full
-// (wire.SentBody.Sent): when it did, and no answer said the server did not
+// (wire.Delivery.Sent): when it did, and no answer said the server did not
 // run it (a 429 or 503 not waited out, a refused redirect), the error of a
 // request also matches jsonrpc.ErrOutcomeUnknown.
 func (t *Transport) failed(ctx context.Context, s *session, m *jsonrpc.Message, err error, sent bool) error {

@@ -220,7 +220,7 @@ func withCaller(ctx, caller context.Context) context.Context { return callerScop
 
 // failed turns an error from the HTTP client into Send's error, telling a
 // cancelled context and a closed transport apart from a network failure.
-// sent says whether the request went out in full (wire.SentBody.Sent):
+// sent says whether the request went out in full (wire.Delivery.Sent):
 // when it did, and no answer said the server did not run it (a refused
 // redirect, a 429 or 503 not waited out), the error also matches
 // jsonrpc.ErrOutcomeUnknown, whatever ended the exchange — a broken

@@ -156,8 +156,8 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 // current then (see resendable), and sent is updated to say which. A wait
 // the policy or ctx cuts short is a *reconnect.RetryAfterError. The
 // returned body tells, once post has returned, whether the request went
-// out in full (see wire.SentBody); it is nil when no request was built.
-func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, sent *carried) (*http.Response, *wire.SentBody, error) {
+// out in full (see wire.Delivery); it is nil when no request was built.
+func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, sent *carried) (*http.Response, *wire.Delivery, error) {
 	if sent.session != nil {
 		ctx = reconnect.BeforeResend(ctx, func(req *http.Request) error {
 			cur, err := t.resendable(*sent, m.IsRequest())

@@ -59,8 +59,7 @@ func (s *Sender) do(req *http.Request) (*http.Response, error) {
 		err = urlErr.Err // the client wraps it again, as it did the first time
 	}
 	// The first attempt consumed the body: every resend takes one anew
-	// from req.GetBody, so that a body which notes how much of it was sent
-	// (wire.SentBody) speaks of the attempt that reads it.
+	// from req.GetBody.
 	var rreq *retryablehttp.Request
 	var ferr error
 	if getBody := req.GetBody; getBody != nil {

@@ -4,42 +4,57 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
-// Sent speaks of the latest attempt: a body read to its end is sent; a
-// body taken anew from GetBody is not, until it is read to its end too.
-func TestSentBodySpeaksOfTheLatestAttempt(t *testing.T) {
-	req, body, err := NewPost(context.Background(), "POST", "http://127.0.0.1/mcp", []byte(`{"jsonrpc":"2.0"}`))
+// Delivery says sent once net/http wrote the whole request, and speaks of
+// the latest attempt: a refused connection is not sent; a request the
+// server read whole and then dropped is; a new attempt starts unsent.
+func TestDeliverySpeaksOfTheLatestAttempt(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	read := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		read <- struct{}{}
+		panic(http.ErrAbortHandler) // the connection drops: no answer
+	}))
+	defer srv.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	refused := closed.URL
+	closed.Close()
+
+	ctx := context.Background()
+	req, d, err := NewPost(ctx, http.MethodPost, refused+"/mcp", body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.ContentLength != 17 || req.GetBody == nil {
-		t.Fatalf("ContentLength %d, GetBody set %v; want 17, true", req.ContentLength, req.GetBody != nil)
+	if req.ContentLength != int64(len(body)) || req.GetBody == nil {
+		t.Fatalf("ContentLength %d, GetBody set %v", req.ContentLength, req.GetBody != nil)
 	}
-	if body.Sent() {
-		t.Fatal("sent before anything was read")
+	if _, err := srv.Client().Do(req); err == nil || d.Sent() {
+		t.Fatalf("a refused connection: err %v, sent %v; want an error, not sent", err, d.Sent())
 	}
-	buf := make([]byte, 16)
-	if _, err := req.Body.Read(buf); err != nil || body.Sent() {
-		t.Fatalf("after 16 of 17 bytes: err %v, sent %v; want nil, false", err, body.Sent())
+
+	req, d, _ = NewPost(ctx, http.MethodPost, srv.URL+"/mcp", body)
+	if _, err := srv.Client().Do(req); err == nil || !d.Sent() {
+		t.Fatalf("a request read whole, then dropped: err %v, sent %v; want an error, sent", err, d.Sent())
 	}
-	if b, _ := io.ReadAll(req.Body); string(b) != "}" || !body.Sent() {
-		t.Fatalf("the rest %q, sent %v; want \"}\", true", b, body.Sent())
+	<-read
+	d.attempt("") // the next attempt asks for a connection
+	if d.Sent() {
+		t.Fatal("a new attempt began: not sent until it is written")
 	}
-	again, _ := req.GetBody()
-	if body.Sent() {
-		t.Fatal("a new attempt began: its body is not sent yet")
-	}
-	again2, _ := req.GetBody() // a third attempt, from the second's GetBody as net/http would not, but may
-	if b, _ := io.ReadAll(again); string(b) != `{"jsonrpc":"2.0"}` || body.Sent() {
-		t.Fatalf("the second attempt read %q, sent %v; want the whole body, false (the third is the latest)", b, body.Sent())
-	}
-	io.ReadAll(again2)
-	if !body.Sent() {
-		t.Fatal("the latest attempt read its body to the end; want sent")
+	req, d, _ = NewPost(ctx, http.MethodPost, srv.URL+"/mcp", body)
+	srv.Client().Do(req)
+	<-read
+	if next, err := req.GetBody(); err != nil || d.Sent() {
+		t.Fatalf("a body taken for the next attempt: err %v, sent %v; want not sent", err, d.Sent())
+	} else if b, _ := io.ReadAll(next); string(b) != string(body) {
+		t.Fatalf("GetBody gave %q", b)
 	}
 }
 
