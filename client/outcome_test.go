@@ -172,7 +172,10 @@ func TestCallRunningWhenTheServerEndsIsOutcomeUnknown(t *testing.T) {
 			ctx := ctxT(t)
 			done := make(chan error, 1)
 			go func() {
-				_, err := c.CallTool(ctx, "once", map[string]any{"key": "pay", "delayMs": 60000})
+				// Cancelled by the session's end, the tool takes a while to
+				// stop: the POST meets the session's end while its request
+				// still runs, which must not read as "not run".
+				_, err := c.CallTool(ctx, "once", map[string]any{"key": "pay", "delayMs": 60000, "lingerMs": 300})
 				done <- err
 			}()
 			if _, err := h.Server().WaitStats(ctx, func(st testservers.Stats) bool { return st.Executions == 1 }); err != nil {

@@ -112,8 +112,8 @@ var (
 		}, run: toolCounter},
 		{tool: mcp.Tool{
 			Name:        "once",
-			Description: "Executes once per key, as a payment would: counts its executions by key (Stats.Executions, Stats.Duplicates) and returns how many times key has run. Waits delayMs first when asked; the execution counts from the start.",
-			InputSchema: schema(`{"type":"object","properties":{"key":{"type":"string","description":"what must not happen twice"},"delayMs":{"type":"integer","minimum":0}},"required":["key"]}`),
+			Description: "Executes once per key, as a payment would: counts its executions by key (Stats.Executions, Stats.Duplicates) and returns how many times key has run. Waits delayMs first when asked; the execution counts from the start. Cancelled while it waits, it takes lingerMs more to stop, when asked, as a tool slow to stop does.",
+			InputSchema: schema(`{"type":"object","properties":{"key":{"type":"string","description":"what must not happen twice"},"delayMs":{"type":"integer","minimum":0},"lingerMs":{"type":"integer","minimum":0}},"required":["key"]}`),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: &no, IdempotentHint: &no, DestructiveHint: &no},
 		}, run: toolOnce},
 	}
@@ -557,8 +557,9 @@ func toolCounter(c *call, _ json.RawMessage) (any, error) {
 
 func toolOnce(c *call, raw json.RawMessage) (any, error) {
 	var a struct {
-		Key     *string `json:"key"`
-		DelayMs int     `json:"delayMs"`
+		Key      *string `json:"key"`
+		DelayMs  int     `json:"delayMs"`
+		LingerMs int     `json:"lingerMs"`
 	}
 	if err := args(raw, &a); err != nil {
 		return nil, err
@@ -566,8 +567,8 @@ func toolOnce(c *call, raw json.RawMessage) (any, error) {
 	if a.Key == nil {
 		return nil, toolErr("invalid arguments: key is required")
 	}
-	if a.DelayMs < 0 {
-		return nil, toolErr("invalid arguments: delayMs must not be negative")
+	if a.DelayMs < 0 || a.LingerMs < 0 {
+		return nil, toolErr("invalid arguments: delayMs and lingerMs must not be negative")
 	}
 	n := c.ss.srv.execute(*a.Key)
 	if a.DelayMs > 0 {
@@ -576,6 +577,7 @@ func toolOnce(c *call, raw json.RawMessage) (any, error) {
 		case <-timer.C:
 		case <-c.ctx.Done():
 			timer.Stop()
+			time.Sleep(time.Duration(a.LingerMs) * time.Millisecond)
 			return nil, c.ctx.Err()
 		}
 	}
