@@ -71,7 +71,7 @@ func MayHaveRun(err error) error {
 	if err == nil || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		return err
 	}
-	return fmt.Errorf("%w (%w: the request was sent)", err, jsonrpc.ErrOutcomeUnknown)
+	return fmt.Errorf("%w (%w)", err, jsonrpc.ErrOutcomeUnknown)
 }
 
 // PostError is the error for a POST answered with a status other than 2xx
