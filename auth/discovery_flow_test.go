@@ -114,7 +114,8 @@ func TestServerMetadataIssuerMismatchRefused(t *testing.T) {
 
 // A 2025-03-26 server publishes no resource metadata: its origin is the
 // authorization server, with metadata there or, without, the default
-// /authorize, /token and /register endpoints.
+// /authorize, /token and /register endpoints. The resource indicator is
+// the server's URL without its query (where an API key may be).
 func TestBackCompat20250326(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
@@ -130,7 +131,7 @@ func TestBackCompat20250326(t *testing.T) {
 				SameOriginAuth: &testservers.AuthServerOptions{Discovery: tt.discovery, NoIssAdvertised: true, Iss: testservers.IssOmit},
 				OnRequest:      rec.note,
 			})
-			mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
+			mustConnect(t, testContext(t), f.ps.URL+"?api_key=k3y-in-query", f.authorizer(t, auth.Config{}))
 			st := f.as.Stats()
 			if st.Metadata["/.well-known/oauth-authorization-server"] != 1 {
 				t.Fatalf("metadata requests %v: want the origin's RFC 8414 location", st.Metadata)
@@ -145,7 +146,10 @@ func TestBackCompat20250326(t *testing.T) {
 				t.Fatalf("registration and token at the origin: %+v, requests %q", st, rec.requests())
 			}
 			if got := st.LastToken.Get("resource"); got != f.ps.URL {
-				t.Fatalf("resource %q, want the server's URL %q", got, f.ps.URL)
+				t.Fatalf("token request's resource %q, want the server's URL without its query %q", got, f.ps.URL)
+			}
+			if got := st.LastAuthorization.Get("resource"); got != f.ps.URL {
+				t.Fatalf("authorization request's resource %q, want the server's URL without its query %q", got, f.ps.URL)
 			}
 		})
 	}

@@ -111,6 +111,14 @@ func TestCanonicalResource(t *testing.T) {
 		"https://mcp.example.com/":         "https://mcp.example.com",
 		"https://mcp.example.com/mcp#x":    "https://mcp.example.com/mcp",
 		"https://u:p@mcp.example.com:8443": "https://mcp.example.com:8443",
+		// No query: it is where API keys go, and the indicator is sent to
+		// the authorization server and shown in the authorization URL.
+		"https://mcp.example.com/mcp?api_key=s3cret":  "https://mcp.example.com/mcp",
+		"https://mcp.example.com/mcp/?api_key=s3cret": "https://mcp.example.com/mcp",
+		"https://mcp.example.com/?token=s3cret#x":     "https://mcp.example.com",
+		"https://mcp.example.com/a%2Fb?x":             "https://mcp.example.com/a%2Fb",
+		// Host names fold ASCII letters only, as origins do.
+		"https://\u0130BM.test/mcp": "https://%C4%B0bm.test/mcp",
 	} {
 		if got := canonicalResource(mustURL(t, in)); got != want {
 			t.Errorf("canonicalResource(%q) = %q, want %q", in, got, want)

@@ -114,16 +114,19 @@ func resourceCovers(resource string, server *url.URL) bool {
 }
 
 // canonicalResource is the resource indicator for a server that publishes
-// no metadata: its URL without fragment, and without a trailing slash
-// unless that is the whole path.
+// no metadata: its URL without user information, query or fragment, and
+// without a trailing slash. RFC 8707 says a resource indicator SHOULD NOT
+// carry a query; a server URL's query is where API keys and tokens are
+// often put, and the indicator goes to the authorization server and into
+// the authorization URL a browser opens (and keeps in its history). A
+// server that wants its query in the indicator says so in its Protected
+// Resource Metadata, whose resource is then used as it is.
 func canonicalResource(server *url.URL) string {
-	u := *server
-	u.Fragment, u.RawFragment, u.User = "", "", nil
-	u.Scheme = strings.ToLower(u.Scheme)
-	u.Host = strings.ToLower(u.Host)
-	s := u.String()
-	if u.RawQuery == "" {
-		s = strings.TrimSuffix(s, "/")
+	u := url.URL{
+		Scheme:  strings.ToLower(server.Scheme),
+		Host:    origin.LowerASCII(server.Host),
+		Path:    server.Path,
+		RawPath: server.RawPath,
 	}
-	return s
+	return strings.TrimSuffix(u.String(), "/")
 }
