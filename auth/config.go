@@ -21,14 +21,55 @@ const (
 	// pre-registered ClientID with a ClientSecret (client_secret_basic or
 	// client_secret_post) or a PrivateKey (private_key_jwt, RFC 7523).
 	GrantClientCredentials
+	// GrantJWTBearer: the client presents an assertion the host obtains
+	// (the JWT bearer authorization grant, RFC 7523 section 2.1), with a
+	// pre-registered ClientID: a workload identity token its platform
+	// issues (SEP-1933, see AssertionFromFile), or an identity assertion
+	// the enterprise's identity provider issues for a person already
+	// signed in (enterprise-managed authorization, SEP-990, see IDJAG).
+	// No person, no browser. Config.Assertion gives the assertion.
+	GrantJWTBearer
 )
 
+// grantTypeJWTBearer is the grant_type of GrantJWTBearer.
+const grantTypeJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+// String is the grant's name as Token.Grant keeps it.
 func (g Grant) String() string {
-	if g == GrantClientCredentials {
+	switch g {
+	case GrantClientCredentials:
 		return "client_credentials"
+	case GrantJWTBearer:
+		return "jwt-bearer"
 	}
 	return "authorization_code"
 }
+
+// grantNamed is the Grant whose String is name; the authorization code
+// grant for any other name.
+func grantNamed(name string) Grant {
+	for _, g := range []Grant{GrantClientCredentials, GrantJWTBearer} {
+		if g.String() == name {
+			return g
+		}
+	}
+	return GrantAuthorizationCode
+}
+
+// AssertionRequest is what an assertion is asked for: the authorization
+// server that will receive it (its issuer, the assertion's audience), the
+// MCP server's resource indicator, and the scopes the grant asks for.
+type AssertionRequest struct {
+	Issuer   string
+	Resource string
+	Scopes   []string
+}
+
+// AssertionFunc returns the assertion (a JWT) of a GrantJWTBearer token
+// request. It is called for every grant, so that it can return a fresh
+// one; it must honour ctx. Its error ends the grant, and reaches the
+// caller.
+type AssertionFunc func(ctx context.Context, r AssertionRequest) (string, error)
 
 // AuthorizeFunc shows a person the authorization URL (a browser, a
 // printed link) and returns the URL the authorization server redirected
@@ -74,6 +115,9 @@ type Config struct {
 
 	// Grant is how tokens are obtained; GrantAuthorizationCode by default.
 	Grant Grant
+	// Assertion gives the assertion of GrantJWTBearer (needed by it, and
+	// used by no other grant).
+	Assertion AssertionFunc
 
 	// RedirectURL is where the authorization server sends the browser
 	// back to, e.g. Loopback.RedirectURL(). Needed by the authorization
@@ -157,6 +201,9 @@ func (c *Config) validate() error {
 	}
 	if c.Grant == GrantClientCredentials && c.ClientID == "" {
 		return &ConfigError{"the client_credentials grant needs a ClientID (and a ClientSecret or a PrivateKey)"}
+	}
+	if c.Grant == GrantJWTBearer && (c.ClientID == "" || c.Assertion == nil) {
+		return &ConfigError{"the jwt-bearer grant needs a ClientID and an Assertion"}
 	}
 	if c.RedirectURL != "" {
 		if u, err := url.Parse(c.RedirectURL); err != nil || u.Scheme == "" || u.Fragment != "" {

@@ -11,8 +11,9 @@
 //   - adds the bearer token, only to requests for the server's own origin;
 //   - answers a 401 by authorizing — refreshing the token when it can,
 //     otherwise running discovery, registration and the authorization code
-//     flow with PKCE, or the client_credentials grant — and sends the
-//     request again (bodies are replayed through Request.GetBody);
+//     flow with PKCE, or the client_credentials or jwt-bearer grant — and
+//     sends the request again (bodies are replayed through
+//     Request.GetBody);
 //   - refreshes a token shortly before it expires, once for all concurrent
 //     callers;
 //   - answers a 403 insufficient_scope by asking for the union of the
@@ -43,6 +44,16 @@
 // authorization URL and returns the URL the browser was redirected to (see
 // Loopback for a redirect listener on 127.0.0.1). Without it, a flow that
 // needs a person fails with an *InteractionRequiredError.
+//
+// Without a person: the client_credentials grant (GrantClientCredentials),
+// and the JWT bearer grant (GrantJWTBearer, RFC 7523) with an assertion
+// Config.Assertion gives for the authorization server and resource at hand:
+// a workload identity token its platform issues (SEP-1933;
+// AssertionFromFile reads a rotated token file), or, for
+// enterprise-managed authorization (SEP-990), an Identity Assertion JWT
+// Authorization Grant the enterprise's identity provider issues in exchange
+// for the person's ID token (IDJAG). A refused assertion is not tried again
+// nor another grant tried instead.
 //
 // Tokens go only to the MCP server and to the authorization server's own
 // endpoints; redirects to another origin are refused; tokens are never

@@ -80,10 +80,11 @@ func (e *StateMismatchError) Error() string {
 
 // GrantError says that the authorization server refused: the authorization
 // request (the person declined, an invalid scope), a token request (an
-// invalid or expired code or refresh token, bad client credentials), or a
-// registration.
+// invalid or expired code, refresh token or assertion, bad client
+// credentials), or a registration; or that an identity provider refused an
+// IDJAG token exchange (Step "token exchange").
 type GrantError struct {
-	Step        string // "authorization", "token", "refresh", "client_credentials" or "registration"
+	Step        string // "authorization", "token", "refresh", "client_credentials", "jwt-bearer", "token exchange" or "registration"
 	Status      int    // the HTTP status, 0 for an authorization response
 	Code        string // the OAuth error code, e.g. access_denied, invalid_grant
 	Description string
@@ -92,7 +93,11 @@ type GrantError struct {
 
 func (e *GrantError) Error() string {
 	var b strings.Builder
-	b.WriteString("auth: the authorization server refused the " + e.Step)
+	who := "the authorization server"
+	if e.Step == stepTokenExchange {
+		who = "the identity provider"
+	}
+	b.WriteString("auth: " + who + " refused the " + e.Step)
 	if e.Status != 0 {
 		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
 	}
@@ -104,6 +109,20 @@ func (e *GrantError) Error() string {
 	}
 	return b.String()
 }
+
+// AssertionError says that Config.Assertion could not give an assertion
+// for the authorization server Issuer: Err says why (for IDJAG, the
+// identity provider's *GrantError when it refused the exchange).
+type AssertionError struct {
+	Issuer string
+	Err    error
+}
+
+func (e *AssertionError) Error() string {
+	return "auth: no assertion for the jwt-bearer grant at " + e.Issuer + ": " + strings.TrimPrefix(e.Err.Error(), "auth: ")
+}
+
+func (e *AssertionError) Unwrap() error { return e.Err }
 
 // grantError converts an error of golang.org/x/oauth2 into a *GrantError
 // when the server answered with an OAuth error.
@@ -141,6 +160,23 @@ func (e *ConfigError) Error() string { return "auth: config: " + e.Reason }
 var secretFields = []string{
 	"access_token", "refresh_token", "id_token", "client_secret", "registration_access_token",
 	"code", "code_verifier", "assertion", "client_assertion", "device_code",
+	"subject_token", "actor_token",
+}
+
+// hideSent returns err with the values sent (an assertion, an ID token)
+// taken out of a *GrantError's description: a server may quote what it
+// refused.
+func hideSent(err error, sent ...string) error {
+	var ge *GrantError
+	if !errors.As(err, &ge) {
+		return err
+	}
+	for _, v := range sent {
+		if v != "" {
+			ge.Description = strings.ReplaceAll(ge.Description, v, "…")
+		}
+	}
+	return err
 }
 
 // withoutSecrets returns b with the values of its secretFields replaced by

@@ -45,3 +45,42 @@ func Example() {
 	fmt.Println(res.Content[0].Text, len(entries), entries[0].Token.Scopes, entries[0].Token.RefreshToken != "")
 	// Output: hello 1 [mcp] true
 }
+
+// Enterprise-managed authorization (SEP-990): the person signed in to the
+// enterprise's identity provider; it trades their ID token for an ID-JAG
+// for the MCP server's authorization server, which the client presents
+// with the jwt-bearer grant. No browser, no consent screen.
+func ExampleIDJAG() {
+	idp := testservers.StartIdP(testservers.IdPOptions{ClientID: "host-at-idp", ClientSecret: "idp-secret", IDToken: "id-token-from-sso", GrantClientID: "mcp-host"})
+	defer idp.Close()
+	as := testservers.StartAuthServer(testservers.AuthServerOptions{Assertion: idp.Check, Clients: []testservers.RegisteredClient{{ID: "mcp-host", Secret: "as-secret"}}})
+	defer as.Close()
+	srv := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as})
+	defer srv.Close()
+
+	sso := &auth.IDJAG{
+		TokenEndpoint: idp.TokenEndpoint(),
+		ClientID:      "host-at-idp",
+		ClientSecret:  "idp-secret",
+		IDToken: func(ctx context.Context) (string, error) {
+			return "id-token-from-sso", nil // the host's single sign-on session
+		},
+	}
+	a, err := auth.New(auth.Config{Grant: auth.GrantJWTBearer, Assertion: sso.Assertion, ClientID: "mcp-host", ClientSecret: "as-secret"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := client.Dial(ctx, client.URL(srv.URL), client.WithAuth(a))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	res, err := conn.CallTool(ctx, "echo", map[string]any{"text": "hello"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content[0].Text, "| token exchanges at the identity provider:", idp.Stats().Exchanges)
+	// Output: hello | token exchanges at the identity provider: 1
+}

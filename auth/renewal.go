@@ -102,8 +102,8 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 	return granted, nt, d, nil
 }
 
-// grant obtains a new token: client_credentials, or the authorization
-// code flow (which needs a person, and a registration).
+// grant obtains a new token: client_credentials, jwt-bearer, or the
+// authorization code flow (which needs a person, and a registration).
 func (a *Authorizer) grant(ctx context.Context, d *discovery, scopes []string) (*Token, error) {
 	if a.cfg.Grant == GrantAuthorizationCode && a.cfg.Authorize == nil {
 		return nil, &InteractionRequiredError{Server: d.shownURL, Issuer: d.server.Issuer}
@@ -113,9 +113,12 @@ func (a *Authorizer) grant(ctx context.Context, d *discovery, scopes []string) (
 		return nil, err
 	}
 	var t *Token
-	if a.cfg.Grant == GrantClientCredentials {
+	switch a.cfg.Grant {
+	case GrantClientCredentials:
 		t, err = a.clientCredentials(ctx, d, c, scopes)
-	} else {
+	case GrantJWTBearer:
+		t, err = a.jwtBearer(ctx, d, c, scopes)
+	default:
 		t, err = a.authorizationCode(ctx, d, c, scopes)
 	}
 	if err == nil && c.Registration != RegistrationDynamic {

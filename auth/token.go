@@ -25,8 +25,8 @@ type Token struct {
 	Granted []string `json:"granted,omitempty"`
 	// ClientID is the client the token was issued to: a refresh uses it.
 	ClientID string `json:"client_id,omitempty"`
-	// Grant is how the token was obtained (authorization_code or
-	// client_credentials); refreshing keeps it.
+	// Grant is how the token was obtained (authorization_code,
+	// client_credentials or jwt-bearer); refreshing keeps it.
 	Grant string `json:"grant,omitempty"`
 	// Obtained is when it was issued or last refreshed.
 	Obtained time.Time `json:"obtained"`

@@ -90,6 +90,12 @@ type AuthServerOptions struct {
 	// ClientCredentials lists client_credentials in grant_types_supported
 	// and accepts that grant.
 	ClientCredentials bool
+	// Assertion, when set, lists the jwt-bearer grant (RFC 7523) in
+	// grant_types_supported and accepts it for an assertion it returns
+	// nil for; it is given the assertion, the authenticated client, this
+	// server's issuer and the request's resource (see IdP.Check). Its
+	// error is the token endpoint's invalid_grant.
+	Assertion func(assertion, clientID, issuer, resource string) error
 	// AccessTTL is the lifetime of access tokens; an hour when zero.
 	AccessTTL time.Duration
 	// NoRefresh issues no refresh tokens; NoRotation keeps a refresh token
@@ -340,6 +346,9 @@ func (a *AuthServer) metadata(w http.ResponseWriter, r *http.Request) {
 	grants := []string{"authorization_code", "refresh_token"}
 	if a.opts.ClientCredentials {
 		grants = append(grants, "client_credentials")
+	}
+	if a.opts.Assertion != nil {
+		grants = append(grants, grantTypeJWTBearer)
 	}
 	m["grant_types_supported"] = grants
 	switch {

@@ -18,8 +18,12 @@ import (
 	"time"
 )
 
-// token is the token endpoint: the authorization_code, refresh_token and
-// client_credentials grants, each client authenticated as it registered.
+// grantTypeJWTBearer is the grant_type of the JWT bearer grant (RFC 7523).
+const grantTypeJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+// token is the token endpoint: the authorization_code, refresh_token,
+// client_credentials and jwt-bearer grants, each client authenticated as it
+// registered.
 func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request", err.Error())
@@ -83,6 +87,16 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 		}
 		if c.Method == "none" {
 			oauthError(w, http.StatusUnauthorized, "invalid_client", "a public client cannot use client_credentials")
+			return
+		}
+		a.issue(w, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), false)
+	case grantTypeJWTBearer:
+		if a.opts.Assertion == nil {
+			oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "the jwt-bearer grant is not supported")
+			return
+		}
+		if err := a.opts.Assertion(f.Get("assertion"), c.ID, a.Issuer, f.Get("resource")); err != nil {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", err.Error())
 			return
 		}
 		a.issue(w, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), false)
