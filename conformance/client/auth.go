@@ -26,19 +26,30 @@ const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 const redirectURL = "http://127.0.0.1:8976/callback"
 
 // scenarioContext is MCP_CONFORMANCE_CONTEXT: credentials some scenarios
-// hand the client (pre-registration, client credentials).
+// hand the client (pre-registration, client credentials, a workload's
+// identity token, an enterprise identity provider and the person's ID
+// token there).
 type scenarioContext struct {
 	ClientID         string `json:"client_id"`
 	ClientSecret     string `json:"client_secret"`
 	Issuer           string `json:"issuer"`
 	PrivateKeyPEM    string `json:"private_key_pem"`
 	SigningAlgorithm string `json:"signing_algorithm"`
+	// auth/wif-jwt-bearer: the workload's token (valid_jwt; the others
+	// are for clients that test their own refusals).
+	WorkloadJWT string `json:"valid_jwt"`
+	// auth/enterprise-managed-authorization.
+	IdPClientID      string `json:"idp_client_id"`
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
 }
 
 // authOption is the client's authorization for a scenario: a public client
 // that registers itself (or uses the CIMD URL where the server supports
-// it), the context's pre-registered credentials when it gives some, and
-// for auth/client-credentials-* the client_credentials grant. The person
+// it), the context's pre-registered credentials when it gives some, for
+// auth/client-credentials-* the client_credentials grant, and the
+// jwt-bearer grant when the context gives a workload's token or an
+// identity provider's ID token (exchanged there for an ID-JAG). The person
 // who authorizes is headlessUser.
 func authOption(scenario, rawContext string) (client.Option, error) {
 	cfg := auth.Config{
@@ -60,6 +71,18 @@ func authOption(scenario, rawContext string) (client.Option, error) {
 				return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT private_key_pem: %w", err)
 			}
 			cfg.PrivateKey = key
+		}
+		switch {
+		case sc.WorkloadJWT != "":
+			cfg.Grant = auth.GrantJWTBearer
+			cfg.Assertion = func(context.Context, auth.AssertionRequest) (string, error) { return sc.WorkloadJWT, nil }
+		case sc.IdPIDToken != "":
+			idp := &auth.IDJAG{
+				TokenEndpoint: sc.IdPTokenEndpoint,
+				ClientID:      sc.IdPClientID,
+				IDToken:       func(context.Context) (string, error) { return sc.IdPIDToken, nil },
+			}
+			cfg.Grant, cfg.Assertion = auth.GrantJWTBearer, idp.Assertion
 		}
 	}
 	if strings.HasPrefix(scenario, "auth/client-credentials") {
