@@ -107,6 +107,17 @@ type AuthServerOptions struct {
 	Deny bool
 	// Clients are known before any registration.
 	Clients []RegisteredClient
+	// DPoP advertises dpop_signing_alg_values_supported ["ES256"] and binds
+	// the token of a token request that carries a valid DPoP proof (RFC 9449
+	// section 5) to the proof's key: token_type "DPoP", TokenInfo.JKT set. A
+	// request without a proof gets a Bearer token; one with a bad proof gets
+	// 400 invalid_dpop_proof.
+	DPoP bool
+	// DPoPNonce, when set, is the nonce every proof at the token endpoint must
+	// carry: a proof without it (or with another) is answered 400
+	// use_dpop_nonce with a DPoP-Nonce header (RFC 9449 section 8). It
+	// matters only with DPoP.
+	DPoPNonce string
 	// OnRequest, when set, is called first with every request.
 	OnRequest func(*http.Request)
 }
@@ -124,6 +135,9 @@ type AuthStats struct {
 	LastToken         url.Values
 	LastTokenAuth     string // how the last token request authenticated: none, basic, post, jwt
 	LastRegistration  map[string]any
+
+	DPoPProofs          int // valid DPoP proofs at the token endpoint
+	DPoPNonceChallenges int // use_dpop_nonce answers
 }
 
 // TokenInfo is what an AuthServer knows of an access token it issued.
@@ -132,6 +146,7 @@ type TokenInfo struct {
 	Scopes   []string
 	Resource string
 	Expiry   time.Time
+	JKT      string // the SHA-256 JWK thumbprint (RFC 7638) of the key the token is bound to; "" for a Bearer token
 }
 
 // AuthServer is an OAuth 2.1 authorization server for tests, on its own
@@ -152,6 +167,7 @@ type AuthServer struct {
 	access  map[string]*TokenInfo
 	refresh map[string]*refreshGrant
 	jtis    map[string]bool
+	proofs  jtiCache // the jtis of DPoP proofs
 	stats   AuthStats
 	serial  int
 }
@@ -165,6 +181,7 @@ type authCode struct {
 type refreshGrant struct {
 	clientID, resource string
 	scopes             []string
+	jkt                string // the key of its DPoP-bound access token, or ""
 }
 
 // StartAuthServer starts an AuthServer on 127.0.0.1.
@@ -191,6 +208,7 @@ func newAuthServer(opts AuthServerOptions) *AuthServer {
 		access:  map[string]*TokenInfo{},
 		refresh: map[string]*refreshGrant{},
 		jtis:    map[string]bool{},
+		proofs:  jtiCache{},
 	}
 	if a.ttl == 0 {
 		a.ttl = time.Hour
@@ -369,6 +387,9 @@ func (a *AuthServer) metadata(w http.ResponseWriter, r *http.Request) {
 	}
 	if a.opts.ScopesSupported != nil {
 		m["scopes_supported"] = a.opts.ScopesSupported
+	}
+	if a.opts.DPoP {
+		m["dpop_signing_alg_values_supported"] = []string{dpopAlg}
 	}
 	if a.opts.Discovery == DiscoveryOIDC {
 		m["subject_types_supported"] = []string{"public"}

@@ -23,7 +23,8 @@ const grantTypeJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 // token is the token endpoint: the authorization_code, refresh_token,
 // client_credentials and jwt-bearer grants, each client authenticated as it
-// registered.
+// registered, each token bound to the key of the request's DPoP proof when
+// the server does DPoP and the request has one.
 func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request", err.Error())
@@ -41,6 +42,10 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	a.mu.Unlock()
 	if err != nil {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", err.Error())
+		return
+	}
+	jkt, ok := a.tokenProof(w, r)
+	if !ok {
 		return
 	}
 	switch grant {
@@ -62,23 +67,29 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 		case f.Get("resource") != code.resource:
 			oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs from the authorization request's")
 		default:
-			a.issue(w, c.ID, code.resource, code.scopes, true)
+			a.issue(w, c.ID, code.resource, code.scopes, jkt, true)
 		}
 	case "refresh_token":
 		a.mu.Lock()
 		g := a.refresh[f.Get("refresh_token")]
 		ok := g != nil && g.clientID == c.ID
-		if ok && !a.opts.NoRotation {
+		// A public client's DPoP-bound refresh token needs a proof with
+		// the same key (RFC 9449 section 5); a confidential client's is
+		// bound by the client's authentication instead.
+		otherKey := ok && c.Method == "none" && g.jkt != "" && g.jkt != jkt
+		if ok && !otherKey && !a.opts.NoRotation {
 			delete(a.refresh, f.Get("refresh_token"))
 		}
 		a.mu.Unlock()
 		switch {
 		case !ok:
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown, used or foreign refresh token")
+		case otherKey:
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is bound to a DPoP key the request's proof is not of")
 		case f.Get("resource") != "" && f.Get("resource") != g.resource:
 			oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs from the original grant's")
 		default:
-			a.issue(w, c.ID, g.resource, g.scopes, !a.opts.NoRotation)
+			a.issue(w, c.ID, g.resource, g.scopes, jkt, !a.opts.NoRotation)
 		}
 	case "client_credentials":
 		if !a.opts.ClientCredentials {
@@ -89,7 +100,7 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusUnauthorized, "invalid_client", "a public client cannot use client_credentials")
 			return
 		}
-		a.issue(w, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), false)
+		a.issue(w, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), jkt, false)
 	case grantTypeJWTBearer:
 		if a.opts.Assertion == nil {
 			oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "the jwt-bearer grant is not supported")
@@ -99,7 +110,7 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", err.Error())
 			return
 		}
-		a.issue(w, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), false)
+		a.issue(w, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), jkt, false)
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", grant)
 	}
@@ -110,26 +121,70 @@ func (a *AuthServer) grantable(scope string) []string {
 	return slices.DeleteFunc(strings.Fields(scope), func(s string) bool { return slices.Contains(a.opts.WithholdScopes, s) })
 }
 
-// issue answers a token request with a new access token (and a refresh
-// token unless NoRefresh or !withRefresh).
-func (a *AuthServer) issue(w http.ResponseWriter, clientID, resource string, scopes []string, withRefresh bool) {
+// issue answers a token request with a new access token, bound to the key
+// whose thumbprint is jkt unless it is "" (and a refresh token unless
+// NoRefresh or !withRefresh, bound to it too).
+func (a *AuthServer) issue(w http.ResponseWriter, clientID, resource string, scopes []string, jkt string, withRefresh bool) {
 	at := a.newSecret("at")
 	a.mu.Lock()
 	ttl := a.ttl
-	a.access[at] = &TokenInfo{ClientID: clientID, Scopes: scopes, Resource: resource, Expiry: time.Now().Add(ttl)}
+	a.access[at] = &TokenInfo{ClientID: clientID, Scopes: scopes, Resource: resource, Expiry: time.Now().Add(ttl), JKT: jkt}
 	a.mu.Unlock()
-	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(ttl.Seconds())}
+	tokenType := "Bearer"
+	if jkt != "" {
+		tokenType = dpopSchemeName
+	}
+	resp := map[string]any{"access_token": at, "token_type": tokenType, "expires_in": int(ttl.Seconds())}
 	if len(scopes) > 0 {
 		resp["scope"] = strings.Join(scopes, " ")
 	}
 	if withRefresh && !a.opts.NoRefresh {
 		rt := a.newSecret("rt")
 		a.mu.Lock()
-		a.refresh[rt] = &refreshGrant{clientID: clientID, resource: resource, scopes: scopes}
+		a.refresh[rt] = &refreshGrant{clientID: clientID, resource: resource, scopes: scopes, jkt: jkt}
 		a.mu.Unlock()
 		resp["refresh_token"] = rt
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// tokenProof checks the DPoP proof of a token request, when the server
+// does DPoP, and returns the thumbprint of its key ("" without a proof). A
+// request with a bad proof, or without the server's nonce, is answered
+// here: ok is false.
+func (a *AuthServer) tokenProof(w http.ResponseWriter, r *http.Request) (jkt string, ok bool) {
+	if !a.opts.DPoP {
+		return "", true
+	}
+	proof, has, err := dpopHeader(r)
+	if !has {
+		return "", true
+	}
+	now := time.Now()
+	var p dpopProof
+	if err == nil {
+		p, err = verifyProof(proof, r.Method, a.URL+a.endpoint("token"), "", a.opts.DPoPNonce, now)
+	}
+	a.mu.Lock()
+	switch {
+	case errors.Is(err, errDPoPNonce):
+		a.stats.DPoPNonceChallenges++
+	case err == nil && !a.proofs.add(p, now):
+		err = errors.New("the proof's jti was used before")
+	case err == nil:
+		a.stats.DPoPProofs++
+	}
+	a.mu.Unlock()
+	switch {
+	case errors.Is(err, errDPoPNonce):
+		w.Header().Set("DPoP-Nonce", a.opts.DPoPNonce)
+		oauthError(w, http.StatusBadRequest, "use_dpop_nonce", "the DPoP proof must carry the server's nonce")
+		return "", false
+	case err != nil:
+		oauthError(w, http.StatusBadRequest, "invalid_dpop_proof", err.Error())
+		return "", false
+	}
+	return p.jkt, true
 }
 
 // authenticate checks a token request's client authentication against the

@@ -28,11 +28,12 @@
 //   - StartAuthServer (authserver.go) is an OAuth 2.1 authorization server
 //     (RFC 8414 or OpenID metadata, dynamic registration, PKCE, refresh
 //     tokens, client credentials with secrets or private_key_jwt, RFC 9207
-//     iss) with knobs for the ways real ones differ or misbehave, and a
-//     headless user (Approve) that authorizes at once; StartProtected
-//     (protected.go) puts the Streamable HTTP and HTTP+SSE front-ends behind
-//     its bearer tokens, with protected resource metadata where chosen and
-//     401/403 challenges (scope step-up).
+//     iss, DPoP-bound tokens) with knobs for the ways real ones differ or
+//     misbehave, and a headless user (Approve) that authorizes at once;
+//     StartProtected (protected.go) puts the Streamable HTTP and HTTP+SSE
+//     front-ends behind its bearer tokens (or DPoP-bound ones and their
+//     proofs, RFC 9449, verified in dpop.go), with protected resource
+//     metadata where chosen and 401/403 challenges (scope step-up).
 //   - ServeStdio, RunFromEnv and StdioCommand (stdio.go) serve it over
 //     newline-delimited JSON, in-process or as a child process that is the
 //     test binary itself.

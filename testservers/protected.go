@@ -3,13 +3,16 @@ package testservers
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -66,15 +69,38 @@ type ProtectedOptions struct {
 	// time (which the specification advises servers against), so that a
 	// client steps up again and again.
 	IncrementalScopes bool
+	// DPoP makes the server want DPoP-bound tokens (RFC 9449 section 7): its
+	// challenges use the DPoP scheme (DPoP algs="ES256", plus the usual
+	// error, scope and resource_metadata parameters), and a request is let
+	// through only with "Authorization: DPoP <token>" where the token is bound
+	// (TokenInfo.JKT) to the key of the request's DPoP proof, the proof's htm
+	// and htu are this request's method and URL (without query and
+	// fragment), its ath is the token's hash, its jti was not seen before and
+	// its iat is within 5 minutes. A Bearer-scheme request is refused.
+	DPoP bool
+	// DPoPNonce, when set, is the nonce every proof must carry: a request
+	// without it is answered 401 with WWW-Authenticate: DPoP
+	// error="use_dpop_nonce" and a DPoP-Nonce header (RFC 9449 section 9).
+	// It matters only with DPoP.
+	DPoPNonce string
 	// OnRequest, when set, is called first with every request.
 	OnRequest func(*http.Request)
 }
 
-// ProtectedServer is an MCP server that wants OAuth bearer tokens: the
-// Streamable HTTP handler at /mcp and the HTTP+SSE one at /sse and
-// /message, behind a check of the token with the AuthServer (issued by
-// it, for this resource, not expired, with the scopes needed), on
-// 127.0.0.1.
+// DPoPStats is what a ProtectedServer saw of DPoP.
+type DPoPStats struct {
+	Proofs          int            // requests let through with a valid proof
+	Replays         int            // proofs whose jti was seen before
+	NonceChallenges int            // use_dpop_nonce answers
+	Schemes         map[string]int // Authorization schemes seen ("DPoP", "Bearer"), by count
+	LastError       string         // why the last refused proof was refused
+}
+
+// ProtectedServer is an MCP server that wants OAuth bearer tokens (or,
+// with DPoP, DPoP-bound ones): the Streamable HTTP handler at /mcp and the
+// HTTP+SSE one at /sse and /message, behind a check of the token with the
+// AuthServer (issued by it, for this resource, not expired, with the
+// scopes needed), on 127.0.0.1.
 type ProtectedServer struct {
 	// URL is the Streamable HTTP endpoint, SSEURL the HTTP+SSE stream.
 	URL    string
@@ -89,12 +115,15 @@ type ProtectedServer struct {
 	mu       sync.Mutex
 	as       *AuthServer
 	refusals map[int]int
+	dpop     DPoPStats
+	proofs   jtiCache // the jtis of DPoP proofs
 	once     sync.Once
 }
 
 // StartProtected starts a ProtectedServer.
 func StartProtected(opts ProtectedOptions) *ProtectedServer {
-	p := &ProtectedServer{opts: opts, as: opts.AuthServer, refusals: map[int]int{}}
+	p := &ProtectedServer{opts: opts, as: opts.AuthServer, refusals: map[int]int{}, proofs: jtiCache{}}
+	p.dpop.Schemes = map[string]int{}
 	p.modern = NewStreamableHandler(opts.HTTPOptions)
 	p.legacy = newLegacyHandler(opts.Legacy, "/message")
 	var sameOrigin *AuthServer
@@ -165,6 +194,15 @@ func (p *ProtectedServer) Refusals() map[int]int {
 	return out
 }
 
+// DPoPStats returns what the server saw of DPoP.
+func (p *ProtectedServer) DPoPStats() DPoPStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.dpop
+	s.Schemes = maps.Clone(p.dpop.Schemes)
+	return s
+}
+
 // resourceFor is the resource a request's endpoint belongs to: the MCP
 // endpoint's URL, or the origin when the metadata is at the root.
 func (p *ProtectedServer) resourceFor(path string) string {
@@ -229,14 +267,17 @@ func (p *ProtectedServer) metadata(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, m)
 }
 
-// guard checks the bearer token of every request before next sees it.
+// guard checks the token of every request (a bearer token, or with DPoP a
+// DPoP-bound one and its proof) and its scopes before next sees it.
 func (p *ProtectedServer) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, hasToken := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		as := p.AuthServer()
-		info, valid := as.Verify(token)
-		if !hasToken || !valid || info.Resource != p.resourceFor(r.URL.Path) {
-			p.refuse(w, r, http.StatusUnauthorized, hasToken, p.opts.Scopes)
+		p.countScheme(r)
+		check := p.bearer
+		if p.opts.DPoP {
+			check = p.dpopBound
+		}
+		info, ok := check(w, r)
+		if !ok {
 			return
 		}
 		need := slices.Clone(p.opts.Scopes)
@@ -252,7 +293,7 @@ func (p *ProtectedServer) guard(next http.Handler) http.Handler {
 		}
 		for _, s := range need {
 			if !slices.Contains(info.Scopes, s) {
-				p.refuse(w, r, http.StatusForbidden, true, need)
+				p.refuse(w, r, http.StatusForbidden, "insufficient_scope", need)
 				return
 			}
 		}
@@ -261,12 +302,126 @@ func (p *ProtectedServer) guard(next http.Handler) http.Handler {
 				if p.opts.IncrementalScopes {
 					extra = []string{s}
 				}
-				p.refuse(w, r, http.StatusForbidden, true, extra)
+				p.refuse(w, r, http.StatusForbidden, "insufficient_scope", extra)
 				return
 			}
 		}
+		if p.opts.DPoP {
+			p.mu.Lock()
+			p.dpop.Proofs++
+			p.mu.Unlock()
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// countScheme counts the scheme of the request's Authorization header.
+func (p *ProtectedServer) countScheme(r *http.Request) {
+	authz := r.Header.Get("Authorization")
+	if authz == "" {
+		return
+	}
+	scheme, _, _ := strings.Cut(authz, " ")
+	for _, known := range []string{dpopSchemeName, "Bearer"} {
+		if strings.EqualFold(scheme, known) {
+			scheme = known
+		}
+	}
+	p.mu.Lock()
+	p.dpop.Schemes[scheme]++
+	p.mu.Unlock()
+}
+
+// bearer returns what the AuthServer knows of the request's bearer token,
+// issued for this resource and valid. A request without one is answered
+// here: ok is false.
+func (p *ProtectedServer) bearer(w http.ResponseWriter, r *http.Request) (info TokenInfo, ok bool) {
+	token, hasToken := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	info, valid := p.AuthServer().Verify(token)
+	if !hasToken || !valid || info.Resource != p.resourceFor(r.URL.Path) {
+		code := ""
+		if hasToken {
+			code = "invalid_token"
+		}
+		p.refuse(w, r, http.StatusUnauthorized, code, p.opts.Scopes)
+		return TokenInfo{}, false
+	}
+	return info, true
+}
+
+// dpopBound returns what the AuthServer knows of the request's DPoP-bound
+// token, issued for this resource, valid, and bound to the key of the
+// request's proof, itself valid for this request (RFC 9449 section 7). A
+// request without both is answered here: ok is false.
+func (p *ProtectedServer) dpopBound(w http.ResponseWriter, r *http.Request) (info TokenInfo, ok bool) {
+	authz := r.Header.Get("Authorization")
+	if authz == "" {
+		p.refuse(w, r, http.StatusUnauthorized, "", p.opts.Scopes)
+		return TokenInfo{}, false
+	}
+	scheme, token, _ := strings.Cut(authz, " ")
+	if !strings.EqualFold(scheme, dpopSchemeName) || token == "" {
+		p.refuseDPoP(w, r, "invalid_token", fmt.Sprintf("the Authorization scheme is %q, not DPoP with a token", scheme))
+		return TokenInfo{}, false
+	}
+	proof, err := p.requestProof(r, token)
+	switch {
+	case errors.Is(err, errDPoPNonce):
+		w.Header().Set("DPoP-Nonce", p.opts.DPoPNonce)
+		p.refuseDPoP(w, r, "use_dpop_nonce", err.Error())
+		return TokenInfo{}, false
+	case err != nil:
+		p.refuseDPoP(w, r, "invalid_dpop_proof", err.Error())
+		return TokenInfo{}, false
+	}
+	info, valid := p.AuthServer().Verify(token)
+	switch {
+	case !valid || info.Resource != p.resourceFor(r.URL.Path):
+		p.refuse(w, r, http.StatusUnauthorized, "invalid_token", p.opts.Scopes)
+		return TokenInfo{}, false
+	case info.JKT == "":
+		p.refuseDPoP(w, r, "invalid_token", "the token is not DPoP-bound")
+		return TokenInfo{}, false
+	case info.JKT != proof.jkt:
+		p.refuseDPoP(w, r, "invalid_token", "the token is bound to another key than the proof's")
+		return TokenInfo{}, false
+	}
+	return info, true
+}
+
+// requestProof verifies the request's one DPoP proof for token, and
+// remembers its jti; a replayed one is counted and refused.
+func (p *ProtectedServer) requestProof(r *http.Request, token string) (dpopProof, error) {
+	raw, has, err := dpopHeader(r)
+	if err != nil {
+		return dpopProof{}, err
+	}
+	if !has {
+		return dpopProof{}, errors.New("no DPoP proof")
+	}
+	now := time.Now()
+	proof, err := verifyProof(raw, r.Method, p.ts.URL+r.URL.EscapedPath(), token, p.opts.DPoPNonce, now)
+	if err != nil {
+		return proof, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.proofs.add(proof, now) {
+		p.dpop.Replays++
+		return proof, errors.New("the proof's jti was used before")
+	}
+	return proof, nil
+}
+
+// refuseDPoP answers 401 for a DPoP reason, noted as the last error.
+func (p *ProtectedServer) refuseDPoP(w http.ResponseWriter, r *http.Request, code, why string) {
+	p.mu.Lock()
+	p.dpop.LastError = why
+	if code == "use_dpop_nonce" {
+		p.dpop.NonceChallenges++
+	}
+	p.mu.Unlock()
+	p.refuse(w, r, http.StatusUnauthorized, code, p.opts.Scopes)
 }
 
 // toolScopes returns the scopes a tools/call in body needs beyond Scopes.
@@ -284,18 +439,19 @@ func (p *ProtectedServer) toolScopes(body []byte) []string {
 	return p.opts.ToolScopes[params.Name]
 }
 
-// refuse answers 401 (no or a bad token) or 403 (insufficient scope) with
-// a Bearer challenge.
-func (p *ProtectedServer) refuse(w http.ResponseWriter, r *http.Request, status int, hadToken bool, scopes []string) {
+// refuse answers 401 (no or a bad token or proof) or 403 (insufficient
+// scope) with a Bearer challenge, or with DPoP a DPoP one, whose error is
+// code unless it is "".
+func (p *ProtectedServer) refuse(w http.ResponseWriter, r *http.Request, status int, code string, scopes []string) {
 	p.mu.Lock()
 	p.refusals[status]++
 	p.mu.Unlock()
 	var params []string
-	switch {
-	case status == http.StatusForbidden:
-		params = append(params, `error="insufficient_scope"`)
-	case hadToken:
-		params = append(params, `error="invalid_token"`)
+	if code != "" {
+		params = append(params, fmt.Sprintf(`error="%s"`, code))
+	}
+	if p.opts.DPoP {
+		params = append(params, fmt.Sprintf(`algs="%s"`, dpopAlg))
 	}
 	if len(scopes) > 0 && (status == http.StatusForbidden || p.opts.ScopeInChallenge) {
 		params = append(params, fmt.Sprintf(`scope="%s"`, strings.Join(scopes, " ")))
@@ -304,6 +460,9 @@ func (p *ProtectedServer) refuse(w http.ResponseWriter, r *http.Request, status 
 		params = append(params, fmt.Sprintf(`resource_metadata="%s"`, p.metadataURL(r.URL.Path)))
 	}
 	challenge := "Bearer"
+	if p.opts.DPoP {
+		challenge = dpopSchemeName
+	}
 	if len(params) > 0 {
 		challenge += " " + strings.Join(params, ", ")
 	}
