@@ -99,7 +99,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 	if err != nil {
 		return nil, grantError("token", err)
 	}
-	return fromOAuth2(ot, scopes, c.ClientID, GrantAuthorizationCode, "", time.Now())
+	return fromOAuth2(ot, scopes, c.ClientID, GrantAuthorizationCode, "", a.jktFor(ctx, d), time.Now())
 }
 
 // check validates the redirect the browser came back with and returns the

@@ -22,6 +22,9 @@ type Authorizer struct {
 	store Store
 	log   *slog.Logger
 
+	dpopOnce sync.Once
+	dpopKey  *dpopKey // see key; nil with Config.NoDPoP
+
 	mu      sync.Mutex
 	servers map[string]*serverState // by server URL
 }
@@ -38,7 +41,38 @@ func New(cfg Config) (*Authorizer, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.DPoPKey != nil {
+		if _, err := newDPoPKey(cfg.DPoPKey); err != nil {
+			return nil, &ConfigError{err.Error()}
+		}
+	}
 	return a, nil
+}
+
+// key returns the DPoP key, made or loaded on first use: Config.DPoPKey,
+// else the Store's when it is a KeyStore, else a new one. Nil with
+// Config.NoDPoP, or when the Store could not give one (logged): no DPoP.
+func (a *Authorizer) key(ctx context.Context) *dpopKey {
+	a.dpopOnce.Do(func() {
+		if a.cfg.NoDPoP {
+			return
+		}
+		key := a.cfg.DPoPKey
+		if ks, ok := a.store.(KeyStore); ok && key == nil {
+			var err error
+			if key, err = ks.DPoPKey(ctx); err != nil {
+				a.log.WarnContext(ctx, "auth: no DPoP key from the store; DPoP-bound tokens cannot be used", "err", err)
+				return
+			}
+		}
+		k, err := newDPoPKey(key)
+		if err != nil {
+			a.log.WarnContext(ctx, "auth: making the DPoP key; DPoP-bound tokens cannot be used", "err", err)
+			return
+		}
+		a.dpopKey = k
+	})
+	return a.dpopKey
 }
 
 // Store returns where the Authorizer keeps tokens and registrations.
@@ -103,7 +137,7 @@ func (a *Authorizer) probe(ctx context.Context, s *serverState) (ch *Challenge, 
 		return nil, false
 	}
 	drain(resp.Body)
-	return bearerChallenge(resp.Header), true
+	return s.challenge(resp.Header), true
 }
 
 // Entry is a stored token and what it is for.
@@ -204,5 +238,15 @@ func (a *Authorizer) state(serverURL string, base http.RoundTripper) (*serverSta
 // oauthContext makes oauth2 send its token requests with the discovery's
 // (redirect-guarded) HTTP client.
 func (a *Authorizer) oauthContext(ctx context.Context, d *discovery) context.Context {
-	return context.WithValue(ctx, oauth2.HTTPClient, d.hc)
+	hc := d.hc
+	if d.dpop {
+		c := *hc
+		base := c.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		c.Transport = &dpopTransport{key: a.key(ctx), base: base}
+		hc = &c
+	}
+	return context.WithValue(ctx, oauth2.HTTPClient, hc)
 }

@@ -25,6 +25,7 @@ type serverMetadata struct {
 	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported,omitempty"`
 	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
 	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported,omitempty"`
+	DPoPSigningAlgValuesSupported              []string `json:"dpop_signing_alg_values_supported,omitempty"`
 	// URL is where the document was found, as errors and logs show it
 	// (origin.RedactString); "" when the endpoints are the defaults of
 	// 2025-03-26 (no metadata published).

@@ -47,15 +47,22 @@ func ParseChallenges(values []string) ([]Challenge, error) {
 	return out, errors.Join(errs...)
 }
 
-// bearerChallenge returns the first Bearer challenge of resp, if any.
-func bearerChallenge(h http.Header) *Challenge {
+// challenge returns the first OAuth challenge of h, Bearer or DPoP (RFC
+// 9449 section 7.1, whose parameters are the same), if any; a DPoP one
+// tells s that the server wants DPoP-bound tokens.
+func (s *serverState) challenge(h http.Header) *Challenge {
 	cs, _ := ParseChallenges(h.Values("WWW-Authenticate"))
+	var first *Challenge
 	for i := range cs {
-		if strings.EqualFold(cs[i].Scheme, "Bearer") {
-			return &cs[i]
+		bearer, dpop := strings.EqualFold(cs[i].Scheme, "Bearer"), strings.EqualFold(cs[i].Scheme, tokenTypeDPoP)
+		if dpop {
+			s.wantsDPoP.Store(true)
+		}
+		if first == nil && (bearer || dpop) {
+			first = &cs[i]
 		}
 	}
-	return nil
+	return first
 }
 
 // scopes returns the challenge's scope parameter as a list.

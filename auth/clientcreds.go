@@ -20,5 +20,5 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *discovery, c *Cli
 	if err != nil {
 		return nil, grantError("client_credentials", err)
 	}
-	return fromOAuth2(ot, scopes, c.ClientID, GrantClientCredentials, "", time.Now())
+	return fromOAuth2(ot, scopes, c.ClientID, GrantClientCredentials, "", a.jktFor(ctx, d), time.Now())
 }

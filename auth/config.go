@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"crypto"
+	"crypto/ecdsa"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -144,6 +145,18 @@ type Config struct {
 
 	// Logger receives what the flows do (never a token). Nil discards.
 	Logger *slog.Logger
+
+	// DPoPKey is the key DPoP-bound tokens (RFC 9449) are bound to, a
+	// P-256 key (ES256). Nil means a key made for this Authorizer: its
+	// DPoP tokens are then of no use to another Authorizer, which gets its
+	// own (a Store kept on disk should come with a kept key). DPoP is used
+	// with a server that asks for it (a DPoP challenge, or
+	// dpop_bound_access_tokens_required in its resource metadata) whose
+	// authorization server takes ES256 proofs.
+	DPoPKey *ecdsa.PrivateKey
+	// NoDPoP never asks for DPoP-bound tokens: a server that takes no
+	// others then refuses.
+	NoDPoP bool
 
 	// MaxStepUps bounds how many times one request may be authorized again
 	// for a 403 insufficient_scope; 0 means 2, a negative value none.

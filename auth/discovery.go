@@ -13,6 +13,7 @@ type discovery struct {
 	prm      *resourceMetadata // nil for a server of 2025-03-26
 	server   *serverMetadata
 	hc       *http.Client
+	dpop     bool // tokens are DPoP-bound (Authorizer.dpopFor)
 }
 
 func (d *discovery) key() Key { return Key{Issuer: d.server.Issuer, Resource: d.resource} }
@@ -42,6 +43,7 @@ func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge
 			return nil, errNotOAuth
 		}
 		d.server, d.resource = m, canonicalResource(s.url)
+		d.dpop = a.dpopFor(ctx, s, nil, m)
 		a.log.DebugContext(ctx, "auth: no resource metadata; the server's origin is its authorization server (2025-03-26)", "server", s.shown, "issuer", m.Issuer, "metadata", m.URL)
 		return d, nil
 	}
@@ -52,6 +54,7 @@ func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge
 		return nil, err
 	}
 	d.server = m
+	d.dpop = a.dpopFor(ctx, s, prm, m)
 	a.log.DebugContext(ctx, "auth: discovered", "server", s.shown, "resource_metadata", prm.URL, "issuer", m.Issuer, "metadata", m.URL)
 	return d, nil
 }

@@ -55,6 +55,13 @@
 // for the person's ID token (IDJAG). A refused assertion is not tried again
 // nor another grant tried instead.
 //
+// DPoP (RFC 9449, SEP-1932): with a server that asks for DPoP-bound tokens,
+// whose authorization server takes ES256 proofs, token requests carry a
+// proof and the tokens are sent with the DPoP scheme and a fresh proof per
+// request, so that a leaked token is useless without the key
+// (Config.DPoPKey, or a key made per Authorizer; Config.NoDPoP to opt out).
+// A server's use_dpop_nonce is answered once, with its nonce.
+//
 // Tokens go only to the MCP server and to the authorization server's own
 // endpoints; redirects to another origin are refused; tokens are never
 // logged (Token's String and LogValue hide them). golang.org/x/oauth2 does

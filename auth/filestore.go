@@ -2,6 +2,10 @@ package auth
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +39,8 @@ type fileData struct {
 	Version int          `json:"version"`
 	Tokens  []fileToken  `json:"tokens"`
 	Clients []ClientInfo `json:"clients"`
+	// DPoPKey is the DPoP key (PKCS #8, DER), made on first use.
+	DPoPKey []byte `json:"dpop_key,omitempty"`
 }
 
 type fileToken struct {
@@ -203,4 +209,44 @@ func (f *FileStore) DeleteClient(_ context.Context, issuer string) error {
 	return f.change(func(d *fileData) {
 		d.Clients = slices.DeleteFunc(d.Clients, func(e ClientInfo) bool { return e.Issuer == issuer })
 	})
+}
+
+// DPoPKey implements KeyStore: the key is kept in the file, with the tokens
+// bound to it (and as secret as they are).
+func (f *FileStore) DPoPKey(context.Context) (*ecdsa.PrivateKey, error) {
+	d, err := f.read()
+	if err != nil {
+		return nil, err
+	}
+	if key := parseDPoPKey(d.DPoPKey); key != nil {
+		return key, nil
+	}
+	var key *ecdsa.PrivateKey
+	var kerr error
+	err = f.change(func(d *fileData) {
+		if key = parseDPoPKey(d.DPoPKey); key != nil {
+			return // another process made one meanwhile
+		}
+		// None, or unreadable: a new one (tokens bound to an unreadable
+		// key are of no use anyway).
+		if key, kerr = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); kerr == nil {
+			d.DPoPKey, kerr = x509.MarshalPKCS8PrivateKey(key)
+		}
+	})
+	if err = errors.Join(err, kerr); err != nil {
+		return nil, fmt.Errorf("auth: token store: the DPoP key: %w", err)
+	}
+	return key, nil
+}
+
+// parseDPoPKey returns the P-256 key b holds (PKCS #8), or nil.
+func parseDPoPKey(b []byte) *ecdsa.PrivateKey {
+	if len(b) == 0 {
+		return nil
+	}
+	k, err := x509.ParsePKCS8PrivateKey(b)
+	if ek, ok := k.(*ecdsa.PrivateKey); err == nil && ok && ek.Curve == elliptic.P256() {
+		return ek
+	}
+	return nil
 }

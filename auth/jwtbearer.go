@@ -35,7 +35,7 @@ func (a *Authorizer) jwtBearer(ctx context.Context, d *discovery, c *ClientInfo,
 	if err != nil {
 		return nil, hideSent(grantError(GrantJWTBearer.String(), err), assertion)
 	}
-	return fromOAuth2(ot, scopes, c.ClientID, GrantJWTBearer, "", time.Now())
+	return fromOAuth2(ot, scopes, c.ClientID, GrantJWTBearer, "", a.jktFor(ctx, d), time.Now())
 }
 
 // assertionFileLimit bounds an assertion file: a JWT is a few kilobytes.

@@ -17,6 +17,9 @@ type resourceMetadata struct {
 	AuthorizationServers []string `json:"authorization_servers,omitempty"`
 	ScopesSupported      []string `json:"scopes_supported,omitempty"`
 	ResourceName         string   `json:"resource_name,omitempty"`
+	// DPoPBoundAccessTokensRequired: the server takes DPoP-bound tokens
+	// only (RFC 9728 section 2).
+	DPoPBoundAccessTokensRequired bool `json:"dpop_bound_access_tokens_required,omitempty"`
 	// URL is where the document was found, as errors and logs show it
 	// (origin.RedactString); not part of the document.
 	URL string `json:"-"`

@@ -28,7 +28,8 @@ type serverState struct {
 	disc   *discovery
 	flight *flight
 
-	notOAuth atomic.Bool // a 401 without a Bearer challenge, and no OAuth metadata: not OAuth
+	notOAuth  atomic.Bool // a 401 without a Bearer challenge, and no OAuth metadata: not OAuth
+	wantsDPoP atomic.Bool // the server sent a DPoP challenge
 
 	onWait func() // tests: called when a caller starts waiting for a renewal
 }
@@ -63,6 +64,9 @@ func (s *serverState) current(ctx context.Context) (*Token, uint64) {
 		if k, t := s.find(ctx); t != nil {
 			s.token, s.key = t, k
 			s.gen++
+			if t.JKT != "" {
+				s.wantsDPoP.Store(true) // its refresh needs a proof too
+			}
 		}
 	}
 	tok, gen := s.token, s.gen
@@ -96,7 +100,7 @@ func (s *serverState) find(ctx context.Context) (Key, *Token) {
 			continue
 		}
 		t, err := s.a.store.Token(ctx, k)
-		if err != nil || t == nil {
+		if err != nil || t == nil || !s.a.usable(ctx, t) {
 			continue
 		}
 		if best == nil || t.Obtained.After(best.Obtained) {

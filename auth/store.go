@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"slices"
 	"sync"
 )
@@ -34,6 +35,18 @@ type Store interface {
 	SaveClient(ctx context.Context, c *ClientInfo) error
 	// DeleteClient forgets the registration for issuer.
 	DeleteClient(ctx context.Context, issuer string) error
+}
+
+// KeyStore is a Store that also keeps the DPoP key its DPoP-bound tokens
+// are bound to, so that they stay usable by the next Authorizer (another
+// run of the program). FileStore is one. When Config.DPoPKey is nil and the
+// Store is a KeyStore, the Authorizer uses its key.
+type KeyStore interface {
+	Store
+	// DPoPKey returns the kept P-256 key, making and keeping one the
+	// first time; (nil, nil) when it keeps none after all (a wrapper of
+	// a Store that is not a KeyStore).
+	DPoPKey(ctx context.Context) (*ecdsa.PrivateKey, error)
 }
 
 // MemoryStore is a Store in memory. The zero value is ready to use.

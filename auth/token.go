@@ -30,6 +30,9 @@ type Token struct {
 	Grant string `json:"grant,omitempty"`
 	// Obtained is when it was issued or last refreshed.
 	Obtained time.Time `json:"obtained"`
+	// JKT is the thumbprint of the key a DPoP token (TokenType "DPoP") is
+	// bound to; "" for a Bearer token.
+	JKT string `json:"jkt,omitempty"`
 }
 
 // refreshMargin: a token that expires within it is refreshed before use
@@ -91,16 +94,22 @@ func (t *Token) LogValue() slog.Value {
 // fromOAuth2 makes a Token of an oauth2 token response. A response
 // without a refresh token keeps the old one (a server that does not
 // rotate refresh tokens).
-func fromOAuth2(ot *oauth2.Token, requested []string, clientID string, grant Grant, oldRefresh string, now time.Time) (*Token, error) {
+func fromOAuth2(ot *oauth2.Token, requested []string, clientID string, grant Grant, oldRefresh, jkt string, now time.Time) (*Token, error) {
 	if ot.AccessToken == "" {
 		return nil, &GrantError{Step: "token", Description: "the answer has no access_token"}
 	}
-	if tt := ot.Type(); !strings.EqualFold(tt, "Bearer") {
-		return nil, &GrantError{Step: "token", Description: fmt.Sprintf("token_type %q: only Bearer tokens are supported", ot.TokenType)}
+	tokenType, bound := "Bearer", ""
+	switch tt := ot.Type(); {
+	case strings.EqualFold(tt, "Bearer"):
+	case strings.EqualFold(tt, tokenTypeDPoP) && jkt != "":
+		tokenType, bound = tokenTypeDPoP, jkt
+	default:
+		return nil, &GrantError{Step: "token", Description: fmt.Sprintf("token_type %q: only Bearer tokens, and DPoP tokens asked for with a proof, are supported", ot.TokenType)}
 	}
 	t := &Token{
 		AccessToken:  ot.AccessToken,
-		TokenType:    "Bearer",
+		TokenType:    tokenType,
+		JKT:          bound,
 		RefreshToken: ot.RefreshToken,
 		Expiry:       ot.Expiry,
 		Scopes:       requested,

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
 )
@@ -50,7 +52,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		header = http.Header{"Mcp-Protocol-Version": v}
 	}
 	maxStepUps := s.a.cfg.maxStepUps()
-	var grantedHere, refreshedHere bool
+	var grantedHere, refreshedHere, nonceHere bool
 	stepUps := 0
 	var next io.ReadCloser // the body of the next attempt, taken once the last was refused
 	for attempt := 0; ; attempt++ {
@@ -60,11 +62,25 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			out.Body = next
 		}
 		if tok != nil {
-			out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			if err := s.a.present(out, tok); err != nil {
+				return nil, err
+			}
 		}
 		resp, err := t.base.RoundTrip(out)
 		if err != nil || attempt >= 4+maxStepUps {
 			return resp, err
+		}
+		if tok != nil && tok.JKT != "" && s.a.key(ctx).noteNonce(resp) && resp.StatusCode == http.StatusUnauthorized &&
+			!nonceHere && replay != nil && asksNonce(s.challenge(resp.Header)) {
+			// The server wants its nonce in the proof (RFC 9449
+			// section 9): once more, with it.
+			nonceHere = true
+			drain(resp.Body)
+			resp.Body.Close()
+			if next, err = replay(); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		var r renewal
 		switch {
@@ -72,13 +88,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if grantedHere {
 				return resp, nil // a token just granted is refused: the server's answer stands
 			}
-			ch := bearerChallenge(resp.Header)
+			ch := s.challenge(resp.Header)
 			if ch == nil && s.notOAuth.Load() {
 				return resp, nil
 			}
 			r = renewal{challenge: ch, header: header, noRefresh: refreshedHere}
 		case resp.StatusCode == http.StatusForbidden:
-			ch := bearerChallenge(resp.Header)
+			ch := s.challenge(resp.Header)
 			if ch == nil || ch.Param(paramError) != "insufficient_scope" || tok == nil || stepUps >= maxStepUps {
 				return resp, nil
 			}
@@ -128,6 +144,26 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			refreshedHere = true
 		}
 	}
+}
+
+// present adds t to req: a Bearer token, or a DPoP token with a fresh proof
+// for req.
+func (a *Authorizer) present(req *http.Request, t *Token) error {
+	ctx := req.Context()
+	if t.JKT == "" {
+		req.Header.Set("Authorization", "Bearer "+t.AccessToken)
+		return nil
+	}
+	if !a.usable(ctx, t) {
+		return errors.New("auth: the token is bound to a DPoP key this Authorizer does not hold")
+	}
+	p, err := a.key(ctx).proof(req.Method, req.URL, t.AccessToken, time.Now())
+	if err != nil {
+		return fmt.Errorf("auth: signing the DPoP proof: %w", err)
+	}
+	req.Header.Set("Authorization", tokenTypeDPoP+" "+t.AccessToken)
+	req.Header.Set(headerDPoP, p)
+	return nil
 }
 
 // maxRefusalBody bounds what is kept of a 401's body.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,6 +187,16 @@ func (s secretStore) SaveClient(ctx context.Context, ci *auth.ClientInfo) error 
 		s.sec.add(ci.ClientSecret)
 	}
 	return s.Store.SaveClient(ctx, ci)
+}
+
+// DPoPKey passes the store's DPoP key through (auth.KeyStore), so that
+// DPoP-bound tokens outlive the run that got them; (nil, nil) for a store
+// that keeps none.
+func (s secretStore) DPoPKey(ctx context.Context) (*ecdsa.PrivateKey, error) {
+	if ks, ok := s.Store.(auth.KeyStore); ok {
+		return ks.DPoPKey(ctx)
+	}
+	return nil, nil
 }
 
 func (s secretStore) addToken(t *auth.Token) {

@@ -321,3 +321,32 @@ func TestAuthLoginUnprotected(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
 	}
 }
+
+// A DPoP-bound token outlives the login that got it: the key is kept in
+// the token file, so a later command sends the token with proofs of the
+// same key, refreshes it with them, and nobody is asked again.
+func TestAuthDPoPTokenOutlivesTheRun(t *testing.T) {
+	as := testservers.StartAuthServer(testservers.AuthServerOptions{DPoP: true})
+	t.Cleanup(as.Close)
+	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, DPoP: true})
+	t.Cleanup(ps.Close)
+	r := newRunner(t)
+	r.goos = "linux"
+	r.env["DISPLAY"] = ":0"
+	opened := 0
+	r.browser = headlessBrowser(t, &opened)
+	r.runOK("auth", "login", ps.URL)
+	r.browser = nil
+	if res := r.runOK("tools", "call", "echo", "text=hi", ps.URL); res.stdout != "hi\n" {
+		t.Fatalf("stdout %q", res.stdout)
+	}
+	as.Revoke()
+	r.runOK("tools", "list", ps.URL)
+	st, ds := as.Stats(), ps.DPoPStats()
+	if st.Authorizations != 1 || st.Tokens["refresh_token"] != 1 || st.DPoPProofs != 2 {
+		t.Fatalf("authorizations %d, refreshes %d, proofs at the token endpoint %d; want 1, 1, 2", st.Authorizations, st.Tokens["refresh_token"], st.DPoPProofs)
+	}
+	if ds.Proofs == 0 || ds.Schemes["Bearer"] != 0 || ds.LastError != "" {
+		t.Fatalf("MCP server: %+v", ds)
+	}
+}
