@@ -15,12 +15,12 @@ import (
 const redacted = "[REDACTED]"
 
 // sensitiveHeader reports whether a header carries a credential: the
-// standard ones, and any whose name says key, token, secret, password,
-// or auth (X-Api-Key, X-Auth-Token, ...).
+// standard ones, DPoP proofs, and any whose name says key, token, secret,
+// password, or auth (X-Api-Key, X-Auth-Token, ...).
 func sensitiveHeader(name string) bool {
 	n := strings.ToLower(name)
 	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+	case "authorization", "proxy-authorization", "cookie", "set-cookie", "dpop":
 		return true
 	}
 	for _, word := range []string{"key", "token", "secret", "password", "auth", "credential", "signature"} {

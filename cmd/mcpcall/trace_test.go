@@ -131,7 +131,7 @@ func TestRedactors(t *testing.T) {
 	}
 	for name, sensitive := range map[string]bool{
 		"Authorization": true, "Proxy-Authorization": true, "Cookie": true, "X-Api-Key": true,
-		"X-Auth-Token": true, "Private-Token": true, "Accept": false, "Mcp-Session-Id": false, "Content-Type": false,
+		"X-Auth-Token": true, "Private-Token": true, "Dpop": true, "Accept": false, "Mcp-Session-Id": false, "Content-Type": false,
 	} {
 		if sensitiveHeader(name) != sensitive {
 			t.Errorf("sensitiveHeader(%q) = %v", name, !sensitive)
