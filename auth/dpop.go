@@ -98,21 +98,7 @@ func (k *dpopKey) proof(method string, u *url.URL, accessToken string, now time.
 	if n := k.nonce(u); n != "" {
 		claims["nonce"] = n
 	}
-	h, err := json.Marshal(map[string]any{"typ": "dpop+jwt", "alg": dpopAlg, "jwk": k.jwk})
-	if err != nil {
-		return "", err
-	}
-	c, err := json.Marshal(claims)
-	if err != nil {
-		return "", err
-	}
-	enc := base64.RawURLEncoding
-	input := enc.EncodeToString(h) + "." + enc.EncodeToString(c)
-	sig, err := sign(k.key, dpopAlg, []byte(input))
-	if err != nil {
-		return "", err
-	}
-	return input + "." + enc.EncodeToString(sig), nil
+	return signJWT(k.key, dpopAlg, map[string]any{"typ": "dpop+jwt", "alg": dpopAlg, "jwk": k.jwk}, claims)
 }
 
 func originKey(u *url.URL) string {

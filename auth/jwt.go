@@ -54,7 +54,7 @@ func clientAssertion(key crypto.Signer, keyID, clientID, audience string, now ti
 	if err != nil {
 		return "", err
 	}
-	header := map[string]string{"alg": alg, "typ": "JWT"}
+	header := map[string]any{"alg": alg, "typ": "JWT"}
 	if keyID != "" {
 		header["kid"] = keyID
 	}
@@ -70,6 +70,16 @@ func clientAssertion(key crypto.Signer, keyID, clientID, audience string, now ti
 		"exp": now.Add(assertionLifetime).Unix(),
 		"jti": jti,
 	}
+	jwt, err := signJWT(key, alg, header, claims)
+	if err != nil {
+		return "", fmt.Errorf("auth: signing the client assertion: %w", err)
+	}
+	return jwt, nil
+}
+
+// signJWT returns the compact JWS of claims under header, signed with key
+// by alg.
+func signJWT(key crypto.Signer, alg string, header, claims map[string]any) (string, error) {
 	h, err := json.Marshal(header)
 	if err != nil {
 		return "", err
@@ -79,12 +89,12 @@ func clientAssertion(key crypto.Signer, keyID, clientID, audience string, now ti
 		return "", err
 	}
 	enc := base64.RawURLEncoding
-	signingInput := enc.EncodeToString(h) + "." + enc.EncodeToString(c)
-	sig, err := sign(key, alg, []byte(signingInput))
+	input := enc.EncodeToString(h) + "." + enc.EncodeToString(c)
+	sig, err := sign(key, alg, []byte(input))
 	if err != nil {
-		return "", fmt.Errorf("auth: signing the client assertion: %w", err)
+		return "", err
 	}
-	return signingInput + "." + enc.EncodeToString(sig), nil
+	return input + "." + enc.EncodeToString(sig), nil
 }
 
 // sign signs input as JWS alg requires (RFC 7518 section 3): ECDSA

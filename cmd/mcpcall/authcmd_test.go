@@ -46,6 +46,20 @@ func headlessBrowser(t *testing.T, opened *int) func(ctx context.Context, u stri
 	}
 }
 
+// loggedIn returns the runner of a desktop user who ran auth login (with
+// flags, when given) for url; nobody can be asked for anything after.
+func loggedIn(t *testing.T, url string, flags ...string) *runner {
+	t.Helper()
+	r := newRunner(t)
+	r.goos = "linux"
+	r.env["DISPLAY"] = ":0"
+	opened := 0
+	r.browser = headlessBrowser(t, &opened)
+	r.runOK(append(append([]string{"auth", "login"}, flags...), url)...)
+	r.browser = nil
+	return r
+}
+
 // The whole life of a login: login on a desktop (the browser opened), the
 // token used by later commands without asking anyone, refreshed when
 // refused, listed, forgotten; then a command that needs a login fails at
@@ -297,13 +311,7 @@ func TestAuthTraceRedacted(t *testing.T) {
 // by later commands that do not repeat the flag.
 func TestAuthRefreshWithoutClientFlags(t *testing.T) {
 	as, ps := protectedServer(t, testservers.AuthServerOptions{Clients: []testservers.RegisteredClient{{ID: "public-app"}}})
-	r := newRunner(t)
-	r.goos = "linux"
-	r.env["DISPLAY"] = ":0"
-	opened := 0
-	r.browser = headlessBrowser(t, &opened)
-	r.runOK("auth", "login", "--client-id", "public-app", ps.URL)
-	r.browser = nil
+	r := loggedIn(t, ps.URL, "--client-id", "public-app")
 	as.Revoke()
 	r.runOK("tools", "list", ps.URL)
 	if st := as.Stats(); st.Tokens["refresh_token"] != 1 || st.Registrations != 0 || st.LastToken.Get("client_id") != "public-app" {
@@ -330,13 +338,7 @@ func TestAuthDPoPTokenOutlivesTheRun(t *testing.T) {
 	t.Cleanup(as.Close)
 	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, DPoP: true})
 	t.Cleanup(ps.Close)
-	r := newRunner(t)
-	r.goos = "linux"
-	r.env["DISPLAY"] = ":0"
-	opened := 0
-	r.browser = headlessBrowser(t, &opened)
-	r.runOK("auth", "login", ps.URL)
-	r.browser = nil
+	r := loggedIn(t, ps.URL)
 	if res := r.runOK("tools", "call", "echo", "text=hi", ps.URL); res.stdout != "hi\n" {
 		t.Fatalf("stdout %q", res.stdout)
 	}

@@ -158,13 +158,7 @@ func TestSecretsScrub(t *testing.T) {
 // sent) does not show it.
 func TestStoredTokenHidden(t *testing.T) {
 	_, ps := protectedServer(t, testservers.AuthServerOptions{})
-	r := newRunner(t)
-	r.goos = "linux"
-	r.env["DISPLAY"] = ":0"
-	opened := 0
-	r.browser = headlessBrowser(t, &opened)
-	r.runOK("auth", "login", ps.URL)
-	r.browser = nil
+	r := loggedIn(t, ps.URL)
 	raw, err := os.ReadFile(filepath.Join(r.home, ".config", "mcpcall", "tokens.json"))
 	if err != nil {
 		t.Fatal(err)
