@@ -228,6 +228,9 @@ func (c *cli) authConfig(t *target) (auth.Config, error) {
 	}
 	c.sec.add(cfg.ClientSecret)
 	cfg.ClientMetadataURL = c.f.clientMetadataURL
+	if err := c.grant(&cfg); err != nil {
+		return cfg, err
+	}
 	if len(c.f.scopes) > 0 {
 		cfg.Scopes = nil
 		for _, s := range c.f.scopes {
@@ -235,6 +238,38 @@ func (c *cli) authConfig(t *target) (auth.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// grant sets cfg's grant from --grant and --assertion-file. The assertion
+// read from the file joins the secrets hidden in the output.
+func (c *cli) grant(cfg *auth.Config) error {
+	name := c.f.grant
+	if name == "" && c.f.assertionFile != "" {
+		name = auth.GrantJWTBearer.String()
+	}
+	switch name {
+	case "", auth.GrantAuthorizationCode.String():
+		cfg.Grant = auth.GrantAuthorizationCode
+	case auth.GrantClientCredentials.String():
+		cfg.Grant = auth.GrantClientCredentials
+	case auth.GrantJWTBearer.String():
+		if c.f.assertionFile == "" {
+			return usageErr("--grant jwt-bearer needs --assertion-file")
+		}
+		cfg.Grant = auth.GrantJWTBearer
+		read := auth.AssertionFromFile(c.f.assertionFile)
+		cfg.Assertion = func(ctx context.Context, r auth.AssertionRequest) (string, error) {
+			a, err := read(ctx, r)
+			c.sec.add(a)
+			return a, err
+		}
+	default:
+		return usageErr("--grant %s: want authorization_code, client_credentials or jwt-bearer", name)
+	}
+	if c.f.assertionFile != "" && cfg.Grant != auth.GrantJWTBearer {
+		return usageErr("--assertion-file is for --grant jwt-bearer, not %s", name)
+	}
+	return nil
 }
 
 // newAuthorizer checks cfg: a configuration that cannot work is a usage

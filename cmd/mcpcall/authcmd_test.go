@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -350,5 +351,64 @@ func TestAuthDPoPTokenOutlivesTheRun(t *testing.T) {
 	}
 	if ds.Proofs == 0 || ds.Schemes["Bearer"] != 0 || ds.LastError != "" {
 		t.Fatalf("MCP server: %+v", ds)
+	}
+}
+
+// Grants that need nobody: a command authorizes by itself with
+// client_credentials or jwt-bearer (a workload token in a file), no login
+// first; the assertion never shows, in a result or in --trace.
+func TestAuthGrantFlags(t *testing.T) {
+	const assertion = "workload-jwt-8d3f0a77"
+	as := testservers.StartAuthServer(testservers.AuthServerOptions{
+		ClientCredentials: true,
+		Clients:           []testservers.RegisteredClient{{ID: "m2m", Secret: "m2m-s3cret"}, {ID: "workload"}},
+		Assertion: func(a, clientID, _, _ string) error {
+			if a != assertion || clientID != "workload" {
+				return errors.New("not this workload's token")
+			}
+			return nil
+		},
+	})
+	t.Cleanup(as.Close)
+	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as})
+	t.Cleanup(ps.Close)
+
+	r := newRunner(t)
+	r.env["M2M_SECRET"] = "m2m-s3cret"
+	if res := r.runOK("--grant", "client_credentials", "--client-id", "m2m", "--client-secret-env", "M2M_SECRET", "tools", "call", "echo", "text=hi", ps.URL); res.stdout != "hi\n" {
+		t.Fatalf("client_credentials: stdout %q", res.stdout)
+	}
+	file := filepath.Join(r.cwd, "token")
+	if err := os.WriteFile(file, []byte(assertion+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(r.cwd, "trace.ndjson")
+	r2 := newRunner(t) // another user: no stored token
+	r2.cwd = r.cwd
+	res := r2.runOK("--assertion-file", file, "--client-id", "workload", "--trace", trace, "tools", "call", "echo", "text=is it "+assertion+"?", ps.URL)
+	if !strings.HasPrefix(res.stdout, "is it ") || strings.Contains(res.stdout, assertion) {
+		t.Fatalf("jwt-bearer: stdout %q, want the echo without the assertion", res.stdout)
+	}
+	st := as.Stats()
+	if st.Tokens["client_credentials"] != 1 || st.Tokens["urn:ietf:params:oauth:grant-type:jwt-bearer"] != 1 || st.Authorizations != 0 {
+		t.Fatalf("token requests %v, authorizations %d", st.Tokens, st.Authorizations)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil || !strings.Contains(string(b), "/token") {
+		t.Fatalf("trace %s: %v", b, err)
+	}
+	if strings.Contains(string(b), assertion) {
+		t.Fatal("the trace shows the assertion")
+	}
+
+	for _, args := range [][]string{
+		{"--grant", "password"},
+		{"--grant", "jwt-bearer", "--client-id", "workload"},
+		{"--grant", "client_credentials", "--assertion-file", file, "--client-id", "m2m"},
+		{"--assertion-file", file}, // no --client-id
+	} {
+		if res := newRunner(t).run(append(args, "tools", "list", ps.URL)...); res.code != exitUsage {
+			t.Errorf("%q: exit %d, want %d (usage); stderr %q", args, res.code, exitUsage, res.stderr)
+		}
 	}
 }

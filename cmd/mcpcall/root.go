@@ -60,6 +60,8 @@ type flags struct {
 	clientID          string
 	clientSecretEnv   string
 	clientMetadataURL string
+	grant             string
+	assertionFile     string
 	scopes            []string
 	env               []string
 	cwd               string
@@ -198,6 +200,8 @@ func (c *cli) addFlags(root *cobra.Command) {
 	pf.StringVar(&f.clientID, "client-id", "", "OAuth: the client `ID` registered beforehand with the server's authorization server")
 	pf.StringVar(&f.clientSecretEnv, "client-secret-env", "", "OAuth: the secret of --client-id is in environment variable `VAR` (never printed)")
 	pf.StringVar(&f.clientMetadataURL, "client-metadata-url", "", "OAuth: this client's Client ID Metadata Document `URL`, its client id where servers support them")
+	pf.StringVar(&f.grant, "grant", "", "OAuth: how tokens are obtained: authorization_code (a person, with auth login; the default), client_credentials (--client-id and --client-secret-env), or jwt-bearer (--client-id and --assertion-file); the last two need nobody")
+	pf.StringVar(&f.assertionFile, "assertion-file", "", "OAuth: the jwt-bearer grant's assertion, e.g. a workload identity token, is in `FILE`, read at every grant (never printed); implies --grant jwt-bearer")
 	pf.StringArrayVar(&f.scopes, "scope", nil, "OAuth: ask for `SCOPE` too (repeatable, or several space-separated)")
 	pf.StringArrayVarP(&f.env, "env", "e", nil, "stdio: add KEY=VALUE to the server's environment (repeatable)")
 	pf.StringVar(&f.cwd, "cwd", "", "stdio: the server's working `DIR`")
