@@ -86,16 +86,19 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 	if err != nil {
 		return nil, err
 	}
-	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(p.verifier), oauth2.SetAuthURLParam("resource", d.resource)}
-	if c.AuthMethod == authJWT {
-		assertion, err := clientAssertion(a.cfg.PrivateKey, a.cfg.KeyID, c.ClientID, m.Issuer, time.Now())
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, oauth2.SetAuthURLParam("client_assertion_type", clientAssertionType), oauth2.SetAuthURLParam("client_assertion", assertion))
-	}
+	verifier := p.verifier
 	p.verifier = "" // single use
-	ot, err := oc.Exchange(a.oauthContext(ctx, d), code, opts...)
+	ot, err := a.withNonce(d, func() (*oauth2.Token, error) {
+		opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", d.resource)}
+		if c.AuthMethod == authJWT {
+			assertion, err := clientAssertion(a.cfg.PrivateKey, a.cfg.KeyID, c.ClientID, m.Issuer, time.Now())
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, oauth2.SetAuthURLParam("client_assertion_type", clientAssertionType), oauth2.SetAuthURLParam("client_assertion", assertion))
+		}
+		return oc.Exchange(a.oauthContext(ctx, d), code, opts...)
+	})
 	if err != nil {
 		return nil, grantError("token", err)
 	}

@@ -47,22 +47,26 @@ func ParseChallenges(values []string) ([]Challenge, error) {
 	return out, errors.Join(errs...)
 }
 
-// challenge returns the first OAuth challenge of h, Bearer or DPoP (RFC
-// 9449 section 7.1, whose parameters are the same), if any; a DPoP one
-// tells s that the server wants DPoP-bound tokens.
+// challenge returns the OAuth challenge of h to follow: its DPoP one (RFC
+// 9449 section 7.1) unless DPoP is off, else its first Bearer one; nil
+// without either. A DPoP one tells s that the server wants DPoP-bound
+// tokens.
 func (s *serverState) challenge(h http.Header) *Challenge {
 	cs, _ := ParseChallenges(h.Values("WWW-Authenticate"))
-	var first *Challenge
+	var bearer, dpop *Challenge
 	for i := range cs {
-		bearer, dpop := strings.EqualFold(cs[i].Scheme, "Bearer"), strings.EqualFold(cs[i].Scheme, tokenTypeDPoP)
-		if dpop {
+		switch {
+		case strings.EqualFold(cs[i].Scheme, "Bearer") && bearer == nil:
+			bearer = &cs[i]
+		case strings.EqualFold(cs[i].Scheme, tokenTypeDPoP) && dpop == nil:
+			dpop = &cs[i]
 			s.wantsDPoP.Store(true)
 		}
-		if first == nil && (bearer || dpop) {
-			first = &cs[i]
-		}
 	}
-	return first
+	if dpop != nil && !s.a.cfg.NoDPoP {
+		return dpop
+	}
+	return bearer
 }
 
 // scopes returns the challenge's scope parameter as a list.

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 // clientCredentials runs the client_credentials grant.
@@ -12,11 +14,13 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *discovery, c *Cli
 	if len(d.server.GrantTypesSupported) > 0 && !slices.Contains(d.server.GrantTypesSupported, "client_credentials") {
 		a.log.WarnContext(ctx, "auth: the authorization server does not list client_credentials; trying it anyway", "issuer", d.server.Issuer)
 	}
-	cc, err := a.tokenRequest(ctx, d, c, url.Values{}, scopes)
-	if err != nil {
-		return nil, err
-	}
-	ot, err := cc.Token(a.oauthContext(ctx, d))
+	ot, err := a.withNonce(d, func() (*oauth2.Token, error) {
+		cc, err := a.tokenRequest(ctx, d, c, url.Values{}, scopes)
+		if err != nil {
+			return nil, err
+		}
+		return cc.Token(a.oauthContext(ctx, d))
+	})
 	if err != nil {
 		return nil, grantError("client_credentials", err)
 	}

@@ -7,15 +7,15 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/oauth2"
 
 	"github.com/anymcp/anymcp/internal/origin"
 )
@@ -132,54 +132,56 @@ func (k *dpopKey) noteNonce(resp *http.Response) bool {
 	return true
 }
 
-// asksNonce reports whether a resource server's challenge asks for a DPoP
-// nonce.
-func asksNonce(ch *Challenge) bool { return ch != nil && ch.Param(paramError) == errUseDPoPNonce }
+// asksNonce reports whether a resource server's answer asks for a DPoP
+// nonce: a DPoP challenge among its challenges, whatever their order, with
+// error use_dpop_nonce.
+func asksNonce(h http.Header) bool {
+	cs, _ := ParseChallenges(h.Values("WWW-Authenticate"))
+	for _, c := range cs {
+		if strings.EqualFold(c.Scheme, tokenTypeDPoP) && c.Param(paramError) == errUseDPoPNonce {
+			return true
+		}
+	}
+	return false
+}
 
 // dpopTransport adds a DPoP proof to every request to an authorization
-// server (the token requests), and sends a request again, once, with the
-// nonce the server asks for (400 use_dpop_nonce).
+// server (the token requests), and keeps the nonce its answers give. A
+// request refused for want of the nonce is made again by withNonce, built
+// anew: replaying its bytes would resend a client assertion (and an
+// assertion grant) that is good once.
 type dpopTransport struct {
 	key  *dpopKey
 	base http.RoundTripper
 }
 
 func (t *dpopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	for attempt := 0; ; attempt++ {
-		out := req.Clone(req.Context())
-		if attempt > 0 {
-			body, err := req.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			out.Body = body
+	p, err := t.key.proof(req.Method, req.URL, "", time.Now())
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
 		}
-		p, err := t.key.proof(req.Method, req.URL, "", time.Now())
-		if err != nil {
-			return nil, err
-		}
-		out.Header.Set(headerDPoP, p)
-		resp, err := t.base.RoundTrip(out)
-		if err != nil {
-			return resp, err
-		}
-		if !t.key.noteNonce(resp) || attempt > 0 || resp.StatusCode != http.StatusBadRequest || req.GetBody == nil || !oauthErrorIs(resp, errUseDPoPNonce) {
-			return resp, nil
-		}
-		resp.Body.Close()
+		return nil, err
 	}
+	out := req.Clone(req.Context())
+	out.Header.Set(headerDPoP, p)
+	resp, err := t.base.RoundTrip(out)
+	if err == nil {
+		t.key.noteNonce(resp)
+	}
+	return resp, err
 }
 
-// oauthErrorIs reports whether resp's body is an OAuth error answer with
-// the error code; it reads the body (at most 16 KiB) and puts it back.
-func oauthErrorIs(resp *http.Response, code string) bool {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(strings.NewReader(string(b)))
-	var e struct {
-		Error string `json:"error"`
+// withNonce runs a token request, and once more when the authorization
+// server answered use_dpop_nonce (RFC 9449 section 8), its nonce now kept
+// for the next proof. do builds the request anew each time.
+func (a *Authorizer) withNonce(d *discovery, do func() (*oauth2.Token, error)) (*oauth2.Token, error) {
+	ot, err := do()
+	var re *oauth2.RetrieveError
+	if d.dpop && errors.As(err, &re) && re.ErrorCode == errUseDPoPNonce {
+		return do()
 	}
-	return json.Unmarshal(b, &e) == nil && e.Error == code
+	return ot, err
 }
 
 // dpopFor reports whether d's tokens are to be DPoP-bound: the server asks

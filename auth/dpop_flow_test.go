@@ -1,14 +1,18 @@
 package auth_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"errors"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/anymcp/anymcp/auth"
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -131,5 +135,96 @@ func TestNoDPoP(t *testing.T) {
 	}
 	if st := f.as.Stats(); st.DPoPProofs != 0 {
 		t.Fatalf("%d proofs with NoDPoP", st.DPoPProofs)
+	}
+}
+
+// A token request refused for want of the nonce is made again built anew:
+// a private_key_jwt client assertion and an ID-JAG are good once, so
+// replaying the refused request's bytes would be refused in turn.
+func TestDPoPNonceRequestBuiltAnew(t *testing.T) {
+	t.Run("client assertion", func(t *testing.T) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := setup(t, testservers.AuthServerOptions{ClientCredentials: true, AuthMethods: []string{"private_key_jwt"},
+			Clients: []testservers.RegisteredClient{{ID: "m2m", PublicKey: &key.PublicKey}}, DPoP: true, DPoPNonce: "as-nonce"},
+			testservers.ProtectedOptions{DPoP: true})
+		a, err := auth.New(auth.Config{Grant: auth.GrantClientCredentials, ClientID: "m2m", PrivateKey: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustConnect(t, testContext(t), f.ps.URL, a)
+		if st := f.as.Stats(); st.DPoPNonceChallenges != 1 || st.Tokens["client_credentials"] != 2 || st.DPoPProofs != 1 {
+			t.Fatalf("nonce challenges %d, token requests %v, good proofs %d; want 1, 2, 1", st.DPoPNonceChallenges, st.Tokens, st.DPoPProofs)
+		}
+	})
+	t.Run("ID-JAG", func(t *testing.T) {
+		idp := testservers.StartIdP(testservers.IdPOptions{ClientID: "idp-client", ClientSecret: "idp-s3cret", IDToken: idToken, GrantClientID: appID})
+		t.Cleanup(idp.Close)
+		f := setup(t, testservers.AuthServerOptions{Assertion: idp.Check, Clients: []testservers.RegisteredClient{{ID: appID, Secret: appSecret}}, DPoP: true, DPoPNonce: "as-nonce"},
+			testservers.ProtectedOptions{DPoP: true})
+		j := &auth.IDJAG{TokenEndpoint: idp.TokenEndpoint(), ClientID: "idp-client", ClientSecret: "idp-s3cret",
+			IDToken: func(context.Context) (string, error) { return idToken, nil }}
+		a, err := auth.New(auth.Config{Grant: auth.GrantJWTBearer, Assertion: j.Assertion, ClientID: appID, ClientSecret: appSecret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustConnect(t, testContext(t), f.ps.URL, a)
+		if n := idp.Stats().Exchanges; n != 2 {
+			t.Fatalf("%d exchanges: want a fresh ID-JAG for the request made again", n)
+		}
+	})
+}
+
+// withChallenge adds a challenge to the 401s of the MCP server at origin,
+// before (first) or after its own.
+type withChallenge struct {
+	origin, challenge string
+	first             bool
+}
+
+func (w withChallenge) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized && strings.HasPrefix(r.URL.String(), w.origin) {
+		v := resp.Header.Values("WWW-Authenticate")
+		if w.first {
+			v = append([]string{w.challenge}, v...)
+		} else {
+			v = append(v, w.challenge)
+		}
+		resp.Header["Www-Authenticate"] = v
+	}
+	return resp, err
+}
+
+// A server that takes both schemes may put its Bearer challenge first
+// (RFC 9449 section 7.1): its use_dpop_nonce is found all the same.
+func TestDPoPNonceInAnyChallenge(t *testing.T) {
+	f := dpopServers(t, "", "rs-nonce-1")
+	hc := &http.Client{Transport: withChallenge{origin: f.ps.URL, challenge: `Bearer realm="mcp"`, first: true}}
+	mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}), client.WithHTTPClient(hc))
+	if st := f.as.Stats(); st.Authorizations != 1 {
+		t.Fatalf("%d authorizations, want 1", st.Authorizations)
+	}
+	if ds := f.ps.DPoPStats(); ds.NonceChallenges != 1 {
+		t.Fatalf("MCP server: %+v", ds)
+	}
+}
+
+// A server that offers DPoP next to Bearer, whose authorization server
+// answers a proof with a Bearer token (RFC 9449 section 5 lets it): that
+// token and its refresh token are kept and used, not traded for a new
+// authorization.
+func TestBearerKeptWhereDPoPIsOffered(t *testing.T) {
+	f := setup(t, testservers.AuthServerOptions{DPoP: true, OnRequest: func(r *http.Request) { r.Header.Del("DPoP") }},
+		testservers.ProtectedOptions{Scopes: []string{"mcp"}, ScopeInChallenge: true})
+	hc := &http.Client{Transport: withChallenge{origin: f.ps.URL, challenge: `DPoP algs="ES256", scope="mcp"`}}
+	a := f.authorizer(t, auth.Config{})
+	mustConnect(t, testContext(t), f.ps.URL, a, client.WithHTTPClient(hc))
+	f.as.Revoke()
+	mustConnect(t, testContext(t), f.ps.URL, a, client.WithHTTPClient(hc))
+	if st := f.as.Stats(); st.Authorizations != 1 || st.Tokens["refresh_token"] != 1 {
+		t.Fatalf("%d authorizations, %d refreshes; want 1 and 1", st.Authorizations, st.Tokens["refresh_token"])
 	}
 }

@@ -125,16 +125,18 @@ func (e *AssertionError) Error() string {
 func (e *AssertionError) Unwrap() error { return e.Err }
 
 // grantError converts an error of golang.org/x/oauth2 into a *GrantError
-// when the server answered with an OAuth error.
-func grantError(step string, err error) error {
+// when the server answered with an OAuth error. What the request sent that
+// must not be shown (an assertion, an ID token) is taken out of what the
+// server says, before any of it is cut short: a server may quote it.
+func grantError(step string, err error, sent ...string) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
-		ge := &GrantError{Step: step, Code: re.ErrorCode, Description: re.ErrorDescription, URI: re.ErrorURI}
+		ge := &GrantError{Step: step, Code: re.ErrorCode, Description: hideValues(re.ErrorDescription, sent), URI: hideValues(re.ErrorURI, sent)}
 		if re.Response != nil {
 			ge.Status = re.Response.StatusCode
 		}
 		if ge.Code == "" && len(re.Body) > 0 {
-			ge.Description = excerpt(re.Body)
+			ge.Description = excerpt([]byte(hideValues(string(re.Body), sent)))
 		}
 		return ge
 	}
@@ -163,20 +165,15 @@ var secretFields = []string{
 	"subject_token", "actor_token",
 }
 
-// hideSent returns err with the values sent (an assertion, an ID token)
-// taken out of a *GrantError's description: a server may quote what it
-// refused.
-func hideSent(err error, sent ...string) error {
-	var ge *GrantError
-	if !errors.As(err, &ge) {
-		return err
-	}
-	for _, v := range sent {
+// hideValues returns s with every occurrence of the values (an
+// assertion, an ID token) replaced by "…".
+func hideValues(s string, values []string) string {
+	for _, v := range values {
 		if v != "" {
-			ge.Description = strings.ReplaceAll(ge.Description, v, "…")
+			s = strings.ReplaceAll(s, v, "…")
 		}
 	}
-	return err
+	return s
 }
 
 // withoutSecrets returns b with the values of its secretFields replaced by

@@ -97,7 +97,7 @@ func (j *IDJAG) Assertion(ctx context.Context, r AssertionRequest) (string, erro
 	}
 	ot, err := cc.Token(context.WithValue(ctx, oauth2.HTTPClient, origin.Guard(hc)))
 	if err != nil {
-		return "", hideSent(grantError(stepTokenExchange, err), idToken)
+		return "", grantError(stepTokenExchange, err, idToken)
 	}
 	if got, _ := ot.Extra("issued_token_type").(string); got != tokenTypeIDJAG {
 		return "", &GrantError{Step: stepTokenExchange, Description: "the identity provider issued a token of type " + quoteOrNone(got) + ", not an ID-JAG"}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 // jwtBearer runs the JWT bearer authorization grant (RFC 7523 section
@@ -19,21 +21,25 @@ func (a *Authorizer) jwtBearer(ctx context.Context, d *discovery, c *ClientInfo,
 	if len(d.server.GrantTypesSupported) > 0 && !slices.Contains(d.server.GrantTypesSupported, grantTypeJWTBearer) {
 		a.log.WarnContext(ctx, "auth: the authorization server does not list the jwt-bearer grant; trying it anyway", "issuer", d.server.Issuer)
 	}
-	assertion, err := a.cfg.Assertion(ctx, AssertionRequest{Issuer: d.server.Issuer, Resource: d.resource, Scopes: slices.Clone(scopes)})
+	var sent []string
+	ot, err := a.withNonce(d, func() (*oauth2.Token, error) {
+		// Asked anew for each request: an ID-JAG is good once.
+		assertion, err := a.cfg.Assertion(ctx, AssertionRequest{Issuer: d.server.Issuer, Resource: d.resource, Scopes: slices.Clone(scopes)})
+		if err != nil {
+			return nil, &AssertionError{Issuer: d.server.Issuer, Err: err}
+		}
+		if assertion = strings.TrimSpace(assertion); assertion == "" {
+			return nil, &AssertionError{Issuer: d.server.Issuer, Err: errors.New("the assertion is empty")}
+		}
+		sent = append(sent, assertion)
+		cc, err := a.tokenRequest(ctx, d, c, url.Values{"grant_type": {grantTypeJWTBearer}, "assertion": {assertion}}, scopes)
+		if err != nil {
+			return nil, err
+		}
+		return cc.Token(a.oauthContext(ctx, d))
+	})
 	if err != nil {
-		return nil, &AssertionError{Issuer: d.server.Issuer, Err: err}
-	}
-	if assertion = strings.TrimSpace(assertion); assertion == "" {
-		return nil, &AssertionError{Issuer: d.server.Issuer, Err: errors.New("the assertion is empty")}
-	}
-	params := url.Values{"grant_type": {grantTypeJWTBearer}, "assertion": {assertion}}
-	cc, err := a.tokenRequest(ctx, d, c, params, scopes)
-	if err != nil {
-		return nil, err
-	}
-	ot, err := cc.Token(a.oauthContext(ctx, d))
-	if err != nil {
-		return nil, hideSent(grantError(GrantJWTBearer.String(), err), assertion)
+		return nil, grantError(GrantJWTBearer.String(), err, sent...)
 	}
 	return fromOAuth2(ot, scopes, c.ClientID, GrantJWTBearer, "", a.jktFor(ctx, d), time.Now())
 }

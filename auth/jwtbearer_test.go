@@ -314,3 +314,26 @@ func TestIDJAGEndpointGuarded(t *testing.T) {
 		t.Fatalf("%d requests followed the redirect to another origin", n)
 	}
 }
+
+// A server that quotes the ID token in a long error page that is not
+// OAuth's: the excerpt shown is cut short, and shows no part of the token.
+func TestIDTokenNotShownWhenCut(t *testing.T) {
+	long := "eyJhbGciOiJSUzI1NiJ9." + strings.Repeat("eyJzdWIiOiJhbGljZUBleGFtcGxlLmNvbSJ9", 8) + ".c2lnbmF0dXJl"
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, "<p>rejected %s</p>", r.PostForm.Get("subject_token"))
+	}))
+	defer idp.Close()
+	j := &auth.IDJAG{TokenEndpoint: idp.URL + "/token", ClientID: "c", ClientSecret: "s",
+		IDToken: func(context.Context) (string, error) { return long, nil }}
+	_, err := j.Assertion(testContext(t), auth.AssertionRequest{Issuer: "https://as.example.com", Resource: "https://mcp.example.com"})
+	var ge *auth.GrantError
+	if !errors.As(err, &ge) || !strings.Contains(ge.Description, "rejected") {
+		t.Fatalf("err = %v, want the identity provider's page in a *auth.GrantError", err)
+	}
+	if strings.Contains(err.Error(), long[:24]) {
+		t.Fatalf("the error shows the start of the ID token: %v", err)
+	}
+}

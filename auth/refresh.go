@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"time"
 
+	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 )
 
@@ -39,12 +40,13 @@ func (a *Authorizer) tokenRequest(ctx context.Context, d *discovery, c *ClientIn
 // refresh trades t's refresh token for a new token (RFC 6749 section 6),
 // keeping the refresh token when the server sends no new one.
 func (a *Authorizer) refresh(ctx context.Context, d *discovery, c *ClientInfo, t *Token) (*Token, error) {
-	params := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}}
-	cc, err := a.tokenRequest(ctx, d, c, params, nil)
-	if err != nil {
-		return nil, err
-	}
-	ot, err := cc.Token(a.oauthContext(ctx, d))
+	ot, err := a.withNonce(d, func() (*oauth2.Token, error) {
+		cc, err := a.tokenRequest(ctx, d, c, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return cc.Token(a.oauthContext(ctx, d))
+	})
 	if err != nil {
 		return nil, grantError("refresh", err)
 	}

@@ -53,15 +53,15 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		if stored != nil && (!a.usable(ctx, stored) || (d.dpop && stored.JKT == "")) {
-			stored = nil // bound to a key this Authorizer does not hold, or a Bearer token where DPoP is wanted
+		if stored != nil && !a.usable(ctx, stored) {
+			stored = nil // bound to a key this Authorizer does not hold
 		}
 		if stored != nil && (prev == nil || stored.AccessToken != prev.AccessToken) && !stored.RefreshDue(now) {
 			a.log.DebugContext(ctx, "auth: using a stored token", "server", s.shown, "issuer", key.Issuer)
 			return reusedStored, stored, d, nil
 		}
 		cand := stored
-		if cand == nil && prev != nil && a.usable(ctx, prev) && (!d.dpop || prev.JKT != "") {
+		if cand == nil && prev != nil && a.usable(ctx, prev) {
 			cand = prev
 		}
 		if !r.noRefresh && cand != nil && cand.RefreshToken != "" {

@@ -71,7 +71,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 		if tok != nil && tok.JKT != "" && s.a.key(ctx).noteNonce(resp) && resp.StatusCode == http.StatusUnauthorized &&
-			!nonceHere && replay != nil && asksNonce(s.challenge(resp.Header)) {
+			!nonceHere && replay != nil && asksNonce(resp.Header) {
 			// The server wants its nonce in the proof (RFC 9449
 			// section 9): once more, with it.
 			nonceHere = true
