@@ -146,24 +146,30 @@ func (rc *resultCache) clear() {
 // cachedCall is Call for a cacheable request: served from the cache while
 // fresh, otherwise sent, and its answer kept for as long as its ttlMs says.
 func (c *Conn) cachedCall(ctx context.Context, method, arg string, params, result any, opts ...CallOption) error {
+	_, err := c.cachedCallSized(ctx, method, arg, params, result, opts...)
+	return err
+}
+
+// cachedCallSized is cachedCall, and says how many bytes the result took.
+func (c *Conn) cachedCallSized(ctx context.Context, method, arg string, params, result any, opts ...CallOption) (int, error) {
 	k := cacheKey{method, arg}
 	if raw, ok := c.results.get(k); ok {
-		return decodeResult(method, callResult{raw: raw}, result)
+		return len(raw), decodeResult(method, callResult{raw: raw}, result)
 	}
 	// The answer's own bytes (the transport gave them up): decoded once,
 	// and kept as they are when the result may be cached.
 	epoch := c.results.at()
 	raw, err := c.callRaw(ctx, method, params, opts...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := decodeResult(method, callResult{raw: raw}, result); err != nil {
-		return err
+		return 0, err
 	}
 	if f, ok := result.(interface{ Freshness() time.Duration }); ok {
 		c.results.put(k, raw, f.Freshness(), epoch)
 	}
-	return nil
+	return len(raw), nil
 }
 
 // invalidate drops what a change notification says is stale: cached

@@ -13,6 +13,11 @@ import (
 // ErrClosed is returned by calls on a Conn the host has closed.
 var ErrClosed = errors.New("anymcp: connection closed")
 
+// ErrListingTooLarge ends a listing (AllTools, Tools and their kind) whose
+// pages, together, passed 256 MiB of results: a server cannot make the
+// client gather without bound.
+var ErrListingTooLarge = errors.New("anymcp: listing too large")
+
 // ErrTimeout is matched by every TimeoutError.
 var ErrTimeout = errors.New("anymcp: request timed out")
 

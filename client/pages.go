@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"iter"
 
 	"github.com/anymcp/anymcp/mcp"
@@ -11,20 +12,33 @@ import (
 // that keeps answering with a cursor cannot loop a client forever.
 const maxPages = 10000
 
+// maxListingBytes bounds the results of one listing, all its pages
+// together: a server that keeps sending large pages cannot make AllTools
+// and its kind gather more than this. (A var: tests lower it.)
+var maxListingBytes = 256 << 20
+
 // pages iterates over every item of a paginated list method. A failed page
-// ends the iteration with its error.
+// ends the iteration with its error; so does a listing whose pages add up
+// to more than maxListingBytes (ErrListingTooLarge), before the page that
+// passes it is yielded.
 func pages[R, T any](ctx context.Context, c *Conn, method string, split func(*R) ([]T, string)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		cursor := ""
+		total := 0
 		for range maxPages {
 			var page R
 			var params any
 			if cursor != "" {
 				params = &mcp.PaginatedParams{Cursor: cursor}
 			}
-			if err := c.cachedCall(ctx, method, cursor, params, &page); err != nil {
+			n, err := c.cachedCallSized(ctx, method, cursor, params, &page)
+			if err != nil {
 				yield(zero, err)
+				return
+			}
+			if total += n; total > maxListingBytes {
+				yield(zero, fmt.Errorf("%s: %w (its pages passed %d bytes)", method, ErrListingTooLarge, maxListingBytes))
 				return
 			}
 			items, next := split(&page)
