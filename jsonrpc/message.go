@@ -68,6 +68,9 @@ type wireMessage struct {
 func Decode(data []byte) ([]*Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
+		if err := checkBatchSize(data); err != nil {
+			return nil, err
+		}
 		var raws []json.RawMessage
 		if err := json.Unmarshal(data, &raws); err != nil {
 			return nil, newDecodeError("not JSON: "+err.Error(), data)

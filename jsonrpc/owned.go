@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/anymcp/anymcp/internal/jsondec"
@@ -45,6 +46,9 @@ func DecodeOwned(data []byte) ([]*Message, error) {
 		}
 		return Decode(data)
 	}
+	if err := checkBatchSize(data); err != nil {
+		return nil, err
+	}
 	elems, ok := splitBatch(data)
 	if !ok {
 		return Decode(data)
@@ -71,6 +75,39 @@ func DecodeOwned(data []byte) ([]*Message, error) {
 		msgs = append(msgs, m)
 	}
 	return msgs, errors.Join(errs...)
+}
+
+// MaxBatch is how many messages one batch may hold. A longer one is refused
+// whole, before anything is decoded: a line of tiny members (`[{},{},…]`)
+// would otherwise cost a hundred times its size in messages and errors.
+// (Batches were dropped from MCP in 2025-06-18; a server of 2025-03-26
+// that sends one sends a few.)
+const MaxBatch = 1024
+
+// checkBatchSize refuses the array data (data[0] is '[') when it holds
+// more than MaxBatch elements, counting them without allocating; an array
+// that is not well formed is left to the decoder to describe.
+func checkBatchSize(data []byte) error {
+	n := 0
+	i := skipSpace(data, 1)
+	if i < len(data) && data[i] == ']' {
+		return nil
+	}
+	for i < len(data) {
+		end := skipValue(data, i)
+		if end <= i {
+			return nil
+		}
+		if n++; n > MaxBatch {
+			return newDecodeError(fmt.Sprintf("a batch of more than %d messages", MaxBatch), data)
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ',' {
+			return nil
+		}
+		i = skipSpace(data, i+1)
+	}
+	return nil
 }
 
 // splitBatch returns the elements of the array data (data[0] is '['), each
