@@ -554,13 +554,22 @@ func TestListenFollowsSubscriptions(t *testing.T) {
 }
 
 // A lost answer: requests safe to repeat go out again as new requests;
-// others fail as "may have run", unless the caller says Repeatable.
+// others fail as "may have run", unless the caller says Repeatable. The
+// process behind a lost session is asked server/discover before anything
+// else (a modern server keeps no session, but a new process is a new
+// server); never initialize.
 func TestModernReissue(t *testing.T) {
 	c, p := openModern(t)
+	rediscovered := func() {
+		t.Helper()
+		d := p.expect("server/discover")
+		p.reply(d.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}`)
+	}
 	results := make(chan error, 3)
 	go func() { _, err := c.ListTools(context.Background(), ""); results <- err }()
 	first := p.expect("tools/list")
 	p.lost <- &jsonrpc.SessionLostError{Cause: errors.New("process restarted")}
+	rediscovered()
 	second := p.expect("tools/list")
 	if second.ID == first.ID {
 		t.Error("the reissued request must have a new id")
@@ -576,10 +585,12 @@ func TestModernReissue(t *testing.T) {
 	if err := <-results; !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("a tool call that may have run must not go out again: %v", err)
 	}
+	rediscovered()
 
 	go func() { _, err := c.CallTool(context.Background(), "pay", nil, Repeatable()); results <- err }()
 	p.expect("tools/call")
 	p.lost <- &jsonrpc.SessionLostError{Cause: errors.New("process restarted")}
+	rediscovered()
 	m := p.expect("tools/call")
 	p.reply(m.ID, `{"content":[]}`)
 	if err := <-results; err != nil {
@@ -589,5 +600,30 @@ func TestModernReissue(t *testing.T) {
 	case m := <-p.toServer:
 		t.Errorf("unexpected %s: a modern Conn has no session to initialize", m.Method)
 	default:
+	}
+}
+
+// A restarted process that no longer speaks the revision in use ends the
+// Conn with a *VersionError: no silent change of revision, no call sent to
+// a server that cannot understand it.
+func TestModernRediscoverVersionGone(t *testing.T) {
+	c, p := openModern(t)
+	results := make(chan error, 1)
+	go func() { _, err := c.ListTools(context.Background(), ""); results <- err }()
+	p.expect("tools/list")
+	p.lost <- &jsonrpc.SessionLostError{Cause: errors.New("process restarted")}
+	d := p.expect("server/discover")
+	p.reply(d.ID, `{"supportedVersions":["2099-01-01"],"capabilities":{}}`)
+	var ve *VersionError
+	if err := <-results; !errors.As(err, &ve) || ve.Offered != "2026-07-28" {
+		t.Fatalf("err = %v, want a *VersionError for 2026-07-28", err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Conn did not end")
+	}
+	if !errors.As(c.Err(), &ve) || c.State() != StateClosed {
+		t.Fatalf("Err %v, state %v", c.Err(), c.State())
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -163,11 +165,13 @@ func (c *Conn) awaitRecovery(ctx context.Context, method string) error {
 }
 
 // reinitialize runs initialize again with the same client info and
-// capabilities, restores resource subscriptions, and tells the host. An
-// attempt that fails for a reason that may pass (the new session expired
-// too, the transport is still reconnecting) is tried again, waiting as the
-// reconnect policy says, for as long as the Conn lives and the policy
-// allows.
+// capabilities, restores resource subscriptions, and tells the host (for a
+// modern server, server/discover: rediscover). An attempt that fails for a
+// reason that may pass (the new session expired too, the transport is
+// still reconnecting) is tried again, waiting as the reconnect policy
+// says, for as long as the Conn lives and the policy allows. A server that
+// no longer speaks the revision in use ends the Conn with the
+// *VersionError.
 func (c *Conn) reinitialize(r *recovery, cause error) {
 	defer c.wg.Done()
 	c.setState(StateReconnecting)
@@ -201,6 +205,12 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 	close(r.done)
 	if err != nil {
 		c.opts.logger.Warn("anymcp: re-initializing failed", "cause", cause, "err", err)
+		if errors.As(err, new(*VersionError)) {
+			// The server no longer speaks the revision in use: no call
+			// can go well. The Conn ends, with that for its error.
+			c.fail(err, false)
+			c.t.Close()
+		}
 		return
 	}
 	c.opts.logger.Info("anymcp: session re-initialized", "cause", cause,
@@ -211,19 +221,18 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 }
 
 // reinitializeOnce is one initialize, its notifications/initialized, and
-// the subscriptions restored, bounded by the request timeout.
+// the subscriptions restored, bounded by the request timeout; for a modern
+// server, one server/discover (rediscover).
 func (c *Conn) reinitializeOnce() (int, error) {
-	if !c.dialect().sessions {
-		// A modern server keeps no session: a restarted process needs only
-		// its subscriptions/listen stream again, which reopens by itself.
-		return 0, nil
-	}
 	timeout := c.opts.requestTimeout
 	if timeout <= 0 {
 		timeout = recoveryTimeout
 	}
 	ctx, cancel := context.WithTimeout(context.WithValue(c.ctx, recoveringKey{}, true), timeout)
 	defer cancel()
+	if !c.dialect().sessions {
+		return 0, c.rediscover(ctx)
+	}
 	params := initializeParams(c.opts)
 	var raw json.RawMessage
 	if err := c.Call(ctx, "initialize", params, &raw); err != nil {
@@ -233,6 +242,41 @@ func (c *Conn) reinitializeOnce() (int, error) {
 		return 0, err
 	}
 	return c.resubscribe(ctx)
+}
+
+// rediscover asks a modern server that lost its process what it speaks
+// now. A modern server keeps no session, but the restarted process is a
+// new server (perhaps another version of it), and a supervised stdio
+// transport lets nothing else through before an opening request: one
+// server/discover, whose answer replaces what the Conn knew of the server.
+// A server that no longer lists the revision in use fails with a
+// *VersionError; its subscriptions/listen stream reopens by itself.
+func (c *Conn) rediscover(ctx context.Context) error {
+	var res mcp.DiscoverResult
+	err := c.Call(ctx, "server/discover", nil, &res)
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound {
+		err, res = nil, mcp.DiscoverResult{} // a modern server without server/discover: nothing to learn
+	}
+	if err != nil {
+		return err
+	}
+	version := c.dialect().version
+	if len(res.SupportedVersions) > 0 && !slices.Contains(res.SupportedVersions, version) {
+		return &VersionError{Offered: version, Got: strings.Join(res.SupportedVersions, ", "), Pinned: c.opts.version != ""}
+	}
+	c.mu.Lock()
+	if res.SupportedVersions != nil {
+		c.info.SupportedVersions = res.SupportedVersions
+		c.info.ServerInfo = res.Server()
+		c.info.Capabilities = res.Capabilities
+		c.info.Instructions = res.Instructions
+	}
+	c.mu.Unlock()
+	c.results.clear() // the new process may list other things
+	c.gen.Add(1)
+	c.setState(StateReady)
+	return nil
 }
 
 // transient reports whether a failed re-initialization may succeed if

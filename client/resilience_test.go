@@ -9,6 +9,7 @@ import (
 
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/stdio"
 	"github.com/anymcp/anymcp/testservers"
@@ -33,26 +34,51 @@ func echo(t *testing.T, c *client.Conn, text string) error {
 }
 
 func TestStdioSupervisedCrash(t *testing.T) {
-	reinit := make(chan client.Info, 2)
-	target := stdioTarget(testservers.Options{Stdio: testservers.StdioFaults{CrashOnCall: 3}}).Supervised(fastPolicy)
-	c := dial(t, server{name: "stdio", target: target}, client.OnReinitialized(func(i client.Info) { reinit <- i }))
-	for i := range 2 {
-		if err := echo(t, c, "before"); err != nil {
-			t.Fatalf("call %d: %v", i, err)
-		}
-	}
-	err := echo(t, c, "crash")
-	var exit *stdio.ExitError
-	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) || !errors.As(err, &exit) || exit.ExitCode != testservers.CrashExitCode || exit.Stderr == "" {
-		t.Fatalf("the call in flight at the crash: want outcome unknown with the exit status and stderr, got %v", err)
-	}
-	select {
-	case <-reinit:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the restarted process was not re-initialized")
-	}
-	if err := echo(t, c, "after"); err != nil {
-		t.Fatalf("after the restart: %v", err)
+	for _, tt := range []struct {
+		name string
+		eras testservers.Eras
+		era  mcp.Era
+	}{
+		{"legacy", testservers.LegacyOnly, mcp.EraLegacy},
+		// A modern server keeps no session, but its restarted process is
+		// asked server/discover again before anything else goes to it.
+		{"modern", testservers.ModernOnly, mcp.EraModern},
+		{"dual era", testservers.DualEra, mcp.EraModern},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reinit := make(chan client.Info, 2)
+			target := stdioTarget(testservers.Options{Eras: tt.eras, Stdio: testservers.StdioFaults{CrashOnCall: 3}}).Supervised(fastPolicy)
+			c := dial(t, server{name: "stdio", target: target}, client.OnReinitialized(func(i client.Info) { reinit <- i }))
+			if got := c.Info().Era; got != tt.era {
+				t.Fatalf("era %v, want %v", got, tt.era)
+			}
+			for i := range 2 {
+				if err := echo(t, c, "before"); err != nil {
+					t.Fatalf("call %d: %v", i, err)
+				}
+			}
+			err := echo(t, c, "crash")
+			var exit *stdio.ExitError
+			if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) || !errors.As(err, &exit) || exit.ExitCode != testservers.CrashExitCode || exit.Stderr == "" {
+				t.Fatalf("the call in flight at the crash: want outcome unknown with the exit status and stderr, got %v", err)
+			}
+			select {
+			case info := <-reinit:
+				if info.Era != tt.era {
+					t.Fatalf("re-initialized as %v, want %v", info.Era, tt.era)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the restarted process was not re-initialized")
+			}
+			for i := range 2 { // the new process crashes on its third call too
+				if err := echo(t, c, "after"); err != nil {
+					t.Fatalf("call %d after the restart: %v", i, err)
+				}
+			}
+			if st := c.State(); st != client.StateReady {
+				t.Fatalf("state %v after the restart, want ready", st)
+			}
+		})
 	}
 }
 

@@ -54,7 +54,7 @@ type supervisor struct {
 	mu       sync.Mutex
 	cur      *Transport // the process in service; nil between a death and the next start
 	last     *Transport // the process started last, for Pid and StderrTail
-	needInit bool       // the session died with a process: only initialize may be sent
+	needInit bool       // the session died with a process: only an opening request (initialize, server/discover) may be sent
 	lastExit *ExitError // the latest death
 	terminal error      // the end of the transport, once supervision gave up
 	restarts int
@@ -286,7 +286,7 @@ func (s *supervisor) send(ctx context.Context, m *jsonrpc.Message) error {
 	if m == nil {
 		return errNilMessage
 	}
-	isInit := m.IsRequest() && m.Method == "initialize"
+	isInit := m.IsRequest() && (m.Method == "initialize" || m.Method == "server/discover") // an opening request
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -302,7 +302,7 @@ func (s *supervisor) send(ctx context.Context, m *jsonrpc.Message) error {
 		case needInit && !isInit:
 			return &restartingError{exit: lastExit}
 		case cur == nil:
-			// An initialize waits for the new process.
+			// An opening request waits for the new process.
 			select {
 			case <-changed:
 				continue
@@ -367,15 +367,16 @@ func (s *supervisor) shutdown(ctx context.Context) error {
 	return s.closeErr
 }
 
-// restartingError is what Send returns for a message other than initialize
-// while the server process is being restarted, or has been and awaits
-// initialize. Nothing was written. It matches jsonrpc.ErrSessionExpired
+// restartingError is what Send returns for a message other than an opening
+// request (initialize, or a modern server's server/discover) while the
+// server process is being restarted, or has been and awaits one. Nothing
+// was written. It matches jsonrpc.ErrSessionExpired
 // and jsonrpc.ErrNotSent, and unwraps to the *ExitError of the process
 // that died.
 type restartingError struct{ exit *ExitError }
 
 func (e *restartingError) Error() string {
-	msg := "stdio: session expired: the server process died and was restarted; initialize first"
+	msg := "stdio: session expired: the server process died and was restarted; it needs initialize (or server/discover) first"
 	if e.exit != nil {
 		msg += " (" + e.exit.Error() + ")"
 	}
