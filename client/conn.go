@@ -360,14 +360,26 @@ func (c *Conn) fail(err error, lost bool) {
 }
 
 // failPending fails every call waiting for an answer — but for a lost
-// session, not those a re-initialization sends (they belong to the next).
+// session, only those the transport says it left unanswered, when it can
+// tell (a supervised stdio server's dead process), else all but those a
+// re-initialization sends (they belong to the next session).
 func (c *Conn) failPending(err error, lost bool) {
 	c.mu.Lock()
 	pending := c.pending
 	c.pending = make(map[int64]*call)
-	if _, session := err.(*jsonrpc.SessionLostError); session {
+	if sl, session := err.(*jsonrpc.SessionLostError); session {
+		keep := func(id int64, cl *call) bool { return cl.recovery }
+		if sl.UnansweredKnown {
+			gone := make(map[int64]bool, len(sl.Unanswered))
+			for _, id := range sl.Unanswered {
+				if n, ok := id.Int64(); ok {
+					gone[n] = true
+				}
+			}
+			keep = func(id int64, _ *call) bool { return !gone[id] }
+		}
 		for id, cl := range pending {
-			if cl.recovery {
+			if keep(id, cl) {
 				c.pending[id] = cl
 				delete(pending, id)
 			}

@@ -2,6 +2,8 @@ package client_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -197,5 +199,39 @@ func TestCutStreams(t *testing.T) {
 	}
 	if err := echo(t, c, "still fine"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A restarted process that dies before it answers the re-initialization:
+// the transport says that request went unanswered, so the recovery tries
+// again on the next process at once, instead of waiting out the request
+// timeout for an answer that cannot come. (The timeout here is longer
+// than the test's own context: a Conn that waits for it fails the test.)
+func TestStdioCrashDuringReinitialization(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		eras testservers.Eras
+	}{{"legacy", testservers.LegacyOnly}, {"modern", testservers.ModernOnly}} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "crash-on-open")
+			target := stdioTarget(testservers.Options{Eras: tt.eras, Stdio: testservers.StdioFaults{CrashOnCall: 2, CrashOnOpenFile: file}}).Supervised(fastPolicy)
+			c := dial(t, server{name: "stdio", target: target}, client.WithRequestTimeout(10*time.Minute))
+			if err := echo(t, c, "before"); err != nil {
+				t.Fatal(err)
+			}
+			// The next process will die when it is opened.
+			if err := os.WriteFile(file, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := echo(t, c, "crash"); !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+				t.Fatalf("the call in flight at the crash: %v", err)
+			}
+			if err := echo(t, c, "after"); err != nil {
+				t.Fatalf("after two deaths: %v", err)
+			}
+			if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+				t.Fatal("no process was opened while the file existed: the test did not crash one")
+			}
+		})
 	}
 }

@@ -157,6 +157,13 @@ type SessionLostError struct {
 	// before could only have come over what was lost: their outcome is
 	// unknown.
 	AnswersFollow bool
+	// Unanswered, when UnansweredKnown, lists exactly the requests written
+	// over what was lost that got no answer: their outcome is unknown, and
+	// every other request in flight went elsewhere (a supervised stdio
+	// server's next process) and may still be answered. Without
+	// UnansweredKnown the transport cannot tell.
+	Unanswered      []ID
+	UnansweredKnown bool
 }
 
 func (e *SessionLostError) Error() string {

@@ -60,6 +60,10 @@ type supervisor struct {
 	restarts int
 	changed  chan struct{} // closed and replaced whenever cur, terminal or closed change
 
+	// unanswered holds, per process, the ids of the requests written to it
+	// whose response it has not sent: what its death leaves unanswered.
+	unanswered map[*Transport]*pendingIDs
+
 	closeOnce sync.Once
 	closeErr  error
 
@@ -255,6 +259,9 @@ func (s *supervisor) recv() (*jsonrpc.Message, error) {
 		if s.closed.Load() {
 			return nil, jsonrpc.ErrClosed
 		}
+		if err == nil && m.IsResponse() {
+			s.answered(l.t, m.ID)
+		}
 		if err == nil || err == jsonrpc.ErrInterrupted {
 			return m, err
 		}
@@ -268,7 +275,8 @@ func (s *supervisor) recv() (*jsonrpc.Message, error) {
 			return nil, s.terminalErr()
 		}
 		s.lost = true
-		return nil, &jsonrpc.SessionLostError{Cause: err}
+		ids, known := s.forget(l.t)
+		return nil, &jsonrpc.SessionLostError{Cause: err, Unanswered: ids, UnansweredKnown: known}
 	}
 }
 
@@ -310,7 +318,17 @@ func (s *supervisor) send(ctx context.Context, m *jsonrpc.Message) error {
 				return fmt.Errorf("stdio: waiting for the server process to restart: %w", ctx.Err())
 			}
 		}
+		request := m.IsRequest()
+		if request {
+			s.written(cur, m.ID) // before it goes: its answer may come at once
+		}
 		err := cur.Send(ctx, m)
+		if err != nil && request {
+			// Not sent, or the caller gave up on it (a line handed off
+			// to the background writer still goes; its answer is then
+			// nobody's).
+			s.answered(cur, m.ID)
+		}
 		if err == nil {
 			if needInit {
 				s.mu.Lock()
@@ -323,6 +341,67 @@ func (s *supervisor) send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 		return s.sendErr(err)
 	}
+}
+
+// pendingIDs are the unanswered requests of one process; past
+// maxPendingIDs (a server that answers nothing, for a long life) they are
+// no longer kept, and its death reports none as known.
+type pendingIDs struct {
+	ids      map[string]jsonrpc.ID
+	overflow bool
+}
+
+const maxPendingIDs = 4096
+
+// written notes that request id goes to process t.
+func (s *supervisor) written(t *Transport, id jsonrpc.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unanswered == nil {
+		s.unanswered = map[*Transport]*pendingIDs{}
+	}
+	p := s.unanswered[t]
+	if p == nil {
+		p = &pendingIDs{ids: map[string]jsonrpc.ID{}}
+		s.unanswered[t] = p
+	}
+	if p.overflow {
+		return
+	}
+	if len(p.ids) >= maxPendingIDs {
+		p.ids, p.overflow = nil, true
+		return
+	}
+	p.ids[id.Raw()] = id
+}
+
+// answered notes that process t answered request id (or never got it).
+func (s *supervisor) answered(t *Transport, id jsonrpc.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.unanswered[t]; p != nil {
+		delete(p.ids, id.Raw())
+	}
+}
+
+// forget returns the requests process t left unanswered, and whether they
+// are known, and forgets t.
+func (s *supervisor) forget(t *Transport) ([]jsonrpc.ID, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.unanswered[t]
+	delete(s.unanswered, t)
+	if p == nil {
+		return nil, true // nothing was sent to it
+	}
+	if p.overflow {
+		return nil, false
+	}
+	ids := make([]jsonrpc.ID, 0, len(p.ids))
+	for _, id := range p.ids {
+		ids = append(ids, id)
+	}
+	return ids, true
 }
 
 // sendErr turns the error of a process transport's Send into the

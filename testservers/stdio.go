@@ -166,6 +166,7 @@ const (
 	EnvLog          = EnvVar + "_LOG"          // a slog level (debug, info, warn, error) for logs on stderr; none when unset
 
 	EnvCrashOnCall    = EnvVar + "_CRASH_ON_CALL"    // StdioFaults.CrashOnCall
+	EnvCrashOnOpen    = EnvVar + "_CRASH_ON_OPEN"    // StdioFaults.CrashOnOpenFile
 	EnvIgnoreStdinEOF = EnvVar + "_IGNORE_STDIN_EOF" // StdioFaults.IgnoreStdinEOF: "1" or "true"
 	EnvIgnoreSIGTERM  = EnvVar + "_IGNORE_SIGTERM"   // StdioFaults.IgnoreSIGTERM: "1" or "true"
 	EnvGrandchild     = EnvVar + "_GRANDCHILD"       // StdioFaults.Grandchild: "1" or "true"
@@ -212,7 +213,7 @@ func RunFromEnv() {
 		err = ServeStdio(context.Background(), os.Stdin, os.Stdout, opts)
 	}
 	if errors.Is(err, ErrCrashed) {
-		fmt.Fprintf(os.Stderr, "testservers: crashing on purpose on tool call %d (exit status %d)\n", opts.Stdio.CrashOnCall, CrashExitCode)
+		fmt.Fprintf(os.Stderr, "testservers: crashing on purpose (exit status %d)\n", CrashExitCode)
 		os.Exit(CrashExitCode)
 	}
 	if err != nil {
@@ -288,6 +289,7 @@ func OptionsFromEnv() (Options, error) {
 		}
 		opts.Stdio.CrashOnCall = n
 	}
+	opts.Stdio.CrashOnOpenFile = os.Getenv(EnvCrashOnOpen)
 	for _, b := range []struct {
 		name string
 		v    *bool
@@ -367,6 +369,9 @@ func StdioEnv(opts Options) []string {
 	f := opts.Stdio
 	if f.CrashOnCall > 0 {
 		env = append(env, EnvCrashOnCall+"="+strconv.Itoa(f.CrashOnCall))
+	}
+	if f.CrashOnOpenFile != "" {
+		env = append(env, EnvCrashOnOpen+"="+f.CrashOnOpenFile)
 	}
 	if f.IgnoreStdinEOF {
 		env = append(env, EnvIgnoreStdinEOF+"=1")

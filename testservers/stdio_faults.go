@@ -26,6 +26,12 @@ type StdioFaults struct {
 	// CrashExitCode (in-process, ServeStdio returns ErrCrashed). A server
 	// that must answer N calls first has CrashOnCall N+1.
 	CrashOnCall int
+	// CrashOnOpenFile, when set, is a file whose presence makes the server
+	// crash when an opening request arrives (initialize, or
+	// server/discover), removing the file first: of the processes a
+	// supervisor starts one after another, the first to be opened while
+	// the file exists dies before it answers, and the next does not.
+	CrashOnOpenFile string
 	// IgnoreStdinEOF keeps the server running after stdin closes: it
 	// finishes its requests and waits to be killed (in-process, for ctx
 	// to end), as a server that does not notice its client left.
@@ -66,12 +72,19 @@ const grandchildLife = 2 * time.Minute
 // crashes counts the tools/call requests among the lines read and
 // reports whether this line is the one to crash on.
 func (s *Server) crashes(line []byte, calls *int) bool {
-	n := s.opts.Stdio.CrashOnCall
-	if n <= 0 {
+	n, file := s.opts.Stdio.CrashOnCall, s.opts.Stdio.CrashOnOpenFile
+	if n <= 0 && file == "" {
 		return false
 	}
 	m, err := jsonrpc.DecodeMessage(line)
-	if err != nil || !m.IsRequest() || m.Method != "tools/call" {
+	if err != nil || !m.IsRequest() {
+		return false
+	}
+	if file != "" && (m.Method == "initialize" || m.Method == "server/discover") && os.Remove(file) == nil {
+		s.fault(FaultCrash)
+		return true
+	}
+	if n <= 0 || m.Method != "tools/call" {
 		return false
 	}
 	*calls++
