@@ -75,8 +75,8 @@ func (s *Server) readStdio(ctx context.Context, in io.Reader, ss *Session, p *st
 	for {
 		line, err := r.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 && ctx.Err() == nil {
-			if s.crashes(line, &calls) {
-				return ErrCrashed
+			if err := s.crash(line, &calls); err != nil {
+				return err
 			}
 			s.handleLine(ctx, line, ss, p)
 		}
@@ -213,7 +213,7 @@ func RunFromEnv() {
 		err = ServeStdio(context.Background(), os.Stdin, os.Stdout, opts)
 	}
 	if errors.Is(err, ErrCrashed) {
-		fmt.Fprintf(os.Stderr, "testservers: crashing on purpose (exit status %d)\n", CrashExitCode)
+		fmt.Fprintf(os.Stderr, "testservers: crashing on purpose %s (exit status %d)\n", strings.TrimPrefix(err.Error(), ErrCrashed.Error()+" "), CrashExitCode)
 		os.Exit(CrashExitCode)
 	}
 	if err != nil {

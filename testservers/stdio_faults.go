@@ -61,38 +61,39 @@ type StdioFaults struct {
 // StdioFaults.CrashOnCall asks.
 const CrashExitCode = 3
 
-// ErrCrashed is returned by ServeStdio when it crashes as
-// StdioFaults.CrashOnCall asks.
+// ErrCrashed is matched by the error ServeStdio returns when it crashes as
+// StdioFaults.CrashOnCall or CrashOnOpenFile asks.
 var ErrCrashed = errors.New("testservers: crashed on purpose")
 
 // grandchildLife bounds the life of a grandchild nobody killed, so that
 // a failing test leaves no process behind for long.
 const grandchildLife = 2 * time.Minute
 
-// crashes counts the tools/call requests among the lines read and
-// reports whether this line is the one to crash on.
-func (s *Server) crashes(line []byte, calls *int) bool {
+// crash counts the tools/call requests among the lines read and returns
+// an error matching ErrCrashed, which says why, when this line is the one
+// to crash on (CrashOnCall, or an opening request with CrashOnOpenFile).
+func (s *Server) crash(line []byte, calls *int) error {
 	n, file := s.opts.Stdio.CrashOnCall, s.opts.Stdio.CrashOnOpenFile
 	if n <= 0 && file == "" {
-		return false
+		return nil
 	}
 	m, err := jsonrpc.DecodeMessage(line)
 	if err != nil || !m.IsRequest() {
-		return false
+		return nil
 	}
 	if file != "" && (m.Method == "initialize" || m.Method == "server/discover") && os.Remove(file) == nil {
 		s.fault(FaultCrash)
-		return true
+		return fmt.Errorf("%w on %s", ErrCrashed, m.Method)
 	}
 	if n <= 0 || m.Method != "tools/call" {
-		return false
+		return nil
 	}
 	*calls++
 	if *calls < n {
-		return false
+		return nil
 	}
 	s.fault(FaultCrash)
-	return true
+	return fmt.Errorf("%w on tool call %d", ErrCrashed, *calls)
 }
 
 // startProcessFaults sets up the process-wide faults of f.
