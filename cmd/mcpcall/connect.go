@@ -27,6 +27,7 @@ type session struct {
 	progress *progressView
 	target   *target
 	c        *cli
+	stderr   *lineWriter // a stdio server's stderr, on its way to ours; nil over HTTP
 }
 
 // connected wraps a command body that needs a connection. The command's
@@ -93,7 +94,8 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		if c.f.json {
 			cmd.StderrLogger = slog.New(slog.NewJSONHandler(c.stderr, nil))
 		} else {
-			cmd.Stderr = c.stderr
+			s.stderr = &lineWriter{w: c.stderr}
+			cmd.Stderr = s.stderr
 		}
 		c.lastTr = client.TransportStdio
 		c.stderrShown = true
@@ -134,6 +136,7 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	}
 	conn, err = client.Dial(dctx, ct, opts...)
 	if err != nil {
+		s.flushStderr()
 		s.trace.Close()
 		var negErr *negotiate.Error
 		if errors.As(err, &negErr) && negErr.Report != nil {
@@ -211,8 +214,17 @@ func (s *session) close(run context.Context) {
 	if err := s.conn.Shutdown(ctx); err != nil {
 		s.c.log.Debug("closing the connection", "err", err)
 	}
+	s.flushStderr()
 	if err := s.trace.Close(); err != nil {
 		s.c.log.Warn("--trace", "err", err)
+	}
+}
+
+// flushStderr writes what is left of a stdio server's last stderr line,
+// once its process is gone.
+func (s *session) flushStderr() {
+	if s.stderr != nil {
+		s.stderr.Flush()
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -233,4 +234,48 @@ func (s *scrubbedWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// maxStderrLine is how much of a stdio server's stderr line lineWriter
+// holds back waiting for its end; a longer one goes on in pieces.
+const maxStderrLine = 64 << 10
+
+// lineWriter passes what a stdio server writes to its stderr on to w a
+// whole line at a time (a longer line than maxStderrLine in pieces), so
+// that the scrub behind w sees a credential whole even when the server's
+// output reaches mcpcall cut in the middle of it (the transport copies
+// stderr in 4 KiB reads). Flush writes what is left of an unfinished line.
+type lineWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+		if _, err := l.w.Write(l.buf[:i+1]); err != nil {
+			return 0, err
+		}
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
+	}
+	if len(l.buf) >= maxStderrLine {
+		if _, err := l.w.Write(l.buf); err != nil {
+			return 0, err
+		}
+		l.buf = l.buf[:0]
+	}
+	return len(p), nil
+}
+
+// Flush writes the unfinished line, if any.
+func (l *lineWriter) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) > 0 {
+		_, _ = l.w.Write(l.buf)
+		l.buf = l.buf[:0]
+	}
 }

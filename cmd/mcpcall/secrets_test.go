@@ -182,3 +182,36 @@ func TestStoredTokenHidden(t *testing.T) {
 		}
 	}
 }
+
+// A stdio server's stderr reaches mcpcall in reads of 4 KiB, which may
+// cut a credential in two: lines are passed on whole, so the scrub sees
+// it whole. An unfinished line goes out at Flush; a line longer than
+// maxStderrLine goes out in pieces, so what is held back stays bounded.
+func TestStderrLinesScrubbedWhole(t *testing.T) {
+	const token = "sk_live_0123456789abcdef"
+	text := strings.Repeat("x", 4073) + " Authorization: Bearer " + token + "\nnext line\n"
+	cut := strings.Index(text, token) + 5
+	var out strings.Builder
+	lw := &lineWriter{w: &scrubbedWriter{w: &out, sec: &secrets{}, text: true}}
+	for _, part := range []string{text[:cut], text[cut:], "unfinished"} {
+		if n, err := lw.Write([]byte(part)); err != nil || n != len(part) {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if strings.Contains(out.String(), token[:5]+"…") || strings.Contains(out.String(), token) || strings.Contains(out.String(), token[5:]) {
+		t.Fatalf("the cut token shows: %q", out.String()[4000:])
+	}
+	if !strings.HasSuffix(out.String(), "Bearer [REDACTED]\nnext line\n") {
+		t.Fatalf("output ends %q", out.String()[4000:])
+	}
+	lw.Flush()
+	if !strings.HasSuffix(out.String(), "next line\nunfinished") {
+		t.Fatalf("after Flush, output ends %q", out.String()[4000:])
+	}
+	out.Reset()
+	long := strings.Repeat("y", maxStderrLine+10)
+	lw.Write([]byte(long))
+	if out.Len() != len(long) || len(lw.buf) != 0 {
+		t.Fatalf("a %d-byte line: %d written, %d held", len(long), out.Len(), len(lw.buf))
+	}
+}
