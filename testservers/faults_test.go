@@ -762,6 +762,15 @@ func TestFaultStreamsForgotten(t *testing.T) {
 			first = evs[0].id
 		}
 		last = evs[0].id
+		// Streams are retained as they finish, which is after their
+		// client read the cut: wait for this one, so that they are
+		// retained (and the oldest dropped) in the order sent.
+		id, _, _ := parseEventID(last)
+		eventually(t, "the cut stream retained", func() bool {
+			hs.mu.Lock()
+			defer hs.mu.Unlock()
+			return len(hs.retained) > 0 && hs.retained[len(hs.retained)-1].stream.id == id
+		})
 	}
 	eventually(t, "streams finished", func() bool {
 		hs.mu.Lock()
