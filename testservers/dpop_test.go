@@ -112,8 +112,9 @@ func (a tokenAnswer) str(name string) string {
 	return s
 }
 
-// postToken sends a token request with form, authenticated as the client
-// "svc" with HTTP Basic, and with proofs as its DPoP headers.
+// postToken sends a token request with form, and with proofs as its DPoP
+// headers: authenticated as the client "svc" with HTTP Basic, unless form
+// names a client_id (a public client).
 func postToken(t *testing.T, hc *http.Client, endpoint string, form url.Values, proofs ...string) tokenAnswer {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(form.Encode()))
@@ -121,7 +122,9 @@ func postToken(t *testing.T, hc *http.Client, endpoint string, form url.Values, 
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth("svc", "s3cret")
+	if !form.Has("client_id") {
+		req.SetBasicAuth("svc", "s3cret")
+	}
 	for _, p := range proofs {
 		req.Header.Add("DPoP", p)
 	}
@@ -365,20 +368,7 @@ func TestAuthServerDPoPRefresh(t *testing.T) {
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {back.Query().Get("code")}, "redirect_uri": {redirect},
 		"code_verifier": {verifier}, "client_id": {"https://app.example/client.json"}, "resource": {"https://rs.example/mcp"}}
 	post := func(form url.Values, proofs ...string) tokenAnswer {
-		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		for _, p := range proofs {
-			req.Header.Add("DPoP", p)
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		a := tokenAnswer{status: resp.StatusCode, header: resp.Header}
-		json.Unmarshal(body, &a.body)
-		return a
+		return postToken(t, hc, endpoint, form, proofs...)
 	}
 	a := post(form, k.proof(t, "POST", endpoint, "", nil))
 	if a.status != http.StatusOK || a.str("token_type") != "DPoP" || a.str("refresh_token") == "" {
