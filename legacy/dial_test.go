@@ -259,6 +259,7 @@ func TestDialNoEndpoint(t *testing.T) {
 		{"empty endpoint", "event: endpoint\ndata:\n\n"},
 		{"blank endpoint", "event: endpoint\ndata:   \n\n"},
 		{"not a URI", "event: endpoint\ndata: http://[::1\n\n"},
+		{"endpoint over 8 KiB", "event: endpoint\ndata: /message?session=" + strings.Repeat("s", MaxEndpointLen) + "\n\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

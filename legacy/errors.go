@@ -6,9 +6,16 @@ import (
 )
 
 // ErrNoEndpoint: the SSE stream did not start with an "endpoint" event that
-// holds a usable URI: its first event had another type, its data was empty
-// or not a URI, or the stream ended before any event.
+// holds a usable URI: its first event had another type, its data was empty,
+// not a URI or longer than MaxEndpointLen, or the stream ended before any
+// event.
 var ErrNoEndpoint = errors.New("no endpoint event on the SSE stream")
+
+// MaxEndpointLen bounds the endpoint event: a URL longer than 8 KiB is
+// refused (ErrNoEndpoint). The endpoint is kept for the session, goes into
+// every POST and, redacted, into errors and the negotiation report; a
+// hostile server could otherwise make each of them megabytes.
+const MaxEndpointLen = 8 << 10
 
 // ErrConnectionLost: the SSE stream ended or broke after Dial. The session
 // went with it: nothing more will arrive from the server, so no request in

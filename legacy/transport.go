@@ -247,6 +247,10 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the first event is %q, not \"endpoint\": %w",
 			t.sseURL, wire.Excerpt([]byte(ev.Type)), ErrNoEndpoint)
 	}
+	if len(ev.Data) > MaxEndpointLen {
+		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the endpoint event holds %d bytes, more than %d: %w",
+			t.sseURL, len(ev.Data), MaxEndpointLen, ErrNoEndpoint)
+	}
 	// Relative references resolve against the URL the stream came from,
 	// after redirects; the origin check is against the URL the host gave.
 	base := t.origin
