@@ -11,6 +11,11 @@ import (
 // given no TTL.
 const DefaultCacheTTL = time.Hour
 
+// MaxCacheEntries bounds a Cache: past it, storing a new server's outcome
+// first drops the expired entries, then, if still full, the one that would
+// expire first. (A gateway's shared Cache sees many servers.)
+const MaxCacheEntries = 4096
+
 // Cache remembers, per server (a URL, or a stdio command line), what the
 // ladder found: its era and, for a URL, its transport. The era is a
 // property of the server, so the next connection starts with what worked,
@@ -77,9 +82,29 @@ func (c *Cache) store(key string, e entry) {
 		return
 	}
 	c.mu.Lock()
-	e.expires = c.now().Add(c.ttl)
+	defer c.mu.Unlock()
+	now := c.now()
+	if _, known := c.m[key]; !known && len(c.m) >= MaxCacheEntries {
+		c.makeRoom(now)
+	}
+	e.expires = now.Add(c.ttl)
 	c.m[key] = e
-	c.mu.Unlock()
+}
+
+// makeRoom drops the expired entries, or else the one that expires first.
+// c.mu is held.
+func (c *Cache) makeRoom(now time.Time) {
+	var soonest string
+	for k, e := range c.m {
+		if now.After(e.expires) {
+			delete(c.m, k)
+		} else if soonest == "" || e.expires.Before(c.m[soonest].expires) {
+			soonest = k
+		}
+	}
+	if len(c.m) >= MaxCacheEntries {
+		delete(c.m, soonest)
+	}
 }
 
 // Forget drops what is cached for key.
