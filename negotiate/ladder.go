@@ -104,7 +104,14 @@ type ladder struct {
 	nextID int64
 	tried  map[rung]bool
 	queue  []rung
+	cached bool // the first rung is the cache's outcome (order)
 }
+
+// cachedEndpointWait bounds how long a cached HTTP+SSE outcome waits for
+// the stream's endpoint event before the cache is taken for stale (a
+// server that moved to Streamable HTTP may hold a GET open without a
+// word): half the time left, at most this. (A var: tests shorten it.)
+var cachedEndpointWait = 5 * time.Second
 
 // rung is one step of the ladder.
 type rung int
@@ -194,6 +201,7 @@ func (l *ladder) order() []rung {
 			first = rungSSE
 		}
 		l.report.FromCache = true
+		l.cached = true
 		// Should the server have changed, the rest runs after all.
 		base = append([]rung{first, rungForget}, slices.DeleteFunc(base, func(r rung) bool { return r == first })...)
 	}
@@ -217,7 +225,7 @@ func (l *ladder) run(ctx context.Context) (*Result, error) {
 		case rungStreamable:
 			res, out = l.tryStreamable(ctx)
 		case rungSSE:
-			res, out = l.trySSE(ctx)
+			res, out = l.trySSE(ctx, l.cached && len(l.tried) == 1)
 		case rungForget:
 			l.cfg.Cache.Forget(l.url)
 			continue

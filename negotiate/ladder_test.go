@@ -341,6 +341,29 @@ func TestStaleCacheRunsLadderAgain(t *testing.T) {
 	}
 }
 
+// A server cached as HTTP+SSE that moved to a stateless Streamable HTTP
+// server, whose GET holds an idle SSE stream open and sends nothing: the
+// wait for the endpoint event is bounded, the cache is taken for stale,
+// and the rest of the ladder finds the server (it waited for the whole
+// Dial, every Dial, for as long as the entry lived).
+func TestStaleCachedSSEWithIdleStream(t *testing.T) {
+	negotiate.SetCachedEndpointWait(t.Cleanup, 300*time.Millisecond)
+	srv := testservers.StartStreamable(testservers.HTTPOptions{Stateless: true})
+	defer srv.Close()
+	cache := negotiate.NewCache(time.Minute)
+	cache.Store(srv.URL, negotiate.SSE, mcp.EraLegacy)
+	res, err := connect(t, srv.URL, negotiate.Config{Cache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Name != negotiate.StreamableHTTP || !res.Report.FromCache || !strings.Contains(res.Report.String(), "stale") {
+		t.Fatalf("report %s", res.Report)
+	}
+	if got, _, _ := cache.Lookup(srv.URL); got != negotiate.StreamableHTTP {
+		t.Errorf("cache now says %q", got)
+	}
+}
+
 func TestCacheTTL(t *testing.T) {
 	c := negotiate.NewCache(20 * time.Millisecond)
 	c.Store("u", negotiate.SSE, mcp.EraLegacy)

@@ -193,18 +193,33 @@ func (l *ladder) modernInstead(a Attempt) outcome {
 }
 
 // trySSE GETs the URL as an HTTP+SSE stream and runs initialize over it.
-func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
+// cached says this is the cache's outcome, tried first: a stream that
+// gives no endpoint event within cachedEndpointWait then says the cache is
+// stale, and the ladder goes on.
+func (l *ladder) trySSE(ctx context.Context, cached bool) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
 	a := Attempt{Era: string(mcp.EraLegacy), Transport: SSE, Request: RequestInitialize, Method: http.MethodGet, URL: l.shown}
-	t, err := legacy.Dial(ctx, l.url, legacy.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect})
+	dctx := ctx
+	if cached {
+		wait := cachedEndpointWait
+		if d, ok := ctx.Deadline(); ok && time.Until(d)/2 < wait {
+			wait = time.Until(d) / 2
+		}
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	t, err := legacy.Dial(dctx, l.url, legacy.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect})
 	if err != nil {
 		a.Duration, a.Status = time.Since(start), rec.firstStatus()
 		var notSSE *legacy.NotSSEError
 		var he *jsonrpc.HTTPError
 		refused, detail := false, ""
 		switch {
+		case cached && dctx.Err() != nil && ctx.Err() == nil:
+			refused, detail = true, "no endpoint event in "+time.Since(start).Round(time.Millisecond).String()
 		case errors.As(err, &notSSE):
 			refused, detail = true, "not an SSE stream"
 		case errors.Is(err, legacy.ErrNoEndpoint):
@@ -214,6 +229,8 @@ func (l *ladder) trySSE(ctx context.Context) (*Result, outcome) {
 		}
 		var redirect *jsonrpc.RedirectError
 		switch {
+		case refused && cached:
+			a.Decision = "no HTTP+SSE server here: the cached outcome is stale"
 		case refused:
 			a.Decision = "no HTTP+SSE server here"
 		case errors.As(err, &redirect):
