@@ -473,3 +473,51 @@ func TestCloseWhileReconnecting(t *testing.T) {
 		})
 	}
 }
+
+// A server that announces an endpoint and ends the stream at once, every
+// time, after a first stream that asked for retry: 0, is not a reason to
+// reconnect in a hot loop: a session that delivered nothing is no
+// progress, so the waits grow and the policy's attempts run out (the
+// transport made thousands of GETs a second, each queuing a lost session).
+func TestReconnectUselessSessionsBackOff(t *testing.T) {
+	f := newFlaky(t)
+	f.prelude = func(n int) string {
+		if n == 1 {
+			return "retry: 0\n\n"
+		}
+		return ""
+	}
+	p := fast() // 5 attempts
+	_, fd := dialFlaky(t, f, Options{Reconnect: p})
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	defer func() { close(stop); <-stopped }()
+	go func() { // every stream ends at once
+		defer close(stopped)
+		for {
+			select {
+			case s := <-f.streams:
+				close(s.end)
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for range p.MaxAttempts {
+		fd.lost(t)
+	}
+	// The last lost session, then the end: its sessions ended at once.
+	var err error
+	for {
+		it := fd.item(t)
+		if e, ok := it.(error); ok && !errors.Is(e, jsonrpc.ErrSessionExpired) {
+			err = e
+			break
+		}
+	}
+	if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), "exhausted after 5 attempts") {
+		t.Fatalf("Recv = %v, want the policy exhausted", err)
+	}
+	if n := len(f.getTimes()); n != 1+p.MaxAttempts {
+		t.Errorf("%d GETs, want 1 + %d", n, p.MaxAttempts)
+	}
+}

@@ -44,16 +44,21 @@ func (t *Transport) drop(s *session, cause, lost error) bool {
 }
 
 // redial opens the stream again, waiting before each attempt as the
-// backoff says (the first wait after a drop is the server's retry: field,
-// when it sent one), until a new stream announces a usable endpoint; that
-// is progress, and the backoff starts over. It returns the error that ends
+// backoff says, until a new stream announces a usable endpoint. The backoff
+// starts over only after a useful session (one that delivered a message,
+// or lasted usefulSession), and the server's retry: field sets the first
+// wait only then: a server that gives an endpoint and closes at once, with
+// retry: 0, gets a growing wait and the policy's limits, not a hot loop. It returns the error that ends
 // the transport when the policy gives up, when the server refuses in a way
 // that will not change (see terminal), or when Close ends the wait.
-func (t *Transport) redial(lost error) (*sse.Reader, io.ReadCloser, *session, error) {
+func (t *Transport) redial(lost error, useful bool) (*sse.Reader, io.ReadCloser, *session, error) {
 	t.mu.Lock()
 	cur := t.cursor
 	t.mu.Unlock()
-	if cur.hasRetry {
+	if useful {
+		t.backoff.Progress()
+	}
+	if cur.hasRetry && t.backoff.Attempts() == 0 {
 		t.backoff.ServerRetry(cur.retry)
 	}
 	last := lost // what the last attempt failed with
@@ -62,8 +67,8 @@ func (t *Transport) redial(lost error) (*sse.Reader, io.ReadCloser, *session, er
 		wait, ok := t.backoff.Next()
 		if !ok {
 			p := t.backoff.Policy()
-			return nil, nil, nil, fmt.Errorf("GET %s: reconnection exhausted after %d attempts (policy: %s attempts, %s budget): %w (last: %w)",
-				t.sseURL, n-1, limit(p.MaxAttempts), limit(p.Budget), ErrConnectionLost, last)
+			return nil, nil, nil, fmt.Errorf("GET %s: reconnection exhausted after %d attempts without progress (policy: %s attempts, %s budget): %w (last: %w)",
+				t.sseURL, t.backoff.Attempts()-1, limit(p.MaxAttempts), limit(p.Budget), ErrConnectionLost, last)
 		}
 		if asked > 0 {
 			// The last attempt was a 429 or 503 with Retry-After: the
@@ -80,7 +85,6 @@ func (t *Transport) redial(lost error) (*sse.Reader, io.ReadCloser, *session, er
 		}
 		rd, body, s, err := t.attempt()
 		if err == nil {
-			t.backoff.Progress()
 			t.mu.Lock()
 			if t.closed {
 				t.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
@@ -19,7 +20,8 @@ import (
 func (t *Transport) run(rd *sse.Reader, body io.ReadCloser, s *session) {
 	defer t.wg.Done()
 	for {
-		cause := t.read(rd, s)
+		started := time.Now()
+		delivered, cause := t.read(rd, s)
 		body.Close()
 		t.keepCursor(rd)
 		if t.ctx.Err() != nil {
@@ -33,23 +35,28 @@ func (t *Transport) run(rd *sse.Reader, body io.ReadCloser, s *session) {
 		if !t.drop(s, cause, lost) {
 			return // closed meanwhile
 		}
+		useful := delivered || time.Since(started) >= usefulSession
 		var err error
-		if rd, body, s, err = t.redial(lost); err != nil {
+		if rd, body, s, err = t.redial(lost, useful); err != nil {
 			t.end(err)
 			return
 		}
 	}
 }
 
+// usefulSession is how long a session must last, if it delivered no
+// message, for its end to count as progress (see redial).
+const usefulSession = 30 * time.Second
+
 // read delivers the events of the stream, after the endpoint event, until
-// the stream ends or Close cancels it, and returns the read error that
-// ended it. "message" events carry JSON-RPC messages (a batch is split);
+// the stream ends or Close cancels it, and returns whether it delivered a
+// message and the read error that ended it. "message" events carry JSON-RPC messages (a batch is split);
 // invalid ones are logged and dropped, other event types are ignored.
-func (t *Transport) read(rd *sse.Reader, s *session) error {
+func (t *Transport) read(rd *sse.Reader, s *session) (delivered bool, err error) {
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			return err
+			return delivered, err
 		}
 		switch ev.Type {
 		case "message":
@@ -75,13 +82,14 @@ func (t *Transport) read(rd *sse.Reader, s *session) error {
 		// A response that finds the protocol layer waiting for the next
 		// message, with nothing queued before it, goes straight to its
 		// call: nothing is overtaken, and the answer skips the read loop.
+		delivered = delivered || len(msgs) > 0
 		if len(msgs) == 1 && msgs[0].IsResponse() && t.queue.Drained() && t.take.Offer(msgs[0]) {
 			continue
 		}
 		// A full queue makes Push wait: the stream is not read meanwhile,
 		// and TCP flow control pushes back on the server.
 		if t.queue.Push(t.ctx, len(ev.Data), msgs...) != nil {
-			return jsonrpc.ErrClosed
+			return delivered, jsonrpc.ErrClosed
 		}
 	}
 }
