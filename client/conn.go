@@ -410,10 +410,14 @@ func (c *Conn) readLoop() {
 			// through this loop, after this.
 			gen := c.gen.Load()
 			c.opts.logger.Warn("anymcp: session lost; re-initializing", "err", err)
+			// The recovery first: a call failed here and sent again
+			// (safe to repeat) then finds it under way and waits for it,
+			// rather than going out before the new session's opening
+			// request.
+			c.startRecovery(lost, gen)
 			if !lost.AnswersFollow {
 				c.failPending(lost, true)
 			}
-			c.startRecovery(lost, gen)
 			continue
 		}
 		if err != nil {
