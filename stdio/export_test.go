@@ -16,3 +16,15 @@ func RecvWaits(t *Transport) bool {
 	}
 	return t.waitingAt.Load() == t.sent.Load()
 }
+
+// Unanswered returns how many requests written to the current process of
+// the supervised t it counts as unanswered.
+func Unanswered(t *Transport) int {
+	s := t.sup
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.unanswered[s.cur]; p != nil {
+		return len(p.ids)
+	}
+	return 0
+}

@@ -76,6 +76,12 @@ type supervisor struct {
 // process that cannot be started is an error, as without supervision.
 func startSupervised(cmd Command) (*Transport, error) {
 	sh := newShared()
+	var sup atomic.Pointer[supervisor]
+	sh.answered = func(t *Transport, id jsonrpc.ID) {
+		if s := sup.Load(); s != nil {
+			s.answered(t, id)
+		}
+	}
 	t, err := startProcess(cmd, sh)
 	if err != nil {
 		return nil, err
@@ -97,6 +103,7 @@ func startSupervised(cmd Command) (*Transport, error) {
 		changed: make(chan struct{}),
 		sh:      sh,
 	}
+	sup.Store(s) // before any request can be sent, so before any answer
 	l := newLife(t)
 	s.rl = l
 	go s.run(l)
@@ -258,9 +265,6 @@ func (s *supervisor) recv() (*jsonrpc.Message, error) {
 		m, err := l.t.Recv()
 		if s.closed.Load() {
 			return nil, jsonrpc.ErrClosed
-		}
-		if err == nil && m.IsResponse() {
-			s.answered(l.t, m.ID)
 		}
 		if err == nil || err == jsonrpc.ErrInterrupted {
 			return m, err

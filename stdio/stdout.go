@@ -224,6 +224,13 @@ func (t *Transport) readStdout() {
 		if len(msgs) > 0 && !t.heard.Load() {
 			t.heard.Store(true)
 		}
+		if f := t.sh.answered; f != nil {
+			for _, m := range msgs {
+				if m.IsResponse() {
+					f(t, m.ID)
+				}
+			}
+		}
 		if len(msgs) == 0 || len(msgs) == 1 && t.handOver(msgs[0]) || !t.reserve(len(line)) {
 			continue
 		}

@@ -101,6 +101,11 @@ func TestTakeAnswers(t *testing.T) {
 				t.Fatalf("order seen:\n%q\nwant:\n%q", log, want)
 			}
 			t.Logf("%d of %d answers taken", taken, n+1)
+			// A supervisor counts every answer, taken or received: its
+			// process leaves nothing unanswered.
+			if supervised && stdio.Unanswered(tr) != 0 {
+				t.Fatalf("%d requests counted unanswered after every answer came (%d taken)", stdio.Unanswered(tr), taken)
+			}
 			tr.Close()
 			<-l.done
 		})

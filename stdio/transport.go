@@ -129,6 +129,10 @@ func Start(cmd Command) (*Transport, error) {
 type shared struct {
 	interrupt chan struct{}
 	take      wire.Taker
+	// answered, set by a supervisor before its first process starts, is
+	// told of every response a process writes, whether Recv or take gets
+	// it (see supervisor.unanswered).
+	answered func(t *Transport, id jsonrpc.ID)
 }
 
 func newShared() *shared { return &shared{interrupt: make(chan struct{}, 1)} }
