@@ -198,6 +198,14 @@ func (c *Conn) finishDiscover(version string, resp *jsonrpc.Message) error {
 			return fmt.Errorf("server/discover: decoding result: %w", err)
 		}
 	}
+	c.noteDiscovered(version, &res)
+	return nil
+}
+
+// noteDiscovered makes the Conn speak revision version of the modern era to
+// the server that answered res (the zero result for one without
+// server/discover), and ready.
+func (c *Conn) noteDiscovered(version string, res *mcp.DiscoverResult) {
 	c.mu.Lock()
 	c.info.Era = mcp.EraModern
 	c.info.ProtocolVersion = version
@@ -210,7 +218,6 @@ func (c *Conn) finishDiscover(version string, resp *jsonrpc.Message) error {
 	c.d.Store(newDialect(mcp.EraModern, version, transport, c.opts))
 	c.gen.Add(1)
 	c.setState(StateReady)
-	return nil
 }
 
 // legacyDialect is what the Conn speaks before it knows the era: only the

@@ -265,17 +265,8 @@ func (c *Conn) rediscover(ctx context.Context) error {
 	if len(res.SupportedVersions) > 0 && !slices.Contains(res.SupportedVersions, version) {
 		return &VersionError{Offered: version, Got: strings.Join(res.SupportedVersions, ", "), Pinned: c.opts.version != ""}
 	}
-	c.mu.Lock()
-	if res.SupportedVersions != nil {
-		c.info.SupportedVersions = res.SupportedVersions
-		c.info.ServerInfo = res.Server()
-		c.info.Capabilities = res.Capabilities
-		c.info.Instructions = res.Instructions
-	}
-	c.mu.Unlock()
 	c.results.clear() // the new process may list other things
-	c.gen.Add(1)
-	c.setState(StateReady)
+	c.noteDiscovered(version, &res)
 	return nil
 }
 
