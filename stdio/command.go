@@ -74,8 +74,12 @@ type Command struct {
 	// an error matching jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent
 	// (nothing is written),
 	// and an initialize request waits, within its context, for the new
-	// process to be up. A new process that sends any message counts as
-	// progress: the policy's run of failed attempts starts over. When the
+	// process to be up. A process that got somewhere counts as progress,
+	// and the policy's run of failed attempts starts over when it dies:
+	// one that sent a message other than the answer to an opening request
+	// (initialize, server/discover), or lived 30 seconds. A server that
+	// answers the handshake and then dies every time is given up on when
+	// the policy's attempts run out. When the
 	// policy gives up, Recv and Send return a *RestartsExhaustedError
 	// that wraps the last *ExitError, and the transport is over; Recv
 	// reports that last death as this error alone, not as a lost session

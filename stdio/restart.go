@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,10 +78,11 @@ type supervisor struct {
 func startSupervised(cmd Command) (*Transport, error) {
 	sh := newShared()
 	var sup atomic.Pointer[supervisor]
-	sh.answered = func(t *Transport, id jsonrpc.ID) {
+	sh.answered = func(t *Transport, id jsonrpc.ID) bool {
 		if s := sup.Load(); s != nil {
-			s.answered(t, id)
+			return s.answered(t, id)
 		}
+		return false
 	}
 	t, err := startProcess(cmd, sh)
 	if err != nil {
@@ -131,11 +133,13 @@ func (s *supervisor) restartCount() int {
 // run is the supervisor's goroutine: it follows l, the process in service,
 // to its end, and starts the next one while the policy allows.
 //
-// Progress: a process that has sent at least one message got somewhere,
-// so the policy's run of failed attempts starts over when it dies. The
-// first message is the earliest proof that the new process works; waiting
-// for an initialize to be sent would count a process that crashes on
-// reading it.
+// Progress: a process that got somewhere makes the policy's run of failed
+// attempts start over when it dies. It got somewhere when it sent a message
+// other than the answer to an opening request (initialize, server/discover)
+// — answered a call, sent a notification or a request of its own — or
+// lived usefulLife. A server that answers the handshake and then always
+// dies is thus restarted as the policy says, and given up on when its
+// attempts run out, not restarted at the policy's first wait forever.
 func (s *supervisor) run(l *life) {
 	defer close(s.done)
 	b := s.policy.Start()
@@ -157,7 +161,7 @@ func (s *supervisor) run(l *life) {
 			close(l.nextCh)
 			return
 		}
-		if l.t.heard.Load() {
+		if l.t.useful.Load() || time.Since(l.t.started) >= usefulLife {
 			b.Progress()
 		}
 		wait, ok := b.Next()
@@ -324,7 +328,7 @@ func (s *supervisor) send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 		request := m.IsRequest()
 		if request {
-			s.written(cur, m.ID) // before it goes: its answer may come at once
+			s.written(cur, m.ID, isInit) // before it goes: its answer may come at once
 		}
 		err := cur.Send(ctx, m)
 		if err != nil && request {
@@ -353,12 +357,25 @@ func (s *supervisor) send(ctx context.Context, m *jsonrpc.Message) error {
 type pendingIDs struct {
 	ids      map[string]jsonrpc.ID
 	overflow bool
+	// opening are the ids of the opening requests written to the
+	// process, answered or not: a few (initialize, after a server/discover
+	// probe), kept apart so that an overflow does not lose them.
+	opening []string
 }
 
-const maxPendingIDs = 4096
+const (
+	maxPendingIDs = 4096
+	maxOpening    = 8
+)
 
-// written notes that request id goes to process t.
-func (s *supervisor) written(t *Transport, id jsonrpc.ID) {
+// usefulLife is how long a process must live, if it sent nothing but the
+// answers to its opening requests, for its death to count as progress
+// (see run).
+const usefulLife = 30 * time.Second
+
+// written notes that request id goes to process t; opening tells whether
+// it is an opening request.
+func (s *supervisor) written(t *Transport, id jsonrpc.ID, opening bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.unanswered == nil {
@@ -368,6 +385,9 @@ func (s *supervisor) written(t *Transport, id jsonrpc.ID) {
 	if p == nil {
 		p = &pendingIDs{ids: map[string]jsonrpc.ID{}}
 		s.unanswered[t] = p
+	}
+	if opening && len(p.opening) < maxOpening {
+		p.opening = append(p.opening, id.Raw())
 	}
 	if p.overflow {
 		return
@@ -379,13 +399,18 @@ func (s *supervisor) written(t *Transport, id jsonrpc.ID) {
 	p.ids[id.Raw()] = id
 }
 
-// answered notes that process t answered request id (or never got it).
-func (s *supervisor) answered(t *Transport, id jsonrpc.ID) {
+// answered notes that process t answered request id (or never got it),
+// and reports whether id is one of its opening requests.
+func (s *supervisor) answered(t *Transport, id jsonrpc.ID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p := s.unanswered[t]; p != nil {
-		delete(p.ids, id.Raw())
+	p := s.unanswered[t]
+	if p == nil {
+		return false
 	}
+	raw := id.Raw()
+	delete(p.ids, raw)
+	return slices.Contains(p.opening, raw)
 }
 
 // forget returns the requests process t left unanswered, and whether they

@@ -300,6 +300,66 @@ func TestSupervisedProgressStartsTheRunOver(t *testing.T) {
 	}
 }
 
+func TestSupervisedHandshakeAloneIsNoProgress(t *testing.T) {
+	// Each process answers its initialize and dies. Having answered
+	// nothing else, it got nowhere: the policy's two attempts run out, where
+	// the answer once counted as progress and the restarts never ended.
+	cmd := fakeCommand(t, modeCrash, "STDIO_TEST_N=1")
+	cmd.Restart = &reconnect.Policy{InitialDelay: time.Millisecond, Jitter: -1, MaxAttempts: 2}
+	tr := start(t, cmd)
+	deaths := 0
+	var err error
+	for id := int64(1); ; id++ {
+		if deaths > 5 {
+			t.Fatal("the restarts do not stop")
+		}
+		initialize(t, tr, id)
+		_, err = recv(t, tr)
+		var sl *jsonrpc.SessionLostError
+		if !errors.As(err, &sl) {
+			break
+		}
+		sessionLost(t, err, 3)
+		deaths++
+	}
+	var re *stdio.RestartsExhaustedError
+	if !errors.As(err, &re) || re.Restarts != 2 {
+		t.Fatalf("Recv: %v, want *RestartsExhaustedError after 2 restarts", err)
+	}
+	if deaths != 2 {
+		t.Errorf("%d SessionLostErrors before the end, want 2", deaths)
+	}
+	if err, _ := closeWithin(t, tr, 3*time.Second); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+func TestSupervisedAnsweredCallIsProgress(t *testing.T) {
+	// Each process answers its initialize and one call, then dies: it got
+	// somewhere, so one attempt without progress is enough for restart
+	// after restart.
+	cmd := fakeCommand(t, modeCrash, "STDIO_TEST_N=2")
+	cmd.Restart = &reconnect.Policy{InitialDelay: time.Millisecond, Jitter: -1, MaxAttempts: 1}
+	tr := start(t, cmd)
+	for round := range 3 {
+		id := int64(2*round + 1)
+		initialize(t, tr, id)
+		send(t, tr, request(id+1, "echo", `{}`))
+		if m := mustRecv(t, tr); m.ID.Raw() != strconv.FormatInt(id+1, 10) {
+			t.Fatalf("round %d: got id %s, want %d", round, m.ID, id+1)
+		}
+		_, err := recv(t, tr)
+		sessionLost(t, err, 3)
+	}
+	initialize(t, tr, 7) // the third restart's process
+	if n := tr.Restarts(); n != 3 {
+		t.Errorf("Restarts() = %d, want 3", n)
+	}
+	if err, _ := closeWithin(t, tr, 3*time.Second); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
 func TestSupervisedInitializeWaitsForTheNewProcess(t *testing.T) {
 	cmd := fakeCommand(t, modeCrash, "STDIO_TEST_N=1")
 	cmd.Restart = &reconnect.Policy{InitialDelay: 400 * time.Millisecond, Jitter: -1}

@@ -221,13 +221,10 @@ func (t *Transport) readStdout() {
 			t.log.Warn("stdio: skipped stdout line that is not JSON-RPC",
 				slog.String("error", excerpt(err.Error())), slog.String("line", excerpt(string(line[:min(len(line), warnExcerpt+utf8.UTFMax)]))))
 		}
-		if len(msgs) > 0 && !t.heard.Load() {
-			t.heard.Store(true)
-		}
 		if f := t.sh.answered; f != nil {
 			for _, m := range msgs {
-				if m.IsResponse() {
-					f(t, m.ID)
+				if !(m.IsResponse() && f(t, m.ID)) && !t.useful.Load() {
+					t.useful.Store(true)
 				}
 			}
 		}

@@ -91,7 +91,8 @@ type Transport struct {
 	stdoutDone chan struct{} // closed when the stdout goroutine ends
 	readErr    error         // why stdout reading failed (nil at EOF)
 	outSeq     atomic.Uint64
-	heard      atomic.Bool // the server has sent at least one message
+	started    time.Time   // when the process started
+	useful     atomic.Bool // it sent a message other than an opening request's answer (see supervisor.run)
 
 	stderrDone chan struct{} // closed when stderr is drained
 	errSeq     atomic.Uint64
@@ -131,8 +132,9 @@ type shared struct {
 	take      wire.Taker
 	// answered, set by a supervisor before its first process starts, is
 	// told of every response a process writes, whether Recv or take gets
-	// it (see supervisor.unanswered).
-	answered func(t *Transport, id jsonrpc.ID)
+	// it (see supervisor.unanswered); it reports whether the response
+	// answers an opening request.
+	answered func(t *Transport, id jsonrpc.ID) (opening bool)
 }
 
 func newShared() *shared { return &shared{interrupt: make(chan struct{}, 1)} }
@@ -198,6 +200,7 @@ func startProcess(cmd Command, sh *shared) (*Transport, error) {
 	t := &Transport{
 		cmd:            c,
 		pid:            c.Process.Pid,
+		started:        time.Now(),
 		log:            log,
 		stdin:          inW,
 		stdinRaw:       raw,
