@@ -19,17 +19,81 @@ import (
 // FileStore is a Store in one JSON file, readable by its owner only (mode
 // 0600, in a directory created 0700). Every change reads the file, changes
 // it and writes it whole to a temporary file that is renamed over it, so a
-// reader never sees half a file and a crash never loses the old one. Two
-// processes that change it at the same moment may lose one change (the
-// last rename wins); a lost refresh token means logging in again.
+// reader never sees half a file and a crash never loses the old one.
+//
+// Several processes may share the file (scripts running mcpcall side by
+// side, say). A change holds an exclusive flock(2) on a lock file next to
+// it (path + ".lock"), so no change is lost to another's, and FileStore is
+// a LockingStore: an Authorizer holds that lock while it renews a token, so
+// that a refresh token, which the authorization server may rotate at each
+// use, is used by one process while the others wait and then find the new
+// token. Where flock(2) is missing (not Unix), the lock holds off only this
+// process's other users, and two processes that change the file at the
+// same moment may lose one change (the last rename wins).
 type FileStore struct {
 	path string
-	mu   sync.Mutex // one change at a time within this process
+	once sync.Once
+	sem  chan struct{} // LockTokens: one holder at a time within this process
+
+	mu      sync.Mutex // one change at a time within this process
+	flocked bool       // LockTokens holds the lock file: changes need not take it
+	release func()     // LockTokens' release of the lock file
 }
 
 // NewFileStore returns a store kept at path. Nothing is read or created
 // until the first use.
 func NewFileStore(path string) *FileStore { return &FileStore{path: path} }
+
+var _ LockingStore = (*FileStore)(nil)
+
+// lockPath is the lock file's path.
+func (f *FileStore) lockPath() string { return f.path + ".lock" }
+
+// LockTokens implements LockingStore: it holds off every other holder, in
+// this process or another, until unlock; changes made meanwhile (by
+// anyone in this process) go on without waiting for the lock themselves.
+func (f *FileStore) LockTokens(ctx context.Context) (unlock func(), err error) {
+	f.once.Do(func() { f.sem = make(chan struct{}, 1) })
+	select {
+	case f.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("auth: waiting for the token store lock %s: %w", f.lockPath(), context.Cause(ctx))
+	}
+	// mu first: a change that holds mu while it waits for another
+	// process's lock must not find the lock taken by this process under
+	// it, with no way to tell.
+	f.mu.Lock()
+	err = f.mkdir()
+	var release func()
+	if err == nil {
+		release, err = lockFile(ctx, f.lockPath())
+	}
+	if err != nil {
+		f.mu.Unlock()
+		<-f.sem
+		return nil, err
+	}
+	f.flocked, f.release = true, release
+	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			f.release()
+			f.flocked, f.release = false, nil
+			f.mu.Unlock()
+			<-f.sem
+		})
+	}, nil
+}
+
+// mkdir makes the file's directory, 0700, when it is missing.
+func (f *FileStore) mkdir() error {
+	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	return nil
+}
 
 // Path returns the file's path.
 func (f *FileStore) Path() string { return f.path }
@@ -72,8 +136,8 @@ func (f *FileStore) load() (*fileData, error) {
 // synced, then renamed over the old one.
 func (f *FileStore) save(d *fileData) error {
 	dir := filepath.Dir(f.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("auth: token store: %w", err)
+	if err := f.mkdir(); err != nil {
+		return err
 	}
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
@@ -111,10 +175,21 @@ func (f *FileStore) save(d *fileData) error {
 	return nil
 }
 
-// change runs fn on the file's content and writes it back.
-func (f *FileStore) change(fn func(d *fileData)) error {
+// change runs fn on the file's content and writes it back, holding the
+// lock file unless LockTokens holds it already.
+func (f *FileStore) change(ctx context.Context, fn func(d *fileData)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if !f.flocked {
+		if err := f.mkdir(); err != nil {
+			return err
+		}
+		release, err := lockFile(ctx, f.lockPath())
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	d, err := f.load()
 	if err != nil {
 		return err
@@ -145,8 +220,8 @@ func (f *FileStore) Token(_ context.Context, k Key) (*Token, error) {
 }
 
 // SaveToken implements Store.
-func (f *FileStore) SaveToken(_ context.Context, k Key, t *Token) error {
-	return f.change(func(d *fileData) {
+func (f *FileStore) SaveToken(ctx context.Context, k Key, t *Token) error {
+	return f.change(ctx, func(d *fileData) {
 		d.Tokens = slices.DeleteFunc(d.Tokens, func(e fileToken) bool { return e.Key == k })
 		d.Tokens = append(d.Tokens, fileToken{Key: k, Token: *t})
 		slices.SortFunc(d.Tokens, func(a, b fileToken) int { return compareKeys(a.Key, b.Key) })
@@ -154,8 +229,8 @@ func (f *FileStore) SaveToken(_ context.Context, k Key, t *Token) error {
 }
 
 // DeleteToken implements Store.
-func (f *FileStore) DeleteToken(_ context.Context, k Key) error {
-	return f.change(func(d *fileData) {
+func (f *FileStore) DeleteToken(ctx context.Context, k Key) error {
+	return f.change(ctx, func(d *fileData) {
 		d.Tokens = slices.DeleteFunc(d.Tokens, func(e fileToken) bool { return e.Key == k })
 	})
 }
@@ -188,8 +263,8 @@ func (f *FileStore) Client(_ context.Context, issuer string) (*ClientInfo, error
 }
 
 // SaveClient implements Store.
-func (f *FileStore) SaveClient(_ context.Context, c *ClientInfo) error {
-	return f.change(func(d *fileData) {
+func (f *FileStore) SaveClient(ctx context.Context, c *ClientInfo) error {
+	return f.change(ctx, func(d *fileData) {
 		d.Clients = slices.DeleteFunc(d.Clients, func(e ClientInfo) bool { return e.Issuer == c.Issuer })
 		d.Clients = append(d.Clients, *c)
 		slices.SortFunc(d.Clients, func(a, b ClientInfo) int {
@@ -205,15 +280,15 @@ func (f *FileStore) SaveClient(_ context.Context, c *ClientInfo) error {
 }
 
 // DeleteClient implements Store.
-func (f *FileStore) DeleteClient(_ context.Context, issuer string) error {
-	return f.change(func(d *fileData) {
+func (f *FileStore) DeleteClient(ctx context.Context, issuer string) error {
+	return f.change(ctx, func(d *fileData) {
 		d.Clients = slices.DeleteFunc(d.Clients, func(e ClientInfo) bool { return e.Issuer == issuer })
 	})
 }
 
 // DPoPKey implements KeyStore: the key is kept in the file, with the tokens
 // bound to it (and as secret as they are).
-func (f *FileStore) DPoPKey(context.Context) (*ecdsa.PrivateKey, error) {
+func (f *FileStore) DPoPKey(ctx context.Context) (*ecdsa.PrivateKey, error) {
 	d, err := f.read()
 	if err != nil {
 		return nil, err
@@ -223,7 +298,7 @@ func (f *FileStore) DPoPKey(context.Context) (*ecdsa.PrivateKey, error) {
 	}
 	var key *ecdsa.PrivateKey
 	var kerr error
-	err = f.change(func(d *fileData) {
+	err = f.change(ctx, func(d *fileData) {
 		if key = parseDPoPKey(d.DPoPKey); key != nil {
 			return // another process made one meanwhile
 		}

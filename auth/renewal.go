@@ -47,44 +47,10 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 	if prevKey != key {
 		prev = nil // another issuer or resource: the old token says nothing here
 	}
-	now := time.Now()
 	if !r.stepUp && !r.force {
-		stored, err := a.store.Token(ctx, key)
-		if err != nil {
-			return 0, nil, nil, err
-		}
-		if stored != nil && !a.usable(ctx, stored) {
-			stored = nil // bound to a key this Authorizer does not hold
-		}
-		if stored != nil && (prev == nil || stored.AccessToken != prev.AccessToken) && !stored.RefreshDue(now) {
-			a.log.DebugContext(ctx, "auth: using a stored token", "server", s.shown, "issuer", key.Issuer)
-			return reusedStored, stored, d, nil
-		}
-		cand := stored
-		if cand == nil && prev != nil && a.usable(ctx, prev) {
-			cand = prev
-		}
-		if !r.noRefresh && cand != nil && cand.RefreshToken != "" {
-			if c := a.clientFor(ctx, d, cand.ClientID); c != nil {
-				nt, err := a.refresh(ctx, d, c, cand)
-				if err == nil {
-					a.log.InfoContext(ctx, "auth: token refreshed", "server", s.shown, "issuer", key.Issuer, "token", nt)
-					if err := a.save(ctx, key, nt); err != nil {
-						return 0, nil, nil, err
-					}
-					return refreshed, nt, d, nil
-				}
-				var ge *GrantError
-				if !errors.As(err, &ge) {
-					return 0, nil, nil, err
-				}
-				a.log.InfoContext(ctx, "auth: refresh refused; the refresh token is dropped", "server", s.shown, "issuer", key.Issuer, "err", err)
-				dead := *cand
-				dead.RefreshToken = ""
-				if err := a.store.SaveToken(ctx, key, &dead); err != nil {
-					return 0, nil, nil, err
-				}
-			}
+		out, t, err := a.storedOrRefreshed(ctx, s, d, key, prev, r.noRefresh)
+		if err != nil || t != nil {
+			return out, t, d, err
 		}
 		if r.proactive {
 			return unchanged, nil, d, nil
@@ -103,6 +69,63 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 	}
 	a.log.InfoContext(ctx, "auth: authorized", "server", s.shown, "issuer", key.Issuer, "grant", a.cfg.Grant.String(), "token", nt)
 	return granted, nt, d, nil
+}
+
+// storedOrRefreshed returns a stored token this caller has not tried, or
+// refreshes the one it has (or the stored one): nil, nil when neither
+// works. Over a LockingStore it holds the store's lock throughout, so that
+// another process renewing the same token meanwhile is waited for, and its
+// token used, rather than its refresh token spent a second time.
+func (a *Authorizer) storedOrRefreshed(ctx context.Context, s *serverState, d *discovery, key Key, prev *Token, noRefresh bool) (outcome, *Token, error) {
+	if ls, ok := a.store.(LockingStore); ok {
+		unlock, err := ls.LockTokens(ctx)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer unlock()
+	}
+	now := time.Now()
+	stored, err := a.store.Token(ctx, key)
+	if err != nil {
+		return 0, nil, err
+	}
+	if stored != nil && !a.usable(ctx, stored) {
+		stored = nil // bound to a key this Authorizer does not hold
+	}
+	if stored != nil && (prev == nil || stored.AccessToken != prev.AccessToken) && !stored.RefreshDue(now) {
+		a.log.DebugContext(ctx, "auth: using a stored token", "server", s.shown, "issuer", key.Issuer)
+		return reusedStored, stored, nil
+	}
+	cand := stored
+	if cand == nil && prev != nil && a.usable(ctx, prev) {
+		cand = prev
+	}
+	if noRefresh || cand == nil || cand.RefreshToken == "" {
+		return 0, nil, nil
+	}
+	c := a.clientFor(ctx, d, cand.ClientID)
+	if c == nil {
+		return 0, nil, nil
+	}
+	nt, err := a.refresh(ctx, d, c, cand)
+	if err == nil {
+		a.log.InfoContext(ctx, "auth: token refreshed", "server", s.shown, "issuer", key.Issuer, "token", nt)
+		if err := a.save(ctx, key, nt); err != nil {
+			return 0, nil, err
+		}
+		return refreshed, nt, nil
+	}
+	var ge *GrantError
+	if !errors.As(err, &ge) {
+		return 0, nil, err
+	}
+	a.log.InfoContext(ctx, "auth: refresh refused; the refresh token is dropped", "server", s.shown, "issuer", key.Issuer, "err", err)
+	dead := *cand
+	dead.RefreshToken = ""
+	if err := a.store.SaveToken(ctx, key, &dead); err != nil {
+		return 0, nil, err
+	}
+	return 0, nil, nil
 }
 
 // grant obtains a new token: client_credentials, jwt-bearer, or the

@@ -49,6 +49,20 @@ type KeyStore interface {
 	DPoPKey(ctx context.Context) (*ecdsa.PrivateKey, error)
 }
 
+// LockingStore is a Store that several processes (or Authorizers) share,
+// and that can hold the others off while one of them renews a token. An
+// Authorizer whose Store is one holds the lock from reading the stored
+// token to saving its refresh, so that a refresh token — which the
+// authorization server may rotate at each use, and refuse, or revoke with
+// every token issued from it, when it comes again — is used once: the
+// others wait, then find the new token. FileStore is one.
+type LockingStore interface {
+	Store
+	// LockTokens holds the others off until unlock is called (once), or
+	// returns an error: ctx's, when it ends first.
+	LockTokens(ctx context.Context) (unlock func(), err error)
+}
+
 // MemoryStore is a Store in memory. The zero value is ready to use.
 type MemoryStore struct {
 	mu      sync.Mutex

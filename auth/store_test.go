@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -101,8 +102,10 @@ func TestFileStoreFile(t *testing.T) {
 		t.Fatalf("directory mode %v, want 0700", di.Mode().Perm())
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Fatalf("files left in the directory: %v", entries)
+	for _, e := range entries {
+		if e.Name() != "tokens.json" && e.Name() != "tokens.json.lock" {
+			t.Fatalf("files left in the directory: %v (only the store and its lock file may stay)", entries)
+		}
 	}
 	got, err := auth.NewFileStore(path).Token(ctx, k)
 	if err != nil || got.AccessToken != strings.Repeat("x", 20) {
@@ -132,5 +135,99 @@ func TestFileStoreAcrossAuthorizers(t *testing.T) {
 	}
 	if got := f.ps.Refusals()[401]; got != refusals {
 		t.Fatalf("the stored token was not sent with the first request: %d more 401s", got-refusals)
+	}
+}
+
+// Processes that share a FileStore renew a token once between them: the
+// refresh token, rotated at each use, is spent by one, and the others wait
+// for it and find the new token (here, Authorizers with a FileStore each
+// on one file stand for the processes: flock(2) keeps open files apart).
+func TestFileStoreOneRefreshAcrossProcesses(t *testing.T) {
+	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	ctx := testContext(t)
+	mustConnect(t, ctx, f.ps.URL, f.authorizer(t, auth.Config{Store: auth.NewFileStore(path)}))
+	first := auth.NewFileStore(path)
+	keys, _ := first.Keys(ctx)
+	tok, _ := first.Token(ctx, keys[0])
+	tok.Obtained, tok.Expiry = time.Now().Add(-time.Hour), time.Now().Add(10*time.Second) // due for a refresh
+	if err := first.SaveToken(ctx, keys[0], tok); err != nil {
+		t.Fatal(err)
+	}
+
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			a, err := auth.New(auth.Config{Store: auth.NewFileStore(path)}) // non-interactive
+			if err == nil {
+				err = connect(ctx, f.ps.URL, a)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if st := f.as.Stats(); st.Tokens["refresh_token"] != 1 || st.Authorizations != 1 {
+		t.Fatalf("%d refreshes and %d authorizations, want 1 and 1", st.Tokens["refresh_token"], st.Authorizations)
+	}
+	now, _ := first.Token(ctx, keys[0])
+	if now.AccessToken == tok.AccessToken || now.RefreshToken == "" || now.RefreshDue(time.Now()) {
+		t.Fatalf("the stored token is not the refreshed one: %v", now)
+	}
+}
+
+// LockTokens holds off every other holder and every change by another
+// FileStore of the file, but not this one's own changes; unlock ends it.
+func TestFileStoreLockTokens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dir", "tokens.json")
+	ctx := context.Background()
+	a, b := auth.NewFileStore(path), auth.NewFileStore(path)
+	k := auth.Key{Issuer: "https://as", Resource: "https://mcp"}
+	unlock, err := a.LockTokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SaveToken(ctx, k, &auth.Token{AccessToken: "a1"}); err != nil {
+		t.Fatalf("a change by the holder: %v", err)
+	}
+	short := func() context.Context {
+		c, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		t.Cleanup(cancel)
+		return c
+	}
+	if _, err := a.LockTokens(short()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a second LockTokens on the same store: %v, want it to wait", err)
+	}
+	if _, err := b.LockTokens(short()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("LockTokens on another store: %v, want it to wait", err)
+	}
+	if err := b.SaveToken(short(), k, &auth.Token{AccessToken: "b1"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a change by another store: %v, want it to wait", err)
+	}
+	if got, _ := b.Token(ctx, k); got == nil || got.AccessToken != "a1" {
+		t.Errorf("another store reads %v, want the holder's token", got)
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- b.SaveToken(ctx, k, &auth.Token{AccessToken: "b2"}) }()
+	unlock()
+	unlock() // a second call does nothing
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting change: %v", err)
+	}
+	unlockB, err := b.LockTokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlockB()
+	if got, _ := a.Token(ctx, k); got == nil || got.AccessToken != "b2" {
+		t.Errorf("read %v, want b2", got)
+	}
+	if fi, err := os.Stat(path + ".lock"); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("lock file: %v, %v; want mode 0600", fi, err)
 	}
 }

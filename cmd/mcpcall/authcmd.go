@@ -199,6 +199,16 @@ func (s secretStore) DPoPKey(ctx context.Context) (*ecdsa.PrivateKey, error) {
 	return nil, nil
 }
 
+// LockTokens passes the store's lock through (auth.LockingStore), so that
+// mcpcall runs side by side renew a token once between them; a store
+// without one holds nothing off.
+func (s secretStore) LockTokens(ctx context.Context) (func(), error) {
+	if ls, ok := s.Store.(auth.LockingStore); ok {
+		return ls.LockTokens(ctx)
+	}
+	return func() {}, nil
+}
+
 func (s secretStore) addToken(t *auth.Token) {
 	if t != nil {
 		s.sec.add(t.AccessToken)

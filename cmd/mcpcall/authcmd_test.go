@@ -412,3 +412,28 @@ func TestAuthGrantFlags(t *testing.T) {
 		}
 	}
 }
+
+// mcpcall runs side by side, after the token they share was refused,
+// renew it once between them: one refresh, whose token the others find in
+// the store. Each used to spend the old refresh token: all but one were
+// refused, and a server that takes a reused refresh token for a stolen one
+// revokes the whole login.
+func TestAuthParallelRunsRefreshOnce(t *testing.T) {
+	as, ps := protectedServer(t, testservers.AuthServerOptions{})
+	r := loggedIn(t, ps.URL)
+	as.Revoke()
+	const n = 4
+	results := make(chan result, n)
+	for range n {
+		go func() { results <- r.run("tools", "list", ps.URL) }()
+	}
+	for range n {
+		if res := <-results; res.code != 0 {
+			t.Errorf("exit %d: %s", res.code, res.stderr)
+		}
+	}
+	if st := as.Stats(); st.Authorizations != 1 || st.Tokens["refresh_token"] != 1 {
+		t.Fatalf("authorizations %d, refreshes %d; want 1 and 1", st.Authorizations, st.Tokens["refresh_token"])
+	}
+	r.runOK("tools", "list", ps.URL) // the store holds the refreshed token
+}
