@@ -149,8 +149,22 @@ func isArraySchema(s schema, prop map[string]any) bool {
 }
 
 // schemaTypes lists the types a schema allows, looking into anyOf/oneOf
-// alternatives when it has no type of its own.
+// alternatives when it has no type of its own. Like the check, it goes at
+// most maxCheckDepth alternatives deep and looks at maxTypeNodes in all:
+// an alternative may refer to its own ancestor.
 func schemaTypes(s schema, prop map[string]any) []string {
+	budget := maxTypeNodes
+	return s.types(prop, 0, &budget)
+}
+
+// maxTypeNodes bounds the subschemas schemaTypes looks at for one property.
+const maxTypeNodes = 1000
+
+func (s schema) types(prop map[string]any, depth int, budget *int) []string {
+	if depth >= maxCheckDepth || *budget <= 0 {
+		return nil
+	}
+	*budget--
 	prop = s.resolve(prop)
 	if prop == nil {
 		return nil
@@ -163,7 +177,11 @@ func schemaTypes(s schema, prop map[string]any) []string {
 		alts, _ := prop[key].([]any)
 		for _, a := range alts {
 			if m, ok := a.(map[string]any); ok {
-				out = append(out, schemaTypes(s, m)...)
+				for _, t := range s.types(m, depth+1, budget) {
+					if !slices.Contains(out, t) {
+						out = append(out, t)
+					}
+				}
 			}
 		}
 	}

@@ -19,7 +19,8 @@ import (
 // keywords tool schemas use: type, enum, const, properties, required,
 // additionalProperties, items, prefixItems, min/max (and exclusive),
 // minLength/maxLength, pattern, minItems/maxItems, allOf/anyOf/oneOf, $ref
-// into $defs or definitions. Unknown keywords are ignored.
+// into $defs or definitions. Unknown keywords are ignored, and a schema too
+// deep to check in the budget accepts anything (see maxCheckDepth).
 type schema struct {
 	root map[string]any
 }
@@ -102,8 +103,36 @@ func (s schema) validate(args map[string]any) []string {
 		return nil
 	}
 	var errs []string
-	s.check(args, s.root, "", &errs)
+	c := &checker{schema: s, steps: maxCheckSteps}
+	c.check(args, s.root, "", 0, &errs)
+	if c.exhausted {
+		return nil
+	}
 	return errs
+}
+
+// The check is bounded. A schema may refer to itself for the same value
+// ("allOf": [{"$ref": "#"}], an anyOf whose $ref names an ancestor), and
+// would be followed for ever, until the Go runtime aborts mcpcall with a
+// stack overflow; and alternatives that share a subschema multiply the work
+// at every level they nest. So the check goes at most maxCheckDepth
+// subschemas deep and looks at maxCheckSteps subschemas in all. A schema
+// that needs more is taken as one the check does not know, whole: the
+// arguments are sent as they are and the server has the last word, as with
+// --no-validate. (Accepting only the subschema past the bound would make
+// the verdict on a loop depend on where it was cut: a oneOf whose
+// alternatives refer to their parent would refuse every value.)
+const (
+	maxCheckDepth = 128
+	maxCheckSteps = 200_000
+)
+
+// checker is one validation under way: the schema, the subschemas the
+// budget still allows, and whether it ran out.
+type checker struct {
+	schema
+	steps     int
+	exhausted bool
 }
 
 // fieldName names a path for a person: the top level is "arguments".
@@ -121,7 +150,12 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-func (s schema) check(v any, node map[string]any, path string, errs *[]string) {
+func (s *checker) check(v any, node map[string]any, path string, depth int, errs *[]string) {
+	if depth >= maxCheckDepth || s.steps <= 0 {
+		s.exhausted = true
+		return
+	}
+	s.steps--
 	node = s.resolve(node)
 	if node == nil {
 		return
@@ -141,9 +175,9 @@ func (s schema) check(v any, node map[string]any, path string, errs *[]string) {
 	}
 	switch v := v.(type) {
 	case map[string]any:
-		s.checkObject(v, node, path, errs)
+		s.checkObject(v, node, path, depth, errs)
 	case []any:
-		s.checkArray(v, node, path, errs)
+		s.checkArray(v, node, path, depth, errs)
 	case string:
 		n := utf8.RuneCountInString(v)
 		if m, ok := number(node["minLength"]); ok && float64(n) < m {
@@ -172,10 +206,10 @@ func (s schema) check(v any, node map[string]any, path string, errs *[]string) {
 			add("must be < %v, got %v", m, v)
 		}
 	}
-	s.checkCombinators(v, node, path, errs)
+	s.checkCombinators(v, node, path, depth, errs)
 }
 
-func (s schema) checkObject(obj map[string]any, node map[string]any, path string, errs *[]string) {
+func (s *checker) checkObject(obj map[string]any, node map[string]any, path string, depth int, errs *[]string) {
 	props, _ := node["properties"].(map[string]any)
 	for _, r := range stringList(node["required"]) {
 		if _, ok := obj[r]; !ok {
@@ -189,7 +223,7 @@ func (s schema) checkObject(obj map[string]any, node map[string]any, path string
 	slices.Sort(keys)
 	for _, k := range keys {
 		if p, ok := props[k].(map[string]any); ok {
-			s.check(obj[k], p, joinPath(path, k), errs)
+			s.check(obj[k], p, joinPath(path, k), depth+1, errs)
 			continue
 		}
 		switch ap := node["additionalProperties"].(type) {
@@ -209,12 +243,12 @@ func (s schema) checkObject(obj map[string]any, node map[string]any, path string
 				*errs = append(*errs, msg)
 			}
 		case map[string]any:
-			s.check(obj[k], ap, joinPath(path, k), errs)
+			s.check(obj[k], ap, joinPath(path, k), depth+1, errs)
 		}
 	}
 }
 
-func (s schema) checkArray(arr []any, node map[string]any, path string, errs *[]string) {
+func (s *checker) checkArray(arr []any, node map[string]any, path string, depth int, errs *[]string) {
 	if m, ok := number(node["minItems"]); ok && float64(len(arr)) < m {
 		*errs = append(*errs, fmt.Sprintf("%s: must have at least %v items, got %d", fieldName(path), m, len(arr)))
 	}
@@ -226,21 +260,21 @@ func (s schema) checkArray(arr []any, node map[string]any, path string, errs *[]
 		p := path + "[" + strconv.Itoa(i) + "]"
 		if i < len(prefix) {
 			if ps, ok := prefix[i].(map[string]any); ok {
-				s.check(item, ps, p, errs)
+				s.check(item, ps, p, depth+1, errs)
 			}
 			continue
 		}
 		if items, ok := node["items"].(map[string]any); ok {
-			s.check(item, items, p, errs)
+			s.check(item, items, p, depth+1, errs)
 		}
 	}
 }
 
-func (s schema) checkCombinators(v any, node map[string]any, path string, errs *[]string) {
+func (s *checker) checkCombinators(v any, node map[string]any, path string, depth int, errs *[]string) {
 	if all, ok := node["allOf"].([]any); ok {
 		for _, sub := range all {
 			if m, ok := sub.(map[string]any); ok {
-				s.check(v, m, path, errs)
+				s.check(v, m, path, depth+1, errs)
 			}
 		}
 	}
@@ -249,7 +283,7 @@ func (s schema) checkCombinators(v any, node map[string]any, path string, errs *
 		for _, sub := range list {
 			if m, ok := sub.(map[string]any); ok {
 				var sink []string
-				s.check(v, m, path, &sink)
+				s.check(v, m, path, depth+1, &sink)
 				if len(sink) == 0 {
 					n++
 				}
