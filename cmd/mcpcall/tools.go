@@ -114,7 +114,7 @@ func (c *cli) callTool(ctx context.Context, s *session, name string, pairList []
 	}
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("tools/call: decoding the result: %w", err)
+		return c.undecodedResult(s, name, raw, err)
 	}
 	if c.f.json {
 		err = s.writeResult(raw)
@@ -129,6 +129,41 @@ func (c *cli) callTool(ctx context.Context, s *session, name string, pairList []
 		return &exitError{code: exitToolError, kind: kindToolError, err: fmt.Errorf("tool %s answered isError: true", name)}
 	}
 	return nil
+}
+
+// undecodedResult handles a tools/call result that does not decode as a
+// CallToolResult (a field of the wrong type, say): the tool has run, so
+// what the server sent is printed, as received with --json, else each
+// content block that decodes as usual and the others as JSON, and the exit
+// status is the protocol error's, 5, never 4, which scripts take as a
+// connection failure to retry: the tool would run again.
+func (c *cli) undecodedResult(s *session, name string, raw json.RawMessage, decodeErr error) error {
+	var err error
+	if c.f.json {
+		err = s.writeResult(raw)
+	} else {
+		var parts struct {
+			Content           []json.RawMessage `json:"content"`
+			StructuredContent json.RawMessage   `json:"structuredContent"`
+		}
+		if json.Unmarshal(raw, &parts) != nil {
+			err = writeIndented(c.stdout, raw)
+		} else {
+			for _, block := range parts.Content {
+				var content mcp.Content
+				if json.Unmarshal(block, &content) == nil {
+					printContent(c.stdout, []mcp.Content{content})
+				} else {
+					printStructured(c.stdout, block)
+				}
+			}
+			printStructured(c.stdout, parts.StructuredContent)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return &exitError{code: exitRPC, kind: kindRPC, err: fmt.Errorf("tool %s ran, but its result is not a valid tools/call result (%v); it is shown as received", name, decodeErr)}
 }
 
 // baseArgs reads --args, or a JSON object on stdin when nothing else gives

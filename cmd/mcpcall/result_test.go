@@ -1,0 +1,51 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestUndecodableResult: a tool that ran and answered with a result that
+// does not decode as a CallToolResult (an annotation of the wrong type) is
+// not a connection failure, which scripts retry, running the tool again:
+// mcpcall prints what came back (as received with --json; in text, the
+// blocks that decode as usual and the others as JSON) and exits 5, saying
+// the tool ran. It printed nothing and exited 4.
+func TestUndecodableResult(t *testing.T) {
+	const result = `{"content":[{"type":"text","text":"paid 10 EUR, receipt 4711","annotations":{"priority":"high"}},{"type":"text","text":"thank you"}],"structuredContent":{"receipt":4711}}`
+	url, calls := rawServer(t, `[{"name":"pay","inputSchema":{"type":"object","properties":{"amount":{"type":"number"}}}}]`, result)
+
+	res := newRunner(t).run("tools", "call", "pay", "amount=10", url)
+	wantOut := `{
+  "type": "text",
+  "text": "paid 10 EUR, receipt 4711",
+  "annotations": {
+    "priority": "high"
+  }
+}
+thank you
+{
+  "receipt": 4711
+}
+`
+	if res.code != exitRPC || res.stdout != wantOut || !strings.Contains(res.stderr, "tool pay ran, but its result is not a valid tools/call result") {
+		t.Errorf("text: exit %d, want %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", res.code, exitRPC, res.stdout, wantOut, res.stderr)
+	}
+
+	res = newRunner(t).run("tools", "call", "pay", "amount=10", "--json", url)
+	var got struct {
+		Content []json.RawMessage `json:"content"`
+		Meta    *meta             `json:"meta"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil || len(got.Content) != 2 || got.Meta == nil {
+		t.Errorf("--json: stdout is not the result with meta (%v):\n%s", err, res.stdout)
+	}
+	var line errorLine
+	if err := json.Unmarshal([]byte(res.stderr), &line); err != nil || res.code != exitRPC || line.Error.Kind != kindRPC || !strings.Contains(line.Error.Message, "tool pay ran") {
+		t.Errorf("--json: exit %d, want %d, and an rpc error line saying the tool ran (%v):\n%s", res.code, exitRPC, err, res.stderr)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("the tool ran %d times, want 2 (once a run)", n)
+	}
+}
