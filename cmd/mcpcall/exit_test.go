@@ -125,8 +125,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // as mcpcall itself (TestMain), for tests that signal a real process.
 const asMCPCall = "MCPCALL_TEST_AS_MCPCALL"
 
-// TestSignalExitsPromptly: SIGINT to a real mcpcall process during a
-// call exits 130 soon after, the server told first.
+// TestSignalExitsPromptly: SIGINT or SIGHUP (a closed terminal) to a
+// real mcpcall process during a call exits 130 soon after, the server
+// told first. A hangup used to kill mcpcall at once, its stdio server left
+// running the call.
 func TestSignalExitsPromptly(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -144,50 +146,57 @@ func TestSignalExitsPromptly(t *testing.T) {
 			return stubbornStdio(log), seen(`"method":"tools/call"`), seen(`"method":"notifications/cancelled"`)
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			target, started, cancelled := tc.target(t)
-			self, err := os.Executable()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(self, append([]string{"tools", "call", "slow", "steps=1", "delayMs=60000"}, target...)...)
-			cmd.Env = append(os.Environ(), asMCPCall+"=1", "GORACE=atexit_sleep_ms=0")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			t.Cleanup(func() {
-				cmd.Process.Kill() //nolint:errcheck // already gone, normally
-				<-exited
-			})
-			waitFor(t, "the call to reach the server", started)
-
-			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-				t.Fatal(err)
-			}
-			signalled := time.Now()
-			var werr error
-			select {
-			case werr = <-exited:
-				exited <- werr // for the cleanup
-			case <-time.After(10 * time.Second):
-				t.Fatalf("mcpcall still running 10 s after SIGINT\nstderr:\n%s", stderr.String())
-			}
-			took := time.Since(signalled)
-			var ee *exec.ExitError
-			if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupt {
-				t.Fatalf("mcpcall ended with %v, want exit 130\nstderr:\n%s", werr, stderr.String())
-			}
-			if took > exitSlack {
-				t.Errorf("exited %v after SIGINT, want at most %v", took, exitSlack)
-			} else {
-				t.Logf("exited %v after SIGINT", took)
-			}
-			waitFor(t, "the server to see the cancellation", cancelled)
-		})
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		for _, tc := range cases {
+			t.Run(sig.String()+"/"+tc.name, func(t *testing.T) { signalDuringCall(t, sig, tc.target) })
+		}
 	}
+}
+
+// signalDuringCall sends sig to a real mcpcall process during a call to
+// the server target starts, and checks that it exits 130 soon after, the
+// server told first.
+func signalDuringCall(t *testing.T, sig syscall.Signal, start func(t *testing.T) (args []string, started, cancelled func() bool)) {
+	target, started, cancelled := start(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, append([]string{"tools", "call", "slow", "steps=1", "delayMs=60000"}, target...)...)
+	cmd.Env = append(os.Environ(), asMCPCall+"=1", "GORACE=atexit_sleep_ms=0")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill() //nolint:errcheck // already gone, normally
+		<-exited
+	})
+	waitFor(t, "the call to reach the server", started)
+
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	signalled := time.Now()
+	var werr error
+	select {
+	case werr = <-exited:
+		exited <- werr // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatalf("mcpcall still running 10 s after %v\nstderr:\n%s", sig, stderr.String())
+	}
+	took := time.Since(signalled)
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupt {
+		t.Fatalf("mcpcall ended with %v, want exit 130\nstderr:\n%s", werr, stderr.String())
+	}
+	if took > exitSlack {
+		t.Errorf("exited %v after %v, want at most %v", took, sig, exitSlack)
+	} else {
+		t.Logf("exited %v after %v", took, sig)
+	}
+	waitFor(t, "the server to see the cancellation", cancelled)
 }

@@ -25,7 +25,10 @@ import (
 
 func main() {
 	testservers.RunFromEnv() // `mcpcall demo` starts itself as its stdio test server
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A hangup (the terminal closed, the SSH connection dropped) ends the
+	// run as Ctrl-C does: left to its default, it killed mcpcall at once,
+	// and a stdio server, in a process group of its own, ran on.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
