@@ -32,6 +32,13 @@ func sensitiveHeader(name string) bool {
 	return false
 }
 
+// sensitiveEnv reports whether a variable given to a stdio server (-e, a
+// config entry's "env") holds a credential, by the words sensitiveHeader
+// looks for in its name: API_KEY, GITHUB_TOKEN, DB_PASSWORD, .... The
+// environment is how a stdio server takes its credentials, and a server
+// may well echo them on its stderr, which mcpcall passes on.
+func sensitiveEnv(name string) bool { return sensitiveHeader(name) }
+
 // redactHeaderValue keeps the scheme of an Authorization-like value
 // ("Bearer [REDACTED]") and hides the rest.
 func redactHeaderValue(name, value string) string {
@@ -108,11 +115,12 @@ func redactText(s string) string {
 }
 
 // secrets holds the literal credentials this run was given (--bearer-env,
-// sensitive -H values, config headers, client secrets, the tokens it reads
-// from the token store or saves there), so that they are scrubbed from
-// everything mcpcall writes, and from traces, even where no pattern would
-// find them. It is safe for concurrent use: credentials are added as they
-// become known, while output may be written.
+// sensitive -H values, config headers, a stdio server's credential
+// variables, client secrets, the tokens it reads from the token store or
+// saves there), so that they are scrubbed from everything mcpcall writes,
+// and from traces, even where no pattern would find them. It is safe for
+// concurrent use: credentials are added as they become known, while output
+// may be written.
 type secrets struct {
 	mu     sync.Mutex
 	values []string // longest first, so that no shorter one cuts a longer one apart

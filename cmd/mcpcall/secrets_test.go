@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -214,4 +215,34 @@ func TestStderrLinesScrubbedWhole(t *testing.T) {
 	if out.Len() != len(long) || len(lw.buf) != 0 {
 		t.Fatalf("a %d-byte line: %d written, %d held", len(long), out.Len(), len(lw.buf))
 	}
+}
+
+// TestStdioEnvCredentialHidden: a stdio server takes its credentials in
+// its environment, from a config entry's "env" (expanded) or -e; a value
+// whose name reads as a credential is hidden when the server echoes it on
+// stderr, like a -H or --bearer-env value, where it was shown as it came.
+func TestStdioEnvCredentialHidden(t *testing.T) {
+	const key = "sk-live-0123456789abcdef"
+	path, _, _ := testservers.StdioCommand()
+	script := `echo "starting with API_KEY=$API_KEY" >&2; exec "$0"`
+	check := func(what string, res result) {
+		t.Helper()
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d\n%s", what, res.code, res.stderr)
+		}
+		if strings.Contains(res.stdout+res.stderr, key) || !strings.Contains(res.stderr, "starting with API_KEY="+redacted) {
+			t.Errorf("%s: want the key hidden on stderr:\n%s", what, res.stderr)
+		}
+	}
+	entry, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"srv": map[string]any{
+		"command": "sh", "args": []string{"-c", script, path},
+		"env": map[string]string{"ANYMCP_TESTSERVER": "stdio", "GORACE": "atexit_sleep_ms=0", "API_KEY": "${MY_API_KEY}"},
+	}}})
+	for _, flags := range [][]string{nil, {"--json"}} {
+		r := newRunner(t)
+		r.env["MY_API_KEY"] = key
+		writeFile(t, filepath.Join(r.cwd, ".mcp.json"), string(entry))
+		check(fmt.Sprintf("config env %v", flags), r.run(append(append([]string{"ping"}, flags...), "srv")...))
+	}
+	check("-e", newRunner(t).run("ping", "-e", "ANYMCP_TESTSERVER=stdio", "-e", "GORACE=atexit_sleep_ms=0", "-e", "API_KEY="+key, "--", "sh", "-c", script, path))
 }

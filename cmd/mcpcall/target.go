@@ -248,5 +248,10 @@ func (c *cli) commandTarget(path string, args, env []string, dir string) (*targe
 		Env:        append(slices.Clone(env), c.f.env...),
 		InheritEnv: c.f.inherit,
 	}
+	for _, kv := range cmd.Env {
+		if k, v, _ := strings.Cut(kv, "="); sensitiveEnv(k) {
+			c.sec.add(v)
+		}
+	}
 	return &target{cmd: cmd, display: strings.Join(append([]string{path}, args...), " ")}, nil
 }
