@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anymcp/anymcp/auth"
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // authHelp is the auth group's description, also in the README.
@@ -404,7 +405,7 @@ func (c *cli) login(ctx context.Context, t *target, noBrowser bool) error {
 		}
 	}
 	if c.f.json {
-		return json.NewEncoder(c.stdout).Encode(map[string]any{"server": t.url, "issuer": issuer, "token": tokenView(tok), "store": c.tokenStore().Path()})
+		return json.NewEncoder(c.stdout).Encode(map[string]any{"server": origin.RedactString(t.url), "issuer": issuer, "token": tokenView(tok), "store": c.tokenStore().Path()})
 	}
 	fmt.Fprintf(c.stdout, "logged in to %s at %s: %s\n", t.display, issuer, describeToken(tok))
 	return nil

@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/anymcp/anymcp/internal/origin"
 )
 
 // serversCommand is `mcpcall servers`: what the config files define.
@@ -15,8 +18,9 @@ func (c *cli) serversCommand() *cobra.Command {
 		Use:   "servers",
 		Short: "List the servers your MCP config files define, and where each came from",
 		Long: `List every server defined in the config files mcpcall reads, in search order,
-with its type, its command or URL as written (variables unexpanded, credential
-headers hidden) and the file it came from. A name defined again in a later file
+with its type, its command or URL as written (variables unexpanded; the
+credentials written out in a URL, a header or an env value hidden) and the file
+it came from. A name defined again in a later file
 is marked shadowed: the first definition is the one used.
 
 ` + configSearchHelp,
@@ -32,7 +36,9 @@ is marked shadowed: the first definition is the one used.
 			}
 			entries, problems := c.places.loadEntries(locs, strict)
 			for i := range entries {
+				entries[i].URL = displayURL(entries[i].URL)
 				entries[i].Headers = displayHeaders(entries[i].Headers)
+				entries[i].Env = displayEnv(entries[i].Env)
 			}
 			if strict && len(problems) > 0 {
 				return usageErr("%v", problems[0])
@@ -98,6 +104,69 @@ func displayHeaders(h map[string]string) map[string]string {
 			v = redactHeaderValue(k, v)
 		}
 		out[k] = v
+	}
+	return out
+}
+
+// displayEnv hides the values of a stdio entry's credential variables
+// written literally in a config file, as displayHeaders does for headers.
+func displayEnv(env map[string]string) map[string]string {
+	if len(env) == 0 {
+		return env
+	}
+	out := make(map[string]string, len(env))
+	for k, v := range env {
+		if sensitiveEnv(k) && !strings.Contains(v, "${") {
+			v = redacted
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// template matches a ${VAR} (or ${VAR:-default}) of a config file.
+var template = regexp.MustCompile(`\$\{[^}]*\}`)
+
+// displayURL is an entry's URL as servers shows it: what may be a
+// credential (the userinfo, the query's values, the fragment) hidden as
+// origin.RedactString hides it everywhere else, except where it is written
+// as a ${VAR} template, which holds no secret itself. A URL with templates
+// is read as text: "http://127.0.0.1:${PORT:-8080}/mcp" does not parse.
+func displayURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	if !strings.Contains(raw, "${") {
+		return origin.RedactString(raw)
+	}
+	onlyTemplates := func(s string) bool {
+		return strings.Trim(template.ReplaceAllString(s, ""), ":") == ""
+	}
+	rest, fragment, hasFragment := strings.Cut(raw, "#")
+	out, query, hasQuery := strings.Cut(rest, "?")
+	if scheme, after, ok := strings.Cut(out, "://"); ok {
+		authority, path := after, ""
+		if i := strings.IndexByte(after, '/'); i >= 0 {
+			authority, path = after[:i], after[i:]
+		}
+		if i := strings.LastIndexByte(authority, '@'); i >= 0 && !onlyTemplates(authority[:i]) {
+			authority = authority[i+1:]
+		}
+		out = scheme + "://" + authority + path
+	}
+	if hasQuery {
+		parts := strings.Split(query, "&")
+		for i, kv := range parts {
+			if k, v, ok := strings.Cut(kv, "="); ok && !onlyTemplates(v) {
+				parts[i] = k + "=…"
+			} else if !ok && !onlyTemplates(kv) {
+				parts[i] = "…"
+			}
+		}
+		out += "?" + strings.Join(parts, "&")
+	}
+	if hasFragment && onlyTemplates(fragment) {
+		out += "#" + fragment
 	}
 	return out
 }
