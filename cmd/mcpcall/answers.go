@@ -108,16 +108,26 @@ func (c *cli) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.Crea
 	if err != nil {
 		return nil, err
 	}
-	out, err := runSamplingCmd(ctx, c.answers.samplingCmd, in)
+	out, stderr, err := runSamplingCmd(ctx, c.answers.samplingCmd, in)
 	if err != nil {
-		return nil, fmt.Errorf("--sampling-cmd: %w", err)
+		// What the command wrote on stderr is for the person running
+		// mcpcall (it may name a key, a path, a host of theirs), and is
+		// shown here, scrubbed as all output is; the server is told only
+		// that the command failed, and how it ended.
+		attrs := []any{"err", err}
+		if stderr != "" {
+			attrs = append(attrs, "stderr", stderr)
+		}
+		c.log.Warn("--sampling-cmd failed (its stderr is not sent to the server)", attrs...)
+		return nil, fmt.Errorf("--sampling-cmd failed: %w", err)
 	}
 	return samplingResult(out)
 }
 
 // runSamplingCmd runs cmd with sh -c, in a process group of its own that
-// is killed when ctx ends, with in on its stdin, and returns its stdout.
-func runSamplingCmd(ctx context.Context, cmd string, in []byte) ([]byte, error) {
+// is killed when ctx ends, with in on its stdin, and returns its stdout,
+// and on failure the end of its stderr.
+func runSamplingCmd(ctx context.Context, cmd string, in []byte) (out []byte, stderrTail string, err error) {
 	x := exec.CommandContext(ctx, "sh", "-c", cmd)
 	x.Stdin = bytes.NewReader(in)
 	var stdout, stderr limitedBuffer
@@ -127,15 +137,12 @@ func runSamplingCmd(ctx context.Context, cmd string, in []byte) ([]byte, error) 
 	x.Cancel = func() error { return syscall.Kill(-x.Process.Pid, syscall.SIGKILL) }
 	x.WaitDelay = time.Second
 	if err := x.Run(); err != nil {
-		if tail := strings.TrimSpace(stderr.String()); tail != "" {
-			err = fmt.Errorf("%w; stderr: %s", err, tail)
-		}
-		return nil, err
+		return nil, strings.TrimSpace(stderr.String()), err
 	}
 	if stdout.over {
-		return nil, fmt.Errorf("its answer is longer than %d bytes", maxSamplingOutput)
+		return nil, "", fmt.Errorf("its answer is longer than %d bytes", maxSamplingOutput)
 	}
-	return stdout.Bytes(), nil
+	return stdout.Bytes(), "", nil
 }
 
 // samplingResult reads what --sampling-cmd printed: a CreateMessageResult

@@ -232,7 +232,8 @@ func TestElicitURL(t *testing.T) {
 
 // TestSampling: sampling is declined by default, with a message that says
 // how to answer it; --sampling-cmd pipes the request to a command whose
-// stdout, plain text or a CreateMessageResult, is the answer.
+// stdout, plain text or a CreateMessageResult, is the answer; its stderr
+// stays with mcpcall.
 func TestSampling(t *testing.T) {
 	for _, srv := range eraServers {
 		t.Run(srv.name, func(t *testing.T) {
@@ -259,8 +260,12 @@ func TestSampling(t *testing.T) {
 			if res.code != exitOK || res.stdout != "Paris, France\n" {
 				t.Errorf("--sampling-cmd JSON: exit %d, stdout %q\nstderr %s", res.code, res.stdout, res.stderr)
 			}
+			// A failing command's stderr is shown here, never sent: a 2025
+			// server, whose tool answers with the error it got (printed on
+			// stdout), hears only the exit status.
 			res = call("--sampling-cmd", `echo "no model here" >&2; exit 3`)
-			if res.code == exitOK || !strings.Contains(res.stdout+res.stderr, "no model here") {
+			if res.code == exitOK || !strings.Contains(res.stderr, "no model here") || strings.Contains(res.stdout, "no model here") ||
+				!strings.Contains(res.stdout+res.stderr, "--sampling-cmd failed: exit status 3") {
 				t.Errorf("--sampling-cmd failing: exit %d\nstdout %s\nstderr %s", res.code, res.stdout, res.stderr)
 			}
 		})
