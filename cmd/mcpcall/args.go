@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -94,10 +94,20 @@ func checkObject(data []byte, source string) (json.RawMessage, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, usageErr("%s: invalid JSON: %v", source, err)
 	}
-	if dec.More() {
-		return nil, usageErr("%s: more than one JSON value", source)
+	if err := nothingAfter(dec); err != nil {
+		return nil, usageErr("%s: %v", source, err)
 	}
 	return v, nil
+}
+
+// nothingAfter checks that dec has only white space left after the value
+// it decoded. (dec.More says false before a stray ] or }, which would then
+// be dropped unseen.)
+func nothingAfter(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more than one JSON value, or text after it")
+	}
+	return nil
 }
 
 // decodeObject decodes a JSON object keeping numbers exact.
@@ -249,8 +259,8 @@ func decodeJSONValue(text string) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("more than one JSON value")
+	if err := nothingAfter(dec); err != nil {
+		return nil, err
 	}
 	return v, nil
 }

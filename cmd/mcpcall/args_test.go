@@ -309,3 +309,34 @@ func TestHeaderOverride(t *testing.T) {
 		t.Errorf("X-Keep %q", got)
 	}
 }
+
+// TestTextAfterJSONRefused: --args, --params, arguments on stdin and
+// key:=json take exactly one JSON value: a stray ] or } after it is a
+// usage error, and nothing is sent, where it was dropped unseen (text
+// after it was refused already).
+func TestTextAfterJSONRefused(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	cases := []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"tools", "call", "echo", "--args", `{"text":"a"}]`}},
+		{"", []string{"tools", "call", "echo", "--args", `{"text":"a"}}`}},
+		{"", []string{"tools", "call", "echo", "--args", `{"text":"a"} x`}},
+		{`{"text":"a"}]` + "\n", []string{"tools", "call", "echo"}},
+		{"", []string{"call", "tools/call", "--params", `{"name":"echo","arguments":{"text":"a"}}}`}},
+		{"", []string{"tools", "call", "add", "a:=1]", "b:=2"}},
+	}
+	for _, c := range cases {
+		r := newRunner(t)
+		r.stdin = strings.NewReader(c.stdin)
+		res := r.run(append(c.args, srv.URL)...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, "more than one JSON value, or text after it") {
+			t.Errorf("%v (stdin %q): exit %d, want %d\nstdout %s\nstderr %s", c.args, c.stdin, res.code, exitUsage, res.stdout, res.stderr)
+		}
+	}
+	if n := len(srv.Server().Stats().ToolCalls); n != 0 {
+		t.Errorf("%d tools were called", n)
+	}
+}
