@@ -127,7 +127,10 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	}
 
 	start := time.Now()
-	dctx, cancel := context.WithTimeoutCause(ctx, c.f.connectTimeout, errConnectTimeout)
+	dctx, cancel := context.WithCancel(ctx)
+	if c.f.connectTimeout > 0 { // 0: no limit, as for --timeout and --max-time
+		dctx, cancel = context.WithTimeoutCause(ctx, c.f.connectTimeout, errConnectTimeout)
+	}
 	defer cancel()
 	c.log.Debug("connecting", "target", t.display)
 	var conn *client.Conn

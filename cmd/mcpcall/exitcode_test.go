@@ -272,3 +272,20 @@ func TestTimeoutResetByProgress(t *testing.T) {
 		t.Errorf("no progress lines on stderr: %q", res.stderr)
 	}
 }
+
+// TestZeroAndNegativeLimits: 0 means no limit for --connect-timeout as
+// for --timeout and --max-time, where --connect-timeout 0 failed at once
+// (exit 6); a negative limit is a usage error, where it was taken as none
+// (--timeout, --max-time) or as one already run out.
+func TestZeroAndNegativeLimits(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	newRunner(t).runOK("ping", "--connect-timeout", "0", "--timeout", "0", "--max-time", "0", srv.URL)
+	newRunner(t).runOK("tools", "call", "echo", "text=hi", "--connect-timeout", "0", srv.URL)
+	for _, flag := range []string{"--connect-timeout", "--timeout", "--max-time"} {
+		res := newRunner(t).run("ping", flag, "-1s", srv.URL)
+		if want := flag + " -1s: want a duration of 0 or more (0: no limit)"; res.code != exitUsage || !strings.Contains(res.stderr, want) {
+			t.Errorf("%s -1s: exit %d, want %d and %q\n%s", flag, res.code, exitUsage, want, res.stderr)
+		}
+	}
+}

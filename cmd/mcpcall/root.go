@@ -206,7 +206,7 @@ func (c *cli) addFlags(root *cobra.Command) {
 	pf.StringArrayVarP(&f.env, "env", "e", nil, "stdio: add KEY=VALUE to the server's environment (repeatable)")
 	pf.StringVar(&f.cwd, "cwd", "", "stdio: the server's working `DIR`")
 	pf.BoolVar(&f.inherit, "inherit-env", false, "stdio: give the server this whole environment (default: PATH, HOME, USER, LOGNAME, SHELL, TERM only)")
-	pf.DurationVar(&f.connectTimeout, "connect-timeout", 30*time.Second, "limit on connecting and the handshake")
+	pf.DurationVar(&f.connectTimeout, "connect-timeout", 30*time.Second, "limit on connecting and the handshake (0: none)")
 	pf.DurationVar(&f.timeout, "timeout", client.DefaultRequestTimeout, "limit on waiting for each answer, restarted by every progress notification (0: none)")
 	pf.DurationVar(&f.maxTime, "max-time", 0, "limit on the whole run, progress or not (0: none)")
 	c.addAnswerFlags(pf)
@@ -223,6 +223,16 @@ func (c *cli) setup(cmd *cobra.Command, _ []string) error {
 		level = slog.LevelDebug
 	}
 	c.log = newLogger(c.stderr, c.f.json, level, colorWanted(c.stderrTTY, c.getenv))
+	// A negative limit is a slip of the keyboard, not a wish for none: it
+	// was taken as no limit at all, or as one that had already run out.
+	for _, l := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--connect-timeout", c.f.connectTimeout}, {"--timeout", c.f.timeout}, {"--max-time", c.f.maxTime}} {
+		if l.d < 0 {
+			return usageErr("%s %v: want a duration of 0 or more (0: no limit)", l.flag, l.d)
+		}
+	}
 	if c.f.maxTime > 0 {
 		ctx, cancel := context.WithTimeoutCause(cmd.Context(), c.f.maxTime, errMaxTime)
 		c.stop = cancel
