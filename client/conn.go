@@ -113,7 +113,7 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 		handlers: make(map[uint64]bool),
 		subs:     make(map[string]bool),
 		results:  newResultCache(),
-		events:   newEventQueue(),
+		events:   newEventQueue(o.logger),
 		done:     make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())

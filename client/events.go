@@ -1,7 +1,10 @@
 package client
 
 import (
+	"fmt"
+	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,6 +23,7 @@ type eventQueue struct {
 	working bool // a goroutine runs the queue
 
 	maxLen, maxBytes int // maxPendingNotifications, maxPendingNotificationBytes
+	log              *slog.Logger
 	wg               sync.WaitGroup
 	// gid is the goroutine that runs the functions, read each time one
 	// starts (a stack trace: once per burst of events, and never for a
@@ -34,19 +38,28 @@ type event struct {
 	size int
 }
 
-func newEventQueue() *eventQueue {
-	return &eventQueue{maxLen: maxPendingNotifications, maxBytes: maxPendingNotificationBytes}
+func newEventQueue(log *slog.Logger) *eventQueue {
+	return &eventQueue{maxLen: maxPendingNotifications, maxBytes: maxPendingNotificationBytes, log: log}
 }
 
-// push queues fn whatever the bounds: for what the Conn itself produces
-// (state changes, re-initializations, coalesced change notifications), a
-// bounded number of events.
+// push queues fn, something the Conn itself produces (state changes,
+// re-initializations, coalesced change notifications), unless
+// maxPendingEvents wait already: then it is dropped, and logged, as a
+// notification past the bounds is. Coalesced list changes are at most one
+// per kind; the others come with changes of the session, which a server
+// that loses every session at once could otherwise queue without end
+// behind a handler that blocks.
 func (q *eventQueue) push(fn func()) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if !q.closed {
-		q.add(event{fn: fn})
+	if q.closed {
+		return
 	}
+	if len(q.fns) >= maxPendingEvents {
+		q.log.Warn("anymcp: dropped an event for the host's handlers: too many wait for a handler that does not return")
+		return
+	}
+	q.add(event{fn: fn})
 }
 
 const (
@@ -61,6 +74,10 @@ const (
 	// easily, 4,096 of 64 KiB (256 MiB) do not. One bigger notification is
 	// still queued when none waits.
 	maxPendingNotificationBytes = 16 << 20
+	// maxPendingEvents bounds the queue for what the Conn itself pushes:
+	// past the notifications' bound, so that a flood of log records never
+	// hides a change of state.
+	maxPendingEvents = 2 * maxPendingNotifications
 )
 
 // offer queues fn, a handler for a notification holding size bytes,
@@ -108,9 +125,21 @@ func (q *eventQueue) run() {
 		q.bytes -= ev.size
 		q.mu.Unlock()
 		q.running.Store(true)
-		ev.fn()
+		q.runOne(ev.fn)
 		q.running.Store(false)
 	}
+}
+
+// runOne runs fn, a handler of the host's. One that panics is logged with
+// its stack, and the queue goes on: a server's notification must not end
+// the host's process, nor the handlers after it.
+func (q *eventQueue) runOne(fn func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			q.log.Error("anymcp: a handler of the host panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+	}()
+	fn()
 }
 
 // close runs what is queued, then waits for the goroutine to end.

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -121,7 +122,7 @@ func TestListChangedMergedNeverDropped(t *testing.T) {
 // functions still run one at a time, in order, across those restarts, and
 // close runs what is queued before it returns.
 func TestEventQueueGoroutineOnDemand(t *testing.T) {
-	q := newEventQueue()
+	q := newEventQueue(slog.New(slog.DiscardHandler))
 	working := func() bool {
 		q.mu.Lock()
 		defer q.mu.Unlock()
@@ -162,5 +163,27 @@ func TestEventQueueGoroutineOnDemand(t *testing.T) {
 	q.push(record(7)) // after close: not run
 	if working() || len(got) != 7 {
 		t.Errorf("a function queued after close ran or started a goroutine")
+	}
+}
+
+// TestEventQueuePushBounded: what the Conn itself queues (state changes,
+// re-initializations) is bounded too: behind a handler that never returns,
+// past maxPendingEvents the next ones are dropped, not queued without end.
+func TestEventQueuePushBounded(t *testing.T) {
+	q := newEventQueue(slog.New(slog.DiscardHandler))
+	release := make(chan struct{})
+	q.push(func() { <-release })
+	waitFor(t, "the handler to start", func() bool { return q.len() == 0 })
+	ran := 0
+	for range maxPendingEvents + 10 {
+		q.push(func() { ran++ })
+	}
+	if n := q.len(); n != maxPendingEvents {
+		t.Errorf("%d events queued, want %d", n, maxPendingEvents)
+	}
+	close(release)
+	q.close()
+	if ran != maxPendingEvents {
+		t.Errorf("%d events ran, want %d", ran, maxPendingEvents)
 	}
 }

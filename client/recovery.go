@@ -176,9 +176,20 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 	defer c.wg.Done()
 	c.setState(StateReconnecting)
 	start := time.Now()
-	backoff := c.reconnectPolicy().Start()
+	policy := c.reconnectPolicy()
+	backoff := policy.Start()
 	var err error
 	var resubscribed int
+	if n := int(c.barren.Load()); n > 0 {
+		// The sessions before this one answered nothing after their own
+		// re-initialization: wait as the policy says before its n-th
+		// attempt, so that a server that loses every session at once is
+		// not re-initialized in a hot loop.
+		if err = reconnect.Sleep(c.ctx, barrenWait(policy, n)); err != nil {
+			c.finishRecovery(r, cause, err, start, 0)
+			return
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		resubscribed, err = c.reinitializeOnce()
 		if err == nil || c.ctx.Err() != nil || c.Err() != nil || !transient(err) {
@@ -194,6 +205,28 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 		}
 	}
 
+	c.finishRecovery(r, cause, err, start, resubscribed)
+}
+
+// barrenWait is how long to wait before re-initializing after n sessions
+// in a row that answered no request: the policy's wait before its n-th
+// attempt, or its MaxDelay once its attempts are spent.
+func barrenWait(p reconnect.Policy, n int) time.Duration {
+	b := p.Start()
+	var wait time.Duration
+	for range n {
+		w, ok := b.Next()
+		if !ok {
+			return p.MaxDelay
+		}
+		wait = w
+	}
+	return wait
+}
+
+// finishRecovery ends the recovery r with err (nil: the session is back),
+// and tells the host.
+func (c *Conn) finishRecovery(r *recovery, cause, err error, start time.Time, resubscribed int) {
 	if err == nil {
 		c.barren.Add(1) // until a request is answered on the new session
 	}

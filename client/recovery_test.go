@@ -410,3 +410,43 @@ func TestListChangedDuringListing(t *testing.T) {
 		t.Error("a fresh listing did not note its read-only tool as safe")
 	}
 }
+
+// TestBarrenSessionsBackOff: a server that loses each session right after
+// its re-initialization, before any request was answered on it, is
+// re-initialized after the policy's growing waits, not in a hot loop
+// (115,506 rounds in 2 s before); a session that answers a request starts
+// the count over.
+func TestBarrenSessionsBackOff(t *testing.T) {
+	policy := reconnect.Policy{InitialDelay: 20 * time.Millisecond, Multiplier: 2, MaxDelay: time.Second, Jitter: -1}
+	c, p := openScripted(t, WithReconnectPolicy(policy))
+	recovered := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.recovery == nil
+	}
+	lose := func(round int, barren int) {
+		t.Helper()
+		lost := time.Now()
+		p.loseSession()
+		m := p.expect("initialize")
+		if want := barrenWait(policy, barren); barren > 0 && time.Since(lost) < want {
+			t.Errorf("round %d: re-initialized after %v, want at least %v", round, time.Since(lost), want)
+		}
+		p.reply(m.ID, `{"protocolVersion":"`+p.version+`","capabilities":{},"serverInfo":{"name":"flap","version":"1"}}`)
+		p.expect("notifications/initialized")
+		waitFor(t, "the recovery to finish", recovered)
+	}
+	for round := range 4 {
+		lose(round, round) // 0, then 20, 40 and 80 ms
+	}
+	if want := barrenWait(policy, 3); want != 80*time.Millisecond {
+		t.Fatalf("barrenWait(3) = %v, want 80ms", want)
+	}
+	go func() { p.reply(p.expect("ping").ID, `{}`) }()
+	if err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.barren.Load(); n != 0 {
+		t.Fatalf("barren %d after an answered request, want 0", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -66,7 +67,12 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 		c.mu.Unlock()
 		c.answering.Add(1)
 		result, err := c.answer(ctx, msg)
-		c.touchPending() // the calls' waits start over from the host's answer
+		if c.hostAnswers(msg.Method) {
+			// The calls' waits start over from the host's answer (a
+			// server's call may wait for it); a ping, or a request the
+			// Conn refuses, is no sign of life of any call.
+			c.touchPending()
+		}
 		c.answering.Add(-1)
 		resp := &jsonrpc.Message{ID: msg.ID}
 		if err != nil {
@@ -135,7 +141,18 @@ func (c *Conn) reply(msg, resp *jsonrpc.Message) {
 	}
 }
 
-func (c *Conn) answer(ctx context.Context, msg *jsonrpc.Message) (any, error) {
+// answer runs the handler of the server's request msg. A handler that
+// panics (on params it did not expect, say) is answered as an internal
+// error, and the panic logged with its stack: a server's request must not
+// end the host's process.
+func (c *Conn) answer(ctx context.Context, msg *jsonrpc.Message) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.opts.logger.Error("anymcp: a handler of the host panicked answering the server's request",
+				"method", msg.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			result, err = nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "the client failed to answer "+msg.Method)
+		}
+	}()
 	switch msg.Method {
 	case "ping":
 		return struct{}{}, nil
@@ -178,6 +195,21 @@ func (c *Conn) answer(ctx context.Context, msg *jsonrpc.Message) (any, error) {
 		return h(ctx, &p)
 	}
 	return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+msg.Method)
+}
+
+// hostAnswers reports whether a request of method is answered by a
+// handler of the host's.
+func (c *Conn) hostAnswers(method string) bool {
+	o := c.opts
+	switch method {
+	case "roots/list":
+		return o.roots != nil
+	case "sampling/createMessage":
+		return o.sampling != nil
+	case "elicitation/create":
+		return o.elicitForm != nil || o.elicitURL != nil
+	}
+	return false
 }
 
 func decodeParams(raw json.RawMessage, v any) error {

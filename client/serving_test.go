@@ -2,12 +2,15 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/logtest"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -143,5 +146,76 @@ func TestServerRequestsBoundedInBytes(t *testing.T) {
 	p.send(sample(6, strings.Repeat("y", maxServingBytes+1)))
 	if m := p.next(); m.ID.Raw() != "6" || m.Error != nil {
 		t.Errorf("a lone request over the bound answered %s %+v, want a result", m.ID.String(), m.Error)
+	}
+}
+
+// TestHandlerPanicAnswered: a sampling handler that panics on what the
+// server sent is answered with an internal error, logged with its stack,
+// and the Conn goes on serving; a notification handler that panics is
+// logged, and the handlers after it still run.
+func TestHandlerPanicAnswered(t *testing.T) {
+	var logs logtest.Buffer
+	logged := make(chan string, 4)
+	_, p := openScripted(t,
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		WithSampling(func(_ context.Context, cp *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			if cp.MaxTokens == 1 {
+				panic("host bug")
+			}
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: mcp.Contents{mcp.TextContent("ok")}}, nil
+		}),
+		OnLog(func(lp mcp.LoggingMessageParams) {
+			if string(lp.Data) == `"boom"` {
+				panic("log handler bug")
+			}
+			logged <- string(lp.Data)
+		}))
+	p.send(`{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`)
+	m := p.next()
+	if m.ID.Raw() != `"s1"` || m.Error == nil || m.Error.Code != jsonrpc.CodeInternalError || strings.Contains(m.Error.Message, "host bug") {
+		t.Fatalf("answer to the panicking handler: %+v, want an internal error that does not quote the panic", m)
+	}
+	p.send(`{"jsonrpc":"2.0","id":"s2","method":"sampling/createMessage","params":{"messages":[],"maxTokens":2}}`)
+	if m := p.next(); m.ID.Raw() != `"s2"` || m.Error != nil {
+		t.Fatalf("the next request: %+v, want an answer", m)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"boom"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after"}}`)
+	if got := <-logged; got != `"after"` {
+		t.Fatalf("handler got %q, want the record after the panic", got)
+	}
+	out := logs.String()
+	for _, want := range []string{"host bug", "log handler bug", "serving_test.go", "stack="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestServerPingKeepsNoCallAlive: a server that pings more often than the
+// request timeout does not keep a call it never answers waiting: only an
+// answer of the host's handlers restarts the calls' timeouts.
+func TestServerPingKeepsNoCallAlive(t *testing.T) {
+	c, p := openScripted(t, WithRequestTimeout(300*time.Millisecond))
+	res := make(chan error, 1)
+	go func() { _, err := c.CallTool(context.Background(), "hang", nil); res <- err }()
+	p.expect("tools/call") // never answered
+	for i := 0; ; i++ {
+		select {
+		case err := <-res:
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("err %v, want a timeout", err)
+			}
+			return
+		default:
+		}
+		if i > 100 {
+			t.Fatal("the call outlived 100 pings of the server's, each answered")
+		}
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"ka%d","method":"ping"}`, i))
+		if m := p.next(); m.ID.Raw() != fmt.Sprintf(`"ka%d"`, i) {
+			t.Fatalf("got %+v, want the answer to ping ka%d", m, i)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
