@@ -308,7 +308,10 @@ func (c *Conn) Close() error {
 // waited for: a stdio server's process group is killed, an HTTP session's
 // DELETE abandoned (a transport of the host's is closed with its Shutdown
 // method, when it has one: see jsonrpc.Shutdowner). Shutdown returns once
-// every goroutine the Conn started is gone.
+// every goroutine the Conn started is gone — or, when ctx ends while a
+// handler of the host's still runs (one that blocks, or ignores its
+// context), at once with an error that says so: the handler's goroutine
+// ends when the handler returns. Close waits for it without a bound.
 func (c *Conn) Shutdown(ctx context.Context) error {
 	if c.inHandler() {
 		go c.Shutdown(context.WithoutCancel(ctx)) //nolint:errcheck // the handler cannot wait for itself
@@ -325,9 +328,22 @@ func (c *Conn) Shutdown(ctx context.Context) error {
 		}
 		c.cancel()
 		c.clock.close()
-		c.wg.Wait()
-		<-flushed
-		c.events.close()
+		gone := make(chan struct{})
+		go func() {
+			c.wg.Wait()
+			<-flushed
+			c.events.close()
+			close(gone)
+		}()
+		select {
+		case <-gone:
+		case <-ctx.Done():
+			select {
+			case <-gone: // both at once: everything is gone after all
+			default:
+				err = errors.Join(err, fmt.Errorf("anymcp: shutdown: %w, with handlers of the host still running", context.Cause(ctx)))
+			}
+		}
 	})
 	return err
 }

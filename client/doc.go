@@ -36,4 +36,11 @@
 // an SSE event or a stdout line (64 MiB by default), and each stage of the
 // pipeline may hold one: a server that sends messages of tens of MiB can
 // take the client to a few hundred MiB.
+//
+// The host's handlers run on the Conn's goroutines, never on its read loop.
+// A handler that panics — on params from the server it did not expect,
+// say — is logged with its stack and, for a server's request, answered as
+// an internal error; the Conn goes on. A handler that blocks holds up the
+// handlers after it, not the Conn, and Shutdown does not wait for it past
+// its context.
 package client

@@ -113,3 +113,15 @@ func namesMethod(msg, method string) bool {
 func isNameByte(b byte) bool {
 	return b == '/' || b == '_' || b == '-' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
 }
+
+// SubscriptionRefusedError is the error of Subscribe when a 2026-07-28
+// server acknowledged the subscriptions/listen stream without the URI: it
+// will not send that resource's updates (it may not know the resource, or
+// not let this client watch it). The Conn does not ask for it again.
+type SubscriptionRefusedError struct {
+	URI string
+}
+
+func (e *SubscriptionRefusedError) Error() string {
+	return "anymcp: the server does not send updates of " + e.URI + " (its subscriptions/listen acknowledgement leaves it out)"
+}

@@ -31,11 +31,19 @@ type listener struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when its goroutine is gone
 
-	mu    sync.Mutex
-	id    int64         // the request id of the stream now open
-	acked chan struct{} // closed at the first acknowledgement
-	err   error         // why the first attempt failed, if it did
-	fail  chan struct{} // closed when the first attempt failed
+	// replaced is closed when another listener (next, nil for none) took
+	// this one's place; both are set under the Conn's mu.
+	replaced chan struct{}
+	next     *listener
+
+	mu       sync.Mutex
+	id       int64                  // the request id of the stream now open
+	ackedID  int64                  // the request id of the stream last acknowledged
+	granted  mcp.SubscriptionFilter // what the first acknowledgement agreed to
+	reopened bool                   // a stream ended and another opened: changes may have been missed
+	acked    chan struct{}          // closed at the first acknowledgement
+	err      error                  // why the first attempt failed, if it did
+	fail     chan struct{}          // closed when the first attempt failed
 }
 
 // listenFilter is what the Conn listens for now.
@@ -71,35 +79,70 @@ func (c *Conn) startListening() *listener {
 		old.filter.ResourcesListChanged == f.ResourcesListChanged {
 		return old
 	}
+	var l *listener
+	if !f.IsZero() && c.err == nil {
+		ctx, cancel := context.WithCancel(c.ctx)
+		l = &listener{filter: f, cancel: cancel, done: make(chan struct{}), replaced: make(chan struct{}),
+			acked: make(chan struct{}), fail: make(chan struct{})}
+		c.listen = l
+		c.wg.Add(1)
+		go c.runListen(ctx, l, old)
+	}
 	if old != nil {
 		old.cancel()
-		c.listen = nil
+		if c.listen == old {
+			c.listen = nil
+		}
+		old.next = l // those who wait for old wait for l now
+		close(old.replaced)
 	}
-	if f.IsZero() || c.err != nil {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(c.ctx)
-	l := &listener{filter: f, cancel: cancel, done: make(chan struct{}), acked: make(chan struct{}), fail: make(chan struct{})}
-	c.listen = l
-	c.wg.Add(1)
-	go c.runListen(ctx, l, old)
 	return l
 }
 
-// awaitListening waits until l was acknowledged, or its first attempt
-// failed, or ctx ended.
-func (c *Conn) awaitListening(ctx context.Context, l *listener) error {
-	if l == nil {
-		return nil
+// awaitListening waits until the listener in force — l, or the one that
+// took its place, and so on — was acknowledged or its first attempt
+// failed, or until ctx or the Conn ended. It returns that listener (nil
+// when none is left: nothing to listen for).
+func (c *Conn) awaitListening(ctx context.Context, l *listener) (*listener, error) {
+	for l != nil {
+		select {
+		case <-l.acked:
+			return l, nil
+		case <-l.fail:
+			return l, l.err
+		case <-l.replaced:
+			c.mu.Lock()
+			l = l.next
+			c.mu.Unlock()
+		case <-c.ctx.Done():
+			return nil, fmt.Errorf("subscriptions/listen: %w", c.endErr())
+		case <-ctx.Done():
+			return nil, fmt.Errorf("subscriptions/listen: waiting for the acknowledgement: %w", context.Cause(ctx))
+		}
 	}
-	select {
-	case <-l.acked:
-		return nil
-	case <-l.fail:
-		return l.err
-	case <-ctx.Done():
-		return fmt.Errorf("subscriptions/listen: waiting for the acknowledgement: %w", context.Cause(ctx))
+	if err := c.Err(); err != nil {
+		return nil, fmt.Errorf("subscriptions/listen: %w", err)
 	}
+	return nil, nil
+}
+
+// refuses reports whether l asked for updates of uri and its first
+// acknowledgement left it out: the server will not send them.
+func (l *listener) refuses(uri string) bool {
+	if l == nil || !slices.Contains(l.filter.ResourceSubscriptions, uri) {
+		return false // unsubscribed meanwhile
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !slices.Contains(l.granted.ResourceSubscriptions, uri)
+}
+
+// endErr is why the Conn ended: its error, or ErrClosed.
+func (c *Conn) endErr() error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	return ErrClosed
 }
 
 // runListen keeps l's stream open until ctx ends.
@@ -132,6 +175,9 @@ func (c *Conn) runListen(ctx context.Context, l *listener, previous *listener) {
 		if acked {
 			b.Progress()
 		}
+		l.mu.Lock()
+		l.reopened = true
+		l.mu.Unlock()
 		wait, ok := b.Next()
 		if !ok {
 			wait = policy.MaxDelay
@@ -167,17 +213,14 @@ func (c *Conn) listenOnce(ctx context.Context, l *listener) (acked bool, err err
 	c.mu.Unlock()
 	l.mu.Lock()
 	l.id = id
-	ack := l.acked
 	l.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
-		select {
-		case <-ack:
-			acked = true
-		default:
-		}
+		l.mu.Lock()
+		acked = l.ackedID == id
+		l.mu.Unlock()
 	}()
 
 	sctx := ctx
@@ -220,17 +263,52 @@ func (c *Conn) acknowledged(params json.RawMessage) {
 		return
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if id, ok := subscriptionID(p.Meta); ok && id != strconv.FormatInt(l.id, 10) {
+		l.mu.Unlock()
 		return // an earlier stream's
 	}
+	l.ackedID = l.id
 	if missing := refused(l.filter, p.Notifications); missing != "" {
 		c.opts.logger.Info("anymcp: the server does not send some notifications asked for", "refused", missing)
 	}
 	select {
 	case <-l.acked:
 	default:
+		l.granted = p.Notifications
 		close(l.acked)
+	}
+	gap := l.reopened
+	l.reopened = false
+	l.mu.Unlock()
+	if gap {
+		c.missedChanges(p.Notifications)
+	}
+}
+
+// missedChanges answers a listen stream that opened again after one
+// ended: what changed while none was open was not notified, so every list
+// and resource it listens for is taken as changed — the cached answers
+// forgotten, the handlers called — as if the server had said so.
+func (c *Conn) missedChanges(f mcp.SubscriptionFilter) {
+	c.opts.logger.Info("anymcp: the subscriptions/listen stream is open again; what it listens for may have changed meanwhile")
+	kinds := []struct {
+		on     bool
+		method string
+	}{
+		{f.ToolsListChanged, "notifications/tools/list_changed"},
+		{f.PromptsListChanged, "notifications/prompts/list_changed"},
+		{f.ResourcesListChanged, "notifications/resources/list_changed"},
+	}
+	for _, k := range kinds {
+		if k.on {
+			c.notification(&jsonrpc.Message{Method: k.method})
+		}
+	}
+	for _, uri := range f.ResourceSubscriptions {
+		params, err := json.Marshal(mcp.ResourceUpdatedParams{URI: uri})
+		if err == nil {
+			c.notification(&jsonrpc.Message{Method: "notifications/resources/updated", Params: params})
+		}
 	}
 }
 

@@ -520,9 +520,7 @@ func TestListenFollowsSubscriptions(t *testing.T) {
 	if strings.Join(lp.Notifications.ResourceSubscriptions, ",") != "file:///a" || metaOf(t, l1)[mcp.MetaProtocolVersion] == nil {
 		t.Errorf("listen params %s", l1.Params)
 	}
-	ack := func(m *jsonrpc.Message) {
-		p.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + m.ID.Raw() + `},"notifications":{}}}`)
-	}
+	ack := func(m *jsonrpc.Message) { ackListen(p, m, "") }
 	ack(l1)
 	if err := <-sub; err != nil {
 		t.Fatal(err)
@@ -625,5 +623,143 @@ func TestModernRediscoverVersionGone(t *testing.T) {
 	}
 	if !errors.As(c.Err(), &ve) || c.State() != StateClosed {
 		t.Fatalf("Err %v, state %v", c.Err(), c.State())
+	}
+}
+
+// ackListen acknowledges the listen stream m with filter, or, when filter
+// is "", with everything m asked for.
+func ackListen(p *scriptedPeer, m *jsonrpc.Message, filter string) {
+	if filter == "" {
+		var lp struct {
+			Notifications json.RawMessage `json:"notifications"`
+		}
+		json.Unmarshal(m.Params, &lp)
+		filter = string(lp.Notifications)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + m.ID.Raw() + `},"notifications":` + filter + `}}`)
+}
+
+// TestOverlappingSubscribes: a Subscribe whose listen stream is replaced
+// by another's before the server acknowledged it waits for the stream in
+// its place, and returns with that one's acknowledgement — where it waited
+// for the replaced stream's, which never comes, for ever.
+func TestOverlappingSubscribes(t *testing.T) {
+	c, p := openModern(t, OnResourceUpdated(func(string) {}))
+	subA := make(chan error, 1)
+	go func() { subA <- c.Subscribe(context.Background(), "file:///a") }()
+	p.expect("subscriptions/listen") // not acknowledged
+	subB := make(chan error, 1)
+	go func() { subB <- c.Subscribe(context.Background(), "file:///b") }()
+	p.expect("notifications/cancelled")
+	ackListen(p, p.expect("subscriptions/listen"), "")
+	for _, sub := range []chan error{subA, subB} {
+		select {
+		case err := <-sub:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a Subscribe is still waiting after the stream that covers it was acknowledged")
+		}
+	}
+}
+
+// TestSubscribeEndsWithTheConn: a Subscribe waiting for its stream's
+// acknowledgement returns ErrClosed when the Conn closes.
+func TestSubscribeEndsWithTheConn(t *testing.T) {
+	c, p := openModern(t, OnResourceUpdated(func(string) {}))
+	sub := make(chan error, 1)
+	go func() { sub <- c.Subscribe(context.Background(), "file:///a") }()
+	p.expect("subscriptions/listen")
+	c.Close()
+	select {
+	case err := <-sub:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("Subscribe: %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Subscribe still waits after Close")
+	}
+}
+
+// TestSubscribeRefused: a URI the acknowledgement leaves out is refused
+// with a *SubscriptionRefusedError, and not asked for again; the others
+// stand.
+func TestSubscribeRefused(t *testing.T) {
+	c, p := openModern(t, OnResourceUpdated(func(string) {}))
+	sub := make(chan error, 1)
+	go func() { sub <- c.Subscribe(context.Background(), "file:///a") }()
+	ackListen(p, p.expect("subscriptions/listen"), "")
+	if err := <-sub; err != nil {
+		t.Fatal(err)
+	}
+	go func() { sub <- c.Subscribe(context.Background(), "file:///secret") }()
+	p.expect("notifications/cancelled")
+	ackListen(p, p.expect("subscriptions/listen"), `{"resourceSubscriptions":["file:///a"]}`)
+	var re *SubscriptionRefusedError
+	if err := <-sub; !errors.As(err, &re) || re.URI != "file:///secret" {
+		t.Fatalf("Subscribe: %v, want a *SubscriptionRefusedError for file:///secret", err)
+	}
+	p.expect("notifications/cancelled")
+	l := p.expect("subscriptions/listen") // without the refused URI
+	var lp struct {
+		Notifications mcp.SubscriptionFilter `json:"notifications"`
+	}
+	json.Unmarshal(l.Params, &lp)
+	if got := strings.Join(lp.Notifications.ResourceSubscriptions, ","); got != "file:///a" {
+		t.Errorf("the next stream asks for %q, want file:///a alone", got)
+	}
+}
+
+// TestListenGapMakesListsStale: changes the server announced while no
+// listen stream was open are not lost: when the stream opens again, the
+// cached listings are forgotten and the handlers called, as if the server
+// had announced a change of everything listened for.
+func TestListenGapMakesListsStale(t *testing.T) {
+	changed := make(chan struct{}, 4)
+	updated := make(chan string, 4)
+	c, p := openModern(t, OnToolsChanged(func() { changed <- struct{}{} }), OnResourceUpdated(func(uri string) { updated <- uri }))
+	ackListen(p, p.expect("subscriptions/listen"), "") // the Conn's own, for the tools
+	sub := make(chan error, 1)
+	go func() { sub <- c.Subscribe(context.Background(), "file:///a") }()
+	p.expect("notifications/cancelled")
+	l1 := p.expect("subscriptions/listen")
+	ackListen(p, l1, "")
+	if err := <-sub; err != nil {
+		t.Fatal(err)
+	}
+	list := func() []mcp.Tool {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		tools, err := c.AllTools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tools
+	}
+	go func() {
+		m := p.expect("tools/list")
+		p.reply(m.ID, `{"resultType":"complete","ttlMs":600000,"cacheScope":"private","tools":[{"name":"old","inputSchema":{"type":"object"}}]}`)
+	}()
+	if tools := list(); len(tools) != 1 || tools[0].Name != "old" {
+		t.Fatalf("first listing %v", tools)
+	}
+	p.reply(l1.ID, `{"resultType":"complete"}`) // the stream ends; the tools change meanwhile
+	ackListen(p, p.expect("subscriptions/listen"), "")
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnToolsChanged was not called when the stream opened again")
+	}
+	if uri := <-updated; uri != "file:///a" {
+		t.Errorf("updated %q, want file:///a", uri)
+	}
+	go func() {
+		m := p.expect("tools/list")
+		p.reply(m.ID, `{"resultType":"complete","ttlMs":0,"tools":[{"name":"new","inputSchema":{"type":"object"}}]}`)
+	}()
+	if tools := list(); len(tools) != 1 || tools[0].Name != "new" {
+		t.Fatalf("after the stream opened again: %v, want the server asked again", tools)
 	}
 }

@@ -54,7 +54,9 @@ func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption)
 // a legacy server is sent resources/subscribe, and the subscription is
 // restored after re-initializing a lost session; with a modern server the
 // URI joins the filter of the subscriptions/listen stream, which is opened
-// again with it, and Subscribe returns once the server acknowledged it.
+// again with it, and Subscribe returns once the server acknowledged it —
+// with a *SubscriptionRefusedError when the acknowledgement leaves the URI
+// out.
 func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 	c.mu.Lock()
 	had := c.subs[uri]
@@ -62,7 +64,10 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 	c.mu.Unlock()
 	var err error
 	if c.dialect().listen {
-		err = c.awaitListening(ctx, c.startListening())
+		var l *listener
+		if l, err = c.awaitListening(ctx, c.startListening()); err == nil && l.refuses(uri) {
+			err = &SubscriptionRefusedError{URI: uri}
+		}
 	} else {
 		c.openStream() // the updates come on the GET stream
 		err = c.Call(ctx, "resources/subscribe", &mcp.SubscribeParams{URI: uri}, nil)
@@ -82,7 +87,8 @@ func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
 		c.mu.Lock()
 		delete(c.subs, uri)
 		c.mu.Unlock()
-		return c.awaitListening(ctx, c.startListening())
+		_, err := c.awaitListening(ctx, c.startListening())
+		return err
 	}
 	if err := c.Call(ctx, "resources/unsubscribe", &mcp.SubscribeParams{URI: uri}, nil); err != nil {
 		return err

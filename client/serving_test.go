@@ -219,3 +219,37 @@ func TestServerPingKeepsNoCallAlive(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestShutdownBoundedWithBlockedHandler: a handler of the host's that
+// blocks does not hold Shutdown past its context: it returns with an error
+// that says handlers still run, and the handler's goroutine ends when the
+// handler returns.
+func TestShutdownBoundedWithBlockedHandler(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	c, p := openScripted(t, OnLog(func(mcp.LoggingMessageParams) {
+		entered <- struct{}{}
+		<-release
+	}))
+	p.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+	<-entered
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		done <- c.Shutdown(ctx)
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "handlers of the host still running") {
+			t.Errorf("Shutdown: %v, want its context's end, naming the handlers", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown waits for a blocked handler past its context")
+	}
+	close(release)
+	waitFor(t, "the handler's goroutine to end", func() bool { return c.events.len() == 0 && !c.events.running.Load() })
+	if err := c.Close(); err != nil {
+		t.Errorf("Close after Shutdown: %v", err)
+	}
+}
