@@ -242,13 +242,13 @@ func decodeResult(method string, r callResult, result any) error {
 		// to the decode (jsonrpc.DecodeOwned), which makes it one pass.
 		if len(r.raw) > 0 {
 			if err := jsondec.Check(r.raw); err != nil {
-				return fmt.Errorf("%s: decoding result: %w", method, err)
+				return &ResultError{Method: method, Err: err}
 			}
 		}
 		return nil
 	}
 	if err := jsondec.UnmarshalOwned(r.raw, result); err != nil {
-		return fmt.Errorf("%s: decoding result: %w", method, err)
+		return &ResultError{Method: method, Err: err}
 	}
 	return nil
 }

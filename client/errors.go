@@ -125,3 +125,15 @@ type SubscriptionRefusedError struct {
 func (e *SubscriptionRefusedError) Error() string {
 	return "anymcp: the server does not send updates of " + e.URI + " (its subscriptions/listen acknowledgement leaves it out)"
 }
+
+// ResultError is the error of a call the server answered with a result
+// that is not JSON, or does not decode into the caller's type (a field of
+// the wrong type, say): the request reached the server and ran; only its
+// answer is unusable. It is not a reason to send the request again.
+type ResultError struct {
+	Method string
+	Err    error // the decoder's
+}
+
+func (e *ResultError) Error() string { return e.Method + ": decoding result: " + e.Err.Error() }
+func (e *ResultError) Unwrap() error { return e.Err }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -55,8 +56,12 @@ func TestInvalidResultFailsItsCall(t *testing.T) {
 		result any
 	}{{"nothing", nil}, {"raw JSON", &raw}, {"a typed result", &typed}} {
 		err := conn.Call(ctx, "tools/call", params, target.result)
-		if err == nil || !strings.Contains(err.Error(), "decoding result") || ctx.Err() != nil {
-			t.Errorf("decoding into %s: %v, want a decoding error at once", target.name, err)
+		var re *client.ResultError
+		if !errors.As(err, &re) || re.Method != "tools/call" || !strings.Contains(err.Error(), "decoding result") || ctx.Err() != nil {
+			t.Errorf("decoding into %s: %v, want a *client.ResultError at once", target.name, err)
+		}
+		if errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+			t.Errorf("decoding into %s: %v: the request ran, its outcome is known", target.name, err)
 		}
 	}
 	if _, err := conn.CallTool(ctx, "echo", map[string]any{"text": "x"}); err == nil || !strings.Contains(err.Error(), "decoding result") {

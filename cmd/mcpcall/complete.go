@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -61,7 +62,7 @@ printed one a line; --json prints the completion/complete result.`,
 			}
 			var res mcp.CompleteResult
 			if err := json.Unmarshal(raw, &res); err != nil {
-				return fmt.Errorf("completion/complete: decoding the result: %w", err)
+				return &client.ResultError{Method: "completion/complete", Err: err}
 			}
 			for _, v := range res.Completion.Values {
 				fmt.Fprintln(c.stdout, v)

@@ -130,7 +130,9 @@ func classify(err error, interrupted bool) failure {
 		// (a session that kept expiring is the transport's failure,
 		// even when the 404 carried a JSON-RPC error)
 		f.code, f.kind = exitConnect, kindConnect
-	case rpcErr != nil: // also one an HTTP error body carried, once connected
+	case rpcErr != nil, errors.As(err, new(*client.ResultError)): // also one an HTTP error body carried, once connected;
+		// or an answer that does not decode: the request ran, and
+		// trying again would run it again
 		f.code, f.kind = exitRPC, kindRPC
 	default:
 		f.code, f.kind = exitConnect, kindConnect

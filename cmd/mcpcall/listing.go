@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -28,7 +29,7 @@ func (s *session) listAll(ctx context.Context, method, key string) ([]json.RawMe
 		var items []json.RawMessage
 		if raw, ok := page[key]; ok {
 			if err := json.Unmarshal(raw, &items); err != nil {
-				return nil, fmt.Errorf("%s: %s is not a list: %w", method, key, err)
+				return nil, &client.ResultError{Method: method, Err: fmt.Errorf("%s is not a list: %w", key, err)}
 			}
 		}
 		all = append(all, items...)
@@ -55,12 +56,14 @@ func (s *session) writeList(key string, items []json.RawMessage) error {
 	return s.writeResult(b)
 }
 
-// decodeItems decodes raw items into typed ones for human output.
-func decodeItems[T any](raw []json.RawMessage) ([]T, error) {
+// decodeItems decodes the raw items of a method's listing into typed ones
+// for human output. An item that does not decode is a *client.ResultError:
+// the request ran, only its answer is unusable (exit 5, not 4).
+func decodeItems[T any](method string, raw []json.RawMessage) ([]T, error) {
 	out := make([]T, len(raw))
 	for i, r := range raw {
 		if err := json.Unmarshal(r, &out[i]); err != nil {
-			return nil, err
+			return nil, &client.ResultError{Method: method, Err: err}
 		}
 	}
 	return out, nil

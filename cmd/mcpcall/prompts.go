@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -29,7 +30,7 @@ func (c *cli) promptsCommand() *cobra.Command {
 			if c.f.json {
 				return s.writeList("prompts", raw)
 			}
-			list, err := decodeItems[mcp.Prompt](raw)
+			list, err := decodeItems[mcp.Prompt]("prompts/list", raw)
 			if err != nil {
 				return err
 			}
@@ -112,7 +113,7 @@ func (c *cli) getPrompt(ctx context.Context, s *session, name string, pairList [
 	}
 	var res mcp.GetPromptResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("prompts/get: decoding the result: %w", err)
+		return &client.ResultError{Method: "prompts/get", Err: err}
 	}
 	if res.Description != "" {
 		fmt.Fprintln(c.stdout, res.Description)
@@ -131,7 +132,7 @@ func (s *session) findPrompt(ctx context.Context, name string) (*mcp.Prompt, err
 	if err != nil {
 		return nil, err
 	}
-	list, err := decodeItems[mcp.Prompt](raw)
+	list, err := decodeItems[mcp.Prompt]("prompts/list", raw)
 	if err != nil {
 		return nil, fmt.Errorf("prompts/list: %w", err)
 	}

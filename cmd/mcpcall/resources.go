@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -28,7 +29,7 @@ func (c *cli) resourcesCommand() *cobra.Command {
 			if c.f.json {
 				return s.writeList("resources", raw)
 			}
-			list, err := decodeItems[mcp.Resource](raw)
+			list, err := decodeItems[mcp.Resource]("resources/list", raw)
 			if err != nil {
 				return err
 			}
@@ -56,7 +57,7 @@ func (c *cli) resourcesCommand() *cobra.Command {
 			if c.f.json {
 				return s.writeList("resourceTemplates", raw)
 			}
-			list, err := decodeItems[mcp.ResourceTemplate](raw)
+			list, err := decodeItems[mcp.ResourceTemplate]("resources/templates/list", raw)
 			if err != nil {
 				return err
 			}
@@ -85,7 +86,7 @@ func (c *cli) resourcesCommand() *cobra.Command {
 			}
 			var res mcp.ReadResourceResult
 			if err := json.Unmarshal(raw, &res); err != nil {
-				return fmt.Errorf("resources/read: decoding the result: %w", err)
+				return &client.ResultError{Method: "resources/read", Err: err}
 			}
 			for _, rc := range res.Contents {
 				printResourceContents(c.stdout, rc, len(res.Contents) > 1)

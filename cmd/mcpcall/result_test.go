@@ -49,3 +49,14 @@ thank you
 		t.Errorf("the tool ran %d times, want 2 (once a run)", n)
 	}
 }
+
+// TestUndecodableListing: a tools/list answer whose tool has a field of the
+// wrong type exits 5 (the server answered, and the request ran), not 4, a
+// connection failure that scripts try again.
+func TestUndecodableListing(t *testing.T) {
+	url, _ := rawServer(t, `[{"name":"look","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":"yes"}}]`, `{}`)
+	res := newRunner(t).run("tools", "list", url)
+	if res.code != exitRPC || !strings.Contains(res.stderr, "tools/list: decoding result") {
+		t.Errorf("exit %d, want %d, with the decoding error\nstderr:\n%s", res.code, exitRPC, res.stderr)
+	}
+}

@@ -101,7 +101,7 @@ func (c *cli) completeToolCall(cmd *cobra.Command, args []string, toComplete str
 		if err != nil {
 			return nil
 		}
-		tools, err := decodeItems[mcp.Tool](raw)
+		tools, err := decodeItems[mcp.Tool]("tools/list", raw)
 		if err != nil {
 			return nil
 		}
@@ -139,7 +139,7 @@ func (c *cli) completePromptGet(cmd *cobra.Command, args []string, toComplete st
 		if err != nil {
 			return nil
 		}
-		prompts, _ := decodeItems[mcp.Prompt](raw)
+		prompts, _ := decodeItems[mcp.Prompt]("prompts/list", raw)
 		var names []string
 		for _, p := range prompts {
 			if strings.HasPrefix(p.Name, toComplete) {
@@ -161,7 +161,7 @@ func (c *cli) completeResourceRead(cmd *cobra.Command, args []string, toComplete
 		if err != nil {
 			return nil
 		}
-		list, _ := decodeItems[mcp.Resource](raw)
+		list, _ := decodeItems[mcp.Resource]("resources/list", raw)
 		var uris []string
 		for _, r := range list {
 			if strings.HasPrefix(r.URI, toComplete) {

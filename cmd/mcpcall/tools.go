@@ -33,7 +33,7 @@ func (c *cli) toolsListCommand() *cobra.Command {
 			if c.f.json {
 				return s.writeList("tools", raw)
 			}
-			tools, err := decodeItems[mcp.Tool](raw)
+			tools, err := decodeItems[mcp.Tool]("tools/list", raw)
 			if err != nil {
 				return err
 			}
@@ -192,7 +192,7 @@ func (s *session) findTool(ctx context.Context, name string) (*mcp.Tool, error) 
 	if err != nil {
 		return nil, err
 	}
-	tools, err := decodeItems[mcp.Tool](raw)
+	tools, err := decodeItems[mcp.Tool]("tools/list", raw)
 	if err != nil {
 		return nil, fmt.Errorf("tools/list: %w", err)
 	}
