@@ -35,7 +35,8 @@ const exitCodesHelp = `Exit status:
   2    usage error (flags, arguments, unknown server name)
   3    authentication or authorization refused (HTTP 401/403)
   4    connection, transport or negotiation failure
-  5    JSON-RPC error from the server (unknown tool, invalid params, ...)
+  5    JSON-RPC error from the server (unknown tool, invalid params, ...),
+       or an answer that does not decode (the request ran)
   6    timeout (--timeout, --max-time, --connect-timeout)
   130  interrupted (Ctrl-C); the server is sent notifications/cancelled`
 
