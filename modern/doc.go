@@ -34,14 +34,21 @@
 // Recovery that only this transport can do is done here, timed by
 // Options.Reconnect (a reconnect.Policy):
 //
-//   - A request's event stream that breaks before the response is resumed
-//     when the server gave its events ids: after the server's retry: delay
-//     (exactly; otherwise at once the first time, and the policy's backoff
-//     after that) a GET with Last-Event-ID set to the last id seen picks
-//     the stream up, again and again while new ids arrive, until the
-//     policy gives up. The response reaches Recv once. A
-//     stream without ids, a server that cannot resume (405), or a policy
-//     that gives up make Send fail with an error matching
+//   - A request's event stream that breaks, or that the server ends,
+//     before the response is resumed when the server gave its events ids:
+//     a GET with Last-Event-ID set to the last id seen picks the stream
+//     up, again and again, until the policy gives up. The first time it
+//     waits the server's retry: delay (exactly) or, without one, not at
+//     all. A resumed stream that breaks is resumed after the server's
+//     retry: (exactly), else at once the first time since progress and
+//     after the policy's backoff from then on; one the server ends
+//     cleanly, after the server's retry: (100 ms at least: retry: 0 is no
+//     hot loop) or the policy's backoff, from InitialDelay, never at once.
+//     Only a message delivered (a notification, a server request) is
+//     progress and starts the policy's run over: a stream that brings a
+//     new event id and nothing else is not. The response reaches Recv
+//     once. A stream without ids, a server that cannot resume (405), or a
+//     policy that gives up make Send fail with an error matching
 //     jsonrpc.ErrOutcomeUnknown: the request is never sent a second time.
 //     A stream the server ends cleanly after a response to another id is
 //     not resumed: the server has answered, wrongly, and Send fails at once

@@ -318,6 +318,7 @@ type exchange struct {
 	newSession string // Mcp-Session-Id of the initialize answer
 	answered   bool   // the response has been queued
 	queued     bool   // a message of this exchange has been queued for Recv
+	delivered  int    // messages of this exchange queued for Recv or handed over
 	stray      string // the id of the last response to another request seen on the answer stream
 }
 
@@ -368,6 +369,7 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message, size int) (bool, error) {
 		keep = append(keep, msg)
 	}
 	if found && len(keep) == 1 && !x.queued && x.t.take.Offer(keep[0]) {
+		x.delivered++
 		return true, nil // the first message of the exchange, handed over directly
 	}
 	x.queued = x.queued || len(keep) > 0
@@ -377,6 +379,7 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message, size int) (bool, error) {
 		}
 		return false, fmt.Errorf("modern: %s: %w", wire.Label(x.req), err)
 	}
+	x.delivered += len(keep)
 	if !found && anonymous != nil {
 		return false, fmt.Errorf("modern: %s: the server answered with an error without an id: %w", wire.Label(x.req), anonymous)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/wire"
@@ -14,17 +15,33 @@ import (
 	"github.com/anymcp/anymcp/sse"
 )
 
-// resume picks up the event stream of a request that broke before the
-// response, as the specification's resumability rules say: after the wait
-// the server's retry: field asks for (else at once the first time, and
-// after that the policy's backoff), a GET with
+// minServerRetry is the least wait before resuming a stream that a
+// resumed stream before it was ended cleanly by the server, whatever its
+// retry: field asks for: a server that sends retry: 0 and ends every
+// stream at once, a message in each, is polled ten times a second at
+// most, not in a hot loop.
+const minServerRetry = 100 * time.Millisecond
+
+// resume picks up the event stream of a request that ended before the
+// response, as the specification's resumability rules say: a GET with
 // Last-Event-ID set to the last event id seen, read like the original
-// stream. A resumed stream that breaks again is resumed again from the
-// newest id; a new id is progress and starts the policy's run over. It
-// returns the body of the stream that held the response, for the caller to
-// finish, or the error Send reports: a *streamError matching
-// jsonrpc.ErrOutcomeUnknown once resuming is impossible or the policy
-// gives up. The request is never sent again.
+// stream, after a wait. The first time, the wait is the server's retry:
+// field when it sent one, else none: the end of the answer stream says
+// nothing of the server (a proxy may cut it as cleanly as the server
+// ends it to be polled). A resumed stream that ends again is resumed
+// again from the newest id. After one that broke, the wait is the
+// server's retry:, else none the first time since progress, and the
+// policy's backoff after that. After one the server ended cleanly it is
+// never none: the server's retry:, minServerRetry at least, or the
+// policy's backoff, from InitialDelay — a server that ends every stream at
+// once would otherwise get its GETs back at once. Only a message
+// delivered (a notification, a server request) is progress and starts the
+// policy's run over: a new event id alone is not, or a server that primes
+// every stream and ends it would be resumed for ever. It returns the body
+// of the stream that held the response, for the caller to finish, or the
+// error Send reports: a *streamError matching jsonrpc.ErrOutcomeUnknown
+// once resuming is impossible or the policy gives up. The request is never
+// sent again.
 //
 // ctx is the request's context: the caller's cancellation and Close end
 // the waits and the GETs.
@@ -37,13 +54,18 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 	}
 	reason := se.reason()
 	for {
+		// polled: a resumed stream was ended cleanly by the server.
+		polled := se.resumes > 0 && errors.Is(se.cause, io.EOF)
 		switch {
+		case se.hasRetry && polled:
+			b.ServerRetry(max(se.retry, minServerRetry))
 		case se.hasRetry:
 			b.ServerRetry(se.retry)
-		case b.Attempts() == 0:
-			// A first try, or the first since the stream made progress:
-			// a cut connection says nothing of the server, and a session
-			// may expire during a wait, taking the stream with it.
+		case b.Attempts() == 0 && !polled:
+			// The first try, or the first since a stream made progress
+			// and broke: a cut connection says nothing of the server, and
+			// a session may expire during a wait, taking the stream with
+			// it.
 			b.Immediate()
 		}
 		wait, ok := b.Next()
@@ -121,6 +143,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 			return nil, se
 		}
 
+		delivered := x.delivered
 		err = x.readSSE(resp.Body)
 		if err == nil {
 			return resp.Body, nil
@@ -130,8 +153,10 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		if !errors.As(err, &next) {
 			return nil, err // the caller gave up, the transport closed, or an error without an id
 		}
-		if next.lastEventID != "" && next.lastEventID != se.lastEventID {
+		if x.delivered > delivered {
 			b.Progress()
+		}
+		if next.lastEventID != "" {
 			se.lastEventID = next.lastEventID
 		}
 		if next.hasRetry {

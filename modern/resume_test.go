@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -453,6 +455,97 @@ func TestResumeAtOnceThenBackOff(t *testing.T) {
 				}
 			case <-time.After(wait):
 				t.Fatal("Send did not end")
+			}
+		})
+	}
+}
+
+// TestResumeEndedStreamsBackOff: a resumed stream that the server ends
+// cleanly is resumed after a wait, never at once: the policy's backoff or
+// the server's retry:, at least minServerRetry. And a new event id
+// without a message (a priming event) is no progress: the policy's
+// attempts run out. The transport resumed a stream that only primed some
+// 23,000 times a second, for ever: each new id started the policy's run
+// over, and its first wait was none; and one that brought a message in
+// each stream as fast as the server could end them.
+func TestResumeEndedStreamsBackOff(t *testing.T) {
+	const resuming = "modern: resuming the event stream of a request"
+	tests := []struct {
+		name   string
+		field  string // the server's retry: field, on every stream
+		notes  int    // resuming GETs that bring a notification; the next brings the response
+		waits  []time.Duration
+		answer bool
+	}{{
+		name:  "priming only, no retry:",
+		waits: []time.Duration{0, time.Millisecond, 2 * time.Millisecond}, // then the policy gives up
+	}, {
+		name:  "priming only, retry: 0",
+		field: "retry: 0\n",
+		waits: []time.Duration{1, minServerRetry, minServerRetry}, // retry: 0 means at once, the first time
+	}, {
+		name:   "a notification in each, no retry:",
+		notes:  4,
+		waits:  []time.Duration{0, time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond},
+		answer: true,
+	}, {
+		name:   "a notification in each, retry: 0",
+		field:  "retry: 0\n",
+		notes:  2,
+		waits:  []time.Duration{1, minServerRetry, minServerRetry},
+		answer: true,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gets atomic.Int64
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				m, _ := jsonrpc.DecodeMessage(body)
+				switch {
+				case r.Method == http.MethodPost && m != nil && m.Method == "tools/call":
+					startSSE(w)("id: 0\n" + tt.field + "data:\n\n") // primed, then a clean end
+				case r.Method == http.MethodGet && r.Header.Get("Last-Event-Id") != "":
+					n := gets.Add(1)
+					ev := "id: " + strconv.FormatInt(n, 10) + "\n" + tt.field
+					switch {
+					case !tt.answer:
+						ev += "data:\n\n"
+					case n <= int64(tt.notes):
+						ev += data(progressNote)
+					default:
+						ev += data(response("5", `{}`))
+					}
+					startSSE(w)(ev) // then a clean end
+				default:
+					mcp("s1")(w, r, body)
+				}
+			})
+			l := &logs{}
+			p := tiny() // 1 ms doubling, no jitter, 3 attempts
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
+			send(t, tr, initialize())
+			next(t, ch)
+			err := sendErr(tr, request(5, "tools/call"))
+			wantGETs := int64(p.MaxAttempts)
+			if tt.answer {
+				wantGETs = int64(tt.notes + 1)
+				if err != nil {
+					t.Errorf("Send = %v, want the response", err)
+				}
+			} else if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) || !strings.Contains(err.Error(), "exhausted after 3 attempts") {
+				t.Errorf("Send = %v, want the policy exhausted, outcome unknown", err)
+			}
+			if n := gets.Load(); n != wantGETs {
+				t.Errorf("%d resuming GETs, want %d", n, wantGETs)
+			}
+			if got := l.Durations(resuming, "wait"); fmt.Sprint(got) != fmt.Sprint(tt.waits) {
+				t.Errorf("waits %v, want %v", got, tt.waits)
+			}
+			var want []string
+			for i := range wantGETs {
+				want = append(want, strconv.FormatInt(i, 10))
+			}
+			if ids := lastEventIDs(s); strings.Join(ids, ",") != strings.Join(want, ",") {
+				t.Errorf("resumed with Last-Event-ID %q, want the newest id each time", ids)
 			}
 		})
 	}
