@@ -55,10 +55,16 @@
 //     with ErrNoResponse (and jsonrpc.ErrOutcomeUnknown).
 //   - The standalone GET stream is reopened whenever it ends or fails, for
 //     the life of the transport (or of its session), with Last-Event-ID of
-//     the last event seen on it, after the server's retry: (exactly) or
-//     the backoff (with the policy's jitter); once the policy's attempts
-//     or budget are used up without progress, it warns and goes on trying
-//     every MaxDelay. Its failures never fail Send. A refusal of the first
+//     the last event seen on it, after the server's retry: (exactly after
+//     a failure, 100 ms at least after a clean end) or the backoff (with
+//     the policy's jitter). A stream that delivered a message, or stayed
+//     open for the policy's InitialDelay, is progress and starts the
+//     backoff over: one that the server or an idle proxy ends after a
+//     quiet while is reopened after InitialDelay. A stream ended at once
+//     with nothing in it (a new event id alone is nothing), a refusal and
+//     a failed connection are not: once the policy's attempts or budget
+//     are used up without progress, it warns and goes on trying every
+//     MaxDelay. Its failures never fail Send. A refusal of the first
 //     GET (405, or the 404 and 400 some servers send) means the server
 //     offers no such stream: it is not asked for again.
 //   - A POST answered 429, or 503 with Retry-After, was not run: it is

@@ -92,19 +92,27 @@ func cursorAt(rd *sse.Reader) streamCursor {
 
 // listenAttempt is how one GET of the standalone stream went.
 type listenAttempt struct {
-	stop     bool   // do not reconnect
-	opened   bool   // the server answered with an event stream
-	progress bool   // a new event id or a message arrived
-	reason   string // why the stream ended or failed, for the log
+	stop      bool   // do not reconnect
+	opened    bool   // the server answered with an event stream
+	ended     bool   // the server ended the stream it opened cleanly
+	delivered bool   // a message arrived
+	reason    string // why the stream ended or failed, for the log
 }
 
 // listen runs the standalone GET stream for the life of the transport (or
 // of its session): when the stream ends or fails it reconnects after the
-// wait the policy gives (exactly the server's retry: when it sent one),
-// sending Last-Event-ID of the last event seen. A new event id or a message
-// is progress and starts the policy's run over. When the policy's attempts
-// or budget run out it warns once and goes on trying every MaxDelay (with
-// jitter), so that the stream comes back when the server does.
+// wait the policy gives (the server's retry: when it sent one: exactly
+// after a failure, and minServerRetry at least after a clean end), sending
+// Last-Event-ID of the last event seen. A stream that delivered a message,
+// or that stayed open for the policy's InitialDelay (from the GET sent to
+// its end), is progress and starts the policy's run over: a stream that a
+// server or an idle proxy ends after a quiet while is reopened after
+// InitialDelay, every time. A stream that ends at once with nothing
+// delivered (a new event id alone is nothing) is not, nor is a refusal or
+// a failed connection: they climb the policy's backoff. When the policy's
+// attempts or budget run out it warns once and goes on trying every
+// MaxDelay (with jitter), so that the stream comes back when the server
+// does.
 //
 // A refusal of the first GET (405 per the specification; 404 and 400 from
 // real servers) means the server offers no such stream: it is logged at
@@ -118,16 +126,20 @@ func (t *Transport) listen(ctx context.Context, l *listener, session, version []
 	opened := false // refusals mean "no stream" only before the first stream
 	exhausted := false
 	for {
+		start := time.Now()
 		a := t.listenOnce(ctx, session, version, &cur, !opened, settle)
 		if a.stop || ctx.Err() != nil || !t.current(l) {
 			return
 		}
 		opened = opened || a.opened
-		if a.progress {
+		if a.delivered || a.opened && time.Since(start) >= b.Policy().InitialDelay {
 			b.Progress()
 			exhausted = false
 		}
-		if cur.hasRetry {
+		switch {
+		case cur.hasRetry && a.ended:
+			b.ServerRetry(max(cur.retry, minServerRetry))
+		case cur.hasRetry:
 			b.ServerRetry(cur.retry)
 		}
 		wait, ok := b.Next()
@@ -220,16 +232,15 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			prev := cur.lastEventID
 			c := cursorAt(rd)
-			if c.lastEventID != "" && c.lastEventID != prev {
+			if c.lastEventID != "" {
 				cur.lastEventID = c.lastEventID
-				a.progress = true
 			}
 			if c.hasRetry {
 				cur.retry, cur.hasRetry = c.retry, true
 			}
 			if errors.Is(err, io.EOF) {
+				a.ended = true
 				a.reason = "the server ended the stream"
 			} else {
 				a.reason = "the stream broke: " + err.Error()
@@ -251,7 +262,7 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 			if t.queue.Push(t.ctx, len(ev.Data), msgs...) != nil {
 				return listenAttempt{stop: true} // closed
 			}
-			a.progress = true
+			a.delivered = true
 		}
 	}
 }

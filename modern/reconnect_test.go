@@ -507,3 +507,93 @@ func TestThrottledResendSession(t *testing.T) {
 		})
 	}
 }
+
+// TestGETReconnectQuietStreams: a GET stream that opened and stayed open a
+// while (the policy's InitialDelay) is progress, even if nothing came on
+// it: one that the server or an idle proxy ends after a quiet while is
+// reopened after InitialDelay every time, without a warning. Such streams
+// counted as failures: the waits grew, and once the policy's attempts
+// were spent the transport warned and waited MaxDelay before each GET.
+func TestGETReconnectQuietStreams(t *testing.T) {
+	const hold = 30 * time.Millisecond // each stream's life: well over InitialDelay
+	var gets atomic.Int32
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if r.Method != http.MethodGet {
+			mcp("s1")(w, r, body)
+			return
+		}
+		gets.Add(1)
+		startSSE(w)
+		select { // quiet, then a clean end
+		case <-time.After(hold):
+		case <-r.Context().Done():
+		}
+	})
+	l := &logs{}
+	p := &reconnect.Policy{InitialDelay: 5 * time.Millisecond, MaxDelay: time.Hour,
+		Jitter: -1, MaxAttempts: 2, Budget: time.Hour}
+	tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
+	handshake(t, tr, ch)
+	const streams = 6 // twice the policy's attempts, and more
+	eventually(t, "the GET streams", func() bool { return gets.Load() >= streams })
+	if w := l.Messages(slog.LevelWarn); len(w) != 0 {
+		t.Errorf("warnings: %q", w)
+	}
+	waits := l.Durations("modern: reconnecting the GET stream", "wait")
+	if len(waits) < streams-1 {
+		t.Fatalf("reconnect waits %v, want at least %d", waits, streams-1)
+	}
+	for _, w := range waits {
+		if w != p.InitialDelay {
+			t.Errorf("reconnect waits %v, want InitialDelay (%v) each", waits, p.InitialDelay)
+			break
+		}
+	}
+}
+
+// TestGETReconnectEndedAtOnce: a GET stream that the server ends as soon
+// as it opened it, with nothing in it but a new event id, is no progress:
+// the policy's waits grow and its attempts run out (a warning, then
+// MaxDelay), although a stream that lasts is progress — a server that
+// accepts and ends every GET gets no hot loop, even with retry: 0 (waited
+// minServerRetry at least after a clean end).
+func TestGETReconnectEndedAtOnce(t *testing.T) {
+	// InitialDelay is far over a loopback GET even on a loaded machine.
+	p := &reconnect.Policy{InitialDelay: 500 * time.Millisecond, MaxDelay: time.Hour,
+		Jitter: -1, MaxAttempts: 1, Budget: time.Hour}
+	tests := []struct {
+		name  string
+		field string // the server's retry: field
+		first time.Duration
+	}{
+		{"no retry:", "", p.InitialDelay},
+		{"retry: 0", "retry: 0\n", minServerRetry},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gets atomic.Int32
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if r.Method != http.MethodGet {
+					mcp("s1")(w, r, body)
+					return
+				}
+				n := gets.Add(1)
+				startSSE(w)(fmt.Sprintf("id: g%d\n%sdata:\n\n", n, tt.field)) // a new id, and the end
+			})
+			l := &logs{}
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
+			handshake(t, tr, ch)
+			const reconnecting = "modern: reconnecting the GET stream"
+			eventually(t, "the second reconnect", func() bool { return len(l.Durations(reconnecting, "wait")) >= 2 })
+			if got := l.Durations(reconnecting, "wait"); fmt.Sprint(got) != fmt.Sprint([]time.Duration{tt.first, p.MaxDelay}) {
+				t.Errorf("reconnect waits %v, want [%v %v]", got, tt.first, p.MaxDelay)
+			}
+			if w := l.Messages(slog.LevelWarn); len(w) != 1 {
+				t.Errorf("warnings %q, want one", w)
+			}
+			if n := gets.Load(); n != 2 {
+				t.Errorf("%d GETs, want 2", n)
+			}
+		})
+	}
+}
