@@ -41,7 +41,9 @@ const drainTimeout = 250 * time.Millisecond
 // resumed, or the server accepted the request with no body: ErrNoResponse;
 // or the exchange failed in any way after the request went out in full —
 // the connection broke before the answer, the HTTP client's Timeout, ctx or
-// Close ended it — the error it failed with wrapped),
+// Close ended it, during the exchange or once the server had answered 2xx,
+// while its answer was read or waited for room in the queue — the error it
+// failed with wrapped),
 // a *reconnect.RetryAfterError (a 429 or 503 not waited out: over the
 // policy's cap or attempts, or past ctx's deadline), a
 // *jsonrpc.RedirectError (a redirect refused: see Options.HTTPClient),
@@ -329,12 +331,14 @@ func (x *exchange) noResponse(status int) error {
 }
 
 // interrupted returns Send's error when reading an answer failed because
-// the caller gave up or the transport closed, or nil.
+// the caller gave up or the transport closed, or nil. The server took the
+// request (it answered 2xx) and may have run it: the error also matches
+// jsonrpc.ErrOutcomeUnknown.
 func (x *exchange) interrupted() error {
 	if x.ctx.Err() != nil {
-		return fmt.Errorf("modern: %s: %w", wire.Label(x.req), x.ctx.Err())
+		return wire.MayHaveRun(fmt.Errorf("modern: %s: %w", wire.Label(x.req), x.ctx.Err()))
 	}
-	return x.t.closedErr(x.req)
+	return wire.MayHaveRun(x.t.closedErr(x.req))
 }
 
 // deliver queues msgs, decoded from size bytes of the answer, waiting while

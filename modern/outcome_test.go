@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -207,5 +208,61 @@ func TestSendNotificationStatusIsNoOutcome(t *testing.T) {
 	err := sendErr(tr, notification("notifications/cancelled"))
 	if _, ok := errors.AsType[*jsonrpc.HTTPError](err); !ok || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want a *jsonrpc.HTTPError that does not match ErrOutcomeUnknown", err)
+	}
+}
+
+// Once the server has answered a request 2xx, it has taken the request
+// and may be running it: the caller's ctx or Close ending the exchange —
+// while its event stream is read, or while Send waits for room in a full
+// queue — is an error that matches ErrOutcomeUnknown, as well as
+// context.Canceled or ErrClosed. It matched only the latter.
+func TestSendInterruptedAnswerIsOutcomeUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		full bool // the server fills the queue, nobody calls Recv
+		stop func(tr *Transport, cancel context.CancelFunc)
+		want error
+	}{
+		{"ctx, reading the stream", false, func(_ *Transport, cancel context.CancelFunc) { cancel() }, context.Canceled},
+		{"Close, reading the stream", false, func(tr *Transport, _ context.CancelFunc) { tr.Close() }, jsonrpc.ErrClosed},
+		{"ctx, waiting for room in the queue", true, func(_ *Transport, cancel context.CancelFunc) { cancel() }, context.Canceled},
+		{"Close, waiting for room in the queue", true, func(tr *Transport, _ context.CancelFunc) { tr.Close() }, jsonrpc.ErrClosed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				ev := startSSE(w)
+				n := 1
+				if tc.full {
+					n = wire.MaxQueued + 1
+				}
+				for range n {
+					ev(data(progressNote)) // the tool runs
+				}
+				<-r.Context().Done()
+			})
+			tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			res := make(chan error, 1)
+			go func() { res <- tr.Send(ctx, request(5, "tools/call")) }()
+			if tc.full {
+				eventually(t, "a full queue", func() bool { return tr.queue.Len() == wire.MaxQueued })
+			} else {
+				m, err := tr.Recv() // the stream is open, and read
+				if err != nil || describe(m) != "notification notifications/progress" {
+					t.Fatalf("Recv = %v, %v", m, err)
+				}
+			}
+			tc.stop(tr, cancel)
+			var err error
+			select {
+			case err = <-res:
+			case <-time.After(wait):
+				t.Fatal("Send still blocked")
+			}
+			if !errors.Is(err, tc.want) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+				t.Errorf("Send = %v; want an error matching %v and ErrOutcomeUnknown (the server took the request)", err, tc.want)
+			}
+		})
 	}
 }
