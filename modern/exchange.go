@@ -111,9 +111,9 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	resp, out, err := t.post(withCaller(reqCtx, ctx), m, body, &sent)
+	resp, mayHaveRun, err := t.post(withCaller(reqCtx, ctx), m, body, &sent)
 	if err != nil {
-		return t.failed(ctx, m, err, out != nil && out.Sent())
+		return t.failed(ctx, m, err, mayHaveRun)
 	}
 	defer func() {
 		if !handedOff {
@@ -127,7 +127,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return fmt.Errorf("modern: %s: %w: %w", wire.Label(m), jsonrpc.ErrSessionExpired, herr)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("modern: %s: %w", wire.Label(m), wire.PostError(resp, t.redacted, m.IsRequest() && out.Sent()))
+		return fmt.Errorf("modern: %s: %w", wire.Label(m), wire.PostError(resp, t.redacted, m.IsRequest() && mayHaveRun))
 	}
 
 	if !m.IsRequest() {
@@ -222,16 +222,18 @@ func withCaller(ctx, caller context.Context) context.Context { return callerScop
 
 // failed turns an error from the HTTP client into Send's error, telling a
 // cancelled context and a closed transport apart from a network failure.
-// sent says whether the request went out in full (wire.Delivery.Sent):
-// when it did, and no answer said the server did not run it (a refused
-// redirect, a 429 or 503 not waited out), the error also matches
+// mayHaveRun says whether the server may have the request (see post: its
+// latest attempt went out in full, and was not refused with a 429 or a
+// 503 with Retry-After before a resend that did not go out): when it may,
+// and no answer said the server did not run it (a refused redirect, a 429
+// or 503 not waited out), the error also matches
 // jsonrpc.ErrOutcomeUnknown, whatever ended the exchange — a broken
 // connection, the HTTP client's Timeout, ctx, Close.
-func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error, sent bool) error {
+func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error, mayHaveRun bool) error {
 	_, refused := errors.AsType[*reconnect.RetryAfterError](err)
 	re, redirected := errors.AsType[*jsonrpc.RedirectError](err)
 	unknown := func(err error) error {
-		if sent && m.IsRequest() && !refused && !redirected {
+		if mayHaveRun && m.IsRequest() && !refused && !redirected {
 			return wire.MayHaveRun(err)
 		}
 		return err

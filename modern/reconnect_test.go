@@ -408,19 +408,29 @@ func TestThrottledGiveUp(t *testing.T) {
 }
 
 // onRetry is a slog handler that runs f, once, when the retrying client
-// logs that it will send a request again: before the wait, so that what
-// f changes is in place when the request goes out again.
+// logs that it will send a request again (the first time, or the at-th
+// time when at > 1): before the wait, so that what f changes is in place
+// when the request goes out again.
 type onRetry struct {
-	once sync.Once
-	f    func()
+	at int
+	mu sync.Mutex
+	n  int
+	f  func()
 }
 
 func (h *onRetry) Enabled(context.Context, slog.Level) bool { return true }
 func (h *onRetry) WithAttrs([]slog.Attr) slog.Handler       { return h }
 func (h *onRetry) WithGroup(string) slog.Handler            { return h }
 func (h *onRetry) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == "reconnect: retrying request" {
-		h.once.Do(h.f)
+	if r.Message != "reconnect: retrying request" {
+		return nil
+	}
+	h.mu.Lock()
+	h.n++
+	run := h.n == max(h.at, 1)
+	h.mu.Unlock()
+	if run {
+		h.f()
 	}
 	return nil
 }
@@ -503,6 +513,84 @@ func TestThrottledResendSession(t *testing.T) {
 			}
 			if strings.Join(got, ",") != strings.Join(tt.sessions, ",") {
 				t.Errorf("%s POSTed with sessions %q, want %q", tt.msg.Method, got, tt.sessions)
+			}
+		})
+	}
+}
+
+// TestThrottledThenSessionLost: a request refused by every answer it got
+// — 429s, 503s with Retry-After — and then refused unsent because its
+// session expired during a wait did not run: the error matches ErrNotSent
+// and ErrSessionExpired, and not ErrOutcomeUnknown, however many answers
+// came before (after two, it matched ErrOutcomeUnknown too: the latest
+// attempt had gone out in full, and nothing recorded that a 429 had
+// refused it). An answer that leaves open whether the server ran it — a
+// 503 without Retry-After, sent again only because the request is marked
+// reconnect.WithResendable — keeps ErrOutcomeUnknown.
+func TestThrottledThenSessionLost(t *testing.T) {
+	const (
+		tooMany     = "429"
+		later       = "503 Retry-After: 0"
+		unexplained = "503"
+	)
+	tests := []struct {
+		answers []string // to the request's attempts, in order; the session expires in the last wait
+		unknown bool
+	}{
+		{[]string{tooMany, tooMany}, false},
+		{[]string{tooMany, later, tooMany}, false},
+		{[]string{tooMany}, false},
+		{[]string{unexplained, tooMany}, true},
+		{[]string{tooMany, unexplained}, true},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.answers, ", "), func(t *testing.T) {
+			var mu sync.Mutex
+			alive, answered := true, 0
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				m, _ := jsonrpc.DecodeMessage(body)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case m != nil && m.Method == "initialize":
+					alive = true
+					mcp("s1")(w, r, body)
+				case r.Method == http.MethodPost && !alive:
+					http.Error(w, "no such session", http.StatusNotFound)
+				case m != nil && m.Method == "tools/call" && answered < len(tt.answers):
+					a := tt.answers[answered]
+					answered++
+					if a == later {
+						w.Header().Set("Retry-After", "0")
+					}
+					code, _ := strconv.Atoi(a[:3])
+					http.Error(w, "later", code)
+				default:
+					mcp("s1")(w, r, body)
+				}
+			})
+			h := &onRetry{at: len(tt.answers)}
+			tr, ch := dial(t, s, Options{Logger: slog.New(h), Reconnect: tiny()})
+			handshake(t, tr, ch)
+			h.f = func() {
+				mu.Lock()
+				alive = false
+				mu.Unlock()
+				if err := sendErr(tr, request(2, "ping")); !errors.Is(err, jsonrpc.ErrSessionExpired) {
+					t.Errorf("ping on the expired session: %v", err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			err := tr.Send(reconnect.WithResendable(ctx, func() bool { return true }), request(5, "tools/call"))
+			if !errors.Is(err, jsonrpc.ErrNotSent) || !errors.Is(err, jsonrpc.ErrSessionExpired) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) != tt.unknown {
+				t.Errorf("Send = %v\nwant: not sent, session expired, outcome unknown %v", err, tt.unknown)
+			}
+			mu.Lock()
+			n := answered
+			mu.Unlock()
+			if n != len(tt.answers) {
+				t.Errorf("tools/call POSTed %d times, want %d", n, len(tt.answers))
 			}
 		})
 	}
