@@ -64,7 +64,13 @@
 //     with nothing in it (a new event id alone is nothing), a refusal and
 //     a failed connection are not: once the policy's attempts or budget
 //     are used up without progress, it warns and goes on trying every
-//     MaxDelay. Its failures never fail Send. A refusal of the first
+//     MaxDelay.
+//   - A 429 or 503 with Retry-After to any GET (reopening the standalone
+//     stream, resuming a request's) is waited out before the next GET:
+//     within the policy's MaxRetryAfter it is no failed attempt (100 ms
+//     at least), so a server that only asks for time uses up neither the
+//     stream's attempts nor a call's; over the cap it is a failed
+//     attempt, followed by a wait of the cap. Its failures never fail Send. A refusal of the first
 //     GET (405, or the 404 and 400 some servers send) means the server
 //     offers no such stream: it is not asked for again.
 //   - A POST answered 429, or 503 with Retry-After, was not run: it is

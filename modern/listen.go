@@ -92,10 +92,11 @@ func cursorAt(rd *sse.Reader) streamCursor {
 
 // listenAttempt is how one GET of the standalone stream went.
 type listenAttempt struct {
-	stop      bool   // do not reconnect
-	opened    bool   // the server answered with an event stream
-	ended     bool   // the server ended the stream it opened cleanly
-	delivered bool   // a message arrived
+	stop      bool // do not reconnect
+	opened    bool // the server answered with an event stream
+	ended     bool // the server ended the stream it opened cleanly
+	delivered bool // a message arrived
+	throttled throttle
 	reason    string // why the stream ended or failed, for the log
 }
 
@@ -109,7 +110,10 @@ type listenAttempt struct {
 // server or an idle proxy ends after a quiet while is reopened after
 // InitialDelay, every time. A stream that ends at once with nothing
 // delivered (a new event id alone is nothing) is not, nor is a refusal or
-// a failed connection: they climb the policy's backoff. When the policy's
+// a failed connection: they climb the policy's backoff. A 429 or 503 with
+// Retry-After within the policy's MaxRetryAfter is waited out (see
+// throttle) and is no failure; one over the cap is, and the cap is
+// waited. When the policy's
 // attempts or budget run out it warns once and goes on trying every
 // MaxDelay (with jitter), so that the stream comes back when the server
 // does.
@@ -142,15 +146,24 @@ func (t *Transport) listen(ctx context.Context, l *listener, session, version []
 		case cur.hasRetry:
 			b.ServerRetry(cur.retry)
 		}
-		wait, ok := b.Next()
-		if !ok {
-			p := b.Policy()
-			if !exhausted {
-				exhausted = true
-				t.log.Warn("modern: the GET stream keeps failing; the policy's retries are used up, trying every max delay from now on",
-					"url", t.redacted, "reason", a.reason, "attempts", b.Attempts()-1, "max_delay", p.MaxDelay)
+		p := b.Policy()
+		var wait time.Duration
+		if a.throttled.waitOnly(p) {
+			// The server asked for a wait within the cap: no failure.
+			wait = a.throttled.wait()
+		} else {
+			var ok bool
+			if wait, ok = b.Next(); !ok {
+				if !exhausted {
+					exhausted = true
+					t.log.Warn("modern: the GET stream keeps failing; the policy's retries are used up, trying every max delay from now on",
+						"url", t.redacted, "reason", a.reason, "attempts", b.Attempts()-1, "max_delay", p.MaxDelay)
+				}
+				wait = jitter(p.MaxDelay, p.Jitter)
 			}
-			wait = jitter(p.MaxDelay, p.Jitter)
+			if a.throttled.asked {
+				wait = p.MaxRetryAfter // over the cap: a failure, and the cap waited
+			}
 		}
 		t.log.Info("modern: reconnecting the GET stream", "url", t.redacted, "reason", a.reason,
 			"wait", wait, "last_event_id", cur.lastEventID, "attempt", b.Attempts())
@@ -217,7 +230,7 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 	case code < 200 || code > 299:
 		herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
 		settle()
-		return listenAttempt{reason: herr.Error()}
+		return listenAttempt{reason: herr.Error(), throttled: throttleOf(resp)}
 	}
 	if ct := wire.MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
 		wire.Drain(resp.Body)

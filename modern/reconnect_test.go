@@ -685,3 +685,88 @@ func TestGETReconnectEndedAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestGETRetryAfter: a 429 or 503 with Retry-After to a GET — reopening
+// the standalone stream, or resuming a request's — is waited out before
+// the next GET, as for a POST: within the policy's MaxRetryAfter it is no
+// failed attempt (100 ms at least: Retry-After: 0 is no hot loop), so a
+// server that asks again and again uses up neither the stream's attempts
+// nor a call's; over the cap it is a failed attempt, and the cap is
+// waited. GETs ignored Retry-After: they came back on the policy's
+// backoff, and a resumption used up its attempts and failed the call as
+// outcome unknown.
+func TestGETRetryAfter(t *testing.T) {
+	p := &reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
+		Jitter: -1, MaxAttempts: 2, Budget: wait, MaxRetryAfter: time.Hour}
+	over := *p
+	over.MaxRetryAfter = 50 * time.Millisecond
+	tests := []struct {
+		name       string
+		resume     bool // the GETs resume a request's stream; else the standalone stream
+		status     int
+		retryAfter string
+		throttles  int // GETs answered so; the next is served
+		policy     *reconnect.Policy
+		waits      []time.Duration
+	}{
+		{"standalone, 429 Retry-After: 0, more than the attempts", false, http.StatusTooManyRequests, "0", 4, p,
+			[]time.Duration{minServerRetry, minServerRetry, minServerRetry, minServerRetry}},
+		{"standalone, 503 over the cap", false, http.StatusServiceUnavailable, "3600", 1, &over,
+			[]time.Duration{over.MaxRetryAfter}},
+		{"resuming, 429 Retry-After: 0, more than the attempts", true, http.StatusTooManyRequests, "0", 4, p,
+			[]time.Duration{0, minServerRetry, minServerRetry, minServerRetry, minServerRetry}},
+		{"resuming, 503 over the cap", true, http.StatusServiceUnavailable, "3600", 1, &over,
+			[]time.Duration{0, over.MaxRetryAfter}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gets atomic.Int32
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				m, _ := jsonrpc.DecodeMessage(body)
+				switch {
+				case r.Method == http.MethodPost && m != nil && m.Method == "tools/call":
+					startSSE(w)("id: e1\ndata:\n\n")
+					cut()
+				case r.Method == http.MethodGet:
+					if int(gets.Add(1)) <= tt.throttles {
+						w.Header().Set("Retry-After", tt.retryAfter)
+						http.Error(w, "later", tt.status)
+						return
+					}
+					ev := startSSE(w)
+					if tt.resume {
+						ev("id: e2\n" + data(response("5", `{}`)))
+						return
+					}
+					ev(data(`{"jsonrpc":"2.0","method":"back"}`))
+					<-r.Context().Done()
+				default:
+					mcp("s1")(w, r, body)
+				}
+			})
+			l := &logs{}
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tt.policy})
+			msg := "modern: reconnecting the GET stream"
+			if tt.resume {
+				msg = "modern: resuming the event stream of a request"
+				send(t, tr, initialize())
+				next(t, ch)
+				send(t, tr, request(5, "tools/call"))
+			} else {
+				handshake(t, tr, ch)
+			}
+			if got := describe(next(t, ch)); got != map[bool]string{false: "notification back", true: "response 5 {}"}[tt.resume] {
+				t.Fatalf("got %s", got)
+			}
+			if got := l.Durations(msg, "wait"); fmt.Sprint(got) != fmt.Sprint(tt.waits) {
+				t.Errorf("waits %v, want %v", got, tt.waits)
+			}
+			if w := l.Messages(slog.LevelWarn); len(w) != 0 {
+				t.Errorf("warnings: %q", w)
+			}
+			if n := int(gets.Load()); n != tt.throttles+1 {
+				t.Errorf("%d GETs, want %d", n, tt.throttles+1)
+			}
+		})
+	}
+}

@@ -53,28 +53,40 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		session = []string{x.newSession}
 	}
 	reason := se.reason()
+	var throttled throttle // the last GET's 429 or 503 with Retry-After
 	for {
-		// polled: a resumed stream was ended cleanly by the server.
-		polled := se.resumes > 0 && errors.Is(se.cause, io.EOF)
-		switch {
-		case se.hasRetry && polled:
-			b.ServerRetry(max(se.retry, minServerRetry))
-		case se.hasRetry:
-			b.ServerRetry(se.retry)
-		case b.Attempts() == 0 && !polled:
-			// The first try, or the first since a stream made progress
-			// and broke: a cut connection says nothing of the server, and
-			// a session may expire during a wait, taking the stream with
-			// it.
-			b.Immediate()
+		var wait time.Duration
+		if throttled.waitOnly(b.Policy()) {
+			// The server asked for a wait within the cap: no failed
+			// attempt, nothing spent of the policy.
+			wait = throttled.wait()
+		} else {
+			// polled: a resumed stream was ended cleanly by the server.
+			polled := se.resumes > 0 && errors.Is(se.cause, io.EOF)
+			switch {
+			case se.hasRetry && polled:
+				b.ServerRetry(max(se.retry, minServerRetry))
+			case se.hasRetry:
+				b.ServerRetry(se.retry)
+			case b.Attempts() == 0 && !polled:
+				// The first try, or the first since a stream made
+				// progress and broke: a cut connection says nothing of
+				// the server, and a session may expire during a wait,
+				// taking the stream with it.
+				b.Immediate()
+			}
+			var ok bool
+			if wait, ok = b.Next(); !ok {
+				se.gaveUp = fmt.Sprintf("resumption exhausted after %d attempts (%s)", se.resumes, why(b))
+				t.log.Warn("modern: gave up resuming the event stream of a request", "request", wire.Label(x.req),
+					"reason", reason, "attempts", se.resumes, "last_event_id", se.lastEventID)
+				return nil, se
+			}
+			if throttled.asked {
+				wait = b.Policy().MaxRetryAfter // over the cap: a failed attempt, and the cap waited
+			}
 		}
-		wait, ok := b.Next()
-		if !ok {
-			se.gaveUp = fmt.Sprintf("resumption exhausted after %d attempts (%s)", se.resumes, why(b))
-			t.log.Warn("modern: gave up resuming the event stream of a request", "request", wire.Label(x.req),
-				"reason", reason, "attempts", se.resumes, "last_event_id", se.lastEventID)
-			return nil, se
-		}
+		throttled = throttle{}
 		t.log.Info("modern: resuming the event stream of a request", "request", wire.Label(x.req),
 			"reason", reason, "wait", wait, "last_event_id", se.lastEventID, "attempt", se.resumes+1)
 		if err := reconnect.Sleep(ctx, wait); err != nil {
@@ -132,6 +144,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 			herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
 			resp.Body.Close()
 			se.last, reason = herr, herr.Error()
+			throttled = throttleOf(resp)
 			continue
 		}
 		if ct := wire.MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
@@ -171,6 +184,35 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		}
 	}
 }
+
+// throttle is a 429 or 503 answer to a GET and the Retry-After it carried.
+type throttle struct {
+	asked      bool          // the answer carried a Retry-After
+	retryAfter time.Duration // what it asked for
+}
+
+// throttleOf reads the Retry-After of resp, a 429 or 503 answer to a GET,
+// with the reconnect package's parser: delta-seconds or an HTTP date.
+func throttleOf(resp *http.Response) throttle {
+	if !reconnect.IsThrottle(resp.StatusCode) {
+		return throttle{}
+	}
+	d, ok := reconnect.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	return throttle{asked: ok, retryAfter: d}
+}
+
+// waitOnly reports whether the server asked for a wait within p's
+// MaxRetryAfter: the next GET waits it out, and the answer is no failed
+// attempt. One over the cap is a failed attempt, followed by a wait of
+// the cap.
+func (th throttle) waitOnly(p reconnect.Policy) bool {
+	return th.asked && th.retryAfter <= p.MaxRetryAfter
+}
+
+// wait is the wait before the next GET the server asked for, at least
+// minServerRetry: Retry-After: 0, which costs nothing of the policy, is
+// no hot loop.
+func (th throttle) wait() time.Duration { return max(th.retryAfter, minServerRetry) }
 
 // post sends a POST of body, carrying the session in sent, through the
 // retrying client: the answers that say the server did not run it (429,
