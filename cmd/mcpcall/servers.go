@@ -95,29 +95,26 @@ is marked shadowed: the first definition is the one used.
 // displayHeaders hides credential header values written literally in a
 // config file; a ${VAR} template is shown, as it holds no secret itself.
 func displayHeaders(h map[string]string) map[string]string {
-	if len(h) == 0 {
-		return h
-	}
-	out := make(map[string]string, len(h))
-	for k, v := range h {
-		if sensitiveHeader(k) && !strings.Contains(v, "${") {
-			v = redactHeaderValue(k, v)
-		}
-		out[k] = v
-	}
-	return out
+	return displayCredentials(h, sensitiveHeader, redactHeaderValue)
 }
 
 // displayEnv hides the values of a stdio entry's credential variables
 // written literally in a config file, as displayHeaders does for headers.
 func displayEnv(env map[string]string) map[string]string {
-	if len(env) == 0 {
-		return env
+	return displayCredentials(env, sensitiveEnv, func(string, string) string { return redacted })
+}
+
+// displayCredentials returns m with hide(k, v) in place of each value v
+// whose name k is a credential's (sensitive) and that is written literally,
+// not as a ${VAR} template.
+func displayCredentials(m map[string]string, sensitive func(string) bool, hide func(k, v string) string) map[string]string {
+	if len(m) == 0 {
+		return m
 	}
-	out := make(map[string]string, len(env))
-	for k, v := range env {
-		if sensitiveEnv(k) && !strings.Contains(v, "${") {
-			v = redacted
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if sensitive(k) && !strings.Contains(v, "${") {
+			v = hide(k, v)
 		}
 		out[k] = v
 	}
