@@ -268,6 +268,11 @@ func TestSampling(t *testing.T) {
 				!strings.Contains(res.stdout+res.stderr, "--sampling-cmd failed: exit status 3") {
 				t.Errorf("--sampling-cmd failing: exit %d\nstdout %s\nstderr %s", res.code, res.stdout, res.stderr)
 			}
+			if strings.HasSuffix(srv.name, "modern") && res.code != exitRPC {
+				// The call failed on input the server asked for: not a
+				// connection failure (4), which scripts try again.
+				t.Errorf("--sampling-cmd failing, 2026-07-28: exit %d, want %d", res.code, exitRPC)
+			}
 		})
 	}
 }

@@ -131,9 +131,12 @@ func classify(err error, interrupted bool) failure {
 		// (a session that kept expiring is the transport's failure,
 		// even when the 404 carried a JSON-RPC error)
 		f.code, f.kind = exitConnect, kindConnect
-	case rpcErr != nil, errors.As(err, new(*client.ResultError)): // also one an HTTP error body carried, once connected;
-		// or an answer that does not decode: the request ran, and
-		// trying again would run it again
+	case rpcErr != nil, errors.As(err, new(*client.ResultError)), errors.As(err, new(*client.InputError)):
+		// a JSON-RPC error, also one an HTTP error body carried, once
+		// connected; an answer that does not decode; input the server
+		// asked for that mcpcall could not give (--sampling-cmd failed):
+		// the request reached the server, and trying again would run
+		// it again
 		f.code, f.kind = exitRPC, kindRPC
 	default:
 		f.code, f.kind = exitConnect, kindConnect
