@@ -23,10 +23,15 @@ type Conn struct {
 	opts *options
 
 	nextID atomic.Int64
-	gen    atomic.Int64            // counts successful initializations: the session in use
-	barren atomic.Int32            // re-initializations since a request (not a recovery's own) was last answered
-	d      atomic.Pointer[dialect] // the era's rules, once the era is known
-	level  atomic.Pointer[mcp.LoggingLevel]
+	gen    atomic.Int64 // counts successful initializations: the session in use
+	barren atomic.Int32 // re-initializations since a request (not a recovery's own) was last answered
+	// recoveredAt is when the latest re-initialization ended well (unix
+	// nanoseconds); a session that lasted usefulSession from then on is
+	// no barren one, though it answered nothing (an idle Conn's).
+	recoveredAt   atomic.Int64
+	usefulSession time.Duration
+	d             atomic.Pointer[dialect] // the era's rules, once the era is known
+	level         atomic.Pointer[mcp.LoggingLevel]
 	// streamOpen: the transport was asked for its stream of server
 	// messages outside answers.
 	streamOpen atomic.Bool
@@ -62,6 +67,7 @@ type Conn struct {
 	cancels sync.WaitGroup // cancellation senders, which Close lets finish
 	done    chan struct{}  // closed when the read loop has ended
 	once    sync.Once
+	gone    chan struct{} // closed once Shutdown's goroutines are all gone
 }
 
 // Info describes what was negotiated with the server.
@@ -105,16 +111,18 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 		t = &hooked{Transport: t, hook: o.hook}
 	}
 	c := &Conn{
-		t:        t,
-		opts:     o,
-		pending:  make(map[int64]*call),
-		tokens:   make(map[int64]*call),
-		served:   make(map[string]context.CancelFunc),
-		handlers: make(map[uint64]bool),
-		subs:     make(map[string]bool),
-		results:  newResultCache(),
-		events:   newEventQueue(o.logger),
-		done:     make(chan struct{}),
+		t:             t,
+		opts:          o,
+		pending:       make(map[int64]*call),
+		tokens:        make(map[int64]*call),
+		served:        make(map[string]context.CancelFunc),
+		handlers:      make(map[uint64]bool),
+		subs:          make(map[string]bool),
+		results:       newResultCache(),
+		events:        newEventQueue(o.logger),
+		usefulSession: usefulSession,
+		gone:          make(chan struct{}),
+		done:          make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.clock.busy = func() bool { return c.answering.Load() > 0 }
@@ -311,7 +319,8 @@ func (c *Conn) Close() error {
 // every goroutine the Conn started is gone — or, when ctx ends while a
 // handler of the host's still runs (one that blocks, or ignores its
 // context), at once with an error that says so: the handler's goroutine
-// ends when the handler returns. Close waits for it without a bound.
+// ends when the handler returns, and a later Close waits for it without a
+// bound.
 func (c *Conn) Shutdown(ctx context.Context) error {
 	if c.inHandler() {
 		go c.Shutdown(context.WithoutCancel(ctx)) //nolint:errcheck // the handler cannot wait for itself
@@ -328,24 +337,29 @@ func (c *Conn) Shutdown(ctx context.Context) error {
 		}
 		c.cancel()
 		c.clock.close()
-		gone := make(chan struct{})
 		go func() {
 			c.wg.Wait()
 			<-flushed
 			c.events.close()
-			close(gone)
+			close(c.gone)
 		}()
-		select {
-		case <-gone:
-		case <-ctx.Done():
-			select {
-			case <-gone: // both at once: everything is gone after all
-			default:
-				err = errors.Join(err, fmt.Errorf("anymcp: shutdown: %w, with handlers of the host still running", context.Cause(ctx)))
-			}
-		}
 	})
+	select {
+	case <-c.gone:
+		return err
+	case <-ctx.Done():
+	}
+	if c.hostCodeRunning() {
+		return errors.Join(err, fmt.Errorf("anymcp: shutdown: %w, with handlers of the host still running", context.Cause(ctx)))
+	}
+	<-c.gone // the Conn's own goroutines, which end by themselves now
 	return err
+}
+
+// hostCodeRunning reports whether a handler of the host's runs, or waits
+// to run, on one of the Conn's goroutines.
+func (c *Conn) hostCodeRunning() bool {
+	return c.events.running.Load() || c.events.len() > 0 || c.answering.Load() > 0
 }
 
 // flushCancellations gives notifications/cancelled already on their way a

@@ -180,11 +180,14 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 	backoff := policy.Start()
 	var err error
 	var resubscribed int
+	if c.barren.Load() > 0 && time.Since(time.Unix(0, c.recoveredAt.Load())) >= c.usefulSession {
+		c.barren.Store(0) // the session lasted: an idle Conn's, not a flapping server's
+	}
 	if n := int(c.barren.Load()); n > 0 {
 		// The sessions before this one answered nothing after their own
-		// re-initialization: wait as the policy says before its n-th
-		// attempt, so that a server that loses every session at once is
-		// not re-initialized in a hot loop.
+		// re-initialization, and were lost within usefulSession: wait as
+		// the policy says before its n-th attempt, so that a server that
+		// loses every session at once is not re-initialized in a hot loop.
 		if err = reconnect.Sleep(c.ctx, barrenWait(policy, n)); err != nil {
 			c.finishRecovery(r, cause, err, start, 0)
 			return
@@ -208,6 +211,11 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 	c.finishRecovery(r, cause, err, start, resubscribed)
 }
 
+// usefulSession is how long a re-initialized session must last, if it
+// answered no request, not to count as barren: as for the sessions of an
+// HTTP+SSE stream and the processes of a supervised command.
+const usefulSession = 30 * time.Second
+
 // barrenWait is how long to wait before re-initializing after n sessions
 // in a row that answered no request: the policy's wait before its n-th
 // attempt, or its MaxDelay once its attempts are spent.
@@ -228,7 +236,8 @@ func barrenWait(p reconnect.Policy, n int) time.Duration {
 // and tells the host.
 func (c *Conn) finishRecovery(r *recovery, cause, err error, start time.Time, resubscribed int) {
 	if err == nil {
-		c.barren.Add(1) // until a request is answered on the new session
+		c.barren.Add(1) // until a request is answered on the new session, or it lasts
+		c.recoveredAt.Store(time.Now().UnixNano())
 	}
 	c.mu.Lock()
 	c.recovery = nil

@@ -450,3 +450,30 @@ func TestBarrenSessionsBackOff(t *testing.T) {
 		t.Fatalf("barren %d after an answered request, want 0", n)
 	}
 }
+
+// TestIdleSessionsAreNotBarren: a session that lasted usefulSession is no
+// barren one though it answered no request (a Conn that only listens, to a
+// server that loses a session now and then): the next loss re-initializes
+// at once, where each such session made the wait before the next longer,
+// up to the policy's MaxDelay.
+func TestIdleSessionsAreNotBarren(t *testing.T) {
+	policy := reconnect.Policy{InitialDelay: 20 * time.Millisecond, Multiplier: 2, MaxDelay: 3 * time.Second, Jitter: -1}
+	c, p := openScripted(t, WithReconnectPolicy(policy))
+	c.usefulSession = 50 * time.Millisecond
+	recovered := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.recovery == nil
+	}
+	for round := range 4 {
+		time.Sleep(2 * c.usefulSession) // the session lasts
+		p.loseSession()
+		m := p.expect("initialize")
+		p.reply(m.ID, `{"protocolVersion":"`+p.version+`","capabilities":{},"serverInfo":{"name":"idle","version":"1"}}`)
+		p.expect("notifications/initialized")
+		waitFor(t, "the recovery to finish", recovered)
+		if n := c.barren.Load(); n != 1 {
+			t.Errorf("round %d: %d barren sessions, want 1 (the new one): the ones before lasted", round, n)
+		}
+	}
+}

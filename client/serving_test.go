@@ -247,9 +247,40 @@ func TestShutdownBoundedWithBlockedHandler(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Shutdown waits for a blocked handler past its context")
 	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	time.Sleep(50 * time.Millisecond) // room to return too early
+	select {
+	case err := <-closed:
+		t.Fatalf("Close after Shutdown returned (%v) with the handler still running; it waits for it", err)
+	default:
+	}
 	close(release)
-	waitFor(t, "the handler's goroutine to end", func() bool { return c.events.len() == 0 && !c.events.running.Load() })
-	if err := c.Close(); err != nil {
+	if err := <-closed; err != nil {
 		t.Errorf("Close after Shutdown: %v", err)
+	}
+	select {
+	case <-c.gone:
+	default:
+		t.Error("Close returned before the Conn's goroutines were gone")
+	}
+}
+
+// TestShutdownDoneContext: Shutdown with a context already done and no
+// handler of the host's running returns nil once the Conn's own goroutines
+// are gone, as Close does: they end by themselves.
+func TestShutdownDoneContext(t *testing.T) {
+	for i := range 20 {
+		c, _ := openScripted(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := c.Shutdown(ctx); err != nil {
+			t.Fatalf("run %d: Shutdown: %v", i, err)
+		}
+		select {
+		case <-c.gone:
+		default:
+			t.Fatalf("run %d: Shutdown returned before the Conn's goroutines were gone", i)
+		}
 	}
 }
