@@ -200,3 +200,44 @@ func signalDuringCall(t *testing.T, sig syscall.Signal, start func(t *testing.T)
 	}
 	waitFor(t, "the server to see the cancellation", cancelled)
 }
+
+// TestNohupIgnoresHangup: a run started with hangups ignored (nohup, or a
+// shell's trap "" HUP) goes on through a hangup and finishes its call, as
+// asked, where asking for SIGHUP had put a handler in the place of the
+// inherited "ignore".
+func TestNohupIgnoresHangup(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	t.Cleanup(srv.Close)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tool takes about a second: time for the hangup to come first.
+	cmd := exec.Command("sh", "-c", `trap "" HUP; exec "$0" "$@"`, self, "tools", "call", "slow", "steps=3", "delayMs=300", srv.URL)
+	cmd.Env = append(os.Environ(), asMCPCall+"=1", "GORACE=atexit_sleep_ms=0")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill() //nolint:errcheck // already gone, normally
+		<-exited
+	})
+	waitFor(t, "the call to reach the server", func() bool { return srv.Server().Stats().ToolCalls["slow"] == 1 })
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		if err != nil || srv.Server().Stats().Cancelled != 0 {
+			t.Fatalf("after a hangup it ignores, mcpcall ended with %v, %d cancellations\nstdout:\n%s\nstderr:\n%s",
+				err, srv.Server().Stats().Cancelled, stdout.String(), stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("mcpcall still running 20 s after the hangup\nstderr:\n%s", stderr.String())
+	}
+}

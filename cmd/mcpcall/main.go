@@ -27,8 +27,13 @@ func main() {
 	testservers.RunFromEnv() // `mcpcall demo` starts itself as its stdio test server
 	// A hangup (the terminal closed, the SSH connection dropped) ends the
 	// run as Ctrl-C does: left to its default, it killed mcpcall at once,
-	// and a stdio server, in a process group of its own, ran on.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// and a stdio server, in a process group of its own, ran on. Unless
+	// hangups are ignored (nohup): then the run goes on, as asked.
+	signals := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		signals = append(signals, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), signals...)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

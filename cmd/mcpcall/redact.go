@@ -33,11 +33,40 @@ func sensitiveHeader(name string) bool {
 }
 
 // sensitiveEnv reports whether a variable given to a stdio server (-e, a
-// config entry's "env") holds a credential, by the words sensitiveHeader
-// looks for in its name: API_KEY, GITHUB_TOKEN, DB_PASSWORD, .... The
+// config entry's "env") holds a credential, by a word of its name: one of
+// those sensitiveHeader looks for, as a word of its own or at the end of
+// one (API_KEY, GITHUB_TOKEN, DB_PASSWORD, APIKEY, ACCESSTOKEN), not inside
+// another (TOKENIZERS_PARALLELISM, MAX_TOKENS are settings). The
 // environment is how a stdio server takes its credentials, and a server
 // may well echo them on its stderr, which mcpcall passes on.
-func sensitiveEnv(name string) bool { return sensitiveHeader(name) }
+func sensitiveEnv(name string) bool {
+	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9')
+	})
+	for _, w := range words {
+		for _, s := range []string{"key", "token", "secret", "password", "passwd", "auth", "credential", "credentials", "signature", "pat"} {
+			if w == s || len(s) > 3 && strings.HasSuffix(w, s) || s == "key" && strings.HasSuffix(w, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// credentialValue reports whether v, the value of a variable sensitiveEnv
+// names, could be a credential worth hiding: not a flag, a number or a
+// word too short to be one (AUTH_ENABLED=true, MAX_TOKEN_AGE=3600), whose
+// every occurrence in the output would be hidden, bending --json.
+func credentialValue(v string) bool {
+	if len(v) < 8 {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "true", "false", "enabled", "disabled":
+		return false
+	}
+	return strings.ContainsFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+}
 
 // redactHeaderValue keeps the scheme of an Authorization-like value
 // ("Bearer [REDACTED]") and hides the rest.

@@ -246,3 +246,41 @@ func TestStdioEnvCredentialHidden(t *testing.T) {
 	}
 	check("-e", newRunner(t).run("ping", "-e", "ANYMCP_TESTSERVER=stdio", "-e", "GORACE=atexit_sleep_ms=0", "-e", "API_KEY="+key, "--", "sh", "-c", script, path))
 }
+
+// TestStdioEnvSettingsShown: a variable whose name only looks like a
+// credential's (TOKENIZERS_PARALLELISM, MAX_TOKENS), or that holds a flag
+// or a number (AUTH_ENABLED=true), is a setting: its value is not hidden,
+// where every "false" of a --json answer became [REDACTED] and the output
+// was no JSON any more.
+func TestStdioEnvSettingsShown(t *testing.T) {
+	path, _, _ := testservers.StdioCommand()
+	res := newRunner(t).run("tools", "list", "--json",
+		"-e", "ANYMCP_TESTSERVER=stdio", "-e", "GORACE=atexit_sleep_ms=0",
+		"-e", "TOKENIZERS_PARALLELISM=false", "-e", "AUTH_ENABLED=true", "-e", "MAX_TOKENS=1000", "--", path)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	if strings.Contains(res.stdout, redacted) || !json.Valid([]byte(res.stdout)) {
+		t.Fatalf("--json output bent by hiding settings (valid JSON: %v):\n%s", json.Valid([]byte(res.stdout)), res.stdout)
+	}
+}
+
+func TestSensitiveEnv(t *testing.T) {
+	for name, want := range map[string]bool{
+		"API_KEY": true, "GITHUB_TOKEN": true, "DB_PASSWORD": true, "APIKEY": true, "ACCESSTOKEN": true,
+		"client-secret": true, "AUTH": true, "GITLAB_PAT": true, "AWS_SECRET_ACCESS_KEY": true, "X_API_CREDENTIALS": true,
+		"TOKENIZERS_PARALLELISM": false, "MAX_TOKENS": false, "AUTHOR": false, "PATH": false, "KEYBOARD": false, "HOME": false,
+	} {
+		if got := sensitiveEnv(name); got != want {
+			t.Errorf("sensitiveEnv(%q) = %v, want %v", name, got, want)
+		}
+	}
+	for v, want := range map[string]bool{
+		"sk-live-0123456789abcdef": true, "hunter22": true, "true": false, "false": false, "FALSE": false,
+		"1000": false, "12345678": false, "short": false, "disabled": false,
+	} {
+		if got := credentialValue(v); got != want {
+			t.Errorf("credentialValue(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

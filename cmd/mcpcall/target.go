@@ -249,7 +249,7 @@ func (c *cli) commandTarget(path string, args, env []string, dir string) (*targe
 		InheritEnv: c.f.inherit,
 	}
 	for _, kv := range cmd.Env {
-		if k, v, _ := strings.Cut(kv, "="); sensitiveEnv(k) {
+		if k, v, _ := strings.Cut(kv, "="); sensitiveEnv(k) && credentialValue(v) {
 			c.sec.add(v)
 		}
 	}
