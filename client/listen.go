@@ -176,7 +176,7 @@ func (c *Conn) runListen(ctx context.Context, l *listener, previous *listener) {
 			b.Progress()
 		}
 		l.mu.Lock()
-		l.reopened = true
+		l.reopened = l.ackedID != 0 // it had listened: a gap begins
 		l.mu.Unlock()
 		wait, ok := b.Next()
 		if !ok {
@@ -281,7 +281,7 @@ func (c *Conn) acknowledged(params json.RawMessage) {
 	l.reopened = false
 	l.mu.Unlock()
 	if gap {
-		c.missedChanges(p.Notifications)
+		c.missedChanges(granted(l.filter, p.Notifications))
 	}
 }
 
@@ -326,6 +326,21 @@ func subscriptionID(meta mcp.Meta) (string, bool) {
 		return id, true
 	}
 	return "", false
+}
+
+// granted is what the filter asked for and the acknowledgement agreed to.
+func granted(asked, got mcp.SubscriptionFilter) mcp.SubscriptionFilter {
+	f := mcp.SubscriptionFilter{
+		ToolsListChanged:     asked.ToolsListChanged && got.ToolsListChanged,
+		PromptsListChanged:   asked.PromptsListChanged && got.PromptsListChanged,
+		ResourcesListChanged: asked.ResourcesListChanged && got.ResourcesListChanged,
+	}
+	for _, uri := range asked.ResourceSubscriptions {
+		if slices.Contains(got.ResourceSubscriptions, uri) {
+			f.ResourceSubscriptions = append(f.ResourceSubscriptions, uri)
+		}
+	}
+	return f
 }
 
 // refused lists what the filter asked for and the acknowledgement left out.
