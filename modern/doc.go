@@ -37,17 +37,24 @@
 //   - A request's event stream that breaks, or that the server ends,
 //     before the response is resumed when the server gave its events ids:
 //     a GET with Last-Event-ID set to the last id seen picks the stream
-//     up, again and again, until the policy gives up. The first time it
-//     waits the server's retry: delay (exactly) or, without one, not at
-//     all. A resumed stream that breaks is resumed after the server's
-//     retry: (exactly), else at once the first time since progress and
-//     after the policy's backoff from then on; one the server ends
-//     cleanly, after the server's retry: (100 ms at least: retry: 0 is no
+//     up, again and again, until the policy gives up. A stream that the
+//     server ends cleanly after a new event id, having sent a retry:
+//     field (on it or before), is a poll the server asked for, as the
+//     specification lets it do with a long-running request: the next GET
+//     waits the retry: (100 ms at least), costs none of the policy's
+//     attempts and starts its run over, for as long as the server goes on
+//     so and the caller waits. After the answer stream breaks, or ends
+//     otherwise, the first GET waits the server's retry: delay (exactly)
+//     or, without one, not at all. A resumed stream that breaks is
+//     resumed after the server's retry: (exactly), else at once the first
+//     time since progress and after the policy's backoff from then on;
+//     one the server ends cleanly and is no poll (no new id, or no retry:
+//     ever), after the server's retry: (100 ms at least: retry: 0 is no
 //     hot loop) or the policy's backoff, from InitialDelay, never at once.
-//     Only a message delivered (a notification, a server request) is
-//     progress and starts the policy's run over: a stream that brings a
-//     new event id and nothing else is not. The response reaches Recv
-//     once. A stream without ids, a server that cannot resume (405), or a
+//     A message delivered (a notification, a server request) is progress
+//     and starts the policy's run over too: a stream that brings a new
+//     event id and nothing else, without a retry:, is not. The response
+//     reaches Recv once. A stream without ids, a server that cannot resume (405), or a
 //     policy that gives up make Send fail with an error matching
 //     jsonrpc.ErrOutcomeUnknown: the request is never sent a second time.
 //     A stream the server ends cleanly after a response to another id is

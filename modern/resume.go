@@ -15,33 +15,57 @@ import (
 	"github.com/anymcp/anymcp/sse"
 )
 
-// minServerRetry is the least wait before resuming a stream that a
-// resumed stream before it was ended cleanly by the server, whatever its
-// retry: field asks for: a server that sends retry: 0 and ends every
-// stream at once, a message in each, is polled ten times a second at
-// most, not in a hot loop.
+// minServerRetry is the least wait before a GET that follows a stream the
+// server ended cleanly, whatever its retry: field asks for: a server that
+// sends retry: 0 and ends every stream at once is polled ten times a
+// second at most, not in a hot loop.
 const minServerRetry = 100 * time.Millisecond
+
+// serverPoll reports whether a stream that ended was a poll the server
+// asked for, as the specification lets a server do with a long-running
+// request (and with the standalone stream): it ended the stream cleanly
+// (cause is io.EOF) after an event id new to the client (newID), having
+// sent a retry: field, on that stream or one before (hasRetry). The client
+// comes back after the retry: (see pollWait) for as long as the server
+// asks so: a poll is no failed attempt, and it starts the policy's run
+// over, as the server is plainly there and driving the stream. A stream
+// ended with nothing new but an id, and no retry: ever, is a failed
+// attempt: a server that primes every stream and ends it is not resumed
+// for ever on the policy's backoff.
+func serverPoll(cause error, newID, hasRetry bool) bool {
+	return newID && hasRetry && errors.Is(cause, io.EOF)
+}
+
+// pollWait is the wait before the GET of a poll the server asked for: its
+// retry:, within the policy's MaxServerDelay, minServerRetry at least.
+func pollWait(p reconnect.Policy, retry time.Duration) time.Duration {
+	return max(min(retry, p.MaxServerDelay), minServerRetry)
+}
 
 // resume picks up the event stream of a request that ended before the
 // response, as the specification's resumability rules say: a GET with
 // Last-Event-ID set to the last event id seen, read like the original
-// stream, after a wait. The first time, the wait is the server's retry:
-// field when it sent one, else none: the end of the answer stream says
-// nothing of the server (a proxy may cut it as cleanly as the server
-// ends it to be polled). A resumed stream that ends again is resumed
-// again from the newest id. After one that broke, the wait is the
-// server's retry:, else none the first time since progress, and the
-// policy's backoff after that. After one the server ended cleanly it is
-// never none: the server's retry:, minServerRetry at least, or the
+// stream, after a wait. A stream that ends again is resumed again from the
+// newest id. A stream the server ended cleanly after a new event id, with
+// a retry: field sent on it or before, is a poll the server asked for (see
+// serverPoll): the next GET waits its retry:, minServerRetry at least,
+// costs nothing of the policy and starts its run over; a long-running
+// request is polled so until its response comes, or the caller gives up.
+// Any other end is a failed attempt of the policy. After the answer stream
+// (the POST's) broke, the wait is the server's retry: when it sent one,
+// else none: the end of the answer stream says nothing of the server. After
+// a resumed stream that broke, the wait is the server's retry:, else none
+// the first time since progress, and the policy's backoff after that.
+// After one the server ended cleanly (with no new id, or no retry: ever)
+// it is never none: the server's retry:, minServerRetry at least, or the
 // policy's backoff, from InitialDelay — a server that ends every stream at
-// once would otherwise get its GETs back at once. Only a message
-// delivered (a notification, a server request) is progress and starts the
-// policy's run over: a new event id alone is not, or a server that primes
-// every stream and ends it would be resumed for ever. It returns the body
-// of the stream that held the response, for the caller to finish, or the
-// error Send reports: a *streamError matching jsonrpc.ErrOutcomeUnknown
-// once resuming is impossible or the policy gives up. The request is never
-// sent again.
+// once would otherwise get its GETs back at once. A message delivered (a
+// notification, a server request) is progress and starts the policy's run
+// over; a new event id alone is not, or a server that primes every stream
+// and ends it would be resumed for ever. It returns the body of the stream
+// that held the response, for the caller to finish, or the error Send
+// reports: a *streamError matching jsonrpc.ErrOutcomeUnknown once resuming
+// is impossible or the policy gives up. The request is never sent again.
 //
 // ctx is the request's context: the caller's cancellation and Close end
 // the waits and the GETs.
@@ -53,22 +77,29 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		session = []string{x.newSession}
 	}
 	reason := se.reason()
+	// poll: the stream that ended was a poll the server asked for; the
+	// answer stream's id is new, as it is the first.
+	poll := serverPoll(se.cause, true, se.hasRetry)
 	var throttled throttle // the last GET's 429 or 503 with Retry-After
 	for {
 		var wait time.Duration
-		if throttled.waitOnly(b.Policy()) {
+		switch {
+		case poll:
+			b.Progress()
+			wait, reason = pollWait(b.Policy(), se.retry), "the server ended the stream to be polled"
+		case throttled.waitOnly(b.Policy()):
 			// The server asked for a wait within the cap: no failed
 			// attempt, nothing spent of the policy.
 			wait = throttled.wait()
-		} else {
-			// polled: a resumed stream was ended cleanly by the server.
-			polled := se.resumes > 0 && errors.Is(se.cause, io.EOF)
+		default:
+			// ended: a resumed stream was ended cleanly by the server.
+			ended := se.resumes > 0 && errors.Is(se.cause, io.EOF)
 			switch {
-			case se.hasRetry && polled:
+			case se.hasRetry && ended:
 				b.ServerRetry(max(se.retry, minServerRetry))
 			case se.hasRetry:
 				b.ServerRetry(se.retry)
-			case b.Attempts() == 0 && !polled:
+			case b.Attempts() == 0 && !ended:
 				// The first try, or the first since a stream made
 				// progress and broke: a cut connection says nothing of
 				// the server, and a session may expire during a wait,
@@ -86,7 +117,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 				wait = b.Policy().MaxRetryAfter // over the cap: a failed attempt, and the cap waited
 			}
 		}
-		throttled = throttle{}
+		throttled, poll = throttle{}, false
 		t.log.Info("modern: resuming the event stream of a request", "request", wire.Label(x.req),
 			"reason", reason, "wait", wait, "last_event_id", se.lastEventID, "attempt", se.resumes+1)
 		if err := reconnect.Sleep(ctx, wait); err != nil {
@@ -169,12 +200,14 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		if x.delivered > delivered {
 			b.Progress()
 		}
-		if next.lastEventID != "" {
+		newID := next.lastEventID != "" && next.lastEventID != se.lastEventID
+		if newID {
 			se.lastEventID = next.lastEventID
 		}
 		if next.hasRetry {
 			se.retry, se.hasRetry = next.retry, true
 		}
+		poll = serverPoll(next.cause, newID, se.hasRetry)
 		se.cause, se.last = next.cause, nil
 		reason = se.reason()
 		if errors.Is(se.cause, sse.ErrEventTooLarge) {

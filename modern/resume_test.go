@@ -463,7 +463,8 @@ func TestResumeAtOnceThenBackOff(t *testing.T) {
 // TestResumeEndedStreamsBackOff: a resumed stream that the server ends
 // cleanly is resumed after a wait, never at once: the policy's backoff or
 // the server's retry:, at least minServerRetry. And a new event id
-// without a message (a priming event) is no progress: the policy's
+// without a message (a priming event), and without a retry: that makes
+// it a poll (see TestResumeServerPoll), is no progress: the policy's
 // attempts run out. The transport resumed a stream that only primed some
 // 23,000 times a second, for ever: each new id started the policy's run
 // over, and its first wait was none; and one that brought a message in
@@ -480,10 +481,6 @@ func TestResumeEndedStreamsBackOff(t *testing.T) {
 		name:  "priming only, no retry:",
 		waits: []time.Duration{0, time.Millisecond, 2 * time.Millisecond}, // then the policy gives up
 	}, {
-		name:  "priming only, retry: 0",
-		field: "retry: 0\n",
-		waits: []time.Duration{1, minServerRetry, minServerRetry}, // retry: 0 means at once, the first time
-	}, {
 		name:   "a notification in each, no retry:",
 		notes:  4,
 		waits:  []time.Duration{0, time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond},
@@ -492,7 +489,7 @@ func TestResumeEndedStreamsBackOff(t *testing.T) {
 		name:   "a notification in each, retry: 0",
 		field:  "retry: 0\n",
 		notes:  2,
-		waits:  []time.Duration{1, minServerRetry, minServerRetry},
+		waits:  []time.Duration{minServerRetry, minServerRetry, minServerRetry}, // polls: retry: 0 is 100 ms
 		answer: true,
 	}}
 	for _, tt := range tests {
@@ -546,6 +543,129 @@ func TestResumeEndedStreamsBackOff(t *testing.T) {
 			}
 			if ids := lastEventIDs(s); strings.Join(ids, ",") != strings.Join(want, ",") {
 				t.Errorf("resumed with Last-Event-ID %q, want the newest id each time", ids)
+			}
+		})
+	}
+}
+
+// TestResumeServerPoll: a stream that the server ends cleanly after a new
+// event id, having sent a retry: field (on it or before), is a poll the
+// server asked for, as the specification lets it do with a long-running
+// request: the next GET waits the retry: (minServerRetry at least) and
+// costs none of the policy's attempts, for as long as the server goes on,
+// until the response comes or the caller gives up. Each poll was a
+// failed attempt: a tool that ran for more than MaxAttempts polls failed
+// the call as outcome unknown while the server was still running it.
+// Without a new id it is no poll: the policy's attempts run out.
+func TestResumeServerPoll(t *testing.T) {
+	const resuming = "modern: resuming the event stream of a request"
+	repeat := func(d time.Duration, n int) []time.Duration {
+		w := make([]time.Duration, n)
+		for i := range w {
+			w[i] = d
+		}
+		return w
+	}
+	const polls = 5 // resuming GETs before the response: more than tiny's 3 attempts
+	tests := []struct {
+		name   string
+		post   string             // the answer stream's event, before its clean end
+		get    func(n int) string // resuming GET n's event (n from 1), before its clean end
+		answer bool               // GET polls+1 brings the response
+		giveUp bool               // the caller gives up after polls+1 GETs
+		waits  []time.Duration
+		ids    string // the Last-Event-IDs sent
+	}{{
+		name:   "a new id and retry: on every stream",
+		post:   "id: p0\nretry: 120\ndata:\n\n",
+		get:    func(n int) string { return fmt.Sprintf("id: p%d\nretry: 120\ndata:\n\n", n) },
+		answer: true,
+		waits:  repeat(120*time.Millisecond, polls+1),
+		ids:    "p0,p1,p2,p3,p4,p5",
+	}, {
+		name:   "retry: 5 on the answer stream only",
+		post:   "id: p0\nretry: 5\ndata:\n\n",
+		get:    func(n int) string { return fmt.Sprintf("id: p%d\ndata:\n\n", n) },
+		answer: true,
+		waits:  repeat(minServerRetry, polls+1),
+		ids:    "p0,p1,p2,p3,p4,p5",
+	}, {
+		name:   "polled until the caller gives up",
+		post:   "id: p0\nretry: 0\ndata:\n\n",
+		get:    func(n int) string { return fmt.Sprintf("id: p%d\ndata:\n\n", n) },
+		giveUp: true,
+	}, {
+		name:  "the same id again: no poll",
+		post:  "id: p0\nretry: 0\ndata:\n\n",
+		get:   func(int) string { return "id: p0\ndata:\n\n" },
+		waits: repeat(minServerRetry, 4), // the poll, then 3 failed attempts
+		ids:   "p0,p0,p0,p0",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gets atomic.Int32
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				m, _ := jsonrpc.DecodeMessage(body)
+				switch {
+				case r.Method == http.MethodPost && m != nil && m.Method == "tools/call":
+					startSSE(w)(tt.post)
+				case r.Method == http.MethodGet && r.Header.Get("Last-Event-Id") != "":
+					n := int(gets.Add(1))
+					if tt.answer && n > polls {
+						startSSE(w)(fmt.Sprintf("id: p%d\n", n) + data(response("5", `{"done":true}`)))
+						return
+					}
+					startSSE(w)(tt.get(n))
+				default:
+					mcp("s1")(w, r, body)
+				}
+			})
+			l := &logs{}
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			send(t, tr, initialize())
+			next(t, ch)
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			res := make(chan error, 1)
+			go func() { res <- tr.Send(ctx, request(5, "tools/call")) }()
+			if tt.giveUp {
+				eventually(t, "the polls", func() bool { return gets.Load() >= polls+1 })
+				cancel()
+			}
+			var err error
+			select {
+			case err = <-res:
+			case <-time.After(wait):
+				t.Fatal("Send did not end")
+			}
+			switch {
+			case tt.answer:
+				if err != nil {
+					t.Fatalf("Send = %v, want the response", err)
+				}
+				if got := describe(next(t, ch)); got != `response 5 {"done":true}` {
+					t.Errorf("got %s", got)
+				}
+			case tt.giveUp:
+				if !errors.Is(err, context.Canceled) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+					t.Errorf("Send = %v, want context.Canceled and ErrOutcomeUnknown", err)
+				}
+			default:
+				if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) || !strings.Contains(err.Error(), "3 attempts in a row without progress") {
+					t.Errorf("Send = %v, want the policy exhausted, outcome unknown", err)
+				}
+			}
+			if tt.giveUp {
+				return // how many polls the cancel let through is not the point
+			}
+			if got := l.Durations(resuming, "wait"); fmt.Sprint(got) != fmt.Sprint(tt.waits) {
+				t.Errorf("waits %v, want %v", got, tt.waits)
+			}
+			if ids := strings.Join(lastEventIDs(s), ","); ids != tt.ids {
+				t.Errorf("resumed with Last-Event-ID %s, want %s", ids, tt.ids)
+			}
+			if w := l.Messages(slog.LevelWarn); tt.answer && len(w) != 0 {
+				t.Errorf("warnings: %q", w)
 			}
 		})
 	}
