@@ -64,14 +64,17 @@
 //     the life of the transport (or of its session), with Last-Event-ID of
 //     the last event seen on it, after the server's retry: (exactly after
 //     a failure, 100 ms at least after a clean end) or the backoff (with
-//     the policy's jitter). A stream that delivered a message, or stayed
-//     open for the policy's InitialDelay, is progress and starts the
-//     backoff over: one that the server or an idle proxy ends after a
-//     quiet while is reopened after InitialDelay. A stream ended at once
-//     with nothing in it (a new event id alone is nothing), a refusal and
-//     a failed connection are not: once the policy's attempts or budget
-//     are used up without progress, it warns and goes on trying every
-//     MaxDelay.
+//     the policy's jitter). A stream the server ends cleanly after a new
+//     event id, having sent a retry: (on it or before), is a poll it asked
+//     for, as for a request's stream: reopened after the retry: (100 ms at
+//     least), every time, at no cost to the policy. A stream that
+//     delivered a message, or stayed open for the policy's InitialDelay,
+//     is progress and starts the backoff over: one that the server or an
+//     idle proxy ends after a quiet while is reopened after InitialDelay.
+//     A stream ended at once with nothing in it and no poll (a new event
+//     id alone is nothing), a refusal and a failed connection are not:
+//     once the policy's attempts or budget are used up without progress,
+//     it warns and goes on trying every MaxDelay.
 //   - A 429 or 503 with Retry-After to any GET (reopening the standalone
 //     stream, resuming a request's) is waited out before the next GET:
 //     within the policy's MaxRetryAfter it is no failed attempt (100 ms

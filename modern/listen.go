@@ -95,6 +95,7 @@ type listenAttempt struct {
 	stop      bool // do not reconnect
 	opened    bool // the server answered with an event stream
 	ended     bool // the server ended the stream it opened cleanly
+	newID     bool // the stream brought an event id other than the one it resumed from
 	delivered bool // a message arrived
 	throttled throttle
 	reason    string // why the stream ended or failed, for the log
@@ -104,13 +105,16 @@ type listenAttempt struct {
 // of its session): when the stream ends or fails it reconnects after the
 // wait the policy gives (the server's retry: when it sent one: exactly
 // after a failure, and minServerRetry at least after a clean end), sending
-// Last-Event-ID of the last event seen. A stream that delivered a message,
+// Last-Event-ID of the last event seen. A stream the server ended cleanly
+// after a new event id, having sent a retry: on it or before, is a poll it
+// asked for (see serverPoll): reopened after the retry: (minServerRetry at
+// least), every time, as progress. So is a stream that delivered a message,
 // or that stayed open for the policy's InitialDelay (from the GET sent to
-// its end), is progress and starts the policy's run over: a stream that a
-// server or an idle proxy ends after a quiet while is reopened after
-// InitialDelay, every time. A stream that ends at once with nothing
-// delivered (a new event id alone is nothing) is not, nor is a refusal or
-// a failed connection: they climb the policy's backoff. A 429 or 503 with
+// its end): it starts the policy's run over, and one that a server or an
+// idle proxy ends after a quiet while is reopened after InitialDelay,
+// every time. A stream that ends at once with nothing delivered and is no
+// poll (a new event id alone is nothing) is not progress, nor is a refusal
+// or a failed connection: they climb the policy's backoff. A 429 or 503 with
 // Retry-After within the policy's MaxRetryAfter is waited out (see
 // throttle) and is no failure; one over the cap is, and the cap is
 // waited. When the policy's
@@ -136,22 +140,26 @@ func (t *Transport) listen(ctx context.Context, l *listener, session, version []
 			return
 		}
 		opened = opened || a.opened
-		if a.delivered || a.opened && time.Since(start) >= b.Policy().InitialDelay {
+		p := b.Policy()
+		poll := serverPoll(a.ended, a.newID, cur.hasRetry)
+		if poll || a.delivered || a.opened && time.Since(start) >= p.InitialDelay {
 			b.Progress()
 			exhausted = false
 		}
-		switch {
-		case cur.hasRetry && a.ended:
-			b.ServerRetry(max(cur.retry, minServerRetry))
-		case cur.hasRetry:
-			b.ServerRetry(cur.retry)
-		}
-		p := b.Policy()
 		var wait time.Duration
-		if a.throttled.waitOnly(p) {
+		switch {
+		case poll:
+			wait, a.reason = pollWait(p, cur.retry), "the server ended the stream to be polled"
+		case a.throttled.waitOnly(p):
 			// The server asked for a wait within the cap: no failure.
 			wait = a.throttled.wait()
-		} else {
+		default:
+			switch {
+			case cur.hasRetry && a.ended:
+				b.ServerRetry(max(cur.retry, minServerRetry))
+			case cur.hasRetry:
+				b.ServerRetry(cur.retry)
+			}
 			var ok bool
 			if wait, ok = b.Next(); !ok {
 				if !exhausted {
@@ -246,8 +254,8 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 		ev, err := rd.Next()
 		if err != nil {
 			c := cursorAt(rd)
-			if c.lastEventID != "" {
-				cur.lastEventID = c.lastEventID
+			if c.lastEventID != "" && c.lastEventID != cur.lastEventID {
+				cur.lastEventID, a.newID = c.lastEventID, true
 			}
 			if c.hasRetry {
 				cur.retry, cur.hasRetry = c.retry, true

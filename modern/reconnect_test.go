@@ -640,22 +640,24 @@ func TestGETReconnectQuietStreams(t *testing.T) {
 }
 
 // TestGETReconnectEndedAtOnce: a GET stream that the server ends as soon
-// as it opened it, with nothing in it but a new event id, is no progress:
-// the policy's waits grow and its attempts run out (a warning, then
-// MaxDelay), although a stream that lasts is progress — a server that
-// accepts and ends every GET gets no hot loop, even with retry: 0 (waited
-// minServerRetry at least after a clean end).
+// as it opened it, with nothing in it but a new event id (and no retry:,
+// which would make it a poll: see TestGETStreamServerPoll) or a retry:
+// without a new id, is no progress: the policy's waits grow and its
+// attempts run out (a warning, then MaxDelay), although a stream that
+// lasts is progress — a server that accepts and ends every GET gets no
+// hot loop, even with retry: 0 (waited minServerRetry at least after a
+// clean end).
 func TestGETReconnectEndedAtOnce(t *testing.T) {
 	// InitialDelay is far over a loopback GET even on a loaded machine.
 	p := &reconnect.Policy{InitialDelay: 500 * time.Millisecond, MaxDelay: time.Hour,
 		Jitter: -1, MaxAttempts: 1, Budget: time.Hour}
 	tests := []struct {
 		name  string
-		field string // the server's retry: field
+		event func(n int32) string // GET n's event, before the end
 		first time.Duration
 	}{
-		{"no retry:", "", p.InitialDelay},
-		{"retry: 0", "retry: 0\n", minServerRetry},
+		{"a new id, no retry:", func(n int32) string { return fmt.Sprintf("id: g%d\ndata:\n\n", n) }, p.InitialDelay},
+		{"retry: 0, no id", func(int32) string { return "retry: 0\ndata:\n\n" }, minServerRetry},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -666,7 +668,7 @@ func TestGETReconnectEndedAtOnce(t *testing.T) {
 					return
 				}
 				n := gets.Add(1)
-				startSSE(w)(fmt.Sprintf("id: g%d\n%sdata:\n\n", n, tt.field)) // a new id, and the end
+				startSSE(w)(tt.event(n)) // and the end
 			})
 			l := &logs{}
 			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
@@ -681,6 +683,79 @@ func TestGETReconnectEndedAtOnce(t *testing.T) {
 			}
 			if n := gets.Load(); n != 2 {
 				t.Errorf("%d GETs, want 2", n)
+			}
+		})
+	}
+}
+
+// TestGETStreamServerPoll: a GET stream that the server ends at once after
+// a new event id, having sent a retry: field (on it or before), is a poll
+// the server asked for: reopened after the retry: (minServerRetry at
+// least), every time, without a warning, for the life of the transport.
+// Each poll was a failed attempt: once the policy's attempts were spent
+// the stream was reopened every MaxDelay (30 s by default), and the
+// server's notifications came that late. Without a new id it is no poll:
+// the attempts run out.
+func TestGETStreamServerPoll(t *testing.T) {
+	p := &reconnect.Policy{InitialDelay: 500 * time.Millisecond, MaxDelay: time.Hour,
+		Jitter: -1, MaxAttempts: 2, Budget: time.Hour}
+	const reconnects = 6 // three times the policy's attempts
+	repeat := func(d time.Duration, n int) []time.Duration {
+		w := make([]time.Duration, n)
+		for i := range w {
+			w[i] = d
+		}
+		return w
+	}
+	tests := []struct {
+		name  string
+		event func(n int32) string // GET n's event, before the end
+		waits []time.Duration      // the first reconnects'
+		warns int
+	}{{
+		name:  "a new id and retry: on every stream",
+		event: func(n int32) string { return fmt.Sprintf("id: g%d\nretry: 5\ndata:\n\n", n) },
+		waits: repeat(minServerRetry, reconnects),
+	}, {
+		name: "retry: 120 on the first stream only",
+		event: func(n int32) string {
+			if n == 1 {
+				return "id: g1\nretry: 120\ndata:\n\n"
+			}
+			return fmt.Sprintf("id: g%d\ndata:\n\n", n)
+		},
+		waits: repeat(120*time.Millisecond, reconnects),
+	}, {
+		name:  "the same id again: no poll",
+		event: func(int32) string { return "id: g\nretry: 0\ndata:\n\n" },
+		waits: append(repeat(minServerRetry, 3), p.MaxDelay), // the poll, then 2 failed attempts
+		warns: 1,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gets atomic.Int32
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if r.Method != http.MethodGet {
+					mcp("s1")(w, r, body)
+					return
+				}
+				startSSE(w)(tt.event(gets.Add(1))) // and the end
+			})
+			l := &logs{}
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
+			handshake(t, tr, ch)
+			const reconnecting = "modern: reconnecting the GET stream"
+			eventually(t, "the reconnects", func() bool {
+				return len(l.Durations(reconnecting, "wait")) >= len(tt.waits) || len(l.Messages(slog.LevelWarn)) > tt.warns
+			})
+			tr.Close() // ends the wait of an hour
+			got := l.Durations(reconnecting, "wait")
+			got = got[:min(len(got), len(tt.waits))]
+			if fmt.Sprint(got) != fmt.Sprint(tt.waits) {
+				t.Errorf("reconnect waits %v, want %v", got, tt.waits)
+			}
+			if w := l.Messages(slog.LevelWarn); len(w) != tt.warns {
+				t.Errorf("warnings %q, want %d", w, tt.warns)
 			}
 		})
 	}

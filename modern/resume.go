@@ -23,17 +23,18 @@ const minServerRetry = 100 * time.Millisecond
 
 // serverPoll reports whether a stream that ended was a poll the server
 // asked for, as the specification lets a server do with a long-running
-// request (and with the standalone stream): it ended the stream cleanly
-// (cause is io.EOF) after an event id new to the client (newID), having
-// sent a retry: field, on that stream or one before (hasRetry). The client
-// comes back after the retry: (see pollWait) for as long as the server
-// asks so: a poll is no failed attempt, and it starts the policy's run
-// over, as the server is plainly there and driving the stream. A stream
-// ended with nothing new but an id, and no retry: ever, is a failed
-// attempt: a server that primes every stream and ends it is not resumed
-// for ever on the policy's backoff.
-func serverPoll(cause error, newID, hasRetry bool) bool {
-	return newID && hasRetry && errors.Is(cause, io.EOF)
+// request and with the standalone stream: it ended the stream cleanly
+// (ended) after an event id new to the client (newID), having sent a
+// retry: field, on that stream or one before (hasRetry). The client comes
+// back after the retry: (see pollWait) for as long as the server asks so,
+// for a request's stream (resume) as for the standalone one (listen): a
+// poll is no failed attempt, and it starts the policy's run over, as the
+// server is plainly there and driving the stream. A stream ended with
+// nothing new but an id, and no retry: ever, is a failed attempt: a server
+// that primes every stream and ends it is not polled on the policy's
+// backoff for ever.
+func serverPoll(ended, newID, hasRetry bool) bool {
+	return ended && newID && hasRetry
 }
 
 // pollWait is the wait before the GET of a poll the server asked for: its
@@ -79,7 +80,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 	reason := se.reason()
 	// poll: the stream that ended was a poll the server asked for; the
 	// answer stream's id is new, as it is the first.
-	poll := serverPoll(se.cause, true, se.hasRetry)
+	poll := serverPoll(errors.Is(se.cause, io.EOF), true, se.hasRetry)
 	var throttled throttle // the last GET's 429 or 503 with Retry-After
 	for {
 		var wait time.Duration
@@ -207,7 +208,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		if next.hasRetry {
 			se.retry, se.hasRetry = next.retry, true
 		}
-		poll = serverPoll(next.cause, newID, se.hasRetry)
+		poll = serverPoll(errors.Is(next.cause, io.EOF), newID, se.hasRetry)
 		se.cause, se.last = next.cause, nil
 		reason = se.reason()
 		if errors.Is(se.cause, sse.ErrEventTooLarge) {
