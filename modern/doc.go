@@ -77,12 +77,15 @@
 //     it warns and goes on trying every MaxDelay.
 //   - A 429 or 503 with Retry-After to any GET (reopening the standalone
 //     stream, resuming a request's) is waited out before the next GET:
-//     within the policy's MaxRetryAfter it is no failed attempt (100 ms
-//     at least), so a server that only asks for time uses up neither the
-//     stream's attempts nor a call's; over the cap it is a failed
-//     attempt, followed by a wait of the cap. Its failures never fail Send. A refusal of the first
-//     GET (405, or the 404 and 400 some servers send) means the server
-//     offers no such stream: it is not asked for again.
+//     the Retry-After (100 ms at least) within the policy's MaxRetryAfter,
+//     the cap over it. Each is a failed attempt, as it is for a POST: the
+//     policy's MaxAttempts and Budget bound how long a server may keep a
+//     GET waiting, so that a resumption the server throttles for ever
+//     fails the call as outcome unknown, and the standalone stream falls
+//     back to MaxDelay. The standalone stream's failures never fail Send.
+//     A refusal of its first GET (405, or the 404 and 400 some servers
+//     send) means the server offers no such stream: it is not asked for
+//     again.
 //   - A POST answered 429, or 503 with Retry-After, was not run: it is
 //     sent again after the Retry-After the server asked for (within the
 //     policy's cap) or the backoff, and so is a POST whose connection was

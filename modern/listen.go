@@ -114,13 +114,12 @@ type listenAttempt struct {
 // idle proxy ends after a quiet while is reopened after InitialDelay,
 // every time. A stream that ends at once with nothing delivered and is no
 // poll (a new event id alone is nothing) is not progress, nor is a refusal
-// or a failed connection: they climb the policy's backoff. A 429 or 503 with
-// Retry-After within the policy's MaxRetryAfter is waited out (see
-// throttle) and is no failure; one over the cap is, and the cap is
-// waited. When the policy's
-// attempts or budget run out it warns once and goes on trying every
-// MaxDelay (with jitter), so that the stream comes back when the server
-// does.
+// or a failed connection: they climb the policy's backoff. A 429 or 503
+// with Retry-After is a failed attempt too, as for a POST, but the wait
+// before the next GET is the one it asked for (see throttle.next). When
+// the policy's attempts or budget run out it warns once and goes on trying
+// every MaxDelay (with jitter; or the longer wait a throttling server
+// asked for), so that the stream comes back when the server does.
 //
 // A refusal of the first GET (405 per the specification; 404 and 400 from
 // real servers) means the server offers no such stream: it is logged at
@@ -147,12 +146,12 @@ func (t *Transport) listen(ctx context.Context, l *listener, session, version []
 			exhausted = false
 		}
 		var wait time.Duration
+		ok := true
 		switch {
 		case poll:
 			wait, a.reason = pollWait(p, cur.retry), "the server ended the stream to be polled"
-		case a.throttled.waitOnly(p):
-			// The server asked for a wait within the cap: no failure.
-			wait = a.throttled.wait()
+		case a.throttled.asked:
+			wait, ok = a.throttled.next(b)
 		default:
 			switch {
 			case cur.hasRetry && a.ended:
@@ -160,18 +159,19 @@ func (t *Transport) listen(ctx context.Context, l *listener, session, version []
 			case cur.hasRetry:
 				b.ServerRetry(cur.retry)
 			}
-			var ok bool
-			if wait, ok = b.Next(); !ok {
-				if !exhausted {
-					exhausted = true
-					t.log.Warn("modern: the GET stream keeps failing; the policy's retries are used up, trying every max delay from now on",
-						"url", t.redacted, "reason", a.reason, "attempts", b.Attempts()-1, "max_delay", p.MaxDelay)
-				}
-				wait = jitter(p.MaxDelay, p.Jitter)
+			wait, ok = b.Next()
+		}
+		if !ok {
+			if !exhausted {
+				exhausted = true
+				t.log.Warn("modern: the GET stream keeps failing; the policy's retries are used up, trying every max delay from now on",
+					"url", t.redacted, "reason", a.reason, "attempts", b.Attempts()-1, "max_delay", p.MaxDelay)
 			}
+			asked := time.Duration(0) // the server's wait, when it asked for one
 			if a.throttled.asked {
-				wait = p.MaxRetryAfter // over the cap: a failure, and the cap waited
+				asked = wait
 			}
+			wait = max(jitter(p.MaxDelay, p.Jitter), asked)
 		}
 		t.log.Info("modern: reconnecting the GET stream", "url", t.redacted, "reason", a.reason,
 			"wait", wait, "last_event_id", cur.lastEventID, "attempt", b.Attempts())

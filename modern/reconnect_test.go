@@ -763,16 +763,15 @@ func TestGETStreamServerPoll(t *testing.T) {
 
 // TestGETRetryAfter: a 429 or 503 with Retry-After to a GET — reopening
 // the standalone stream, or resuming a request's — is waited out before
-// the next GET, as for a POST: within the policy's MaxRetryAfter it is no
-// failed attempt (100 ms at least: Retry-After: 0 is no hot loop), so a
-// server that asks again and again uses up neither the stream's attempts
-// nor a call's; over the cap it is a failed attempt, and the cap is
-// waited. GETs ignored Retry-After: they came back on the policy's
-// backoff, and a resumption used up its attempts and failed the call as
-// outcome unknown.
+// the next GET, as for a POST: within the policy's MaxRetryAfter the wait
+// is the Retry-After (100 ms at least: Retry-After: 0 is no hot loop), not
+// the policy's backoff; over the cap it is the cap. Each is a failed
+// attempt (see TestGETRetryAfterBounded). GETs ignored Retry-After: they
+// came back on the policy's backoff, and a resumption used up its
+// attempts before the server's wait was over.
 func TestGETRetryAfter(t *testing.T) {
 	p := &reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
-		Jitter: -1, MaxAttempts: 2, Budget: wait, MaxRetryAfter: time.Hour}
+		Jitter: -1, MaxAttempts: 4, Budget: wait, MaxRetryAfter: time.Hour}
 	over := *p
 	over.MaxRetryAfter = 50 * time.Millisecond
 	tests := []struct {
@@ -784,12 +783,12 @@ func TestGETRetryAfter(t *testing.T) {
 		policy     *reconnect.Policy
 		waits      []time.Duration
 	}{
-		{"standalone, 429 Retry-After: 0, more than the attempts", false, http.StatusTooManyRequests, "0", 4, p,
-			[]time.Duration{minServerRetry, minServerRetry, minServerRetry, minServerRetry}},
+		{"standalone, 429 Retry-After: 0", false, http.StatusTooManyRequests, "0", 3, p,
+			[]time.Duration{minServerRetry, minServerRetry, minServerRetry}},
 		{"standalone, 503 over the cap", false, http.StatusServiceUnavailable, "3600", 1, &over,
 			[]time.Duration{over.MaxRetryAfter}},
-		{"resuming, 429 Retry-After: 0, more than the attempts", true, http.StatusTooManyRequests, "0", 4, p,
-			[]time.Duration{0, minServerRetry, minServerRetry, minServerRetry, minServerRetry}},
+		{"resuming, 429 Retry-After: 0", true, http.StatusTooManyRequests, "0", 3, p,
+			[]time.Duration{0, minServerRetry, minServerRetry, minServerRetry}},
 		{"resuming, 503 over the cap", true, http.StatusServiceUnavailable, "3600", 1, &over,
 			[]time.Duration{0, over.MaxRetryAfter}},
 	}
@@ -841,6 +840,94 @@ func TestGETRetryAfter(t *testing.T) {
 			}
 			if n := int(gets.Load()); n != tt.throttles+1 {
 				t.Errorf("%d GETs, want %d", n, tt.throttles+1)
+			}
+		})
+	}
+}
+
+// TestGETRetryAfterBounded: each 429 or 503 with Retry-After to a GET is a
+// failed attempt of the policy, as the retrying client counts one to a
+// POST: a resumption that the server throttles for ever gives up once the
+// policy's attempts or its budget are spent, and Send fails as outcome
+// unknown; the standalone stream warns and goes on every MaxDelay (or the
+// server's Retry-After, when longer). Throttled GETs were no failed
+// attempt: neither MaxAttempts nor Budget ever ended a resumption, and a
+// server answering 503 Retry-After: 0 kept a Send busy for ever.
+func TestGETRetryAfterBounded(t *testing.T) {
+	tests := []struct {
+		name   string
+		resume bool // the GETs resume a request's stream; else the standalone stream
+		policy *reconnect.Policy
+		want   string // in Send's error
+	}{{
+		name:   "resuming, the attempts",
+		resume: true,
+		policy: &reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond,
+			Jitter: -1, MaxAttempts: 3, Budget: time.Hour, MaxRetryAfter: time.Second},
+		want: "3 attempts in a row without progress",
+	}, {
+		name:   "resuming, the budget",
+		resume: true,
+		policy: &reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond,
+			Jitter: -1, MaxAttempts: -1, Budget: 300 * time.Millisecond, MaxRetryAfter: time.Second},
+		want: "budget without progress spent",
+	}, {
+		name: "standalone, the attempts",
+		policy: &reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 300 * time.Millisecond,
+			Jitter: -1, MaxAttempts: 2, Budget: time.Hour, MaxRetryAfter: time.Second},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gets atomic.Int32
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				m, _ := jsonrpc.DecodeMessage(body)
+				switch {
+				case r.Method == http.MethodPost && m != nil && m.Method == "tools/call":
+					startSSE(w)("id: e1\ndata:\n\n")
+					cut()
+				case r.Method == http.MethodGet:
+					if n := gets.Add(1); tt.resume || n <= 4 {
+						w.Header().Set("Retry-After", "0")
+						http.Error(w, "busy", http.StatusServiceUnavailable)
+						return
+					}
+					startSSE(w)(data(`{"jsonrpc":"2.0","method":"back"}`))
+					<-r.Context().Done()
+				default:
+					mcp("s1")(w, r, body)
+				}
+			})
+			l := &logs{}
+			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tt.policy})
+			if !tt.resume {
+				handshake(t, tr, ch)
+				if got := describe(next(t, ch)); got != "notification back" {
+					t.Fatalf("got %s", got)
+				}
+				// 2 throttles waited as asked, then the policy's attempts
+				// are spent: MaxDelay, longer than the server asked for.
+				want := []time.Duration{minServerRetry, minServerRetry, tt.policy.MaxDelay, tt.policy.MaxDelay}
+				if got := l.Durations("modern: reconnecting the GET stream", "wait"); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("waits %v, want %v", got, want)
+				}
+				if w := l.Messages(slog.LevelWarn); len(w) != 1 {
+					t.Errorf("warnings %q, want one", w)
+				}
+				return
+			}
+			send(t, tr, initialize())
+			next(t, ch)
+			done := make(chan error, 1)
+			go func() { done <- tr.Send(context.Background(), request(5, "tools/call")) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("Send = %v, want ErrOutcomeUnknown, %s", err, tt.want)
+				}
+			case <-time.After(wait):
+				t.Errorf("Send still resuming after %v: %d throttled GETs so far", wait, gets.Load())
+				tr.Close()
+				<-done
 			}
 		})
 	}

@@ -84,14 +84,13 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 	var throttled throttle // the last GET's 429 or 503 with Retry-After
 	for {
 		var wait time.Duration
+		ok := true
 		switch {
 		case poll:
 			b.Progress()
 			wait, reason = pollWait(b.Policy(), se.retry), "the server ended the stream to be polled"
-		case throttled.waitOnly(b.Policy()):
-			// The server asked for a wait within the cap: no failed
-			// attempt, nothing spent of the policy.
-			wait = throttled.wait()
+		case throttled.asked:
+			wait, ok = throttled.next(b)
 		default:
 			// ended: a resumed stream was ended cleanly by the server.
 			ended := se.resumes > 0 && errors.Is(se.cause, io.EOF)
@@ -107,16 +106,13 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 				// taking the stream with it.
 				b.Immediate()
 			}
-			var ok bool
-			if wait, ok = b.Next(); !ok {
-				se.gaveUp = fmt.Sprintf("resumption exhausted after %d attempts (%s)", se.resumes, why(b))
-				t.log.Warn("modern: gave up resuming the event stream of a request", "request", wire.Label(x.req),
-					"reason", reason, "attempts", se.resumes, "last_event_id", se.lastEventID)
-				return nil, se
-			}
-			if throttled.asked {
-				wait = b.Policy().MaxRetryAfter // over the cap: a failed attempt, and the cap waited
-			}
+			wait, ok = b.Next()
+		}
+		if !ok {
+			se.gaveUp = fmt.Sprintf("resumption exhausted after %d attempts (%s)", se.resumes, why(b))
+			t.log.Warn("modern: gave up resuming the event stream of a request", "request", wire.Label(x.req),
+				"reason", reason, "attempts", se.resumes, "last_event_id", se.lastEventID)
+			return nil, se
 		}
 		throttled, poll = throttle{}, false
 		t.log.Info("modern: resuming the event stream of a request", "request", wire.Label(x.req),
@@ -235,18 +231,25 @@ func throttleOf(resp *http.Response) throttle {
 	return throttle{asked: ok, retryAfter: d}
 }
 
-// waitOnly reports whether the server asked for a wait within p's
-// MaxRetryAfter: the next GET waits it out, and the answer is no failed
-// attempt. One over the cap is a failed attempt, followed by a wait of
-// the cap.
-func (th throttle) waitOnly(p reconnect.Policy) bool {
-	return th.asked && th.retryAfter <= p.MaxRetryAfter
+// next records the answer as a failed attempt of b's run, as the retrying
+// client does for a POST answered so (reconnect.Backoff's throttle): the
+// policy's MaxAttempts and Budget bound how long a server may keep a GET
+// waiting, and a resumption that a server throttles for ever ends as
+// outcome unknown. It returns the wait before the next GET: the server's
+// Retry-After, minServerRetry at least (Retry-After: 0 is no hot loop); or,
+// for a Retry-After over the policy's MaxRetryAfter, the cap — where a POST
+// gives up at once, a GET waits the cap, as the stream it resumes or
+// reopens may yet come back. ok is false when the run is over.
+func (th throttle) next(b *reconnect.Backoff) (wait time.Duration, ok bool) {
+	p := b.Policy()
+	wait = p.MaxRetryAfter
+	if th.retryAfter <= p.MaxRetryAfter {
+		wait = max(th.retryAfter, minServerRetry)
+	}
+	b.ServerRetry(wait) // Next checks the budget with it (within MaxServerDelay)
+	_, ok = b.Next()
+	return wait, ok
 }
-
-// wait is the wait before the next GET the server asked for, at least
-// minServerRetry: Retry-After: 0, which costs nothing of the policy, is
-// no hot loop.
-func (th throttle) wait() time.Duration { return max(th.retryAfter, minServerRetry) }
 
 // post sends a POST of body, carrying the session in sent, through the
 // retrying client: the answers that say the server did not run it (429,
