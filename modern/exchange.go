@@ -111,9 +111,9 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 	}()
 
-	resp, mayHaveRun, err := t.post(withCaller(reqCtx, ctx), m, body, &sent)
+	resp, sentInFull, err := t.post(withCaller(reqCtx, ctx), m, body, &sent)
 	if err != nil {
-		return t.failed(ctx, m, err, mayHaveRun)
+		return t.failed(ctx, m, err, sentInFull)
 	}
 	defer func() {
 		if !handedOff {
@@ -127,7 +127,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return fmt.Errorf("modern: %s: %w: %w", wire.Label(m), jsonrpc.ErrSessionExpired, herr)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("modern: %s: %w", wire.Label(m), wire.PostError(resp, t.redacted, m.IsRequest() && mayHaveRun))
+		return fmt.Errorf("modern: %s: %w", wire.Label(m), wire.PostError(resp, t.redacted, m.IsRequest() && sentInFull))
 	}
 
 	if !m.IsRequest() {
@@ -222,18 +222,19 @@ func withCaller(ctx, caller context.Context) context.Context { return callerScop
 
 // failed turns an error from the HTTP client into Send's error, telling a
 // cancelled context and a closed transport apart from a network failure.
-// mayHaveRun says whether the server may have the request (see post: its
-// latest attempt went out in full, and was not refused with a 429 or a
-// 503 with Retry-After before a resend that did not go out): when it may,
-// and no answer said the server did not run it (a refused redirect, a 429
-// or 503 not waited out), the error also matches
+// sentInFull says whether the request's latest attempt went out in full
+// (wire.Delivery.Sent): when it did, and no answer said the server did not
+// run it (a refused redirect; a 429 or 503 not waited out, or waited out
+// and then not sent again — those errors match jsonrpc.ErrOutcomeUnknown
+// themselves when an answer left it open), the error also matches
 // jsonrpc.ErrOutcomeUnknown, whatever ended the exchange — a broken
 // connection, the HTTP client's Timeout, ctx, Close.
-func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error, mayHaveRun bool) error {
-	_, refused := errors.AsType[*reconnect.RetryAfterError](err)
+func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error, sentInFull bool) error {
+	_, throttled := errors.AsType[*reconnect.RetryAfterError](err)
+	_, notResent := errors.AsType[*reconnect.ResendRefusedError](err)
 	re, redirected := errors.AsType[*jsonrpc.RedirectError](err)
 	unknown := func(err error) error {
-		if mayHaveRun && m.IsRequest() && !refused && !redirected {
+		if sentInFull && m.IsRequest() && !throttled && !notResent && !redirected {
 			return wire.MayHaveRun(err)
 		}
 		return err

@@ -257,18 +257,28 @@ func (th throttle) next(b *reconnect.Backoff) (wait time.Duration, ok bool) {
 // reconnect.WithResendable) are waited out and the POST sent again, as the
 // policy says; so is a refused connection. Each time it is sent again it
 // carries the session current then (see resendable), and sent is updated
-// to say which. A wait the policy or ctx cuts short is a
-// *reconnect.RetryAfterError. mayHaveRun tells, once post has returned,
-// whether the server may have the request: its latest attempt went out in
-// full (see wire.Delivery) — unless that attempt was refused with a 429 or
-// a 503 with Retry-After and the resend after it was not sent (its
-// session gone), in which case no attempt ran. It is false when no
-// request was built.
+// to say which; a resend refused because the session is gone is a
+// *reconnect.ResendRefusedError, which says whether an answer before it
+// left open that the server ran the request. A wait the policy or ctx cuts
+// short is a *reconnect.RetryAfterError. sentInFull tells, once post has
+// returned, whether the latest attempt went out in full (see
+// wire.Delivery); it is false when no request was built.
 func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, sent *carried) (*http.Response, bool, error) {
-	var run *resendRun
 	if sent.session != nil {
-		run = &resendRun{t: t, m: m, sent: sent}
-		ctx = reconnect.BeforeResend(context.WithValue(ctx, resendRunKey{}, run), run.before)
+		ctx = reconnect.BeforeResend(ctx, func(req *http.Request) error {
+			cur, err := t.resendable(*sent, m.IsRequest())
+			if err != nil {
+				t.log.Info("modern: not sending a message again: its session is gone", "message", wire.Label(m), "err", err)
+				return err
+			}
+			if cur.gen != sent.gen {
+				t.log.Info("modern: sending a request again on the session that replaced its own", "message", wire.Label(m))
+				setOrDelete(req.Header, "Mcp-Session-Id", cur.session)
+				setOrDelete(req.Header, "Mcp-Protocol-Version", cur.version)
+				*sent = cur
+			}
+			return nil
+		})
 	}
 	req, out, err := wire.NewPost(ctx, http.MethodPost, t.endpoint, body)
 	if err != nil {
@@ -284,90 +294,7 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 		t.log.Warn("modern: gave up sending a message the server would not take yet", "message", wire.Label(m),
 			"status", ra.Status, "wait", ra.Wait, "reason", ra.Reason)
 	}
-	mayHaveRun := out.Sent()
-	if run != nil && run.refused && !run.unknown {
-		// The Delivery speaks of the last attempt that went out, which a
-		// 429 or a 503 with Retry-After refused; the resend after it did
-		// not go out.
-		mayHaveRun = false
-	}
-	return resp, mayHaveRun, err
-}
-
-// resendRun is what the retrying client's attempts of one POST on a
-// session said, recorded as they happen (on the goroutine of its Do):
-// whether a resend was refused because the session was gone, and whether
-// an answer left open that the server ran the request.
-type resendRun struct {
-	t    *Transport
-	m    *jsonrpc.Message
-	sent *carried
-
-	refused bool // before refused to send the message again
-	unknown bool // an attempt was answered 503 without Retry-After
-}
-
-// resendRunKey is the context key of a POST's *resendRun.
-type resendRunKey struct{}
-
-// before is the POST's reconnect.BeforeResend function: it sends the
-// message again on the session current now, or refuses (see resendable).
-func (r *resendRun) before(req *http.Request) error {
-	t, m := r.t, r.m
-	cur, err := t.resendable(*r.sent, m.IsRequest())
-	if err != nil {
-		t.log.Info("modern: not sending a message again: its session is gone", "message", wire.Label(m), "err", err)
-		r.refused = true
-		return err
-	}
-	if cur.gen != r.sent.gen {
-		t.log.Info("modern: sending a request again on the session that replaced its own", "message", wire.Label(m))
-		setOrDelete(req.Header, "Mcp-Session-Id", cur.session)
-		setOrDelete(req.Header, "Mcp-Protocol-Version", cur.version)
-		*r.sent = cur
-	}
-	return nil
-}
-
-// answerWatch is the RoundTripper under the POSTs' retrying client: it
-// records on a POST's resendRun each answer that leaves open whether the
-// server ran the request — of those the retrying client sends again
-// after, a 503 without Retry-After (a gateway's, maybe, after the server
-// ran it; sent again only for a request marked reconnect.WithResendable).
-// A 429, a 503 with Retry-After and a refused connection say it did not.
-type answerWatch struct{ base http.RoundTripper }
-
-func (w answerWatch) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := w.base.RoundTrip(req)
-	if resp != nil && resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
-		if run, _ := req.Context().Value(resendRunKey{}).(*resendRun); run != nil {
-			run.unknown = true
-		}
-	}
-	return resp, err
-}
-
-// CloseIdleConnections passes the call on (the retrying client makes it
-// after a Do that failed).
-func (w answerWatch) CloseIdleConnections() {
-	if c, ok := w.base.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
-
-// watchAnswers returns a shallow copy of c (nil means
-// http.DefaultClient) whose RoundTripper is wrapped in an answerWatch.
-func watchAnswers(c *http.Client) *http.Client {
-	if c == nil {
-		c = http.DefaultClient
-	}
-	w := *c
-	base := w.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	w.Transport = answerWatch{base: base}
-	return &w
+	return resp, out.Sent(), err
 }
 
 // setOrDelete sets h[key] to v, or deletes it when v is nil.

@@ -144,7 +144,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		endpoint:     u.String(),
 		redacted:     origin.Redact(u),
 		client:       client,
-		poster:       policy.Sender(watchAnswers(opts.HTTPClient), logger), // Sender adds the redirect policy itself
+		poster:       policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
 		streamClient: &stream,
 		header:       opts.Header.Clone(),
 		log:          logger,

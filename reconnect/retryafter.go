@@ -56,9 +56,9 @@ func allDigits(s string) bool {
 // asked for a wait over the cap, or one that would end past the caller's
 // deadline, or the caller's context ended during the wait, or the policy's
 // attempts (or budget) ran out. The server did not run the request —
-// unless the last answer was a 503 without Retry-After (sent again only
-// for a request marked WithResendable), which a gateway may give after
-// the server ran it: the error then matches jsonrpc.ErrOutcomeUnknown.
+// unless an answer was a 503 without Retry-After (sent again only for a
+// request marked WithResendable), which a gateway may give after the
+// server ran it: the error then matches jsonrpc.ErrOutcomeUnknown.
 type RetryAfterError struct {
 	Status int           // 429 or 503
 	Wait   time.Duration // the wait not waited: the server's Retry-After, else the backoff's (0 when none was reached)
@@ -67,11 +67,11 @@ type RetryAfterError struct {
 	Err    error         // the HTTP error of the last answer (a *jsonrpc.HTTPError from Retrying)
 
 	ctxErr     error // the context's error, when it ended the wait
-	mayHaveRun bool  // the last answer was a 503 without Retry-After
+	mayHaveRun bool  // an answer was a 503 without Retry-After
 }
 
-// Is matches jsonrpc.ErrOutcomeUnknown when the last answer was a 503
-// without Retry-After, from a Retrying client.
+// Is matches jsonrpc.ErrOutcomeUnknown when an answer was a 503 without
+// Retry-After, from a Retrying client.
 func (e *RetryAfterError) Is(target error) bool {
 	return e.mayHaveRun && target == jsonrpc.ErrOutcomeUnknown
 }
@@ -168,4 +168,26 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// ResendRefusedError is a request a Retrying client did not send again
+// because its BeforeResend function refused (Err says why: the session it
+// belonged to is gone, say). Every attempt before was answered 429 or 503,
+// so the server did not run the request — unless one of those answers was
+// a 503 without Retry-After (a request marked WithResendable), which a
+// gateway may give after the server ran it: the error then matches
+// jsonrpc.ErrOutcomeUnknown.
+type ResendRefusedError struct {
+	Err error
+
+	mayHaveRun bool
+}
+
+func (e *ResendRefusedError) Error() string { return e.Err.Error() }
+func (e *ResendRefusedError) Unwrap() error { return e.Err }
+
+// Is matches jsonrpc.ErrOutcomeUnknown when an earlier answer left open
+// that the server ran the request.
+func (e *ResendRefusedError) Is(target error) bool {
+	return e.mayHaveRun && target == jsonrpc.ErrOutcomeUnknown
 }

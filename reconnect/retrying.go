@@ -104,14 +104,19 @@ func BeforeResend(ctx context.Context, f func(*http.Request) error) context.Cont
 // beforeResend is the PrepareRetry: it runs the request's BeforeResend
 // function on headers of the attempt's own (go-retryablehttp makes a
 // shallow copy of the request, whose header map the attempt before
-// shares).
+// shares). A refusal comes back as a *ResendRefusedError that tells
+// whether an earlier answer left open that the server ran the request.
 func beforeResend(req *http.Request) error {
 	f, _ := req.Context().Value(resendKey{}).(func(*http.Request) error)
 	if f == nil {
 		return nil
 	}
 	req.Header = req.Header.Clone()
-	return f(req)
+	if err := f(req); err != nil {
+		st, _ := req.Context().Value(runKey{}).(*run)
+		return &ResendRefusedError{Err: err, mayHaveRun: st == nil || st.mayHaveRun}
+	}
+	return nil
 }
 
 // retrier holds what every Do of one Retrying client shares.
@@ -125,6 +130,10 @@ type retrier struct {
 type run struct {
 	req *http.Request
 	b   *Backoff
+	// mayHaveRun: an answer so far was a 503 without Retry-After (sent
+	// again only for a request marked WithResendable), which a gateway
+	// may give after the server ran the request.
+	mayHaveRun bool
 }
 
 type runKey struct{}
@@ -159,10 +168,11 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 	herr := wire.NewHTTPError(resp, st.req.Method, origin.Redact(st.req.URL))
 	wire.Drain(resp.Body)
 	resp.Body.Close()
+	st.mayHaveRun = st.mayHaveRun || !saysNotRun(resp)
 	b := st.backoff(r.p)
 	wait, rerr := b.throttle(ctx, resp)
 	if rerr != nil {
-		rerr.Err, rerr.mayHaveRun = herr, !saysNotRun(resp)
+		rerr.Err, rerr.mayHaveRun = herr, st.mayHaveRun
 		return false, rerr
 	}
 	reason := "server busy, backing off"
@@ -171,7 +181,7 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 	}
 	r.logRetry(ctx, st, reason, resp.StatusCode, wait, b.Attempts())
 	if err := b.await(ctx, resp.StatusCode, wait, herr); err != nil {
-		err.mayHaveRun = !saysNotRun(resp)
+		err.mayHaveRun = st.mayHaveRun
 		return false, err
 	}
 	return true, nil

@@ -745,14 +745,17 @@ func TestRetryingBeforeResend(t *testing.T) {
 		refuse  int      // the call of f that refuses (1-based); 0: none
 		carried []string // the X-Session each hit carried
 		calls   int      // calls of f
+		unknown bool     // the refusal matches jsonrpc.ErrOutcomeUnknown: an answer before it left that open
 	}{
 		{"429 then 503 then ok: each resend carries the newest", []step{answer(429, "Retry-After", "0"), answer(503), answer(200)},
-			0, []string{"s0", "s1", "s2"}, 2},
-		{"ok at once: f is never called", []step{answer(200)}, 0, []string{"s0"}, 0},
+			0, []string{"s0", "s1", "s2"}, 2, false},
+		{"ok at once: f is never called", []step{answer(200)}, 0, []string{"s0"}, 0, false},
 		{"refused before the resend: not sent again", []step{answer(429, "Retry-After", "0"), answer(200)},
-			1, []string{"s0"}, 1},
-		{"refused before the second resend", []step{answer(503), answer(429, "Retry-After", "0"), answer(200)},
-			2, []string{"s0", "s1"}, 2},
+			1, []string{"s0"}, 1, false},
+		{"refused after two 429s: not run", []step{answer(429, "Retry-After", "0"), answer(429, "Retry-After", "0"), answer(200)},
+			2, []string{"s0", "s1"}, 2, false},
+		{"refused before the second resend, a 503 without Retry-After before it", []step{answer(503), answer(429, "Retry-After", "0"), answer(200)},
+			2, []string{"s0", "s1"}, 2, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -790,6 +793,8 @@ func TestRetryingBeforeResend(t *testing.T) {
 			switch {
 			case tt.refuse > 0 && (!errors.Is(err, errGone) || resp != nil):
 				t.Errorf("Do = (%v, %v), want f's error and no response", resp, err)
+			case tt.refuse > 0 && (!errors.As(err, new(*ResendRefusedError)) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) != tt.unknown):
+				t.Errorf("Do = %v, want a *ResendRefusedError matching ErrOutcomeUnknown: %v", err, tt.unknown)
 			case tt.refuse == 0 && (err != nil || resp.StatusCode != 200):
 				t.Errorf("Do = (%v, %v), want 200", resp, err)
 			}
@@ -810,6 +815,36 @@ func TestRetryingBeforeResend(t *testing.T) {
 				t.Error("a response body was left open")
 			}
 		})
+	}
+}
+
+// TestRetryAfterErrorRemembersA503: a 503 without Retry-After, sent again
+// (WithResendable), may have come after the server ran the request: the
+// RetryAfterError of a later 429 not waited out still says so, where it
+// spoke of the last answer alone.
+func TestRetryAfterErrorRemembersA503(t *testing.T) {
+	steps := []step{answer(503), answer(429, "Retry-After", "3600")}
+	hits := 0
+	var mu sync.Mutex
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		n := hits
+		mu.Unlock()
+		steps[min(n, len(steps))-1](w, r)
+	})
+	g := newRig(t, Policy{InitialDelay: ms, MaxDelay: 2 * ms, MaxAttempts: 5}, 0)
+	req, err := retryablehttp.NewRequestWithContext(WithResendable(context.Background(), yes), http.MethodPost, s.URL, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := g.do(req)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	var ra *RetryAfterError
+	if !errors.As(err, &ra) || ra.Status != 429 || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("Do = %v, want the 429's *RetryAfterError matching ErrOutcomeUnknown", err)
 	}
 }
 
