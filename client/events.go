@@ -48,18 +48,20 @@ func newEventQueue(log *slog.Logger) *eventQueue {
 // notification past the bounds is. Coalesced list changes are at most one
 // per kind; the others come with changes of the session, which a server
 // that loses every session at once could otherwise queue without end
-// behind a handler that blocks.
-func (q *eventQueue) push(fn func()) {
+// behind a handler that blocks. It reports whether fn was queued (or the
+// queue is closed, when nothing runs any more).
+func (q *eventQueue) push(fn func()) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return
+		return true
 	}
 	if len(q.fns) >= maxPendingEvents {
 		q.log.Warn("anymcp: dropped an event for the host's handlers: too many wait for a handler that does not return")
-		return
+		return false
 	}
 	q.add(event{fn: fn})
+	return true
 }
 
 const (

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -185,5 +186,32 @@ func TestEventQueuePushBounded(t *testing.T) {
 	q.close()
 	if ran != maxPendingEvents {
 		t.Errorf("%d events ran, want %d", ran, maxPendingEvents)
+	}
+}
+
+// TestListChangedDroppedNotLost: a list change that finds the Conn's own
+// events past their bound is dropped, and the next change calls the
+// handler again, where the merged change waited for ever.
+func TestListChangedDroppedNotLost(t *testing.T) {
+	changed := make(chan struct{}, 1)
+	c, p := openScripted(t, OnToolsChanged(func() { changed <- struct{}{} }))
+	release := make(chan struct{})
+	c.events.push(func() { <-release })
+	waitFor(t, "the blocking event to run", func() bool { return c.events.len() == 0 })
+	for range maxPendingEvents {
+		c.events.push(func() {})
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	p.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`) // answered after the change was taken in
+	if m := p.next(); m.ID.Raw() != `"p"` {
+		t.Fatalf("got %+v, want the answer to ping", m)
+	}
+	close(release)
+	waitFor(t, "the queue to drain", func() bool { return c.events.len() == 0 && !c.events.running.Load() })
+	p.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a list change after a dropped one never reached the handler")
 	}
 }

@@ -101,10 +101,12 @@ func (c *Conn) listChanged(k listKind, f func(), msg *jsonrpc.Message) {
 	if !c.listChangePending[k].CompareAndSwap(false, true) {
 		return // merged into the one waiting
 	}
-	c.events.push(func() {
+	if !c.events.push(func() {
 		c.listChangePending[k].Store(false) // a change from now on calls f again
 		f()
-	})
+	}) {
+		c.listChangePending[k].Store(false) // dropped: the next change queues one again
+	}
 }
 
 // progress restarts the timeout of the call the token names and hands the
