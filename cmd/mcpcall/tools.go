@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -134,9 +135,10 @@ func (c *cli) callTool(ctx context.Context, s *session, name string, pairList []
 // undecodedResult handles a tools/call result that does not decode as a
 // CallToolResult (a field of the wrong type, say): the tool has run, so
 // what the server sent is printed, as received with --json, else each
-// content block that decodes as usual and the others as JSON, and the exit
-// status is the protocol error's, 5, never 4, which scripts take as a
-// connection failure to retry: the tool would run again.
+// content block that decodes as usual and the others as JSON, and the
+// error is a *client.ResultError, exit 5 like any answer that does not
+// decode, never 4, which scripts take as a connection failure to retry:
+// the tool would run again.
 func (c *cli) undecodedResult(s *session, name string, raw json.RawMessage, decodeErr error) error {
 	var err error
 	if c.f.json {
@@ -163,7 +165,7 @@ func (c *cli) undecodedResult(s *session, name string, raw json.RawMessage, deco
 	if err != nil {
 		return err
 	}
-	return &exitError{code: exitRPC, kind: kindRPC, err: fmt.Errorf("tool %s ran, but its result is not a valid tools/call result (%v); it is shown as received", name, decodeErr)}
+	return &client.ResultError{Method: "tools/call", Err: fmt.Errorf("tool %s ran, but its result is not a valid tools/call result (%w); it is shown as received", name, decodeErr)}
 }
 
 // baseArgs reads --args, or a JSON object on stdin when nothing else gives
