@@ -145,22 +145,10 @@ func (t *Transport) listen(ctx context.Context, l *listener, session, version []
 			b.Progress()
 			exhausted = false
 		}
-		var wait time.Duration
-		ok := true
-		switch {
-		case poll:
-			wait, a.reason = pollWait(p, cur.retry), "the server ended the stream to be polled"
-		case a.throttled.asked:
-			wait, ok = a.throttled.next(b)
-		default:
-			switch {
-			case cur.hasRetry && a.ended:
-				b.ServerRetry(max(cur.retry, minServerRetry))
-			case cur.hasRetry:
-				b.ServerRetry(cur.retry)
-			}
-			wait, ok = b.Next()
+		if poll {
+			a.reason = "the server ended the stream to be polled"
 		}
+		wait, ok := nextGET(b, streamEnd{poll: poll, throttled: a.throttled, ended: a.ended, hasRetry: cur.hasRetry, retry: cur.retry})
 		if !ok {
 			if !exhausted {
 				exhausted = true

@@ -83,31 +83,17 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 	poll := serverPoll(errors.Is(se.cause, io.EOF), true, se.hasRetry)
 	var throttled throttle // the last GET's 429 or 503 with Retry-After
 	for {
-		var wait time.Duration
-		ok := true
-		switch {
-		case poll:
-			b.Progress()
-			wait, reason = pollWait(b.Policy(), se.retry), "the server ended the stream to be polled"
-		case throttled.asked:
-			wait, ok = throttled.next(b)
-		default:
-			// ended: a resumed stream was ended cleanly by the server.
-			ended := se.resumes > 0 && errors.Is(se.cause, io.EOF)
-			switch {
-			case se.hasRetry && ended:
-				b.ServerRetry(max(se.retry, minServerRetry))
-			case se.hasRetry:
-				b.ServerRetry(se.retry)
-			case b.Attempts() == 0 && !ended:
-				// The first try, or the first since a stream made
-				// progress and broke: a cut connection says nothing of
-				// the server, and a session may expire during a wait,
-				// taking the stream with it.
-				b.Immediate()
-			}
-			wait, ok = b.Next()
+		if poll {
+			reason = "the server ended the stream to be polled"
 		}
+		// ended: a resumed stream was ended cleanly by the server.
+		ended := se.resumes > 0 && errors.Is(se.cause, io.EOF)
+		wait, ok := nextGET(b, streamEnd{poll: poll, throttled: throttled, ended: ended, hasRetry: se.hasRetry, retry: se.retry,
+			// The first try, or the first since a stream made progress
+			// and broke: a cut connection says nothing of the server,
+			// and a session may expire during a wait, taking the stream
+			// with it.
+			atOnce: b.Attempts() == 0 && !ended})
 		if !ok {
 			se.gaveUp = fmt.Sprintf("resumption exhausted after %d attempts (%s)", se.resumes, why(b))
 			t.log.Warn("modern: gave up resuming the event stream of a request", "request", wire.Label(x.req),
@@ -213,6 +199,39 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 			return nil, se
 		}
 	}
+}
+
+// streamEnd is how the last GET of a stream went, a request's (resume) or
+// the standalone one (listen), for the wait before the next.
+type streamEnd struct {
+	poll      bool     // it was a poll the server asked for (serverPoll)
+	throttled throttle // it was answered 429 or 503 with Retry-After
+	ended     bool     // the server ended it cleanly
+	hasRetry  bool     // the server sent a retry: field, on it or before
+	retry     time.Duration
+	atOnce    bool // no wait, unless the server asked for one (resume's first try)
+}
+
+// nextGET records e on b and returns the wait before the next GET, and
+// whether the policy's run allows it: a poll's retry: (see pollWait), at
+// no cost; a throttle's Retry-After (see throttle.next); else the server's
+// retry: (minServerRetry at least after a clean end), none when e.atOnce,
+// or the policy's backoff, each a failed attempt.
+func nextGET(b *reconnect.Backoff, e streamEnd) (time.Duration, bool) {
+	switch {
+	case e.poll:
+		b.Progress()
+		return pollWait(b.Policy(), e.retry), true
+	case e.throttled.asked:
+		return e.throttled.next(b)
+	case e.hasRetry && e.ended:
+		b.ServerRetry(max(e.retry, minServerRetry))
+	case e.hasRetry:
+		b.ServerRetry(e.retry)
+	case e.atOnce:
+		b.Immediate()
+	}
+	return b.Next()
 }
 
 // throttle is a 429 or 503 answer to a GET and the Retry-After it carried.
