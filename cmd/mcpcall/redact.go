@@ -33,7 +33,8 @@ func sensitiveHeader(name string) bool {
 }
 
 // sensitiveEnv reports whether a variable given to a stdio server (-e, a
-// config entry's "env") holds a credential, by a word of its name: one of
+// config entry's "env", the whole environment with --inherit-env) holds a
+// credential, by a word of its name: one of
 // those sensitiveHeader looks for, as a word of its own or at the end of
 // one (API_KEY, GITHUB_TOKEN, DB_PASSWORD, APIKEY, ACCESSTOKEN), not inside
 // another (TOKENIZERS_PARALLELISM, MAX_TOKENS are settings). The

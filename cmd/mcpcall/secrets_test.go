@@ -245,6 +245,10 @@ func TestStdioEnvCredentialHidden(t *testing.T) {
 		check(fmt.Sprintf("config env %v", flags), r.run(append(append([]string{"ping"}, flags...), "srv")...))
 	}
 	check("-e", newRunner(t).run("ping", "-e", "ANYMCP_TESTSERVER=stdio", "-e", "GORACE=atexit_sleep_ms=0", "-e", "API_KEY="+key, "--", "sh", "-c", script, path))
+	// --inherit-env hands the server mcpcall's own environment, where the
+	// credential was never named on the command line.
+	t.Setenv("API_KEY", key)
+	check("--inherit-env", newRunner(t).run("ping", "--inherit-env", "-e", "ANYMCP_TESTSERVER=stdio", "-e", "GORACE=atexit_sleep_ms=0", "--", "sh", "-c", script, path))
 }
 
 // TestStdioEnvSettingsShown: a variable whose name only looks like a

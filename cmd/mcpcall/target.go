@@ -248,7 +248,13 @@ func (c *cli) commandTarget(path string, args, env []string, dir string) (*targe
 		Env:        append(slices.Clone(env), c.f.env...),
 		InheritEnv: c.f.inherit,
 	}
-	for _, kv := range cmd.Env {
+	given := cmd.Env
+	if cmd.InheritEnv {
+		// The server gets this whole environment, credentials and all,
+		// and may echo them as well as those given with -e.
+		given = append(os.Environ(), given...)
+	}
+	for _, kv := range given {
 		if k, v, _ := strings.Cut(kv, "="); sensitiveEnv(k) && credentialValue(v) {
 			c.sec.add(v)
 		}
