@@ -103,7 +103,10 @@ type FaultRule struct {
 	// priming event of a new stream).
 	AfterEvents int
 	// Retry, for the drop faults, when > 0, sends "retry: <ms>" just
-	// before the cut: how long the client must wait before resuming.
+	// before the cut, which then ends the stream cleanly: the close a
+	// server makes to have its client poll. Without it the cut aborts the
+	// connection, and the client reads an unexpected EOF, as when the
+	// network or the server fails.
 	Retry time.Duration
 
 	// RetryAfter is, for 429 and 503, the Retry-After header's value as

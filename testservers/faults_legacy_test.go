@@ -45,8 +45,8 @@ func TestLegacyFaultDropAfterEvents(t *testing.T) {
 
 func TestLegacyFaultDropAtOnce(t *testing.T) {
 	s := startLegacy(t, LegacyOptions{Faults: faultRules(FaultRule{Fault: FaultDropGET, Count: 1})})
-	w := dialLegacy(t, s.URL) // the endpoint event, then the cut
-	if _, err := w.events.next(); err != io.EOF {
+	w := dialLegacy(t, s.URL)                                  // the endpoint event, then the cut
+	if _, err := w.events.next(); err != io.ErrUnexpectedEOF { // dropped, not ended
 		t.Fatalf("stream not cut after its endpoint event: %v", err)
 	}
 	w = dialLegacy(t, s.URL)
@@ -88,7 +88,7 @@ func TestLegacyFaultRequests(t *testing.T) {
 	if m, _ := w.request(t, 4, "ping", ""); m.Error != nil {
 		t.Fatal(m.Error)
 	}
-	if _, err := w.events.next(); err != io.EOF {
+	if _, err := w.events.next(); err != io.ErrUnexpectedEOF {
 		t.Errorf("stream not cut after the ping's answer: %v", err)
 	}
 	st := s.Server().Stats()

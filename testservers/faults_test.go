@@ -218,7 +218,7 @@ func TestFaultDropWithoutIDs(t *testing.T) {
 	resp := w.do(t, http.MethodPost, reqJSON(3, "tools/call", `{"name":"slow","arguments":{"steps":3,"delayMs":10},"_meta":{"progressToken":1}}`), nil)
 	evs, err := drain(newSSEReader(resp.Body))
 	resp.Body.Close()
-	if err != io.EOF || len(evs) != 1 || evs[0].hasID || mustDecode(t, evs[0].data).Method != "notifications/progress" {
+	if err != io.ErrUnexpectedEOF || len(evs) != 1 || evs[0].hasID || mustDecode(t, evs[0].data).Method != "notifications/progress" {
 		t.Fatalf("stream without ids: %+v %v", evs, err)
 	}
 	// Nothing can resume it: its events had no ids.

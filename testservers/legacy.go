@@ -221,6 +221,7 @@ func (h *legacyHandler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.endSession(ls)
 	stream := newSSEConn(w, "")
+	defer stream.abortIfDropped()
 	defer stream.close()
 	stream.start()
 	if f, ok := first(h.plan.draw(occasion{get: true, session: ls, legacy: true}), FaultDropGET); ok {

@@ -326,6 +326,7 @@ func (h *StreamableHandler) serveModern(w http.ResponseWriter, r *http.Request, 
 		stream = hs.newEventStream(false, false)
 		hs.register(stream) // for DropStreams
 		conn = newSSEConn(w, "")
+		defer conn.abortIfDropped()
 		conn.noBuffering = true
 		connDone = conn.done
 		stream.attach(conn, -1, false, drop)

@@ -108,7 +108,7 @@ func (s *eventStream) attach(conn *sseConn, after int, start bool, drop *FaultRu
 		if after < 0 {
 			return false, false
 		}
-		s.conn.cut(0) // taken over: the newest connection wins
+		s.conn.end() // taken over: the newest connection wins
 	}
 	if after < 0 {
 		conn.prime = s.primeIDLocked()
@@ -369,6 +369,7 @@ func (h *StreamableHandler) resume(w http.ResponseWriter, r *http.Request, hs *h
 	// Counted first: the client may see the replay before attach returns.
 	h.srv.count(func(st *Stats) { st.Resumed++ })
 	conn := newSSEConn(w, "")
+	defer conn.abortIfDropped()
 	complete, _ := s.attach(conn, seq, true, drop)
 	if complete {
 		s.release(conn)

@@ -28,6 +28,7 @@ type sseConn struct {
 	prime   string // the id of the priming event the header is followed by; none when ""
 	started bool   // the header is written
 	closed  bool
+	dropped bool // cut without a retry: the handler aborts the connection (abortIfDropped)
 	done    chan struct{}
 	// noBuffering adds X-Accel-Buffering: no (the streams of 2026-07-28).
 	noBuffering bool
@@ -146,9 +147,12 @@ func (c *sseConn) failLocked() {
 	}
 }
 
-// cut ends the connection from the server's side, as a dropped stream:
-// it sends "retry: <ms>" first when retry > 0, and tells the handler to
-// return.
+// cut ends the connection from the server's side. With retry > 0 it is
+// the close a server makes to have its client poll (the spec's SSE
+// polling): "retry: <ms>" goes out, then the stream ends cleanly. Without,
+// it is a dropped connection: the handler, when it returns, aborts it
+// (abortIfDropped), so the client reads an unexpected EOF, as when the
+// network or the server fails, not a clean end.
 func (c *sseConn) cut(retry time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -158,12 +162,34 @@ func (c *sseConn) cut(retry time.Duration) {
 	if !c.started {
 		c.startLocked()
 	}
-	if retry > 0 && !c.closed {
+	if retry > 0 {
 		if _, err := c.w.Write([]byte("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n")); err == nil {
 			_ = c.rc.Flush()
 		}
+	} else {
+		c.dropped = true
 	}
 	c.failLocked()
+}
+
+// end ends the connection cleanly from the server's side and tells the
+// handler to return.
+func (c *sseConn) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failLocked()
+}
+
+// abortIfDropped aborts the connection of a stream cut as dropped; the
+// handler that owns c defers it. net/http closes the connection without
+// ending the response, and logs nothing for http.ErrAbortHandler.
+func (c *sseConn) abortIfDropped() {
+	c.mu.Lock()
+	dropped := c.dropped
+	c.mu.Unlock()
+	if dropped {
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // close ends writing; it waits for a write in progress.

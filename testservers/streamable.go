@@ -425,6 +425,7 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		stream = hs.newEventStream(ids, false)
 		hs.register(stream)
 		conn = newSSEConn(w, "")
+		defer conn.abortIfDropped()
 		connDone = conn.done
 		stream.attach(conn, -1, false, drop)
 	}
@@ -556,6 +557,7 @@ func (h *StreamableHandler) get(w http.ResponseWriter, r *http.Request) {
 			drop = &f
 		}
 		conn := newSSEConn(w, "")
+		defer conn.abortIfDropped()
 		if _, ok := gs.attach(conn, -1, true, drop); ok {
 			h.serve(r, hs, gs, conn)
 			return

@@ -198,9 +198,11 @@ func (h *StreamableHandler) Restart() {
 }
 
 // DropStreams cuts every open SSE stream now (the answers to POSTs and
-// the GET streams), sending "retry: <ms>" first when retry > 0, as a
-// network failure would. Streams whose events have ids can be resumed;
-// the others are lost. It returns how many streams it cut.
+// the GET streams): with retry > 0 it sends "retry: <ms>" and ends each
+// cleanly, as a server that has its clients poll; without, it aborts
+// their connections, as a network failure would. Streams whose events
+// have ids can be resumed; the others are lost. It returns how many
+// streams it cut.
 func (h *StreamableHandler) DropStreams(retry time.Duration) int {
 	h.mu.Lock()
 	all := h.liveLocked()
