@@ -438,6 +438,14 @@ func (c *Conn) readLoop() {
 	defer close(c.done)
 	for {
 		msg, err := c.t.Recv()
+		if gap, ok := errors.AsType[*jsonrpc.GapError](err); ok {
+			// The session goes on, but what the server said meanwhile
+			// is lost: every change it could have announced is taken
+			// as made.
+			c.opts.logger.Info("anymcp: messages from the server may be lost; its lists and subscribed resources are taken as changed", "err", gap)
+			c.missedChanges(c.announced())
+			continue
+		}
 		var lost *jsonrpc.SessionLostError
 		if errors.As(err, &lost) {
 			// The transport goes on with a new session, which the Conn

@@ -281,16 +281,36 @@ func (c *Conn) acknowledged(params json.RawMessage) {
 	l.reopened = false
 	l.mu.Unlock()
 	if gap {
+		c.opts.logger.Info("anymcp: the subscriptions/listen stream is open again; what it listens for may have changed meanwhile")
 		c.missedChanges(granted(l.filter, p.Notifications))
 	}
 }
 
-// missedChanges answers a listen stream that opened again after one
-// ended: what changed while none was open was not notified, so every list
-// and resource it listens for is taken as changed — the cached answers
-// forgotten, the handlers called — as if the server had said so.
+// announced is every change the server says it announces: the lists it
+// sends list_changed for, and the resources subscribed to.
+func (c *Conn) announced() mcp.SubscriptionFilter {
+	caps := c.Info().Capabilities
+	f := mcp.SubscriptionFilter{
+		ToolsListChanged:     caps.Tools != nil && caps.Tools.ListChanged,
+		PromptsListChanged:   caps.Prompts != nil && caps.Prompts.ListChanged,
+		ResourcesListChanged: caps.Resources != nil && caps.Resources.ListChanged,
+	}
+	c.mu.Lock()
+	for uri := range c.subs {
+		f.ResourceSubscriptions = append(f.ResourceSubscriptions, uri)
+	}
+	c.mu.Unlock()
+	slices.Sort(f.ResourceSubscriptions)
+	return f
+}
+
+// missedChanges answers a stream of the server's messages that opened
+// again after one ended, unable to resume it (a subscriptions/listen
+// stream; a GET stream without event ids, see jsonrpc.GapError): what
+// changed while none was open was not notified, so every list and
+// resource in f is taken as changed — the cached answers forgotten, the
+// handlers called — as if the server had said so.
 func (c *Conn) missedChanges(f mcp.SubscriptionFilter) {
-	c.opts.logger.Info("anymcp: the subscriptions/listen stream is open again; what it listens for may have changed meanwhile")
 	kinds := []struct {
 		on     bool
 		method string

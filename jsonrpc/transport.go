@@ -25,9 +25,11 @@ import (
 // its memory (DecodeOwned is made for a transport that reads each message
 // into a buffer of its own). It returns an error once the transport is
 // closed (ErrClosed) or broken for good (a transport-specific error) — with
-// one exception: a *SessionLostError says the session ended but the
-// transport goes on (it reconnected, restarted its process, or only lost
-// its session id, as Streamable HTTP does); Recv may be called again.
+// two exceptions, after which Recv may be called again: a
+// *SessionLostError says the session ended but the transport goes on (it
+// reconnected, restarted its process, or only lost its session id, as
+// Streamable HTTP does); a *GapError says messages the server sent may be
+// lost, the session going on.
 //
 // What waits for Recv is bounded: when the Recv loop falls behind, the
 // transport stops reading from the server, and a Send that queues messages
@@ -175,6 +177,19 @@ func (e *SessionLostError) Unwrap() error { return e.Cause }
 
 // Is matches ErrSessionExpired.
 func (e *SessionLostError) Is(target error) bool { return target == ErrSessionExpired }
+
+// GapError is what Recv returns when the stream that brings the server's
+// own messages (Streamable HTTP's GET stream) broke and opened again
+// without resuming, its events having no ids: whatever the server sent
+// while none was open is lost — a list_changed notification, a resource
+// update. The session goes on, and so does the transport.
+type GapError struct {
+	Reason string // why the stream had ended
+}
+
+func (e *GapError) Error() string {
+	return "messages from the server may be lost: the stream that brings them opened again without resuming (it had ended: " + e.Reason + ")"
+}
 
 // HTTPError is an HTTP exchange that ended in a status the transport
 // could not use.

@@ -74,7 +74,11 @@
 //     A stream ended at once with nothing in it and no poll (a new event
 //     id alone is nothing), a refusal and a failed connection are not:
 //     once the policy's attempts or budget are used up without progress,
-//     it warns and goes on trying every MaxDelay.
+//     it warns and goes on trying every MaxDelay. A stream that opens
+//     again without Last-Event-ID, its events having had no ids, cannot
+//     replay what the server sent while none was open: once it is open,
+//     Recv returns a *jsonrpc.GapError (one at a time: while one waits
+//     for Recv, no other is added).
 //   - A 429 or 503 with Retry-After to any GET (reopening the standalone
 //     stream, resuming a request's) is waited out before the next GET:
 //     the Retry-After (100 ms at least) within the policy's MaxRetryAfter,

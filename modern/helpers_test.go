@@ -154,8 +154,8 @@ func dial(t *testing.T, s *server, opts Options) (*Transport, <-chan *jsonrpc.Me
 	return tr, ch
 }
 
-// dialLost is dial whose Recv loop goes on after a *jsonrpc.SessionLostError,
-// passing it on the third channel.
+// dialLost is dial whose Recv loop goes on after a *jsonrpc.SessionLostError
+// or a *jsonrpc.GapError, passing it on the third channel.
 func dialLost(t *testing.T, s *server, opts Options) (*Transport, <-chan *jsonrpc.Message, <-chan error) {
 	t.Helper()
 	tr, err := New(s.URL+"/mcp", opts)
@@ -170,7 +170,8 @@ func dialLost(t *testing.T, s *server, opts Options) (*Transport, <-chan *jsonrp
 		for {
 			m, err := tr.Recv()
 			var sl *jsonrpc.SessionLostError
-			if errors.As(err, &sl) {
+			var gap *jsonrpc.GapError
+			if errors.As(err, &sl) || errors.As(err, &gap) {
 				lost <- err
 				continue
 			}

@@ -132,13 +132,20 @@ func (t *Transport) listen(ctx context.Context, l *listener, session, version []
 	var cur streamCursor
 	opened := false // refusals mean "no stream" only before the first stream
 	exhausted := false
+	ended := "" // why the last stream that opened ended
 	for {
 		start := time.Now()
-		a := t.listenOnce(ctx, session, version, &cur, !opened, settle)
+		gap := "" // a stream opened before, and cannot be resumed: why it ended
+		if opened && cur.lastEventID == "" {
+			gap = ended
+		}
+		a := t.listenOnce(ctx, session, version, &cur, !opened, gap, settle)
 		if a.stop || ctx.Err() != nil || !t.current(l) {
 			return
 		}
-		opened = opened || a.opened
+		if a.opened {
+			opened, ended = true, a.reason
+		}
 		p := b.Policy()
 		poll := serverPoll(a.ended, a.newID, cur.hasRetry)
 		if poll || a.delivered || a.opened && time.Since(start) >= p.InitialDelay {
@@ -185,8 +192,10 @@ func jitter(d time.Duration, j float64) time.Duration {
 }
 
 // listenOnce opens the GET stream once, from cur, and reads it until it
-// ends, updating cur. first says no stream has been opened yet.
-func (t *Transport) listenOnce(ctx context.Context, session, version []string, cur *streamCursor, first bool, settle func()) listenAttempt {
+// ends, updating cur. first says no stream has been opened yet. gap, when
+// not "", says why the last stream ended that this one cannot resume: once
+// open, the Recv loop is told that messages may be lost (see gap).
+func (t *Transport) listenOnce(ctx context.Context, session, version []string, cur *streamCursor, first bool, gap string, settle func()) listenAttempt {
 	req, err := t.newRequest(ctx, http.MethodGet, nil, acceptSSE, session, version)
 	if err != nil {
 		t.log.Warn("modern: GET stream not opened", "err", err)
@@ -235,6 +244,9 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 	}
 
 	settle()
+	if gap != "" {
+		t.gap(gap)
+	}
 	a := listenAttempt{opened: true}
 	rd := sse.NewReader(resp.Body, t.maxSize)
 	defer rd.Release()

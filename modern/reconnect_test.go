@@ -932,3 +932,113 @@ func TestGETRetryAfterBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestGETStreamGap: a GET stream whose events have no ids that ends and
+// opens again cannot be resumed: once it is open, Recv returns a
+// *jsonrpc.GapError, before the messages of the new stream. A stream with
+// ids is resumed (Last-Event-ID), and says nothing of a gap.
+func TestGETStreamGap(t *testing.T) {
+	for _, ids := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ids=%v", ids), func(t *testing.T) {
+			var gets atomic.Int32
+			// GET #3 opens once the Recv loop has passed on n2, and the
+			// gap before it: so that the gap of #3 is not one that waits
+			// still (see TestGETStreamGapsCoalesce).
+			tookN2 := make(chan struct{})
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if r.Method != http.MethodGet {
+					mcp("s-g")(w, r, body)
+					return
+				}
+				id := ""
+				if ids {
+					id = "id: g1\n"
+				}
+				switch n := gets.Add(1); n {
+				case 1:
+					startSSE(w)(id + data(`{"jsonrpc":"2.0","method":"n1"}`))
+					cut() // broken
+				case 2, 3:
+					if n == 3 {
+						<-tookN2
+					}
+					ev := startSSE(w)
+					ev(data(fmt.Sprintf(`{"jsonrpc":"2.0","method":"n%d"}`, n)))
+					if n == 2 {
+						return // ended
+					}
+					<-r.Context().Done()
+				default:
+					t.Errorf("GET #%d: unexpected", n)
+				}
+			})
+			tr, ch, lost := dialLost(t, s, Options{Reconnect: tiny()})
+			handshake(t, tr, ch)
+			for _, want := range []string{"notification n1", "notification n2", "notification n3"} {
+				if got := describe(next(t, ch)); got != want {
+					t.Fatalf("got %s, want %s", got, want)
+				}
+				if want == "notification n2" {
+					close(tookN2)
+				}
+			}
+			// The Recv loop passes on an error before the message after
+			// it: what lost holds now came before n3.
+			var gaps []string
+			for len(lost) > 0 {
+				err := <-lost
+				gap, ok := err.(*jsonrpc.GapError)
+				if !ok {
+					t.Fatalf("Recv: %v", err)
+				}
+				gaps = append(gaps, gap.Reason)
+			}
+			want := 0
+			if !ids {
+				want = 2 // on opening GET #2 (after #1 broke) and GET #3 (after #2 ended)
+			}
+			if len(gaps) != want {
+				t.Fatalf("%d gaps (%q), want %d", len(gaps), gaps, want)
+			}
+			if want > 0 && (!strings.HasPrefix(gaps[0], "the stream broke") || gaps[1] != "the server ended the stream") {
+				t.Errorf("gap reasons %q", gaps)
+			}
+		})
+	}
+}
+
+// TestGETStreamGapsCoalesce: while a *jsonrpc.GapError waits for Recv,
+// the GET streams that open again add none: a server that ends its stream
+// over and over cannot grow the queue.
+func TestGETStreamGapsCoalesce(t *testing.T) {
+	var gets atomic.Int32
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if r.Method != http.MethodGet {
+			mcp("s-g")(w, r, body)
+			return
+		}
+		if gets.Add(1) > 5 {
+			http.Error(w, "no more", http.StatusMethodNotAllowed) // not reopened
+			return
+		}
+		startSSE(w) // and ended at once, no ids
+	})
+	tr, err := New(s.URL+"/mcp", Options{Reconnect: tiny()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	send(t, tr, initialize())
+	if m, err := tr.Recv(); err != nil || !m.IsResponse() {
+		t.Fatalf("initialize: %v %v", m, err)
+	}
+	send(t, tr, notification("notifications/initialized"))
+	eventually(t, "the GET stream opened 5 times and refused", func() bool { return gets.Load() >= 6 })
+	if _, err := tr.Recv(); !errors.As(err, new(*jsonrpc.GapError)) {
+		t.Fatalf("Recv: %v, want a *jsonrpc.GapError", err)
+	}
+	tr.InterruptRecv()
+	if m, err := tr.Recv(); !errors.Is(err, jsonrpc.ErrInterrupted) {
+		t.Fatalf("Recv after the gap: %v %v, want nothing queued (ErrInterrupted)", m, err)
+	}
+}

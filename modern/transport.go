@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
@@ -79,6 +80,9 @@ type Transport struct {
 
 	queue *wire.Queue
 	take  wire.Taker // TakeAnswers
+	// gapQueued: a *jsonrpc.GapError waits in queue for Recv; another
+	// would say nothing more (see gap).
+	gapQueued atomic.Bool
 
 	ctx    context.Context // cancelled by Close: every request derives from it
 	cancel context.CancelFunc
@@ -212,7 +216,20 @@ var errRecvClosed = fmt.Errorf("modern: recv: %w", jsonrpc.ErrClosed)
 // returns an error wrapping jsonrpc.ErrClosed, and messages still queued
 // are dropped.
 func (t *Transport) Recv() (*jsonrpc.Message, error) {
-	return t.queue.Pop()
+	m, err := t.queue.Pop()
+	if _, ok := err.(*jsonrpc.GapError); ok {
+		t.gapQueued.Store(false)
+	}
+	return m, err
+}
+
+// gap tells the Recv loop that the GET stream opened again without
+// resuming, after it had ended for reason: what the server sent while none
+// was open is lost. One *jsonrpc.GapError waits in the queue at a time.
+func (t *Transport) gap(reason string) {
+	if t.gapQueued.CompareAndSwap(false, true) && !t.queue.PushErr(&jsonrpc.GapError{Reason: reason}) {
+		t.gapQueued.Store(false)
+	}
 }
 
 // InterruptRecv wakes a Recv that waits, or the next one that would: it
