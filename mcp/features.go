@@ -9,7 +9,7 @@ type Tool struct {
 	OutputSchema raw              `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
 	Icons        []Icon           `json:"icons,omitempty"`
-	Execution    raw              `json:"execution,omitempty"`
+	Execution    *ToolExecution   `json:"execution,omitempty"`
 	Meta         Meta             `json:"_meta,omitempty"`
 }
 

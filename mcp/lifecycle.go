@@ -34,6 +34,9 @@ type ClientCapabilities struct {
 	Sampling     *SamplingCap   `json:"sampling,omitempty"`
 	Elicitation  *ElicitCap     `json:"elicitation,omitempty"`
 	Tasks        raw            `json:"tasks,omitempty"`
+	// Extensions are the extensions of revision 2026-07-28 the client
+	// supports, by identifier (ExtensionTasks), each with its settings.
+	Extensions map[string]raw `json:"extensions,omitempty"`
 }
 
 // RootsCap: the client answers roots/list.
@@ -62,7 +65,17 @@ type ServerCapabilities struct {
 	Prompts      *ListChanged   `json:"prompts,omitempty"`
 	Resources    *ResourcesCap  `json:"resources,omitempty"`
 	Tools        *ListChanged   `json:"tools,omitempty"`
-	Tasks        raw            `json:"tasks,omitempty"`
+	// Tasks is the tasks capability of revision 2025-11-25.
+	Tasks *TasksCap `json:"tasks,omitempty"`
+	// Extensions are the extensions of revision 2026-07-28 the server
+	// supports, by identifier (ExtensionTasks), each with its settings.
+	Extensions map[string]raw `json:"extensions,omitempty"`
+}
+
+// HasExtension reports whether the server declared the extension id.
+func (c ServerCapabilities) HasExtension(id string) bool {
+	_, ok := c.Extensions[id]
+	return ok
 }
 
 // ListChanged says whether the server sends list_changed notifications.
