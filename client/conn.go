@@ -142,7 +142,7 @@ func initializeParams(o *options) *mcp.InitializeParams {
 	}
 	return &mcp.InitializeParams{
 		ProtocolVersion: version,
-		Capabilities:    capabilities(o),
+		Capabilities:    capabilities(o, mcp.EraLegacy),
 		ClientInfo:      o.clientInfo,
 	}
 }
@@ -256,9 +256,14 @@ func (c *Conn) logLevelFor(d *dialect) mcp.LoggingLevel {
 	return ""
 }
 
-// capabilities declares what the host's handlers can answer.
-func capabilities(o *options) mcp.ClientCapabilities {
+// capabilities declares what the host's handlers can answer and, in the
+// modern era, the extensions the Conn speaks (tasks, unless the host turned
+// them off: tasks.go).
+func capabilities(o *options, era mcp.Era) mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
+	if era == mcp.EraModern && !o.tasks.Never {
+		caps.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage(`{}`)}
+	}
 	if o.roots != nil {
 		caps.Roots = &mcp.RootsCap{ListChanged: true}
 	}

@@ -53,6 +53,10 @@ type dialect struct {
 	setLevel bool
 	// rootsChanged: notifications/roots/list_changed exists.
 	rootsChanged bool
+	// tasks: how a tool call runs as a task (tasks.go): asked for per
+	// call (2025-11-25), decided by the server (the 2026-07-28
+	// extension), or never.
+	tasks taskDesign
 }
 
 // newDialect returns the rules for era and revision over the named
@@ -70,6 +74,7 @@ func newDialect(era mcp.Era, version, transport string, o *options) *dialect {
 			listen:        true,
 			reissue:       true,
 			ping:          "server/discover",
+			tasks:         taskDesignOf(tasksExtension, o),
 		}
 	}
 	return &dialect{
@@ -80,13 +85,22 @@ func newDialect(era mcp.Era, version, transport string, o *options) *dialect {
 		ping:         "ping",
 		setLevel:     true,
 		rootsChanged: true,
+		tasks:        taskDesignOf(tasksRequested, o),
 	}
+}
+
+// taskDesignOf is the era's task design d, unless the host turned tasks off.
+func taskDesignOf(d taskDesign, o *options) taskDesign {
+	if o.tasks.Never {
+		return tasksNone
+	}
+	return d
 }
 
 // modernMeta encodes the _meta members of every modern request.
 func modernMeta(version string, o *options) []byte {
 	info, _ := json.Marshal(o.clientInfo)
-	caps, _ := json.Marshal(capabilities(o))
+	caps, _ := json.Marshal(capabilities(o, mcp.EraModern))
 	b := make([]byte, 0, 128+len(info)+len(caps))
 	b = append(b, `"`+mcp.MetaProtocolVersion+`":`...)
 	b = strconv.AppendQuote(b, version)

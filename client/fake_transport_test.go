@@ -26,6 +26,8 @@ type instantTransport struct {
 	// result, when set, gives the result of the requests it knows (nil
 	// for the others, which get the answers below): a test's own server.
 	result func(m *jsonrpc.Message) json.RawMessage
+	// fail, when set, gives the error a request gets instead (nil: none).
+	fail func(m *jsonrpc.Message) *jsonrpc.Error
 }
 
 var (
@@ -60,11 +62,14 @@ func (t *instantTransport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		return nil
 	}
 	resp := &jsonrpc.Message{ID: m.ID}
-	if t.result != nil {
+	if t.fail != nil {
+		resp.Error = t.fail(m)
+	}
+	if t.result != nil && resp.Error == nil {
 		resp.Result = t.result(m)
 	}
 	switch {
-	case resp.Result != nil:
+	case resp.Error != nil, resp.Result != nil:
 	case m.Method == "initialize":
 		resp.Result = instantInit
 	case m.Method == "tools/call":

@@ -10,7 +10,8 @@ import (
 
 // Request metadata headers (modern revisions over Streamable HTTP): every
 // POST carries MCP-Protocol-Version and Mcp-Method, tools/call, prompts/get
-// and resources/read carry Mcp-Name, and tools/call carries Mcp-Param-*
+// and resources/read carry Mcp-Name (and so do tasks/get, tasks/update and
+// tasks/cancel, with the task's id), and tools/call carries Mcp-Param-*
 // for the tool's parameters annotated x-mcp-header, as tools/list
 // described them (for the tools the Conn still remembers: toolnotes.go).
 
@@ -40,6 +41,8 @@ func (c *Conn) withRequestHeaders(ctx context.Context, d *dialect, method string
 func nameOf(method string, params any, raw json.RawMessage) (string, json.RawMessage) {
 	switch method {
 	case "tools/call", "prompts/get", "resources/read":
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return taskIDOf(params, raw), nil
 	default:
 		return "", nil
 	}
@@ -65,6 +68,23 @@ func nameOf(method string, params any, raw json.RawMessage) (string, json.RawMes
 		return v.URI, nil
 	}
 	return v.Name, nil
+}
+
+// taskIDOf returns params.taskId of a request about a task, which the
+// tasks extension mirrors into Mcp-Name so that a load balancer can route
+// it to the server that holds the task.
+func taskIDOf(params any, raw json.RawMessage) string {
+	switch p := params.(type) {
+	case *mcp.TaskIDParams:
+		return p.TaskID
+	case *mcp.UpdateTaskParams:
+		return p.TaskID
+	}
+	var v struct {
+		TaskID string `json:"taskId"`
+	}
+	_ = json.Unmarshal(raw, &v)
+	return v.TaskID
 }
 
 // argumentsOf returns params.arguments of an encoded tools/call.
@@ -104,13 +124,17 @@ func (c *Conn) rememberTools(tools []mcp.Tool, gen uint64) []mcp.Tool {
 	for _, t := range tools {
 		a := t.Annotations
 		safe := !stale && a != nil && ((a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint))
+		task := ""
+		if t.Execution != nil {
+			task = t.Execution.TaskSupport
+		}
 		if !d.headers {
-			forgot = c.tools.set(t.Name, safe, nil) || forgot
+			forgot = c.tools.set(t.Name, safe, nil, task) || forgot
 			kept = append(kept, t)
 			continue
 		}
 		ps, err := modern.ParamHeaders(t.Name, t.InputSchema)
-		forgot = c.tools.set(t.Name, safe, ps) || forgot
+		forgot = c.tools.set(t.Name, safe, ps, task) || forgot
 		if err != nil {
 			c.opts.logger.Warn("anymcp: left out a tool whose definition breaks the x-mcp-header rules", "tool", t.Name, "err", err)
 			continue

@@ -62,6 +62,7 @@ type options struct {
 	probeTimeout  time.Duration
 	cache         *negotiate.Cache
 	replay        bool
+	tasks         TaskPolicy
 	reconnect     *reconnect.Policy
 	onState       func(from, to State)
 	onReinit      func(Info)
@@ -254,6 +255,8 @@ type callOptions struct {
 	timeout    time.Duration
 	maxTime    time.Duration
 	repeatable bool
+	asTask     bool           // AsTask
+	onTask     func(mcp.Task) // OnTask
 }
 
 // Repeatable says the host knows this call is safe to run twice: should

@@ -4,14 +4,17 @@ import (
 	"container/list"
 	"strings"
 
+	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/modern"
 )
 
 // What the Conn remembers of the tools tools/list described: whether a
 // tool is safe to repeat (its annotations say readOnlyHint or
-// idempotentHint; see WithReplay), and which of its parameters go into
+// idempotentHint; see WithReplay), which of its parameters go into
 // Mcp-Param-* headers (x-mcp-header, modern revisions over Streamable
-// HTTP). A tool with neither is not remembered at all.
+// HTTP), and whether it runs as a task (its execution.taskSupport,
+// revision 2025-11-25: tasks.go). A tool with none of these is not
+// remembered at all.
 //
 // The server chooses how many tools it lists and how long their names
 // are, so the notes are bounded: at most maxToolNotes tools and
@@ -35,8 +38,8 @@ import (
 // nor on that of a listing asked for before the notification and
 // answered after it (gen).
 // It is sent again after a lost answer once a new listing says so. Header
-// parameters are kept: a stale one costs a call refused with -32020, not a
-// call run twice. A re-initialization keeps the notes: it is the same
+// parameters and task support are kept: a stale one costs a call refused
+// (-32020, -32601), not a call run twice. A re-initialization keeps the notes: it is the same
 // server, and a call whose answer the expired session lost is replayed
 // after it (TestReplayOnlyWhatIsSafe).
 const (
@@ -68,15 +71,19 @@ type toolNote struct {
 	name   string
 	safe   bool
 	params []modern.ParamHeader
+	task   string // mcp.TaskSupportRequired or mcp.TaskSupportOptional, or ""
 	size   int
 }
 
 // set records what a listing said of the tool name, replacing what an
 // earlier one said, and reports whether a tool had to be forgotten (or
 // this one could not be remembered) for want of room.
-func (n *toolNotes) set(name string, safe bool, params []modern.ParamHeader) (forgot bool) {
+func (n *toolNotes) set(name string, safe bool, params []modern.ParamHeader, task string) (forgot bool) {
 	n.remove(name)
-	if !safe && len(params) == 0 {
+	if task != mcp.TaskSupportRequired && task != mcp.TaskSupportOptional {
+		task = ""
+	}
+	if !safe && len(params) == 0 && task == "" {
 		return false
 	}
 	size := noteSize(name, params)
@@ -91,7 +98,7 @@ func (n *toolNotes) set(name string, safe bool, params []modern.ParamHeader) (fo
 		n.byName = make(map[string]*list.Element)
 	}
 	name = strings.Clone(name) // not the listing's bytes around it: only what is counted
-	n.byName[name] = n.order.PushBack(&toolNote{name: name, safe: safe, params: params, size: size})
+	n.byName[name] = n.order.PushBack(&toolNote{name: name, safe: safe, params: params, task: task, size: size})
 	n.bytes += size
 	return forgot
 }
@@ -112,7 +119,7 @@ func (n *toolNotes) forgetSafety() {
 	n.gen++
 	for e := n.order.Front(); e != nil; {
 		next := e.Next()
-		if note := e.Value.(*toolNote); len(note.params) == 0 {
+		if note := e.Value.(*toolNote); len(note.params) == 0 && note.task == "" {
 			n.remove(note.name)
 		} else {
 			note.safe = false
@@ -133,6 +140,22 @@ func (n *toolNotes) params(name string) []modern.ParamHeader {
 		return e.Value.(*toolNote).params
 	}
 	return nil
+}
+
+// taskSupport returns how the tool name runs as a task, as it was listed:
+// mcp.TaskSupportRequired, mcp.TaskSupportOptional, or "" (never, or not
+// known).
+func (n *toolNotes) taskSupport(name string) string {
+	if e, ok := n.byName[name]; ok {
+		return e.Value.(*toolNote).task
+	}
+	return ""
+}
+
+// known reports whether the Conn holds a note on the tool name.
+func (n *toolNotes) known(name string) bool {
+	_, ok := n.byName[name]
+	return ok
 }
 
 // noteSize is what the note of a tool is counted as.

@@ -149,12 +149,12 @@ func TestToolNotesOrder(t *testing.T) {
 	var n toolNotes
 	region := []modern.ParamHeader{{Name: "Region", Path: []string{"region"}, Type: "string"}}
 	for i := range maxToolNotes {
-		if n.set(fmt.Sprint(i), true, nil) {
+		if n.set(fmt.Sprint(i), true, nil, "") {
 			t.Fatalf("tool %d: a tool forgotten before the bound", i)
 		}
 	}
-	n.set("0", true, region) // listed again: now the last
-	if !n.set("new", true, nil) {
+	n.set("0", true, region, "") // listed again: now the last
+	if !n.set("new", true, nil, "") {
 		t.Error("a tool past the count bound forgot nothing")
 	}
 	if n.safe("1") || !n.safe("0") || len(n.params("0")) != 1 || !n.safe("new") {
@@ -164,19 +164,19 @@ func TestToolNotesOrder(t *testing.T) {
 	if n.order.Len() != maxToolNotes {
 		t.Errorf("%d notes, want %d", n.order.Len(), maxToolNotes)
 	}
-	n.set("0", false, nil) // no longer safe, no headers: nothing to remember
+	n.set("0", false, nil, "") // no longer safe, no headers: nothing to remember
 	if _, ok := n.byName["0"]; ok || n.order.Len() != maxToolNotes-1 {
 		t.Errorf("a tool with nothing to remember is kept (%d notes)", n.order.Len())
 	}
 	before, bytes := n.order.Len(), n.bytes
-	if !n.set(strings.Repeat("h", maxToolNoteBytes), true, nil) {
+	if !n.set(strings.Repeat("h", maxToolNoteBytes), true, nil, "") {
 		t.Error("a note over the byte bound is reported kept")
 	}
 	if n.order.Len() != before || n.bytes != bytes {
 		t.Errorf("a note over the byte bound changed the notes: %d, %d bytes; were %d, %d", n.order.Len(), n.bytes, before, bytes)
 	}
 	big := strings.Repeat("b", maxToolNoteBytes/2)
-	n.set(big, true, nil)
+	n.set(big, true, nil, "")
 	if !n.safe(big) || n.bytes > maxToolNoteBytes {
 		t.Errorf("a note of half the byte bound: kept %v, %d bytes", n.safe(big), n.bytes)
 	}

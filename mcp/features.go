@@ -35,7 +35,10 @@ type ListToolsResult struct {
 type CallToolParams struct {
 	Name      string `json:"name"`
 	Arguments any    `json:"arguments,omitempty"`
-	Meta      Meta   `json:"_meta,omitempty"`
+	// Task asks a server of revision 2025-11-25 to run the call as a task
+	// (see Task); nil for a plain call.
+	Task *TaskParams `json:"task,omitempty"`
+	Meta Meta        `json:"_meta,omitempty"`
 }
 
 // CallToolResult is the answer to tools/call. IsError means the tool ran
