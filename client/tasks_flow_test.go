@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -127,6 +128,178 @@ func TestTaskFlowLegacy(t *testing.T) {
 			}
 			if tc.text == "done" && fmt.Sprint(statuses) != "[working completed]" {
 				t.Errorf("OnTask saw %v", statuses)
+			}
+		})
+	}
+}
+
+// extScript is a 2026-07-28 server with the tasks extension inside the
+// instant transport: tools/call of "job" becomes a task that asks for a
+// name (input_required, key "who") and then completes with it.
+type extScript struct {
+	mu      sync.Mutex
+	seen    []string
+	metaOK  bool   // every request declared the extension
+	name    string // the answer tasks/update brought
+	updates int
+}
+
+func (s *extScript) result(m *jsonrpc.Message) json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, m.Method)
+	var p struct {
+		Meta struct {
+			Caps struct {
+				Extensions map[string]json.RawMessage `json:"extensions"`
+			} `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+		InputResponses map[string]struct {
+			Content struct {
+				Name string `json:"name"`
+			} `json:"content"`
+		} `json:"inputResponses"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	if _, ok := p.Meta.Caps.Extensions[mcp.ExtensionTasks]; !ok {
+		s.metaOK = false
+	}
+	task := func(status, extra string) json.RawMessage {
+		return json.RawMessage(`{"resultType":"complete","taskId":"x9","status":"` + status + `","createdAt":"a","lastUpdatedAt":"b","ttlMs":60000,"pollIntervalMs":1` + extra + `}`)
+	}
+	switch m.Method {
+	case "server/discover":
+		return json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`)
+	case "tools/call":
+		return json.RawMessage(`{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1}`)
+	case "tasks/get":
+		switch {
+		case s.name != "":
+			return task("completed", `,"result":{"content":[{"type":"text","text":"hello `+s.name+`"}]}`)
+		default:
+			return task("input_required", `,"inputRequests":{"who":{"method":"elicitation/create","params":{"mode":"form","message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}}`)
+		}
+	case "tasks/update":
+		s.updates++
+		s.name = p.InputResponses["who"].Content.Name
+		return json.RawMessage(`{"resultType":"complete"}`)
+	}
+	return nil
+}
+
+func TestTaskFlowExtension(t *testing.T) {
+	s := &extScript{metaOK: true}
+	srv := newInstantTransport()
+	srv.result = s.result
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	asked := 0
+	c, err := Open(ctx, srv, WithTaskPolicy(TaskPolicy{MinPoll: time.Millisecond}),
+		WithElicitation(func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			asked++
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Info().Era != mcp.EraModern {
+		t.Fatalf("era %v", c.Info().Era)
+	}
+	res, err := c.CallTool(ctx, "job", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].Text; got != "hello Ada" {
+		t.Errorf("result %q", got)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if got := strings.Join(s.seen, " "); got != "server/discover tools/call tasks/get tasks/update tasks/get" {
+		t.Errorf("methods %q", got)
+	}
+	if !s.metaOK || asked != 1 || s.updates != 1 {
+		t.Errorf("extension declared on every request %v, elicitations %d, updates %d", s.metaOK, asked, s.updates)
+	}
+}
+
+// A call whose context ends while its task runs fails with a *TaskError
+// that names the task and matches both the context's error and
+// jsonrpc.ErrOutcomeUnknown, and the server is asked to cancel the task;
+// a task the server forgets (-32602 to tasks/get) fails the same way,
+// without a cancel.
+func TestTaskWaitEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		forget     bool
+		wantCancel bool
+	}{
+		{"context ends", false, true},
+		{"server forgets the task", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &taskScript{polls: 1 << 30, required: true}
+			srv := newInstantTransport()
+			srv.result = s.result
+			polled := make(chan struct{}, 1)
+			cancelled := make(chan string, 1)
+			srv.fail = func(m *jsonrpc.Message) *jsonrpc.Error {
+				switch m.Method {
+				case "tasks/get":
+					select {
+					case polled <- struct{}{}:
+					default:
+					}
+					if tc.forget {
+						return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Failed to retrieve task: Task not found")
+					}
+				case "tasks/cancel":
+					var p mcp.TaskIDParams
+					_ = json.Unmarshal(m.Params, &p)
+					cancelled <- p.TaskID
+				}
+				return s.fail(m)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := Open(ctx, srv, WithTaskPolicy(TaskPolicy{MinPoll: time.Millisecond}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.AllTools(ctx); err != nil {
+				t.Fatal(err)
+			}
+			callCtx, stop := context.WithCancel(ctx)
+			go func() {
+				<-polled
+				if !tc.forget {
+					stop()
+				}
+			}()
+			_, err = c.CallTool(callCtx, "job", nil)
+			stop()
+			var te *TaskError
+			if !errors.As(err, &te) || te.TaskID != "t1" || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+				t.Fatalf("err = %v, want a *TaskError for t1 that matches ErrOutcomeUnknown", err)
+			}
+			if tc.wantCancel {
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("err = %v, want it to match context.Canceled", err)
+				}
+				select {
+				case id := <-cancelled:
+					if id != "t1" {
+						t.Errorf("tasks/cancel for %q", id)
+					}
+				case <-ctx.Done():
+					t.Fatal("no tasks/cancel")
+				}
+			} else {
+				var rpcErr *jsonrpc.Error
+				if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "no longer knows") {
+					t.Errorf("err = %v, want the server's -32602 and why", err)
+				}
 			}
 		})
 	}
