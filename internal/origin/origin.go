@@ -161,7 +161,10 @@ func Redirected(resp *http.Response) bool {
 
 // Redact returns u for errors and logs: without user information, the
 // values of its query replaced by "…" (HTTP+SSE servers put the session id
-// there; a parameter without "=" is replaced whole), without fragment.
+// there; a parameter without "=" is replaced whole), without fragment. A
+// URL with a scheme but no authority ("http:user:pass@host", a "//"
+// forgotten) shows nothing of its opaque part or path before their last
+// "@", where such a URL holds the user information.
 func Redact(u *url.URL) string {
 	if u == nil {
 		return ""
@@ -169,6 +172,18 @@ func Redact(u *url.URL) string {
 	c := *u
 	c.User = nil
 	c.Fragment, c.RawFragment = "", ""
+	if c.Host == "" && c.Scheme != "" {
+		// No authority ("http:user:pass@h", "http:/user:pass@h"): url.Parse
+		// leaves user information in the opaque part or the path, so what
+		// comes before their last "@" goes.
+		if i := strings.LastIndexByte(c.Opaque, '@'); i >= 0 {
+			c.Opaque = c.Opaque[i+1:]
+		}
+		if i := strings.LastIndexByte(c.Path, '@'); i >= 0 {
+			slashes := len(c.Path) - len(strings.TrimLeft(c.Path, "/"))
+			c.Path, c.RawPath = c.Path[:slashes]+c.Path[i+1:], ""
+		}
+	}
 	if c.RawQuery != "" {
 		parts := strings.Split(c.RawQuery, "&")
 		for i, kv := range parts {

@@ -88,6 +88,29 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// TestRedactNoAuthority: a URL whose scheme has no "//" after it has no
+// user information to url.Parse, which keeps "user:password@host" as the
+// opaque part or the path; Redact shows neither what comes before its "@".
+func TestRedactNoAuthority(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"http:user:pa55w0rd@h/mcp", "http:h/mcp"},
+		{"https:user:pa55w0rd@h:8443/mcp?api_key=k3y#frag", "https:h:8443/mcp?api_key=…"},
+		{"http:user:p@55w0rd@h/mcp", "http:h/mcp"},
+		{"http:/user:pa55w0rd@h/mcp", "http:/h/mcp"},
+		{"http:///user:pa55w0rd@h/mcp", "http:///h/mcp"},
+		{"http:localhost:8080/mcp", "http:localhost:8080/mcp"},
+		{"/path/@scope/pkg", "/path/@scope/pkg"},
+	} {
+		got := Redact(mustParse(t, tc.in))
+		if got != tc.want || strings.Contains(got, "55w0rd") {
+			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if got := RedactString(tc.in); got != tc.want {
+			t.Errorf("RedactString(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 // counter is an origin that counts every request it receives.
 type counter struct {
 	*httptest.Server
