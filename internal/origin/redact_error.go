@@ -1,6 +1,9 @@
 package origin
 
-import "net/url"
+import (
+	"net/url"
+	"strings"
+)
 
 // unparsable stands for a URL that does not parse: nothing of it is shown.
 const unparsable = "(an unparsable URL)"
@@ -23,7 +26,10 @@ func RedactString(raw string) string {
 // URL with its query, which may hold an api key or the session id of an
 // HTTP+SSE server; the result is a copy whose URL is as RedactString
 // writes it, its Op, its Err (itself redacted, if a *url.Error) and so what
-// errors.Is and errors.As find in it kept. Any other err, nil included, is
+// errors.Is and errors.As find in it kept. For a URL that does not parse,
+// the reason url.Parse gives is shown without the piece of the URL it
+// quotes (`invalid port "…" after host`): that piece may be the head of a
+// password that holds a "/". Any other err, nil included, is
 // returned as it is: call it where the request is sent, before the error
 // is wrapped.
 func RedactError(err error) error {
@@ -32,6 +38,9 @@ func RedactError(err error) error {
 		return err
 	}
 	red, inner := RedactString(ue.URL), RedactError(ue.Err)
+	if red == unparsable {
+		inner = hideQuoted(inner)
+	}
 	if red == ue.URL && inner == ue.Err {
 		return err
 	}
@@ -39,3 +48,33 @@ func RedactError(err error) error {
 	c.URL, c.Err = red, inner
 	return &c
 }
+
+// hideQuoted returns err, url.Parse's reason for refusing a URL, as one
+// that reads the same but for what it quotes of the URL: a "/", "?" or "#"
+// in a password ends the authority there, and url.Parse then quotes the
+// password's head as the port (`invalid port ":pa55" after host`); an
+// invalid escape it quotes may be part of a password too. A *url.Error, an
+// error already hidden, and one that quotes nothing are returned as they
+// are.
+func hideQuoted(err error) error {
+	switch err.(type) {
+	case nil, *url.Error, quoteHidden:
+		return err
+	}
+	s := err.Error()
+	if i, j := strings.IndexByte(s, '"'), strings.LastIndexByte(s, '"'); i < 0 || j == i {
+		return err
+	}
+	return quoteHidden{err}
+}
+
+// quoteHidden is an error shown without what it quotes.
+type quoteHidden struct{ err error }
+
+func (q quoteHidden) Error() string {
+	s := q.err.Error()
+	i, j := strings.IndexByte(s, '"'), strings.LastIndexByte(s, '"')
+	return s[:i+1] + "…" + s[j:]
+}
+
+func (q quoteHidden) Unwrap() error { return q.err }

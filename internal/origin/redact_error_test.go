@@ -188,3 +188,35 @@ func TestRedactErrorUnparsable(t *testing.T) {
 		t.Errorf("RedactString of an unparsable URL = %q", got)
 	}
 }
+
+// TestRedactErrorParseReason: url.Parse's reason for refusing a URL quotes
+// a piece of it, which may be a password's head (an unescaped "/", "?" or
+// "#" in a password ends the authority there, and the rest of the password
+// is then taken for a port) or a piece of one (an invalid escape). The
+// reason is shown with the quoted piece hidden; errors.As still finds it.
+func TestRedactErrorParseReason(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{"https://user:pa55/w0rd==@h/mcp", `parse "(an unparsable URL)": invalid port "…" after host`},
+		{"http://user:pa55?w0rd@h/mcp", `parse "(an unparsable URL)": invalid port "…" after host`},
+		{"http://user:pa55#w0rd@h/mcp", `parse "(an unparsable URL)": invalid port "…" after host`},
+		{"http://user:pa55%w0rd@h/mcp", `parse "(an unparsable URL)": invalid URL escape "…"`},
+		{"http://user:pa55w0rd@h/mcp\x7f", `parse "(an unparsable URL)": net/url: invalid control character in URL`},
+	} {
+		_, err := url.Parse(tc.raw)
+		if err == nil {
+			t.Fatalf("%q parsed", tc.raw)
+		}
+		red := RedactError(err)
+		if got := red.Error(); got != tc.want || strings.Contains(got, "pa55") {
+			t.Errorf("RedactError(url.Parse(%q)) = %q, want %q", tc.raw, got, tc.want)
+		}
+		inner := errors.Unwrap(err)
+		if !errors.Is(red, inner) {
+			t.Errorf("%q: errors.Is does not find url.Parse's reason %v in %v", tc.raw, inner, red)
+		}
+	}
+	_, err := url.Parse("http://user:pa55%w0rd@h/mcp")
+	if _, ok := errors.AsType[url.EscapeError](RedactError(err)); !ok {
+		t.Error("errors.As finds no url.EscapeError")
+	}
+}
