@@ -34,10 +34,11 @@ func (p Policy) Sender(base *http.Client, logger *slog.Logger) *Sender {
 	return &Sender{base: origin.Guard(base), p: p, log: logger}
 }
 
-// Do sends req, whose body must be replayable (GetBody set, as
-// http.NewRequest does for a bytes.Reader). It returns what Policy.Retrying's
-// Do would; its errors name req's URL as origin.RedactError writes it,
-// whichever attempt failed.
+// Do sends req. It returns what Policy.Retrying's Do would; its errors
+// name req's URL as origin.RedactError writes it, whichever attempt
+// failed. Only a request whose body can be read again (GetBody set, as
+// http.NewRequest does for a bytes.Reader) is ever sent again: for one
+// without, the first answer or error comes back as is.
 func (s *Sender) Do(req *http.Request) (*http.Response, error) {
 	resp, err := s.do(req)
 	return resp, origin.RedactError(err)
@@ -51,6 +52,10 @@ func (s *Sender) do(req *http.Request) (*http.Response, error) {
 		return resp, nil // also a 503 without Retry-After to a request not marked WithResendable
 	case err != nil && !refused(err):
 		return nil, err
+	case req.GetBody == nil && req.Body != nil && req.Body != http.NoBody:
+		// The attempt read the body, and nothing can read it again: a
+		// resend would carry other bytes.
+		return resp, err
 	}
 	// The server did not run it: hand over to the retrying client, whose
 	// first attempt gets this answer again instead of sending.

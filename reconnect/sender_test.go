@@ -54,6 +54,32 @@ func TestSenderPlainPath(t *testing.T) {
 	}
 }
 
+// A request whose body cannot be read again (no GetBody) is not sent
+// again: the first attempt read it, and a resend would carry other bytes
+// (none). The answer the retrying client would have waited out comes
+// back as is, and the server got the body once, whole.
+func TestSenderBodyNotReplayable(t *testing.T) {
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+		srv := newServer(t, answer(status, "Retry-After", "0"), answer(http.StatusOK))
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay"}}`
+		req, err := http.NewRequest(http.MethodPost, srv.URL, io.MultiReader(strings.NewReader(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.GetBody != nil {
+			t.Fatal("the request's body is replayable; the test shows nothing")
+		}
+		resp, err := fast.Sender(nil, nil).Do(req)
+		if err != nil {
+			t.Fatalf("%d: Do: %v", status, err)
+		}
+		drainClose(resp)
+		if hits := srv.hits(); resp.StatusCode != status || len(hits) != 1 || hits[0] != body {
+			t.Errorf("%d: got %d; the server got %q, want the body once", status, resp.StatusCode, hits)
+		}
+	}
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
