@@ -155,10 +155,11 @@ func IsThrottle(status int) bool {
 	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 }
 
-// Sleep waits d, or until ctx is done (returning its error).
+// Sleep waits d, or until ctx is done (returning its error). A ctx done
+// already returns its error at once, however short d.
 func Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
+	if err := ctx.Err(); err != nil || d <= 0 {
+		return err
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -90,6 +90,28 @@ func TestSleep(t *testing.T) {
 	}
 }
 
+// TestSleepDoneContext: a context already done ends a wait at once,
+// however short the wait: a timer that has fired by then does not win.
+// (A server's "retry: 0" is a wait of 1ns; Throttled after it must not
+// say "send again" to a caller that has given up.)
+func TestSleepDoneContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 1000 {
+		if err := Sleep(ctx, time.Nanosecond); !errors.Is(err, context.Canceled) {
+			t.Fatalf("try %d: Sleep(1ns) on a done context = %v", i, err)
+		}
+	}
+	throttled := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{}}
+	for i := range 1000 {
+		b := Policy{MaxAttempts: -1, Budget: -1}.Start()
+		b.ServerRetry(0)
+		if err := Throttled(ctx, b, throttled, errors.New("429")); !errors.Is(err, context.Canceled) {
+			t.Fatalf("try %d: Throttled on a done context = %v, want a *RetryAfterError matching context.Canceled", i, err)
+		}
+	}
+}
+
 func TestRetryAfterError(t *testing.T) {
 	httpErr := errors.New("POST http://x → 429")
 	e := &RetryAfterError{Status: 429, Wait: time.Hour, Cap: time.Minute, Reason: reasonOverCap, Err: httpErr}
