@@ -149,7 +149,11 @@ func (b *Backoff) step(now time.Time, given time.Duration) (wait time.Duration, 
 	case atOnce:
 		wait = 0
 	default:
-		wait = min(b.exp.NextBackOff(), b.p.MaxDelay)
+		// The jittered wait is a float made a Duration: past the largest
+		// Duration (a MaxDelay near it) it comes back negative on amd64.
+		if wait = b.exp.NextBackOff(); wait < 0 || wait > b.p.MaxDelay {
+			wait = b.p.MaxDelay
+		}
 	}
 	if b.p.Budget > 0 && now.Add(wait).Sub(b.since) > b.p.Budget {
 		return wait, reasonBudget

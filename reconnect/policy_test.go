@@ -1,6 +1,7 @@
 package reconnect
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -125,6 +126,28 @@ func TestBackoffGrowthCapped(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBackoffHugeDelays: a MaxDelay at the top of time.Duration (no cap
+// to speak of) still gives waits within [0, MaxDelay], never one that
+// wraps round: the jittered wait is computed as a float, and one
+// past the largest Duration made a Duration is not a wait (on amd64 the
+// most negative one, which Sleep takes for none: a retry at once).
+func TestBackoffHugeDelays(t *testing.T) {
+	for _, p := range []Policy{
+		{InitialDelay: 1 << 62, MaxDelay: math.MaxInt64, Jitter: 0.2},
+		{InitialDelay: math.MaxInt64, MaxDelay: math.MaxInt64, Jitter: 1},
+		{InitialDelay: time.Hour, MaxDelay: math.MaxInt64, Multiplier: 1e9, Jitter: 0.5},
+	} {
+		p.MaxAttempts, p.Budget = -1, -1
+		b, _ := start(p)
+		for i := range 64 {
+			wait, ok := b.Next()
+			if !ok || wait < 0 || wait > p.MaxDelay {
+				t.Fatalf("%+v: wait %d = %v, %v", p, i, wait, ok)
+			}
+		}
 	}
 }
 
