@@ -127,7 +127,9 @@ func (b *Backoff) throttle(ctx context.Context, resp *http.Response) (time.Durat
 		given = -1
 	}
 	wait, why := b.step(now, given)
-	e.Wait = wait
+	if !has {
+		e.Wait = wait // the server's wait stands, even when the policy gives up first
+	}
 	if why != "" {
 		e.Reason = why
 		return 0, e

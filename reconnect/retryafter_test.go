@@ -155,6 +155,7 @@ func TestThrottled(t *testing.T) {
 		{name: "past the deadline", resp: answer(503, "1"), timeout: 500 * ms, wantWait: time.Second, reason: reasonDeadline},
 		{name: "backoff past the deadline", resp: answer(503, ""), timeout: ms, wantWait: 5 * ms, reason: reasonDeadline},
 		{name: "attempts used up", resp: answer(429, "0"), before: 3, reason: reasonAttempts},
+		{name: "attempts used up, the server asking for a wait", resp: answer(429, "1"), before: 3, wantWait: time.Second, reason: reasonAttempts},
 		{name: "attempts used up without Retry-After", resp: answer(503, ""), before: 3, reason: reasonAttempts},
 		{name: "cancelled during the wait", resp: answer(429, "1"), cancel: true, wantWait: time.Second, reason: context.Canceled.Error(), ctxErr: context.Canceled},
 	}
