@@ -115,13 +115,13 @@ func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...C
 		r, err := c.attempt(cctx, timing, method, sent, token, &co, recovering, d)
 		switch {
 		case err == nil:
-			if task, ok, err := d.taskHandle(method, r.raw, askedTask(params)); ok || err != nil {
+			if task, design, ok, err := d.taskHandle(method, r.raw, askedTask(params)); ok || err != nil {
 				if err != nil {
 					return nil, err
 				}
 				// The server runs the request as a task: wait for it
 				// to end (tasks.go). The request is never sent again.
-				return c.awaitTaskOf(cctx, method, task, token, &co, d)
+				return c.awaitTaskOf(cctx, method, task, design, token, &co)
 			}
 			ir, ok := d.inputRequest(r.raw)
 			if !ok {

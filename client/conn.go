@@ -53,10 +53,11 @@ type Conn struct {
 	err                  error                         // why the Conn is done; nil while it lives
 	info                 Info
 	states               stateWatch
-	recovery             *recovery       // the re-initialization in progress, if any
-	subs                 map[string]bool // resource subscriptions to restore after re-initializing
-	tools                toolNotes       // what tools/list said of each tool (toolnotes.go)
-	listen               *listener       // the subscriptions/listen stream (modern era)
+	recovery             *recovery                  // the re-initialization in progress, if any
+	subs                 map[string]bool            // resource subscriptions to restore after re-initializing
+	tools                toolNotes                  // what tools/list said of each tool (toolnotes.go)
+	taskWakes            map[string][]chan struct{} // calls waiting for a task, by its id (tasks.go)
+	listen               *listener                  // the subscriptions/listen stream (modern era)
 	results              *resultCache
 	clock                clock // the calls' timeouts
 
@@ -165,7 +166,7 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 	c.info.Instructions = res.Instructions
 	transport := c.info.Transport
 	c.mu.Unlock()
-	c.d.Store(newDialect(mcp.EraLegacy, res.ProtocolVersion, transport, c.opts))
+	c.d.Store(newDialect(mcp.EraLegacy, res.ProtocolVersion, transport, &res.Capabilities, c.opts))
 	c.results.clear() // a new session may see other lists
 	c.gen.Add(1)
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
@@ -223,7 +224,7 @@ func (c *Conn) noteDiscovered(version string, res *mcp.DiscoverResult) {
 	c.info.Instructions = res.Instructions
 	transport := c.info.Transport
 	c.mu.Unlock()
-	c.d.Store(newDialect(mcp.EraModern, version, transport, c.opts))
+	c.d.Store(newDialect(mcp.EraModern, version, transport, &res.Capabilities, c.opts))
 	c.gen.Add(1)
 	c.setState(StateReady)
 }

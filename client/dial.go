@@ -142,7 +142,7 @@ func hello(o *options) (negotiate.Hello, error) {
 	}
 	h.Initialize = &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "initialize", Params: params}
 	h.Discover = func(version string) *jsonrpc.Message {
-		d := newDialect(mcp.EraModern, version, "", o)
+		d := newDialect(mcp.EraModern, version, "", nil, o)
 		params, _ := withMeta(nil, d.meta)
 		return &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "server/discover", Params: params}
 	}

@@ -53,15 +53,19 @@ type dialect struct {
 	setLevel bool
 	// rootsChanged: notifications/roots/list_changed exists.
 	rootsChanged bool
-	// tasks: how a tool call runs as a task (tasks.go): asked for per
-	// call (2025-11-25), decided by the server (the 2026-07-28
-	// extension), or never.
-	tasks taskDesign
+	// askTasks: a legacy server offers the tasks of revision 2025-11-25
+	// for tools/call, so a call to a tool that must run as a task asks
+	// for one (tasks.go).
+	askTasks bool
+	// taskResults: every request declares the tasks extension of
+	// 2026-07-28, and a result of type task is awaited.
+	taskResults bool
 }
 
 // newDialect returns the rules for era and revision over the named
-// transport, for a client with options o.
-func newDialect(era mcp.Era, version, transport string, o *options) *dialect {
+// transport, with a server whose capabilities are caps (nil: not known
+// yet), for a client with options o.
+func newDialect(era mcp.Era, version, transport string, caps *mcp.ServerCapabilities, o *options) *dialect {
 	if era == mcp.EraModern {
 		http := transport == TransportStreamableHTTP
 		return &dialect{
@@ -74,7 +78,7 @@ func newDialect(era mcp.Era, version, transport string, o *options) *dialect {
 			listen:        true,
 			reissue:       true,
 			ping:          "server/discover",
-			tasks:         taskDesignOf(tasksExtension, o),
+			taskResults:   !o.tasks.Never,
 		}
 	}
 	return &dialect{
@@ -85,16 +89,8 @@ func newDialect(era mcp.Era, version, transport string, o *options) *dialect {
 		ping:         "ping",
 		setLevel:     true,
 		rootsChanged: true,
-		tasks:        taskDesignOf(tasksRequested, o),
+		askTasks:     !o.tasks.Never && caps != nil && caps.Tasks.ToolCalls(),
 	}
-}
-
-// taskDesignOf is the era's task design d, unless the host turned tasks off.
-func taskDesignOf(d taskDesign, o *options) taskDesign {
-	if o.tasks.Never {
-		return tasksNone
-	}
-	return d
 }
 
 // modernMeta encodes the _meta members of every modern request.

@@ -49,6 +49,12 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 		c.listChanged(resourcesChanged, o.onResChg, msg)
 	case "notifications/prompts/list_changed":
 		c.listChanged(promptsChanged, o.onPromptsChg, msg)
+	case "notifications/tasks/status", "notifications/tasks":
+		// A task's status changed (revision 2025-11-25; the tasks
+		// extension): a call waiting for it polls at once. The host's
+		// catch-all handler sees it too.
+		c.wakeTask(msg.Params)
+		c.pushHandler(nil, msg)
 	case "notifications/resources/updated":
 		if o.onResUpdated == nil {
 			c.pushHandler(nil, msg)

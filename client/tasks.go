@@ -18,26 +18,37 @@ import (
 // Tasks: a tool call the server runs in the background. The server answers
 // the call at once with a handle, a task, and the Conn polls the task until
 // it ends and returns the result the call would have had, so CallTool works
-// the same whether or not the server made a task of the call. Each era has
-// its design (see package mcp), one value of the dialect:
+// the same whether or not the server made a task of the call. There are
+// two designs (see package mcp); the dialect says which the Conn asks for
+// and accepts, from the era and the server's capabilities, and each wait
+// follows the design of the handle it got:
 //
-//   - revision 2025-11-25 (tasksRequested): the client asks for a task, in
-//     the call's params, for a tool whose listing says its taskSupport is
-//     "required" (the Conn always asks: the server refuses the plain call
-//     with -32601) or "optional" (when the host asks: AsTask), and only if
-//     the server's capabilities offer tasks for tools/call. The Conn polls
-//     tasks/get and fetches the result with tasks/result, which it also
-//     calls, and waits on, as soon as the task needs input: the server then
-//     sends its requests (elicitation, sampling) on that exchange, and the
-//     host's handlers answer them as any request of the server's.
-//   - revision 2026-07-28, the tasks extension (tasksExtension): every
+//   - revision 2025-11-25 (tasksRequested): when a legacy server's
+//     capabilities offer tasks for tools/call, the client asks for a task,
+//     in the call's params, for a tool whose listing says its taskSupport
+//     is "required" (the Conn always asks: the server refuses the plain
+//     call with -32601) or "optional" (when the host asks: AsTask).
+//     2026-07-28 has no such tasks: a dual-era server that offers them in
+//     server/discover too (mcp-go v1.2.1 does) makes the task but refuses
+//     tasks/result, so the tool would run with no way to fetch its result.
+//     The Conn does not ask for them in the modern era; the server's
+//     refusal of the plain call says to connect in the legacy era. The Conn polls tasks/get and fetches the result with
+//     tasks/result, which it also calls, and waits on, as soon as the task
+//     needs input: the server then sends its requests (elicitation,
+//     sampling) on that exchange, and the host's handlers answer them as
+//     any request of the server's.
+//   - the tasks extension of 2026-07-28 (tasksExtension): every modern
 //     request declares the extension, and the server decides which calls
-//     become tasks. tasks/get carries the result, the error or the input
-//     the server needs; the Conn answers that input with the host's
-//     handlers (each key once) and sends the answers with tasks/update.
+//     become tasks (resultType "task"). tasks/get carries the result, the
+//     error or the input the server needs; the Conn answers that input
+//     with the host's handlers (each key once) and sends the answers with
+//     tasks/update.
 //
 // Between two polls the Conn waits what the server suggests, within the
-// bounds of the TaskPolicy (WithTaskPolicy). Once a task exists the tool
+// bounds of the TaskPolicy (WithTaskPolicy); without a suggestion, a wait
+// that starts short and doubles. A status notification of the task
+// (notifications/tasks/status, notifications/tasks) ends the wait at once;
+// the Conn does not rely on them, as the specification says. Once a task exists the tool
 // may have run, whatever happens next: a call that ends before its task
 // does — its context done, the server forgetting the task, the task
 // cancelled — fails with a *TaskError, which matches
@@ -54,8 +65,9 @@ type TaskPolicy struct {
 	// task after creating it; zero leaves it to the server. (In the tasks
 	// extension of 2026-07-28 the server alone decides.)
 	TTL time.Duration
-	// Poll is the wait between two polls when the server suggests none;
-	// DefaultTaskPoll when zero.
+	// Poll is the longest wait between two polls when the server
+	// suggests none: the first poll comes after MinPoll, and each wait
+	// doubles up to Poll. DefaultTaskPoll when zero.
 	Poll time.Duration
 	// MinPoll and MaxPoll bound the wait between two polls, whatever the
 	// server suggests: DefaultTaskMinPoll and DefaultTaskMaxPoll when zero.
@@ -68,7 +80,7 @@ type TaskPolicy struct {
 
 // Defaults of TaskPolicy.
 const (
-	DefaultTaskPoll    = time.Second
+	DefaultTaskPoll    = 2 * time.Second
 	DefaultTaskMinPoll = 100 * time.Millisecond
 	DefaultTaskMaxPoll = 30 * time.Second
 )
@@ -114,12 +126,11 @@ func (e *TaskError) Unwrap() error { return e.Err }
 // Is matches jsonrpc.ErrOutcomeUnknown: the task existed.
 func (e *TaskError) Is(target error) bool { return target == jsonrpc.ErrOutcomeUnknown }
 
-// taskDesign is how an era runs tasks.
+// taskDesign is how a task is run and waited for.
 type taskDesign int
 
 const (
-	tasksNone      taskDesign = iota // the host turned them off
-	tasksRequested                   // revision 2025-11-25: asked for per call, fetched with tasks/result
+	tasksRequested taskDesign = iota // revision 2025-11-25: asked for per call, fetched with tasks/result
 	tasksExtension                   // the tasks extension of 2026-07-28: the server decides, tasks/get carries all
 )
 
@@ -131,7 +142,7 @@ const maxTaskInputs = 256
 // revision 2025-11-25: the server offers tasks for tools/call and the
 // tool's listing says it must run as one, or may and the host asked.
 func (c *Conn) askTask(name string, asTask bool) bool {
-	if c.dialect().tasks != tasksRequested || !c.Info().Capabilities.Tasks.ToolCalls() {
+	if !c.dialect().askTasks {
 		return false
 	}
 	c.mu.Lock()
@@ -145,58 +156,82 @@ func (c *Conn) taskParams() *mcp.TaskParams {
 	return &mcp.TaskParams{TTL: c.opts.tasks.TTL.Milliseconds()}
 }
 
-// taskHandle reads a result that is a task handle: in the extension a
-// result whose resultType is "task", in revision 2025-11-25 the answer to a
-// call that asked for a task (asked). ok is false for any other result; a
-// handle that does not decode, or comes for a request that cannot become a
-// task, is an error.
-func (d *dialect) taskHandle(method string, raw json.RawMessage, asked bool) (task *mcp.Task, ok bool, err error) {
+// taskHandle reads a result that is a task handle, and says by which
+// design: in revision 2025-11-25 the answer to a call that asked for a task
+// (asked), in the extension a result whose resultType is "task". ok is
+// false for any other result; a handle that does not decode, or comes for
+// a request that cannot become a task, is an error.
+func (d *dialect) taskHandle(method string, raw json.RawMessage, asked bool) (task *mcp.Task, design taskDesign, ok bool, err error) {
 	switch {
 	case asked:
 		var created mcp.CreateTaskResult
 		if err := jsondec.Unmarshal(raw, &created); err != nil {
-			return nil, true, &ResultError{Method: method, Err: fmt.Errorf("the answer to a call run as a task: %w", err)}
+			return nil, 0, true, &ResultError{Method: method, Err: fmt.Errorf("the answer to a call run as a task: %w", err)}
 		}
 		if created.Task.TaskID == "" {
-			return nil, true, &ResultError{Method: method, Err: errors.New("the answer to a call run as a task names no task")}
+			return nil, 0, true, &ResultError{Method: method, Err: errors.New("the answer to a call run as a task names no task")}
 		}
-		return &created.Task, true, nil
-	case d.tasks != tasksExtension || !bytes.Contains(raw, []byte(`"task"`)):
-		return nil, false, nil
+		return &created.Task, tasksRequested, true, nil
+	case !d.taskResults || !bytes.Contains(raw, []byte(`"task"`)):
+		return nil, 0, false, nil
 	}
 	var head struct {
 		ResultType string `json:"resultType"`
 	}
 	if jsondec.Unmarshal(raw, &head) != nil || head.ResultType != mcp.ResultTask {
-		return nil, false, nil // a result that is not JSON fails in its own decode
+		return nil, 0, false, nil // a result that is not JSON fails in its own decode
 	}
 	if method != "tools/call" {
-		return nil, true, &ResultError{Method: method, Err: errors.New("the server answered with a task, which only tools/call may become")}
+		return nil, 0, true, &ResultError{Method: method, Err: errors.New("the server answered with a task, which only tools/call may become")}
 	}
 	var t mcp.Task
 	if err := jsondec.Unmarshal(raw, &t); err != nil {
-		return nil, true, &ResultError{Method: method, Err: fmt.Errorf("task handle: %w", err)}
+		return nil, 0, true, &ResultError{Method: method, Err: fmt.Errorf("task handle: %w", err)}
 	}
 	if t.TaskID == "" {
-		return nil, true, &ResultError{Method: method, Err: errors.New("task handle without a taskId")}
+		return nil, 0, true, &ResultError{Method: method, Err: errors.New("task handle without a taskId")}
 	}
-	return &t, true, nil
+	return &t, tasksExtension, true, nil
+}
+
+// awaitDesign is the design AwaitTask waits by, for a task it knows only
+// by its id: the extension when the server declared it, else the design of
+// 2025-11-25 when it offers that, else the era's.
+func (c *Conn) awaitDesign() taskDesign {
+	d := c.dialect()
+	caps := c.Info().Capabilities
+	switch {
+	case d.taskResults && caps.HasExtension(mcp.ExtensionTasks):
+		return tasksExtension
+	case caps.Tasks.ToolCalls() || !d.taskResults:
+		return tasksRequested
+	}
+	return tasksExtension
 }
 
 // taskWait is one wait for a task to end.
 type taskWait struct {
 	c        *Conn
-	d        *dialect
+	design   taskDesign
 	method   string // the request the task runs
 	co       *callOptions
 	last     mcp.Task
 	answered map[string]bool // input keys answered (the extension)
+	backoff  time.Duration   // the last wait, when the server suggests none
+	wake     chan struct{}   // a status notification of the task came
 }
 
 // awaitTask waits for the task a call became, from its first state, and
 // returns the result the call would have had.
-func (c *Conn) awaitTask(ctx context.Context, method string, first *mcp.Task, co *callOptions, d *dialect) (json.RawMessage, error) {
-	w := &taskWait{c: c, d: d, method: method, co: co, last: *first}
+func (c *Conn) awaitTask(ctx context.Context, method string, first *mcp.Task, design taskDesign, co *callOptions) (json.RawMessage, error) {
+	w := &taskWait{c: c, design: design, method: method, co: co, last: *first, wake: make(chan struct{}, 1)}
+	c.mu.Lock()
+	if c.taskWakes == nil {
+		c.taskWakes = make(map[string][]chan struct{})
+	}
+	c.taskWakes[first.TaskID] = append(c.taskWakes[first.TaskID], w.wake)
+	c.mu.Unlock()
+	defer c.unwatchTask(first.TaskID, w.wake)
 	w.tell()
 	c.opts.logger.Debug("anymcp: the call runs as a task", "method", method, "task", first.TaskID, "status", first.Status)
 	return w.run(ctx)
@@ -215,7 +250,7 @@ func (w *taskWait) run(ctx context.Context) (json.RawMessage, error) {
 		switch st := w.last.Status; {
 		case st.Terminal():
 			return w.result(ctx)
-		case st == mcp.TaskInputRequired && w.d.tasks != tasksExtension:
+		case st == mcp.TaskInputRequired && w.design == tasksRequested:
 			// Revision 2025-11-25: the server sends its requests on
 			// the tasks/result exchange, which ends with the result.
 			return w.result(ctx)
@@ -234,21 +269,64 @@ func (w *taskWait) run(ctx context.Context) (json.RawMessage, error) {
 }
 
 // sleep waits the interval the server suggested, within the policy's
-// bounds, or until ctx ends.
+// bounds (without one, a wait that doubles from MinPoll up to Poll), until
+// a status notification of the task comes, or until ctx ends.
 func (w *taskWait) sleep(ctx context.Context) error {
-	p := w.c.opts.tasks
-	d := w.last.PollEvery()
-	if d == 0 {
-		d = cmp0(p.Poll, DefaultTaskPoll)
-	}
-	d = min(max(d, cmp0(p.MinPoll, DefaultTaskMinPoll)), cmp0(p.MaxPoll, DefaultTaskMaxPoll))
-	t := time.NewTimer(d)
+	t := time.NewTimer(w.interval())
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return nil
+	case <-w.wake:
+		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
+	}
+}
+
+// interval is the wait before the next poll.
+func (w *taskWait) interval() time.Duration {
+	p := w.c.opts.tasks
+	lo, hi := cmp0(p.MinPoll, DefaultTaskMinPoll), cmp0(p.MaxPoll, DefaultTaskMaxPoll)
+	d := w.last.PollEvery()
+	if d == 0 {
+		d = lo
+		if w.backoff > 0 {
+			d = min(2*w.backoff, cmp0(p.Poll, DefaultTaskPoll))
+		}
+		w.backoff = d
+	}
+	return min(max(d, lo), hi)
+}
+
+// wakeTask ends the wait of the calls waiting for the task a status
+// notification names (params: a task, with its taskId).
+func (c *Conn) wakeTask(params json.RawMessage) {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.taskWakes[p.TaskID] {
+		select {
+		case ch <- struct{}{}:
+		default: // woken already
+		}
+	}
+}
+
+// unwatchTask forgets the wake channel of a wait for the task id.
+func (c *Conn) unwatchTask(id string, ch chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ws := slices.DeleteFunc(c.taskWakes[id], func(w chan struct{}) bool { return w == ch })
+	if len(ws) == 0 {
+		delete(c.taskWakes, id)
+	} else {
+		c.taskWakes[id] = ws
 	}
 }
 
@@ -284,7 +362,11 @@ func (w *taskWait) poll(ctx context.Context) error {
 // and then the result).
 func (w *taskWait) result(ctx context.Context) (json.RawMessage, error) {
 	t := &w.last
-	if w.d.tasks == tasksExtension {
+	if t.Status == mcp.TaskCancelled {
+		// Not by this Conn: it waits no more once it asks for that.
+		return nil, &TaskError{Method: w.method, TaskID: t.TaskID, Status: t.Status, Reason: "the server cancelled it: " + t.StatusMessage}
+	}
+	if w.design == tasksExtension {
 		switch t.Status {
 		case mcp.TaskCompleted:
 			if len(t.Result) == 0 {
@@ -297,8 +379,6 @@ func (w *taskWait) result(ctx context.Context) (json.RawMessage, error) {
 				return nil, &TaskError{Method: w.method, TaskID: t.TaskID, Status: t.Status, Reason: "it failed: " + t.StatusMessage}
 			}
 			return nil, &rpcErr
-		default: // cancelled
-			return nil, &TaskError{Method: w.method, TaskID: t.TaskID, Status: t.Status, Reason: "the server cancelled it: " + t.StatusMessage}
 		}
 	}
 	var opts []CallOption
@@ -310,7 +390,7 @@ func (w *taskWait) result(ctx context.Context) (json.RawMessage, error) {
 	raw, err := w.c.callRaw(ctx, "tasks/result", &mcp.TaskIDParams{TaskID: t.TaskID}, append(opts, Repeatable())...)
 	if err != nil {
 		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) && t.Status.Terminal() {
+		if errors.As(err, &rpcErr) && t.Status == mcp.TaskFailed {
 			return nil, rpcErr // the error the request itself ended with
 		}
 		return nil, w.failed(ctx, "fetching its result failed", err)
@@ -374,7 +454,7 @@ func (w *taskWait) failed(ctx context.Context, reason string, err error) error {
 // interrupted is the error of a wait whose context ended: the server is
 // asked, in the background, to cancel the task.
 func (w *taskWait) interrupted(ctx context.Context, cause error) error {
-	w.c.cancelTaskLater(w.last.TaskID)
+	w.c.cancelTaskLater(w.last.TaskID, w.design)
 	reason := "the wait was given up; the server was asked to cancel it"
 	if te, ok := cause.(*TimeoutError); ok {
 		t := *te
@@ -387,8 +467,8 @@ func (w *taskWait) interrupted(ctx context.Context, cause error) error {
 // cancelTaskLater sends tasks/cancel for the task without making the
 // caller wait, as sendCancelled does notifications/cancelled: Close lets it
 // go out (for a short while) first.
-func (c *Conn) cancelTaskLater(id string) {
-	if c.dialect().tasks == tasksRequested {
+func (c *Conn) cancelTaskLater(id string, design taskDesign) {
+	if design == tasksRequested {
 		if caps := c.Info().Capabilities.Tasks; caps == nil || caps.Cancel == nil {
 			return // the server does not take tasks/cancel
 		}
@@ -448,16 +528,16 @@ func (c *Conn) AwaitTask(ctx context.Context, id string, opts ...CallOption) (*m
 	for _, opt := range opts {
 		opt(&co)
 	}
-	d := c.dialect()
-	if d.tasks == tasksNone {
+	if c.opts.tasks.Never {
 		return nil, errors.New("anymcp: AwaitTask: tasks are off (TaskPolicy.Never)")
 	}
+	design := c.awaitDesign()
 	first, err := c.getTask(ctx, id)
 	if err != nil {
-		return nil, (&taskWait{c: c, d: d, method: "tools/call", co: &co, last: mcp.Task{TaskID: id}}).failed(ctx, "polling it failed", err)
+		return nil, (&taskWait{c: c, design: design, method: "tools/call", co: &co, last: mcp.Task{TaskID: id}}).failed(ctx, "polling it failed", err)
 	}
 	first.TaskID = id
-	raw, err := c.awaitTask(ctx, "tools/call", first, &co, d)
+	raw, err := c.awaitTask(ctx, "tools/call", first, design, &co)
 	if err != nil {
 		return nil, err
 	}
@@ -487,7 +567,7 @@ func askedTask(params any) bool {
 // awaitTaskOf waits for the task a call became (awaitTask), keeping the
 // call's progress token alive meanwhile: the server may send progress for
 // it as long as the task runs.
-func (c *Conn) awaitTaskOf(ctx context.Context, method string, task *mcp.Task, token int64, co *callOptions, d *dialect) (json.RawMessage, error) {
+func (c *Conn) awaitTaskOf(ctx context.Context, method string, task *mcp.Task, design taskDesign, token int64, co *callOptions) (json.RawMessage, error) {
 	if token != 0 {
 		cl := &call{method: method, progress: co.progress}
 		c.mu.Lock()
@@ -501,5 +581,5 @@ func (c *Conn) awaitTaskOf(ctx context.Context, method string, task *mcp.Task, t
 			c.mu.Unlock()
 		}()
 	}
-	return c.awaitTask(ctx, method, task, co, d)
+	return c.awaitTask(ctx, method, task, design, co)
 }

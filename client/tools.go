@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -41,9 +42,9 @@ func (c *Conn) AllTools(ctx context.Context) ([]mcp.Tool, error) { return collec
 // result has IsError set.
 //
 // A call the server runs as a task is waited for, and returns the tool's
-// result all the same (see AsTask, OnTask and TaskError). With a server of
-// revision 2025-11-25 the Conn asks for a task when the tool's listing
-// says it must run as one; a tool the Conn has not seen listed that the
+// result all the same (see AsTask, OnTask and TaskError). With a server
+// that offers the tasks of revision 2025-11-25 the Conn asks for a task
+// when the tool's listing says it must run as one; a tool the Conn has not seen listed that the
 // server refuses as a plain call (-32601, which it says of a tool that
 // only runs as a task) is looked up in tools/list, and called again as a
 // task if it must be one.
@@ -63,20 +64,31 @@ func (c *Conn) CallTool(ctx context.Context, name string, arguments any, opts ..
 		err = c.Call(ctx, "tools/call", p, &res, opts...)
 	}
 	if err != nil {
-		return nil, err
+		return nil, c.explainTaskRefusal(err)
 	}
 	return &res, nil
 }
 
-// mustLearnTask answers a plain call to the tool name that a server of
-// revision 2025-11-25 offering tasks refused as an unknown method, the
+// explainTaskRefusal adds to the -32601 of a modern server that offers the
+// tasks of revision 2025-11-25 what it likely means: the tool runs only as
+// such a task, which 2026-07-28 does not have (see tasks.go).
+func (c *Conn) explainTaskRefusal(err error) error {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound ||
+		c.dialect().era != mcp.EraModern || !c.Info().Capabilities.Tasks.ToolCalls() {
+		return err
+	}
+	return fmt.Errorf("%w (the server offers the tasks of revision 2025-11-25, which 2026-07-28 does not have: a tool that runs only as such a task needs the legacy era, client.WithEra(negotiate.LegacyOnly))", err)
+}
+
+// mustLearnTask answers a plain call to the tool name that a server
+// offering the tasks of revision 2025-11-25 refused as an unknown method, the
 // tool not being known to the Conn: it lists the tools, and reports
 // whether the listing says the tool must run as a task. The refusal says
 // the call did not run, so it may be sent again.
 func (c *Conn) mustLearnTask(ctx context.Context, name string, err error) bool {
 	var rpcErr *jsonrpc.Error
-	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound ||
-		c.dialect().tasks != tasksRequested || !c.Info().Capabilities.Tasks.ToolCalls() {
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound || !c.dialect().askTasks {
 		return false
 	}
 	c.mu.Lock()
