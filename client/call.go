@@ -64,8 +64,18 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any, opts
 
 // callRaw is Call up to the answer: it returns the result as the server
 // sent it, not yet checked (see jsonrpc.DecodeOwned) — the caller decodes
-// it with decodeResult.
+// it with decodeResult. A tools/call goes through callTool (taskcall.go),
+// which asks for a task when the tool must run as one.
 func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
+	if method == "tools/call" {
+		return c.callTool(ctx, params, opts)
+	}
+	return c.send(ctx, method, params, opts...)
+}
+
+// send is callRaw for any request: it sends it, through lost sessions,
+// lost answers and input rounds, and waits for the task it may become.
+func (c *Conn) send(ctx context.Context, method string, params any, opts ...CallOption) (json.RawMessage, error) {
 	raw, err := marshalParams(params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
@@ -120,7 +130,7 @@ func (c *Conn) callRaw(ctx context.Context, method string, params any, opts ...C
 					return nil, err
 				}
 				// The server runs the request as a task: wait for it
-				// to end (tasks.go). The request is never sent again.
+				// to end (taskwait.go). The request is never sent again.
 				return c.awaitTaskOf(cctx, method, task, design, token, &co)
 			}
 			ir, ok := d.inputRequest(r.raw)

@@ -56,7 +56,7 @@ type Conn struct {
 	recovery             *recovery                  // the re-initialization in progress, if any
 	subs                 map[string]bool            // resource subscriptions to restore after re-initializing
 	tools                toolNotes                  // what tools/list said of each tool (toolnotes.go)
-	taskWakes            map[string][]chan struct{} // calls waiting for a task, by its id (tasks.go)
+	taskWakes            map[string][]chan struct{} // calls waiting for a task, by its id (taskwait.go)
 	listen               *listener                  // the subscriptions/listen stream (modern era)
 	results              *resultCache
 	clock                clock // the calls' timeouts

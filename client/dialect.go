@@ -55,7 +55,7 @@ type dialect struct {
 	rootsChanged bool
 	// askTasks: a legacy server offers the tasks of revision 2025-11-25
 	// for tools/call, so a call to a tool that must run as a task asks
-	// for one (tasks.go).
+	// for one (taskcall.go).
 	askTasks bool
 	// taskResults: every request declares the tasks extension of
 	// 2026-07-28, and a result of type task is awaited.

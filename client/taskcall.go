@@ -1,0 +1,173 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/anymcp/anymcp/internal/jsondec"
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// How a call becomes a task (the design and the rules are in tasks.go):
+// the Conn asks for one, in revision 2025-11-25, for a tool that must run
+// as a task, and takes the server's answer for a handle when it is one.
+
+// taskDesign is how a task is run and waited for.
+type taskDesign int
+
+const (
+	tasksRequested taskDesign = iota // revision 2025-11-25: asked for per call, fetched with tasks/result
+	tasksExtension                   // the tasks extension of 2026-07-28: the server decides, tasks/get carries all
+)
+
+// askTask reports whether a call to the tool name goes out as a task of
+// revision 2025-11-25: the server offers tasks for tools/call and the
+// tool's listing says it must run as one, or may and the host asked.
+func (c *Conn) askTask(name string, asTask bool) bool {
+	if !c.dialect().askTasks {
+		return false
+	}
+	c.mu.Lock()
+	support := c.tools.taskSupport(name)
+	c.mu.Unlock()
+	return support == mcp.TaskSupportRequired || support == mcp.TaskSupportOptional && asTask
+}
+
+// taskParams returns the task member of a call that asks for a task.
+func (c *Conn) taskParams() *mcp.TaskParams {
+	return &mcp.TaskParams{TTL: c.opts.tasks.TTL.Milliseconds()}
+}
+
+// callTool sends a tools/call (callRaw). With params a
+// *mcp.CallToolParams that asks for no task, it asks for one when the
+// tool must run as one (askTask); a plain call refused as an unknown
+// method is sent again as a task when the tool, looked up, must be one
+// (mustLearnTask).
+func (c *Conn) callTool(ctx context.Context, params any, opts []CallOption) (json.RawMessage, error) {
+	p, ok := params.(*mcp.CallToolParams)
+	if !ok || p.Task != nil || c.opts.tasks.Never {
+		return c.send(ctx, "tools/call", params, opts...)
+	}
+	var co callOptions
+	for _, opt := range opts {
+		opt(&co)
+	}
+	if c.askTask(p.Name, co.asTask) {
+		asTask := *p
+		asTask.Task = c.taskParams()
+		return c.send(ctx, "tools/call", &asTask, opts...)
+	}
+	raw, err := c.send(ctx, "tools/call", p, opts...)
+	if err != nil && c.mustLearnTask(ctx, p.Name, err) {
+		asTask := *p
+		asTask.Task = c.taskParams()
+		raw, err = c.send(ctx, "tools/call", &asTask, opts...)
+	}
+	if err != nil {
+		return nil, c.explainTaskRefusal(err)
+	}
+	return raw, nil
+}
+
+// mustLearnTask answers a plain call to the tool name that a server
+// offering the tasks of revision 2025-11-25 refused as an unknown method, the
+// tool not being known to the Conn: it lists the tools, and reports
+// whether the listing says the tool must run as a task. The refusal says
+// the call did not run, so it may be sent again.
+func (c *Conn) mustLearnTask(ctx context.Context, name string, err error) bool {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound || !c.dialect().askTasks {
+		return false
+	}
+	c.mu.Lock()
+	known := c.tools.known(name)
+	c.mu.Unlock()
+	if known {
+		return false // its listing said it needs no task: the refusal is the server's answer
+	}
+	for t, err := range c.Tools(ctx) {
+		if err != nil {
+			return false
+		}
+		if t.Name == name {
+			return c.askTask(name, false)
+		}
+	}
+	return false
+}
+
+// explainTaskRefusal adds to the -32601 of a modern server that offers the
+// tasks of revision 2025-11-25 what it likely means: the tool runs only as
+// such a task, which 2026-07-28 does not have (see tasks.go).
+func (c *Conn) explainTaskRefusal(err error) error {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound ||
+		c.dialect().era != mcp.EraModern || !c.Info().Capabilities.Tasks.ToolCalls() {
+		return err
+	}
+	return fmt.Errorf("%w (the server offers the tasks of revision 2025-11-25, which 2026-07-28 does not have: a tool that runs only as such a task needs the legacy era, client.WithEra(negotiate.LegacyOnly))", err)
+}
+
+// askedTask reports whether params ask for the request to run as a task
+// (revision 2025-11-25).
+func askedTask(params any) bool {
+	p, ok := params.(*mcp.CallToolParams)
+	return ok && p.Task != nil
+}
+
+// taskHandle reads a result that is a task handle, and says by which
+// design: in revision 2025-11-25 the answer to a call that asked for a task
+// (asked), in the extension a result whose resultType is "task". ok is
+// false for any other result; a handle that does not decode, or comes for
+// a request that cannot become a task, is an error.
+func (d *dialect) taskHandle(method string, raw json.RawMessage, asked bool) (task *mcp.Task, design taskDesign, ok bool, err error) {
+	switch {
+	case asked:
+		var created mcp.CreateTaskResult
+		if err := jsondec.Unmarshal(raw, &created); err != nil {
+			return nil, 0, true, &ResultError{Method: method, Err: fmt.Errorf("the answer to a call run as a task: %w", err)}
+		}
+		if created.Task.TaskID == "" {
+			return nil, 0, true, &ResultError{Method: method, Err: errors.New("the answer to a call run as a task names no task")}
+		}
+		return &created.Task, tasksRequested, true, nil
+	case !d.taskResults || !bytes.Contains(raw, []byte(`"task"`)):
+		return nil, 0, false, nil
+	}
+	var head struct {
+		ResultType string `json:"resultType"`
+	}
+	if jsondec.Unmarshal(raw, &head) != nil || head.ResultType != mcp.ResultTask {
+		return nil, 0, false, nil // a result that is not JSON fails in its own decode
+	}
+	if method != "tools/call" {
+		return nil, 0, true, &ResultError{Method: method, Err: errors.New("the server answered with a task, which only tools/call may become")}
+	}
+	var t mcp.Task
+	if err := jsondec.Unmarshal(raw, &t); err != nil {
+		return nil, 0, true, &ResultError{Method: method, Err: fmt.Errorf("task handle: %w", err)}
+	}
+	if t.TaskID == "" {
+		return nil, 0, true, &ResultError{Method: method, Err: errors.New("task handle without a taskId")}
+	}
+	return &t, tasksExtension, true, nil
+}
+
+// awaitDesign is the design AwaitTask waits by, for a task it knows only
+// by its id: the extension when the server declared it, else the design of
+// 2025-11-25 when it offers that, else the era's.
+func (c *Conn) awaitDesign() taskDesign {
+	d := c.dialect()
+	caps := c.Info().Capabilities
+	switch {
+	case d.taskResults && caps.HasExtension(mcp.ExtensionTasks):
+		return tasksExtension
+	case caps.Tasks.ToolCalls() || !d.taskResults:
+		return tasksRequested
+	}
+	return tasksExtension
+}

@@ -1,0 +1,325 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/anymcp/anymcp/internal/jsondec"
+	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// The wait for a task (tasks.go): polling, the status the host is told
+// of, the input the task needs, its result, and its cancellation when the
+// caller gives up.
+
+// maxTaskInputs bounds how many input requests of one task the Conn
+// answers (and remembers, so as to answer each key once).
+const maxTaskInputs = 256
+
+// taskWait is one wait for a task to end.
+type taskWait struct {
+	c        *Conn
+	design   taskDesign
+	method   string // the request the task runs
+	co       *callOptions
+	last     mcp.Task
+	answered map[string]bool // input keys answered (the extension)
+	backoff  time.Duration   // the last wait, when the server suggests none
+	wake     chan struct{}   // a status notification of the task came
+}
+
+// awaitTaskOf waits for the task a call became (awaitTask), keeping the
+// call's progress token alive meanwhile: the server may send progress for
+// it as long as the task runs.
+func (c *Conn) awaitTaskOf(ctx context.Context, method string, task *mcp.Task, design taskDesign, token int64, co *callOptions) (json.RawMessage, error) {
+	if token != 0 {
+		cl := &call{method: method, progress: co.progress}
+		c.mu.Lock()
+		c.tokens[token] = cl
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			if c.tokens[token] == cl {
+				delete(c.tokens, token)
+			}
+			c.mu.Unlock()
+		}()
+	}
+	return c.awaitTask(ctx, method, task, design, co)
+}
+
+// awaitTask waits for the task a call became, from its first state, and
+// returns the result the call would have had.
+func (c *Conn) awaitTask(ctx context.Context, method string, first *mcp.Task, design taskDesign, co *callOptions) (json.RawMessage, error) {
+	w := &taskWait{c: c, design: design, method: method, co: co, last: *first, wake: make(chan struct{}, 1)}
+	c.mu.Lock()
+	if c.taskWakes == nil {
+		c.taskWakes = make(map[string][]chan struct{})
+	}
+	c.taskWakes[first.TaskID] = append(c.taskWakes[first.TaskID], w.wake)
+	c.mu.Unlock()
+	defer c.unwatchTask(first.TaskID, w.wake)
+	w.tell()
+	c.opts.logger.Debug("anymcp: the call runs as a task", "method", method, "task", first.TaskID, "status", first.Status)
+	return w.run(ctx)
+}
+
+// tell hands the task's latest state to the host's OnTask.
+func (w *taskWait) tell() {
+	if w.co.onTask != nil {
+		w.co.onTask(w.last)
+	}
+}
+
+// run polls until the task ends, then returns its result.
+func (w *taskWait) run(ctx context.Context) (json.RawMessage, error) {
+	for {
+		switch st := w.last.Status; {
+		case st.Terminal():
+			return w.result(ctx)
+		case st == mcp.TaskInputRequired && w.design == tasksRequested:
+			// Revision 2025-11-25: the server sends its requests on
+			// the tasks/result exchange, which ends with the result.
+			return w.result(ctx)
+		case st == mcp.TaskInputRequired && len(w.last.InputRequests) > 0:
+			if err := w.answerInputs(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if err := w.sleep(ctx); err != nil {
+			return nil, w.interrupted(ctx, err)
+		}
+		if err := w.poll(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// sleep waits the interval the server suggested, within the policy's
+// bounds (without one, a wait that doubles from MinPoll up to Poll), until
+// a status notification of the task comes, or until ctx ends.
+func (w *taskWait) sleep(ctx context.Context) error {
+	t := time.NewTimer(w.interval())
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-w.wake:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// interval is the wait before the next poll.
+func (w *taskWait) interval() time.Duration {
+	p := w.c.opts.tasks
+	lo, hi := cmp0(p.MinPoll, DefaultTaskMinPoll), cmp0(p.MaxPoll, DefaultTaskMaxPoll)
+	d := w.last.PollEvery()
+	if d == 0 {
+		d = lo
+		if w.backoff > 0 {
+			d = min(2*w.backoff, cmp0(p.Poll, DefaultTaskPoll))
+		}
+		w.backoff = d
+	}
+	return min(max(d, lo), hi)
+}
+
+// cmp0 returns v, or def when v is not positive.
+func cmp0(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// poll asks for the task's state (tasks/get) and tells the host of a new
+// status.
+func (w *taskWait) poll(ctx context.Context) error {
+	t, err := w.c.getTask(ctx, w.last.TaskID)
+	if err != nil {
+		return w.failed(ctx, "polling it failed", err)
+	}
+	if t.TaskID != "" && t.TaskID != w.last.TaskID {
+		return w.failed(ctx, "tasks/get answered for another task", fmt.Errorf("task %q", t.TaskID))
+	}
+	t.TaskID = w.last.TaskID
+	changed := t.Status != w.last.Status || t.StatusMessage != w.last.StatusMessage
+	w.last = *t
+	if changed {
+		w.tell()
+	}
+	return nil
+}
+
+// result returns the result of a task that ended (or, in revision
+// 2025-11-25, that needs input: tasks/result carries the server's requests
+// and then the result).
+func (w *taskWait) result(ctx context.Context) (json.RawMessage, error) {
+	t := &w.last
+	if t.Status == mcp.TaskCancelled {
+		// Not by this Conn: it waits no more once it asks for that.
+		return nil, &TaskError{Method: w.method, TaskID: t.TaskID, Status: t.Status, Reason: "the server cancelled it: " + t.StatusMessage}
+	}
+	if w.design == tasksExtension {
+		switch t.Status {
+		case mcp.TaskCompleted:
+			if len(t.Result) == 0 {
+				return nil, &ResultError{Method: w.method, Err: fmt.Errorf("task %q completed without a result", t.TaskID)}
+			}
+			return t.Result, nil
+		case mcp.TaskFailed:
+			var rpcErr jsonrpc.Error
+			if len(t.Error) == 0 || jsondec.Unmarshal(t.Error, &rpcErr) != nil {
+				return nil, &TaskError{Method: w.method, TaskID: t.TaskID, Status: t.Status, Reason: "it failed: " + t.StatusMessage}
+			}
+			return nil, &rpcErr
+		}
+	}
+	var opts []CallOption
+	if !t.Status.Terminal() {
+		// It waits for the task to end, as long as the task runs;
+		// the call's own context bounds it.
+		opts = append(opts, WithTimeout(0))
+	}
+	raw, err := w.c.callRaw(ctx, "tasks/result", &mcp.TaskIDParams{TaskID: t.TaskID}, append(opts, Repeatable())...)
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && t.Status == mcp.TaskFailed {
+			return nil, rpcErr // the error the request itself ended with
+		}
+		return nil, w.failed(ctx, "fetching its result failed", err)
+	}
+	return raw, nil
+}
+
+// answerInputs answers, with the host's handlers, the input requests of a
+// task of the extension that the Conn has not answered yet, and sends the
+// answers with tasks/update.
+func (w *taskWait) answerInputs(ctx context.Context) error {
+	t := &w.last
+	keys := make([]string, 0, len(t.InputRequests))
+	for k := range t.InputRequests {
+		if !w.answered[k] {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil // answered already; the server has not caught up
+	}
+	if len(w.answered)+len(keys) > maxTaskInputs {
+		return &TaskError{Method: w.method, TaskID: t.TaskID, Status: t.Status,
+			Reason: fmt.Sprintf("the server asked for more than %d inputs", maxTaskInputs)}
+	}
+	slices.Sort(keys)
+	answers := make(map[string]json.RawMessage, len(keys))
+	for _, k := range keys {
+		a, err := w.c.answerInput(ctx, w.method, k, t.InputRequests[k])
+		if err != nil {
+			return &TaskError{Method: w.method, TaskID: t.TaskID, Status: t.Status, Reason: "answering its input failed", Err: err}
+		}
+		answers[k] = a
+	}
+	if err := w.c.Call(ctx, "tasks/update", &mcp.UpdateTaskParams{TaskID: t.TaskID, InputResponses: answers}, nil, Repeatable()); err != nil {
+		return w.failed(ctx, "sending its input failed", err)
+	}
+	if w.answered == nil {
+		w.answered = make(map[string]bool, len(keys))
+	}
+	for _, k := range keys {
+		w.answered[k] = true
+	}
+	return nil
+}
+
+// failed is the error of a wait that a request about the task ended: the
+// context's end (the task is cancelled, as for interrupted), or the
+// server's or the connection's error.
+func (w *taskWait) failed(ctx context.Context, reason string, err error) error {
+	if ctx.Err() != nil {
+		return w.interrupted(ctx, context.Cause(ctx))
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
+		reason = "the server no longer knows it"
+	}
+	return &TaskError{Method: w.method, TaskID: w.last.TaskID, Status: w.last.Status, Reason: reason, Err: err}
+}
+
+// interrupted is the error of a wait whose context ended: the server is
+// asked, in the background, to cancel the task.
+func (w *taskWait) interrupted(ctx context.Context, cause error) error {
+	w.c.cancelTaskLater(w.last.TaskID, w.design)
+	reason := "the wait was given up; the server was asked to cancel it"
+	if te, ok := cause.(*TimeoutError); ok {
+		t := *te
+		t.MayHaveRun = true
+		cause = &t
+	}
+	return &TaskError{Method: w.method, TaskID: w.last.TaskID, Status: w.last.Status, Reason: reason, Err: cause}
+}
+
+// cancelTaskLater sends tasks/cancel for the task without making the
+// caller wait, as sendCancelled does notifications/cancelled: Close lets it
+// go out (for a short while) first.
+func (c *Conn) cancelTaskLater(id string, design taskDesign) {
+	if design == tasksRequested {
+		if caps := c.Info().Capabilities.Tasks; caps == nil || caps.Cancel == nil {
+			return // the server does not take tasks/cancel
+		}
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.wg.Add(1)
+	c.cancels.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		defer c.cancels.Done()
+		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+		defer cancel()
+		if err := c.CancelTask(ctx, id); err != nil {
+			c.opts.logger.Debug("anymcp: could not cancel a task", "task", id, "err", err)
+		}
+	}()
+}
+
+// wakeTask ends the wait of the calls waiting for the task a status
+// notification names (params: a task, with its taskId).
+func (c *Conn) wakeTask(params json.RawMessage) {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.taskWakes[p.TaskID] {
+		select {
+		case ch <- struct{}{}:
+		default: // woken already
+		}
+	}
+}
+
+// unwatchTask forgets the wake channel of a wait for the task id.
+func (c *Conn) unwatchTask(id string, ch chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ws := slices.DeleteFunc(c.taskWakes[id], func(w chan struct{}) bool { return w == ch })
+	if len(ws) == 0 {
+		delete(c.taskWakes, id)
+	} else {
+		c.taskWakes[id] = ws
+	}
+}
