@@ -202,9 +202,10 @@ func (s *session) hook(sent bool, m *jsonrpc.Message) {
 	}
 }
 
-// callOptions are the options of a request that may report progress.
+// callOptions are the options of a request that may report progress, or
+// become a task.
 func (s *session) callOptions() []client.CallOption {
-	return []client.CallOption{client.WithProgress(s.progress.update)}
+	return []client.CallOption{client.WithProgress(s.progress.update), client.OnTask(s.progress.task)}
 }
 
 // close ends the connection and the trace: promptly once the run's

@@ -36,7 +36,8 @@ const exitCodesHelp = `Exit status:
   3    authentication or authorization refused (HTTP 401/403)
   4    connection, transport or negotiation failure
   5    JSON-RPC error from the server (unknown tool, invalid params, ...),
-       or an answer that does not decode (the request ran)
+       an answer that does not decode, or a task that ended without its
+       result (the request ran)
   6    timeout (--timeout, --max-time, --connect-timeout)
   130  interrupted (Ctrl-C); the server is sent notifications/cancelled`
 
@@ -96,6 +97,7 @@ type failure struct {
 	url       string // where it happened, when known
 	transport string
 	login     string // the mcpcall auth login line to run, when a login is needed
+	task      string // the task a call became that may still run, when known
 }
 
 // classify decides the exit code of err. interrupted says the caller's
@@ -114,6 +116,10 @@ func classify(err error, interrupted bool) failure {
 	if errors.As(err, &rpcErr) {
 		f.rpcCode = rpcErr.Code
 	}
+	var taskErr *client.TaskError
+	if errors.As(err, &taskErr) {
+		f.task = taskErr.TaskID
+	}
 	switch {
 	case errors.As(err, &ee):
 		f.code, f.kind = ee.code, ee.kind
@@ -131,12 +137,13 @@ func classify(err error, interrupted bool) failure {
 		// (a session that kept expiring is the transport's failure,
 		// even when the 404 carried a JSON-RPC error)
 		f.code, f.kind = exitConnect, kindConnect
-	case rpcErr != nil, errors.As(err, new(*client.ResultError)), errors.As(err, new(*client.InputError)):
+	case rpcErr != nil, taskErr != nil, errors.As(err, new(*client.ResultError)), errors.As(err, new(*client.InputError)):
 		// a JSON-RPC error, also one an HTTP error body carried, once
-		// connected; an answer that does not decode; input the server
-		// asked for that mcpcall could not give (--sampling-cmd failed):
-		// the request reached the server, and trying again would run
-		// it again
+		// connected; a task that ended without its result (the server
+		// cancelled or forgot it); an answer that does not decode; input
+		// the server asked for that mcpcall could not give
+		// (--sampling-cmd failed): the request reached the server, and
+		// trying again would run it again
 		f.code, f.kind = exitRPC, kindRPC
 	default:
 		f.code, f.kind = exitConnect, kindConnect
@@ -174,6 +181,8 @@ func (f failure) hint() string {
 		return "the server wants credentials: log in with mcpcall auth login TARGET, or pass a token with --bearer-env VAR"
 	case f.code == exitConnect && strings.Contains(f.message, "connection refused"):
 		return "nothing is listening there: is the server running, and is the URL right?"
+	case f.task != "" && (f.code == exitInterrupt || f.code == exitTimeout):
+		return "the task " + f.task + " may still run: mcpcall tasks result " + f.task + " TARGET waits for it again"
 	case f.rpcCode == jsonrpc.CodeMissingClientCapability:
 		return "the server needs a capability of the client: --root DIR declares roots (elicitation and sampling are always declared)"
 	}

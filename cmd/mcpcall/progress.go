@@ -97,3 +97,28 @@ func formatFloat(f float64) string {
 	}
 	return fmt.Sprintf("%g", f)
 }
+
+// task shows a status of the task a call became, one line each: "task ID:
+// working (message)", or {"task": {...}} in --json mode.
+func (v *progressView) task(t mcp.Task) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.asJSON {
+		type body struct {
+			TaskID        string `json:"taskId"`
+			Status        string `json:"status"`
+			StatusMessage string `json:"statusMessage,omitempty"`
+		}
+		b, _ := json.Marshal(map[string]body{"task": {t.TaskID, string(t.Status), t.StatusMessage}})
+		fmt.Fprintf(v.w, "%s\n", b)
+		return
+	}
+	line := "task " + t.TaskID + ": " + string(t.Status)
+	if t.StatusMessage != "" {
+		line += " (" + t.StatusMessage + ")"
+	}
+	if v.bar != nil {
+		fmt.Fprintln(v.w) // below the bar, not through it
+	}
+	fmt.Fprintln(v.w, line)
+}

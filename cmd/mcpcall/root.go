@@ -177,7 +177,7 @@ serverInfo). Logs, progress and server stderr go to stderr only.
 	root.AddCommand(
 		c.toolsCommand(), c.resourcesCommand(), c.promptsCommand(),
 		c.completeCommand(), c.pingCommand(), c.probeCommand(), c.callCommand(),
-		c.serversCommand(), c.demoCommand(), c.authCommand(),
+		c.serversCommand(), c.demoCommand(), c.authCommand(), c.tasksCommand(),
 	)
 	c.registerFlagCompletions(root)
 	return root

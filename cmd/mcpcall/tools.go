@@ -51,7 +51,7 @@ func (c *cli) toolsListCommand() *cobra.Command {
 
 func (c *cli) toolsCallCommand() *cobra.Command {
 	var argsFlag string
-	var noValidate bool
+	var noValidate, asTask bool
 	cmd := &cobra.Command{
 		Use:   "call NAME [key=value | key:=json]... TARGET",
 		Short: "Call a tool; exit status 1 when the tool answers isError",
@@ -61,6 +61,11 @@ whole result plus "meta". A tool that runs and fails (isError: true) exits 1;
 an unknown tool or arguments the inputSchema refuses exit 5 before anything is
 called, with the closest tool names suggested (never called in its place).
 
+A call the server runs as a task is waited for: each status of the task goes
+to stderr ("task ID: working"), and the result is printed as for any call. Should
+the wait end first (Ctrl-C, --timeout), the task may still run: mcpcall tasks
+result ID TARGET waits for it again.
+
 ` + argsHelp,
 		Example: `  mcpcall tools call echo text=hi http://127.0.0.1:8080/mcp
   mcpcall tools call add a=1 b=2 -- ./my-server --stdio
@@ -69,16 +74,17 @@ called, with the closest tool names suggested (never called in its place).
   mcpcall tools call tag_issue id:=42 labels=bug labels=ui myserver`,
 		ValidArgsFunction: c.completeToolCall,
 		RunE: c.connected(1, -1, func(ctx context.Context, s *session, own []string) error {
-			return c.callTool(ctx, s, own[0], own[1:], argsFlag, noValidate)
+			return c.callTool(ctx, s, own[0], own[1:], argsFlag, noValidate, asTask)
 		}),
 	}
 	cmd.Flags().StringVar(&argsFlag, "args", "", "the arguments as a JSON object, @file, or - for stdin")
+	cmd.Flags().BoolVar(&asTask, "task", false, "run the call as a task where the tool allows it (revision 2025-11-25; a tool that must run as one always does)")
 	cmd.Flags().BoolVar(&noValidate, "no-validate", false, "send the arguments without looking the tool up or checking its inputSchema (key=value values stay strings)")
 	return cmd
 }
 
 // callTool runs tools call once connected.
-func (c *cli) callTool(ctx context.Context, s *session, name string, pairList []string, argsFlag string, noValidate bool) error {
+func (c *cli) callTool(ctx context.Context, s *session, name string, pairList []string, argsFlag string, noValidate, asTask bool) error {
 	pairs, err := parsePairs(pairList)
 	if err != nil {
 		return err
@@ -107,16 +113,27 @@ func (c *cli) callTool(ctx context.Context, s *session, name string, pairList []
 			return invalidParamsErr("tool %s: %s", name, strings.Join(problems, "; "))
 		}
 	}
+	opts := s.callOptions()
+	if asTask {
+		opts = append(opts, client.AsTask())
+	}
 	var raw json.RawMessage
-	err = s.conn.Call(ctx, "tools/call", &mcp.CallToolParams{Name: name, Arguments: arguments}, &raw, s.callOptions()...)
+	err = s.conn.Call(ctx, "tools/call", &mcp.CallToolParams{Name: name, Arguments: arguments}, &raw, opts...)
 	s.progress.finish()
 	if err != nil {
 		return s.callFailed(ctx, err)
 	}
+	return c.printToolResult(s, name, raw)
+}
+
+// printToolResult prints what a tool answered, and says by the error
+// whether it answered isError.
+func (c *cli) printToolResult(s *session, name string, raw json.RawMessage) error {
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return c.undecodedResult(s, name, raw, err)
 	}
+	var err error
 	if c.f.json {
 		err = s.writeResult(raw)
 	} else {

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/anymcp/anymcp/mcp"
+)
+
+// tasks: the tasks a server runs tool calls as. tools call waits for its
+// own; these commands reach a task by its id, from a run that gave up
+// waiting, or another program.
+func (c *cli) tasksCommand() *cobra.Command {
+	tasks := &cobra.Command{
+		Use:   "tasks",
+		Short: "Follow, wait for and cancel the tasks the server runs tool calls as",
+		Long: `A server may run a tool call as a task: tools call waits for it and prints its
+result, and says the task's id on stderr. When the wait ends first (Ctrl-C,
+--timeout), the task may still run: these commands reach it by its id.`,
+	}
+	tasks.AddCommand(&cobra.Command{
+		Use:   "get ID TARGET",
+		Short: "Show a task's status",
+		Example: `  mcpcall tasks get 786512e2-9e0d-44bd-8f29-789f320fe840 http://127.0.0.1:8080/mcp
+  mcpcall tasks get --json ID myserver | jq -r .status`,
+		ValidArgsFunction: c.completeTarget(1),
+		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
+			t, err := s.conn.GetTask(ctx, own[0])
+			if err != nil {
+				return err
+			}
+			return c.printTask(s, t)
+		}),
+	})
+	tasks.AddCommand(&cobra.Command{
+		Use:   "result ID TARGET",
+		Short: "Wait for a task and print its tool's result, as tools call does",
+		Example: `  mcpcall tasks result 786512e2-9e0d-44bd-8f29-789f320fe840 http://127.0.0.1:8080/mcp`,
+		ValidArgsFunction: c.completeTarget(1),
+		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
+			res, err := s.conn.AwaitTask(ctx, own[0], s.callOptions()...)
+			s.progress.finish()
+			if err != nil {
+				return err
+			}
+			raw, err := json.Marshal(res)
+			if err != nil {
+				return err
+			}
+			return c.printToolResult(s, "of task "+own[0], raw)
+		}),
+	})
+	tasks.AddCommand(&cobra.Command{
+		Use:   "cancel ID TARGET",
+		Short: "Ask the server to cancel a task (it may finish all the same)",
+		Example: `  mcpcall tasks cancel 786512e2-9e0d-44bd-8f29-789f320fe840 myserver`,
+		ValidArgsFunction: c.completeTarget(1),
+		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
+			return s.conn.CancelTask(ctx, own[0])
+		}),
+	})
+	tasks.AddCommand(&cobra.Command{
+		Use:   "list TARGET",
+		Short: "List the server's tasks (revision 2025-11-25; the 2026-07-28 extension has no listing)",
+		Example: `  mcpcall tasks list --json myserver | jq -r '.tasks[] | select(.status == "working") | .taskId'`,
+		ValidArgsFunction: c.completeTarget(0),
+		RunE: c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
+			var all []mcp.Task
+			for t, err := range s.conn.Tasks(ctx) {
+				if err != nil {
+					return err
+				}
+				all = append(all, t)
+			}
+			if c.f.json {
+				items := make([]json.RawMessage, len(all))
+				for i := range all {
+					items[i], _ = json.Marshal(&all[i])
+				}
+				return s.writeList("tasks", items)
+			}
+			for _, t := range all {
+				fmt.Fprintln(c.stdout, taskLine(&t))
+			}
+			return nil
+		}),
+	})
+	return tasks
+}
+
+// printTask prints a task: its JSON with --json, else one line.
+func (c *cli) printTask(s *session, t *mcp.Task) error {
+	if c.f.json {
+		raw, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		return s.writeResult(raw)
+	}
+	fmt.Fprintln(c.stdout, taskLine(t))
+	return nil
+}
+
+// taskLine is a task in one line: its id, status and status message.
+func taskLine(t *mcp.Task) string {
+	line := t.TaskID + "\t" + string(t.Status)
+	if t.StatusMessage != "" {
+		line += "\t" + t.StatusMessage
+	}
+	return line
+}
