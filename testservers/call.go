@@ -23,6 +23,9 @@ type call struct {
 	inputs   map[string]json.RawMessage
 	state    string
 	hasState bool
+	// task is the task the call runs as, nil for a plain call: its input
+	// comes as the task's era says (taskAsk).
+	task *task
 }
 
 // modern reports whether the call is served in the modern era.

@@ -62,7 +62,7 @@ type Options struct {
 	InvalidHeaderTools bool
 	// ListenRefuse names the subscriptions/listen filter fields the
 	// server does not honour ("toolsListChanged", "promptsListChanged",
-	// "resourcesListChanged", "resourceSubscriptions"): they are left out
+	// "resourcesListChanged", "resourceSubscriptions", "taskIds"): they are left out
 	// of the acknowledgement and never notified.
 	ListenRefuse []string
 	// ListenEndWithCancelled makes the server end a subscription it tears
@@ -76,6 +76,8 @@ type Options struct {
 	// some legacy servers do with a stdio client's server/discover probe:
 	// the client must give up waiting and initialize.
 	SilentBeforeInitialize bool
+	// Tasks serve MCP tasks, of both designs (tasks.go); off by default.
+	Tasks TaskOptions
 }
 
 func (o Options) withDefaults() Options {
@@ -94,6 +96,7 @@ func (o Options) withDefaults() Options {
 	if o.CacheScope == "" {
 		o.CacheScope = CachePublic
 	}
+	o.Tasks = o.Tasks.withDefaults()
 	return o
 }
 
@@ -137,7 +140,8 @@ type Peer interface {
 // Modern requests (Options.Eras) see more: the tools of ModernToolNames
 // (MRTR, x-mcp-header, a non-ASCII name), the resources of
 // ModernResourceURIs and the prompts ask_name and grüße; see
-// tools_modern.go.
+// tools_modern.go. With Options.Tasks, every request sees the tools of
+// TaskToolNames, which run as tasks (tasks_tools.go).
 type Server struct {
 	opts Options
 	log  *slog.Logger
@@ -152,6 +156,7 @@ type Server struct {
 	listeners map[*listener]struct{}
 	nonces    map[string]bool // requestState nonces consumed by the signed tool
 	nonceList []string        // the same, oldest first, to bound them
+	tasks     taskStore
 }
 
 // NewServer returns a core configured by opts.
@@ -174,8 +179,11 @@ func NewServer(opts Options) *Server {
 			Errors:        make(map[int64]int),
 			HeaderRejects: make(map[string]int),
 			InputRequired: make(map[string]int),
+
+			TaskExecutions: make(map[string]int),
 		},
 	}
+	s.tasks.byID = make(map[string]*task)
 	_, _ = rand.Read(s.stateKey[:])
 	return s
 }
@@ -336,21 +344,28 @@ func (ss *Session) startRequest(ctx context.Context, m *jsonrpc.Message) {
 			_ = ss.peer.Reply(rctx, m.ID, nil)
 			return
 		}
-		resp := &jsonrpc.Message{ID: m.ID}
-		if err != nil {
-			var rpcErr *jsonrpc.Error
-			if !errors.As(err, &rpcErr) {
-				rpcErr = jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
-			}
-			resp.Error = rpcErr
-			ss.srv.count(func(st *Stats) { st.Errors[rpcErr.Code]++ })
-		} else {
-			resp.Result = result
-		}
-		if err := ss.peer.Reply(rctx, m.ID, resp); err != nil {
+		if err := ss.peer.Reply(rctx, m.ID, ss.response(m.ID, result, err)); err != nil {
 			ss.srv.log.Debug("reply not delivered", "id", m.ID.String(), "err", err)
 		}
 	}()
+}
+
+// response is the answer to request id: result, or err as a JSON-RPC
+// error (anything else than a *jsonrpc.Error is an internal error),
+// counted in Stats.Errors.
+func (ss *Session) response(id jsonrpc.ID, result json.RawMessage, err error) *jsonrpc.Message {
+	resp := &jsonrpc.Message{ID: id}
+	if err == nil {
+		resp.Result = result
+		return resp
+	}
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) {
+		rpcErr = jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
+	}
+	resp.Error = rpcErr
+	ss.srv.count(func(st *Stats) { st.Errors[rpcErr.Code]++ })
+	return resp
 }
 
 // errCancelledByClient is the cause of a request cancelled by

@@ -457,6 +457,7 @@ func (h *legacyHandler) killStreams() {
 // and stops the other origin's server. It is idempotent.
 func (h *legacyHandler) close() {
 	h.once.Do(func() {
+		h.srv.EndTasks()
 		h.mu.Lock()
 		h.closed = true
 		close(h.closing)

@@ -17,6 +17,9 @@ type listenFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs are the tasks of the extension whose notifications/tasks
+	// the subscription gets (Options.Tasks.StatusNotifications).
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // wants reports whether the filter asked for a list_changed method.
@@ -68,8 +71,9 @@ func (l *listener) send(method string, params map[string]any) error {
 var errNoResponse = errors.New("testservers: no response")
 
 // accept returns the part of f the server honours: every kind except
-// those of Options.ListenRefuse, and the resource URIs it knows (each
-// once).
+// those of Options.ListenRefuse, the resource URIs it knows (each once)
+// and, with Options.Tasks.StatusNotifications, the ids of the tasks it
+// keeps.
 func (s *Server) accept(f listenFilter) listenFilter {
 	refused := func(field string) bool { return slices.Contains(s.opts.ListenRefuse, field) }
 	out := listenFilter{
@@ -83,6 +87,9 @@ func (s *Server) accept(f listenFilter) listenFilter {
 				out.ResourceSubscriptions = append(out.ResourceSubscriptions, uri)
 			}
 		}
+	}
+	if s.opts.Tasks.Enabled && s.opts.Tasks.StatusNotifications && !refused("taskIds") {
+		out.TaskIDs = s.acceptTaskIDs(f.TaskIDs)
 	}
 	return out
 }
@@ -99,8 +106,9 @@ func knownResource(uri string) bool {
 // listen serves subscriptions/listen: it acknowledges the filter it
 // accepts, then carries the notifications asked for until the client
 // goes (no answer) or the server ends the subscription (a result, or with
-// Options.ListenEndWithCancelled notifications/cancelled).
-func (ss *Session) listen(ctx context.Context, m *jsonrpc.Message) (any, error) {
+// Options.ListenEndWithCancelled notifications/cancelled). Asking for
+// taskIds without the tasks extension is -32021 (with Options.Tasks).
+func (ss *Session) listen(ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
 	var p struct {
 		Notifications *listenFilter `json:"notifications"`
 	}
@@ -111,6 +119,9 @@ func (ss *Session) listen(ctx context.Context, m *jsonrpc.Message) (any, error) 
 		return nil, invalidParams("subscriptions/listen: notifications is required")
 	}
 	s := ss.srv
+	if len(p.Notifications.TaskIDs) > 0 && s.opts.Tasks.Enabled && !hasTasksExtension(rq) {
+		return nil, missingTasksExtension()
+	}
 	l := &listener{
 		ss: ss, ctx: ctx, id: m.ID, filter: s.accept(*p.Notifications),
 		stop: make(chan struct{}), gone: make(chan struct{}),
@@ -262,11 +273,16 @@ func (s *Server) NotifyResourcesChanged() int {
 	return s.sessionNotify("notifications/resources/list_changed", struct{}{}) + s.notifyListeners("notifications/resources/list_changed")
 }
 
-// discover is the result of server/discover.
+// discover is the result of server/discover: with Options.Tasks, the
+// capabilities name the tasks extension.
 func (s *Server) discover() any {
+	caps := serverCapabilities()
+	if s.opts.Tasks.Enabled {
+		caps.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage(`{}`)}
+	}
 	return struct {
 		SupportedVersions []string               `json:"supportedVersions"`
 		Capabilities      mcp.ServerCapabilities `json:"capabilities"`
 		Instructions      string                 `json:"instructions,omitempty"`
-	}{s.supportedVersions(), serverCapabilities(), s.opts.Instructions}
+	}{s.supportedVersions(), caps, s.opts.Instructions}
 }

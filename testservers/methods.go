@@ -39,8 +39,8 @@ var methods = map[string]methodDef{
 	"server/discover": {eraModern, func(ss *Session, _ context.Context, _ *jsonrpc.Message, _ *reqInfo) (any, error) {
 		return ss.srv.discover(), nil
 	}},
-	"subscriptions/listen": {eraModern, func(ss *Session, ctx context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
-		return ss.listen(ctx, m)
+	"subscriptions/listen": {eraModern, func(ss *Session, ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		return ss.listen(ctx, m, rq)
 	}},
 	"tools/list": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
 		return ss.listTools(m.Params, rq)
@@ -66,12 +66,39 @@ var methods = map[string]methodDef{
 	"completion/complete": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
 		return ss.complete(m.Params)
 	}},
+	// Tasks: tasks/get and tasks/cancel in both eras (each with its own
+	// design), tasks/result and tasks/list in 2025-11-25, tasks/update in
+	// the 2026-07-28 extension.
+	"tasks/get": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		if rq.era == eraModern {
+			return ss.modernGetTask(m.Params, rq)
+		}
+		return ss.legacyGetTask(m.Params)
+	}},
+	"tasks/cancel": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		if rq.era == eraModern {
+			return ss.modernCancelTask(m.Params, rq)
+		}
+		return ss.legacyCancelTask(m.Params)
+	}},
+	"tasks/result": {eraLegacy, func(ss *Session, ctx context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.legacyTaskResult(ctx, m)
+	}},
+	"tasks/list": {eraLegacy, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.legacyListTasks(m.Params)
+	}},
+	"tasks/update": {eraModern, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		return ss.modernUpdateTask(m.Params, rq)
+	}},
 }
 
-// methodIn reports whether method exists in era e.
-func methodIn(method string, e era) bool {
+// taskMethods exist only with Options.Tasks.
+var taskMethods = map[string]bool{"tasks/get": true, "tasks/cancel": true, "tasks/result": true, "tasks/list": true, "tasks/update": true}
+
+// methodIn reports whether the server serves method in era e.
+func (s *Server) methodIn(method string, e era) bool {
 	def, ok := methods[method]
-	return ok && def.eras&e != 0
+	return ok && def.eras&e != 0 && (!taskMethods[method] || s.opts.Tasks.Enabled)
 }
 
 // dispatch runs one client request in the era rq says and returns its
@@ -80,11 +107,10 @@ func methodIn(method string, e era) bool {
 // every result of 2026-07-28 does (see decorate); a modern request that
 // needs more input from the client gets an input_required result.
 func (ss *Session) dispatch(ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (json.RawMessage, error) {
-	def, ok := methods[m.Method]
-	if !ok || def.eras&rq.era == 0 {
+	if !ss.srv.methodIn(m.Method, rq.era) {
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+m.Method)
 	}
-	res, err := def.run(ss, ctx, m, rq)
+	res, err := methods[m.Method].run(ss, ctx, m, rq)
 	if err != nil {
 		if ir, ok := errors.AsType[*inputRequired](err); ok && rq.era == eraModern {
 			return ss.srv.inputRequiredResult(ir)
@@ -147,6 +173,10 @@ func (ss *Session) initialize(params json.RawMessage) (any, error) {
 	ss.version = version
 	ss.clientCaps = p.Capabilities
 	ss.mu.Unlock()
+	caps := serverCapabilities()
+	if ss.legacyTasks() {
+		caps.Tasks = legacyTasksCap()
+	}
 	ss.srv.count(func(st *Stats) {
 		st.Initializations++
 		st.ProtocolVersion = version
@@ -156,7 +186,7 @@ func (ss *Session) initialize(params json.RawMessage) (any, error) {
 	})
 	return mcp.InitializeResult{
 		ProtocolVersion: version,
-		Capabilities:    serverCapabilities(),
+		Capabilities:    caps,
 		ServerInfo: mcp.Implementation{
 			Name:    opts.Name,
 			Title:   "anymcp test server",

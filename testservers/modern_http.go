@@ -144,7 +144,8 @@ func (h *StreamableHandler) headerMismatch(header, msg string) (*reqInfo, int, *
 // _meta complete (-32602) and naming the same version (-32020), Mcp-Method
 // present and equal to the method (-32020), the method known in this
 // era (404, -32601), Mcp-Name present and equal to params.name or
-// params.uri for tools/call, prompts/get and resources/read (-32020), and
+// params.uri for tools/call, prompts/get and resources/read, and to
+// params.taskId for tasks/get, tasks/update and tasks/cancel (-32020), and
 // for tools/call the Mcp-Param-* headers of the tool's x-mcp-header
 // parameters (-32020). Every refusal but 404 has status 400.
 func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) (*reqInfo, int, *jsonrpc.Error) {
@@ -176,12 +177,13 @@ func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) 
 		return h.headerMismatch(HeaderMethod, "Mcp-Method header value "+strconv.Quote(strings.Join(hm, ", "))+
 			" does not match body value "+strconv.Quote(m.Method))
 	}
-	if !methodIn(m.Method, eraModern) {
+	if !s.methodIn(m.Method, eraModern) {
 		return nil, http.StatusNotFound, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+m.Method)
 	}
 	var p struct {
 		Name      *string         `json:"name"`
 		URI       *string         `json:"uri"`
+		TaskID    *string         `json:"taskId"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
@@ -191,6 +193,8 @@ func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) 
 		body = p.Name
 	case "resources/read":
 		body = p.URI
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		body = p.TaskID
 	default:
 		return rq, 0, nil
 	}

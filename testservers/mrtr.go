@@ -155,8 +155,12 @@ func (c *call) ask1(key, method string, params any) (json.RawMessage, error) {
 // ask gets the client's answers to reqs, by key. Legacy: each is sent to
 // the client in the order of the keys. Modern: they are read from the
 // retry's inputResponses; when some are missing, the error is an
-// input_required result asking for those, with state.
+// input_required result asking for those, with state. A task gets them
+// as its era says (taskAsk).
 func (c *call) ask(state string, reqs map[string]inputRequest) (map[string]json.RawMessage, error) {
+	if c.task != nil {
+		return c.ss.srv.taskAsk(c, reqs)
+	}
 	out := make(map[string]json.RawMessage, len(reqs))
 	if !c.modern() {
 		for _, key := range slices.Sorted(maps.Keys(reqs)) {

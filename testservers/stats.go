@@ -118,6 +118,35 @@ type Stats struct {
 	ListenStreams int
 	ListenActive  int
 	ListenEnded   int
+
+	// Tasks (Options.Tasks), of both eras. TasksCreated counts the tasks
+	// created; TasksRefused the creations refused beyond MaxTasks.
+	TasksCreated int
+	TasksRefused int
+	// TaskPolls counts the tasks/get answered with a task; TaskResults
+	// the tasks/result requests for a known task (2025-11-25);
+	// TaskUpdates the tasks/update requests for a known task
+	// (2026-07-28); TaskCancels the tasks that tasks/cancel moved to
+	// cancelled.
+	TaskPolls   int
+	TaskResults int
+	TaskUpdates int
+	TaskCancels int
+	// TaskInputRequests counts the input requests tasks made:
+	// 2025-11-25, each request sent to the client (a request sent again
+	// on a newer tasks/result counts again); 2026-07-28, each key of
+	// inputRequests issued.
+	TaskInputRequests int
+	// TaskExecutions counts the executions of tools as tasks, by tool
+	// name (ToolCalls counts them too, with those as plain calls).
+	TaskExecutions map[string]int
+	// TasksForgotten counts the tasks the server dropped: their ttl
+	// passed, ForgetAfterPolls, or too many ended tasks were kept.
+	TasksForgotten int
+	// TaskStatus is the status of each task the server keeps now, by
+	// id; TasksRunning how many of them are working or input_required.
+	TaskStatus   map[string]mcp.TaskStatus
+	TasksRunning int
 }
 
 // Stats returns a snapshot of what the server has seen.
@@ -132,6 +161,7 @@ func (s *Server) Stats() Stats {
 	st.VersionsSeen = maps.Clone(s.st.VersionsSeen)
 	st.HeaderRejects = maps.Clone(s.st.HeaderRejects)
 	st.InputRequired = maps.Clone(s.st.InputRequired)
+	st.TaskExecutions = maps.Clone(s.st.TaskExecutions)
 	st.ListenActive = len(s.listeners)
 	st.DuplicateKeys = slices.Clone(s.st.DuplicateKeys)
 	st.Sessions = len(s.sessions)
@@ -150,6 +180,7 @@ func (s *Server) Stats() Stats {
 		ss.mu.Unlock()
 	}
 	st.Subscriptions = slices.Sorted(maps.Keys(subs))
+	st.TaskStatus, st.TasksRunning = s.taskStatuses()
 	return st
 }
 

@@ -33,9 +33,10 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts Options) 
 // notifications of a subscriptions/listen request carry its id in
 // _meta); DualEra serves the rest as before.
 //
-// On EOF of in, subscriptions end with their result, running requests
-// are allowed to finish (requests sent to the client fail, as nothing
-// can answer them), their responses written, and ServeStdio returns nil (with StdioFaults.IgnoreStdinEOF it goes on
+// On EOF of in, subscriptions end with their result, tasks end
+// (EndTasks), running requests are allowed to finish (requests sent to
+// the client fail, as nothing can answer them), their responses written,
+// and ServeStdio returns nil (with StdioFaults.IgnoreStdinEOF it goes on
 // until ctx ends). When ctx ends first, running requests are cancelled
 // and ServeStdio returns ctx.Err(); the goroutine reading in then stays
 // until in returns (the caller closes it). With StdioFaults.CrashOnCall,
@@ -51,17 +52,21 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		switch {
 		case errors.Is(err, ErrCrashed):
 			p.close() // nothing more goes out: the process is dead
+			s.EndTasks()
 			ss.Close()
 			return err
 		case err == nil && s.opts.Stdio.IgnoreStdinEOF:
 			<-ctx.Done()
+			s.EndTasks()
 			ss.Close()
 			return ctx.Err()
 		}
 		s.endSubscriptions(ss) // a shutdown: they end gracefully
+		s.EndTasks()           // and so do the tasks: no tasks/result can come
 		ss.Drain()
 		return err
 	case <-ctx.Done():
+		s.EndTasks()
 		ss.Close()
 		return ctx.Err()
 	}

@@ -137,11 +137,13 @@ func (h *StreamableHandler) EndSession(id string) bool { return h.ExpireSession(
 
 // Close ends every session and stream and makes the handler answer 503.
 // Subscriptions (subscriptions/listen) end first, gracefully, with their
-// result. It returns once the sessions' request goroutines are gone. It
-// is idempotent.
+// result, then the tasks (EndTasks). It returns once the sessions'
+// request goroutines and the tasks' executions are gone. It is
+// idempotent.
 func (h *StreamableHandler) Close() {
 	h.once.Do(func() {
 		h.srv.EndSubscriptions()
+		h.srv.EndTasks()
 		h.mu.Lock()
 		h.closed = true
 		close(h.closing)

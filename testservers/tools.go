@@ -29,6 +29,11 @@ type toolDef struct {
 	invalidHeaders bool
 	// headers are the tool's valid x-mcp-header parameters.
 	headers []headerParam
+	// taskOnly tools are offered only with Options.Tasks; taskNeeds are
+	// the client capabilities a 2026-07-28 task of the tool needs, checked
+	// before the task is created.
+	taskOnly  bool
+	taskNeeds []capability
 }
 
 // toolErr is a tool execution error: it is reported in the result.
@@ -118,8 +123,8 @@ var (
 		}, run: toolOnce},
 	}
 	toolsByName = func() map[string]*toolDef {
-		m := make(map[string]*toolDef, len(tools)+len(modernTools)+len(invalidHeaderTools))
-		for _, list := range [][]toolDef{tools, modernTools, invalidHeaderTools} {
+		m := make(map[string]*toolDef, len(tools)+len(modernTools)+len(invalidHeaderTools)+len(taskTools))
+		for _, list := range [][]toolDef{tools, modernTools, invalidHeaderTools, taskTools} {
 			for i := range list {
 				d := &list[i]
 				m[d.tool.Name] = d
@@ -175,6 +180,12 @@ func (ss *Session) listTools(params json.RawMessage, rq *reqInfo) (any, error) {
 	case rq.era == eraModern:
 		list = modernToolList
 	}
+	if ss.srv.opts.Tasks.Enabled {
+		list = slices.Clone(list)
+		for i := range taskTools {
+			list = append(list, taskTools[i].tool)
+		}
+	}
 	items, next, err := page(params, list, ss.srv.opts.PageSize)
 	if err != nil {
 		return nil, err
@@ -189,6 +200,8 @@ type callParams struct {
 	Meta      struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
 	} `json:"_meta"`
+	// Task asks for a task (2025-11-25): {ttl}.
+	Task json.RawMessage `json:"task"`
 	mrtrParams
 }
 
@@ -201,6 +214,8 @@ func (s *Server) lookupTool(name string, e era) *toolDef {
 	case def.modernOnly && e != eraModern:
 		return nil
 	case def.invalidHeaders && (e != eraModern || !s.opts.InvalidHeaderTools):
+		return nil
+	case def.taskOnly && !s.opts.Tasks.Enabled:
 		return nil
 	}
 	return def
@@ -223,6 +238,9 @@ func (ss *Session) callTool(ctx context.Context, id jsonrpc.ID, params json.RawM
 		args = json.RawMessage("{}")
 	}
 	c := ss.newCall(ctx, id, rq, "tools/call", p.Name, p.mrtrParams)
+	if res, handled, err := ss.taskCall(c, def, p, args); handled {
+		return res, err
+	}
 	if len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
 		c.progressToken = p.Meta.ProgressToken
 	}
