@@ -308,8 +308,8 @@ func (h *StreamableHandler) modernChannel() *httpSession {
 }
 
 // serveModern runs a validated modern request and answers it: on an SSE
-// stream (always for subscriptions/listen), started by its first event,
-// or as one JSON body. An error 2026-07-28 gives a status to (-32021)
+// stream (always for subscriptions/listen, never for tasks/get), started
+// by its first event, or as one JSON body. An error 2026-07-28 gives a status to (-32021)
 // that comes before any event is answered as JSON with that status.
 func (h *StreamableHandler) serveModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, rq *reqInfo, drop *FaultRule) {
 	hs := h.modernChannel()
@@ -326,7 +326,7 @@ func (h *StreamableHandler) serveModern(w http.ResponseWriter, r *http.Request, 
 		conn     *sseConn
 		connDone <-chan struct{}
 	)
-	if listen || !h.opts.JSONResponse {
+	if listen || (!h.opts.JSONResponse && !pollOnly([]string{m.Method}, false)) {
 		stream = hs.newEventStream(false, false)
 		hs.register(stream) // for DropStreams
 		conn = newSSEConn(w, "")

@@ -27,7 +27,9 @@ type HTTPOptions struct {
 	// JSONResponse answers requests with one application/json body
 	// instead of an SSE stream. Messages the server sends while handling
 	// a request then go on the GET stream, if one is open; a server
-	// request with no GET stream fails the tool that needed it.
+	// request with no GET stream fails the tool that needed it. A
+	// tasks/get is always answered with a JSON body: a client that polls
+	// wants no stream.
 	JSONResponse bool
 	// Stateless issues no Mcp-Session-Id and requires none: every
 	// request goes to one shared core session, as with a stateless
@@ -422,7 +424,7 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		conn     *sseConn
 		connDone <-chan struct{}
 	)
-	if !h.opts.JSONResponse {
+	if !h.opts.JSONResponse && !pollOnly(methods, batch) {
 		ids := h.opts.Priming && (drop == nil || drop.Fault != FaultDropStreamNoIDs)
 		stream = hs.newEventStream(ids, false)
 		hs.register(stream)
@@ -497,6 +499,13 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSONResponses(w, responses, batch)
 	}
+}
+
+// pollOnly reports whether a POST is one tasks/get: it is answered with
+// a JSON body even where requests get SSE streams, as the tasks of
+// 2025-11-25 ask (a client that polls wants no stream).
+func pollOnly(methods []string, batch bool) bool {
+	return !batch && len(methods) == 1 && methods[0] == "tasks/get"
 }
 
 func writeJSONResponses(w http.ResponseWriter, responses []*jsonrpc.Message, batch bool) {
