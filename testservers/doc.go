@@ -81,6 +81,34 @@
 // (EndSubscriptions; Close does it first); NotifyToolsChanged and its
 // siblings, and NotifyResourceUpdated, reach both eras' clients.
 //
+// Tasks (tasks.go). With Options.Tasks a server runs tool calls as
+// tasks, in both designs, and lists the tools of TaskToolNames
+// (task_sleep, task_optional, task_ask, task_error, task_iserror,
+// task_once: tasks_tools.go); without it nothing of tasks exists. In
+// 2025-11-25 (tasks_legacy.go) initialize declares the tasks capability,
+// a tools/call with params.task answers {"task": Task} at once (a tool
+// that forbids tasks, or a required one called without, is -32601), and
+// tasks/get, tasks/result (which waits for the end and returns the call's
+// own answer, tied to the task by related-task _meta), tasks/cancel and
+// tasks/list (paginated) serve them; a task that needs input is
+// input_required and sends its request, with related-task _meta, on the
+// stream of the newest pending tasks/result (sent again on a newer one).
+// In 2026-07-28 (tasks_modern.go) server/discover names the extension
+// io.modelcontextprotocol/tasks; a request that declares it gets a task
+// (resultType "task") for a task tool, one that does not gets -32021 for
+// a required one; tasks/get carries the result, the error or the keyed
+// inputRequests, tasks/update their answers, tasks/cancel acknowledges,
+// and over HTTP Mcp-Name must be the taskId. tasks/get is never answered
+// on a stream. A task belongs to the server and runs on a goroutine of
+// its own until it ends; its knobs are the poll interval, the ttl (after
+// which it is forgotten), ForgetAfterPolls (a server that loses tasks),
+// MaxTasks, status notifications (notifications/tasks/status, or
+// notifications/tasks on subscriptions/listen streams that asked for
+// taskIds) and InputWithoutResult. Closing a front-end ends the tasks
+// first (EndTasks: a pending tasks/result gets -32603); Stats counts
+// what tests assert on (TasksCreated, TaskPolls, TaskResults,
+// TaskExecutions, TaskStatus, ...).
+//
 // Faults (faults.go) are the failures the HTTP servers inject for the
 // tests of a client's resilience: SSE streams cut after N events, with
 // ids (resumable with Last-Event-ID, see HTTPOptions.Priming) or without,
