@@ -176,7 +176,7 @@ func (ss *Session) taskCall(c *call, def *toolDef, p callParams, args json.RawMe
 	if c.modern() {
 		return ss.modernTaskCall(c, def, args)
 	}
-	return ss.legacyTaskCall(def, p, args)
+	return ss.legacyTaskCall(c, def, p, args)
 }
 
 // taskTTL is the ttl of a new task, given the one the client asked for.

@@ -47,7 +47,7 @@ func methodNotFound(msg string) *jsonrpc.Error {
 // involve tasks; handled is false when it is a plain call. A task asked
 // of a tool that forbids it, and a plain call of a tool that requires a
 // task, are -32601, as the specification says.
-func (ss *Session) legacyTaskCall(def *toolDef, p callParams, args json.RawMessage) (res any, handled bool, err error) {
+func (ss *Session) legacyTaskCall(c *call, def *toolDef, p callParams, args json.RawMessage) (res any, handled bool, err error) {
 	if !ss.legacyTasks() {
 		return nil, false, nil
 	}
@@ -73,9 +73,18 @@ func (ss *Session) legacyTaskCall(def *toolDef, p callParams, args json.RawMessa
 	if err != nil {
 		return nil, true, err
 	}
-	view := s.taskJSON(t, false) // working: before anything runs
+	// The answer goes out before the task runs: nothing of the task (a
+	// status notification, an input request) comes before its id.
+	view := s.taskJSON(t, false)
+	answer, err := json.Marshal(map[string]json.RawMessage{"task": view})
+	if err == nil {
+		_ = ss.peer.Reply(c.ctx, c.id, ss.response(c.id, answer, nil))
+	}
 	s.startTask(t, ss, def, args, legacyInfo)
-	return map[string]json.RawMessage{"task": view}, true, nil
+	if err != nil {
+		return nil, true, err
+	}
+	return nil, true, errNoResponse
 }
 
 // legacyTask decodes the params of tasks/get, tasks/result and

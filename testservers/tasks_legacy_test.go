@@ -376,3 +376,45 @@ func TestTaskLegacyInputWithoutResult(t *testing.T) {
 		t.Errorf("tasks/result %q", text)
 	}
 }
+
+// TestTaskLegacyHTTPSSE: over HTTP+SSE (which speaks 2024-11-05, without
+// tasks, unless told otherwise), the one stream carries the elicitation
+// of a task (once a tasks/result is pending), the status notifications
+// and the answers.
+func TestTaskLegacyHTTPSSE(t *testing.T) {
+	opts := tasksOn(func(o *TaskOptions) { o.StatusNotifications = true })
+	opts.Versions = []string{mcp.Version20251125}
+	s := startLegacy(t, LegacyOptions{Options: opts})
+	w := dialLegacy(t, s.URL)
+	w.initialize(t)
+	m, others := w.request(t, 1, "tools/call", callParamsJSON(TaskAskTool, nil, anyTTL))
+	if len(others) > 0 {
+		t.Errorf("before the task's id: %s %s", others[0].Method, others[0].Params)
+	}
+	tk := legacyTask(t, result[struct {
+		Task json.RawMessage `json:"task"`
+	}](t, m).Task)
+	if note := w.next(t); note.Method != "notifications/tasks/status" || legacyTask(t, note.Params).Status != mcp.TaskInputRequired {
+		t.Fatalf("got %s %s", note.Method, note.Params)
+	}
+	w.send(t, reqJSON(2, "tasks/result", taskIDParams(tk.TaskID)))
+	e := w.next(t)
+	if e.Method != "elicitation/create" || relatedTaskOf(t, e.Params) != tk.TaskID {
+		t.Fatalf("got %s %s", e.Method, e.Params)
+	}
+	w.send(t, elicitAnswer(e.ID, "Di"))
+	var statuses []string
+	for {
+		m := w.next(t)
+		if m.IsResponse() {
+			if text, _ := taskResult(t, m, tk.TaskID); text != "hello Di" {
+				t.Errorf("tasks/result %q", text)
+			}
+			break
+		}
+		statuses = append(statuses, string(legacyTask(t, m.Params).Status))
+	}
+	if !slices.Equal(statuses, []string{"working", "completed"}) {
+		t.Errorf("statuses %v", statuses)
+	}
+}
