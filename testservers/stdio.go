@@ -192,9 +192,10 @@ const (
 // os.Stdin and os.Stdout with Options read from the environment (EnvName,
 // EnvVersions, EnvInstructions, EnvPageSize, EnvLog, the eras: EnvEras,
 // EnvModernVersions, EnvModernInitialize, EnvCacheTTL, EnvCacheScope,
-// EnvInvalidHeaderTools, EnvSilentBeforeInit, and the StdioFaults:
-// EnvCrashOnCall, EnvIgnoreStdinEOF, EnvIgnoreSIGTERM, EnvGrandchild,
-// EnvEscaped, EnvPIDFile) and exits: status 0 after EOF of stdin, 1 on an error,
+// EnvInvalidHeaderTools, EnvSilentBeforeInit, the tasks: EnvTasks and
+// the EnvTask* variables, and the StdioFaults: EnvCrashOnCall,
+// EnvIgnoreStdinEOF, EnvIgnoreSIGTERM, EnvGrandchild, EnvEscaped,
+// EnvPIDFile) and exits: status 0 after EOF of stdin, 1 on an error,
 // CrashExitCode when it crashes as asked. If EnvVar is "sleep", it is the
 // grandchild of StdioFaults.Grandchild: it sleeps until killed (at most
 // grandchildLife) and exits. Otherwise it returns at once.
@@ -315,6 +316,9 @@ func OptionsFromEnv() (Options, error) {
 		}
 	}
 	opts.Stdio.PIDFile = os.Getenv(EnvPIDFile)
+	if err := tasksFromEnv(&opts.Tasks); err != nil {
+		return opts, err
+	}
 	return opts, nil
 }
 
@@ -393,5 +397,5 @@ func StdioEnv(opts Options) []string {
 	if f.PIDFile != "" {
 		env = append(env, EnvPIDFile+"="+f.PIDFile)
 	}
-	return env
+	return append(env, tasksEnv(opts.Tasks)...)
 }
