@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -66,7 +67,8 @@ func (ss *Session) legacyTaskCall(c *call, def *toolDef, p callParams, args json
 		return nil, true, invalidParams("tools/call: task: " + err.Error())
 	}
 	s := ss.srv
-	t, err := s.newTask(eraLegacy, def.tool.Name, s.taskTTL(time.Duration(tp.TTL)*time.Millisecond), ss)
+	ttl := time.Duration(min(tp.TTL, int64(math.MaxInt64/time.Millisecond))) * time.Millisecond
+	t, err := s.newTask(eraLegacy, def.tool.Name, s.taskTTL(ttl), ss)
 	if errors.Is(err, errTasksFull) {
 		return nil, true, s.tasksFull()
 	}

@@ -3,6 +3,7 @@ package testservers
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -114,6 +115,7 @@ func TestTaskTTL(t *testing.T) {
 		want  string // the ttl member
 	}{
 		{"asked", 0, ttlOf(1234), "1234"},
+		{"asked for ever", 0, ttlOf(math.MaxInt64), "9223372036854"},
 		{"default", 0, anyTTL, "300000"},
 		{"server's", 2 * time.Second, ttlOf(1234), "2000"},
 		{"unlimited", -1, ttlOf(1234), "null"},
