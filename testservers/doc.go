@@ -90,7 +90,8 @@
 // that forbids tasks, or a required one called without, is -32601), and
 // tasks/get, tasks/result (which waits for the end and returns the call's
 // own answer, tied to the task by related-task _meta), tasks/cancel and
-// tasks/list (paginated) serve them; a task that needs input is
+// tasks/list (paginated) serve them (the creating answer always goes out
+// before anything of the task); a task that needs input is
 // input_required and sends its request, with related-task _meta, on the
 // stream of the newest pending tasks/result (sent again on a newer one).
 // In 2026-07-28 (tasks_modern.go) server/discover names the extension
@@ -104,7 +105,8 @@
 // which it is forgotten), ForgetAfterPolls (a server that loses tasks),
 // MaxTasks, status notifications (notifications/tasks/status, or
 // notifications/tasks on subscriptions/listen streams that asked for
-// taskIds) and InputWithoutResult. Closing a front-end ends the tasks
+// taskIds) and InputWithoutResult, also set for a stdio child through
+// EnvTasks and the EnvTask* variables. Closing a front-end ends the tasks
 // first (EndTasks: a pending tasks/result gets -32603); Stats counts
 // what tests assert on (TasksCreated, TaskPolls, TaskResults,
 // TaskExecutions, TaskStatus, ...).
