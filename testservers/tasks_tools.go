@@ -3,6 +3,7 @@ package testservers
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -92,6 +93,19 @@ func TaskToolNames() []string {
 		names[i] = taskTools[i].tool.Name
 	}
 	return names
+}
+
+// withTaskTools returns list followed, with Options.Tasks, by the task
+// tools.
+func (s *Server) withTaskTools(list []mcp.Tool) []mcp.Tool {
+	if !s.opts.Tasks.Enabled {
+		return list
+	}
+	out := slices.Clip(list)
+	for i := range taskTools {
+		out = append(out, taskTools[i].tool)
+	}
+	return out
 }
 
 // taskSupport is the tool's execution.taskSupport, forbidden when absent.

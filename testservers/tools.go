@@ -180,13 +180,7 @@ func (ss *Session) listTools(params json.RawMessage, rq *reqInfo) (any, error) {
 	case rq.era == eraModern:
 		list = modernToolList
 	}
-	if ss.srv.opts.Tasks.Enabled {
-		list = slices.Clone(list)
-		for i := range taskTools {
-			list = append(list, taskTools[i].tool)
-		}
-	}
-	items, next, err := page(params, list, ss.srv.opts.PageSize)
+	items, next, err := page(params, ss.srv.withTaskTools(list), ss.srv.opts.PageSize)
 	if err != nil {
 		return nil, err
 	}
