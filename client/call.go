@@ -133,8 +133,11 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 				// to end (taskwait.go). The request is never sent again.
 				return c.awaitTaskOf(cctx, method, task, design, token, &co)
 			}
-			ir, ok := d.inputRequest(r.raw)
-			if !ok {
+			ir, err := d.inputRequest(method, r.raw)
+			if err != nil {
+				return nil, err
+			}
+			if ir == nil {
 				return r.raw, nil
 			}
 			// The server needs input first: answer it, then send the

@@ -54,17 +54,127 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
-// inputRequest reads an input_required result; ok is false for any other
-// (a result without resultType is complete, whatever the era).
-func (d *dialect) inputRequest(raw json.RawMessage) (*mcp.InputRequiredResult, bool) {
-	if !d.inputRequired || !bytes.Contains(raw, []byte(`"input_required"`)) {
-		return nil, false
+// inputRequest reads the resultType of a modern result: nil for a
+// complete one ("complete", or none at all, as from a server of an earlier
+// revision), the input_required result to answer, or a *ResultError for
+// any other value, which the specification makes invalid, and for an
+// input_required result that does not decode as one. A legacy result is
+// always complete.
+func (d *dialect) inputRequest(method string, raw json.RawMessage) (*mcp.InputRequiredResult, error) {
+	if !d.inputRequired {
+		return nil, nil
 	}
+	v, ok := resultTypeOf(raw)
+	if !ok {
+		return nil, nil // none (or raw is no object: its decode says so)
+	}
+	switch string(v) {
+	case `"` + mcp.ResultComplete + `"`:
+		return nil, nil
+	case `"` + mcp.ResultInputRequired + `"`:
+		return decodeInputRequired(method, raw)
+	}
+	// Escaped, or invalid.
+	var rt string
+	if v[0] != '"' || json.Unmarshal(v, &rt) != nil {
+		return nil, &ResultError{Method: method, Err: errors.New("resultType is not a string")}
+	}
+	switch rt {
+	case mcp.ResultComplete:
+		return nil, nil
+	case mcp.ResultInputRequired:
+		return decodeInputRequired(method, raw)
+	}
+	if len(rt) > 64 {
+		rt = rt[:64] + "…"
+	}
+	return nil, &ResultError{Method: method, Err: fmt.Errorf("resultType %q is not one this client knows (complete, input_required)", rt)}
+}
+
+// decodeInputRequired decodes an input_required result.
+func decodeInputRequired(method string, raw json.RawMessage) (*mcp.InputRequiredResult, error) {
 	var ir mcp.InputRequiredResult
-	if json.Unmarshal(raw, &ir) != nil || ir.ResultType != mcp.ResultInputRequired {
-		return nil, false
+	if err := json.Unmarshal(raw, &ir); err != nil {
+		return nil, &ResultError{Method: method, Err: fmt.Errorf("input_required result: %w", err)}
 	}
-	return &ir, true
+	return &ir, nil
+}
+
+// resultTypeOf returns the value of the resultType member of the JSON
+// object raw — its own, not that of an object nested in it — as JSON text:
+// the whole token of a string, the first byte of any other value. ok is
+// false when raw has no such member, or is not an object. It reads raw
+// once, without decoding it: skipping strings whole, it only counts the
+// brackets around them.
+func resultTypeOf(raw []byte) (value []byte, ok bool) {
+	depth := 0
+	name := false // the next string at depth 1 names a member
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '{':
+			depth++
+			name = depth == 1
+		case '[':
+			depth++
+			name = false
+		case '}', ']':
+			depth--
+		case ',':
+			name = depth == 1
+		case '"':
+			end := stringEnd(raw, i+1)
+			if end < 0 {
+				return nil, false
+			}
+			if name && depth == 1 && string(raw[i+1:end]) == "resultType" {
+				j := skipSpace(raw, end+1)
+				if j >= len(raw) || raw[j] != ':' {
+					return nil, false
+				}
+				if j = skipSpace(raw, j+1); j >= len(raw) {
+					return nil, false
+				}
+				if raw[j] != '"' {
+					return raw[j : j+1], true
+				}
+				if e := stringEnd(raw, j+1); e >= 0 {
+					return raw[j : e+1], true
+				}
+				return nil, false
+			}
+			name = false
+			i = end
+		}
+	}
+	return nil, false
+}
+
+// stringEnd returns the index of the quote that ends the JSON string whose
+// contents start at from — the first quote after it that an odd run of
+// backslashes does not escape — or -1.
+func stringEnd(raw []byte, from int) int {
+	for i := from; i < len(raw); i++ {
+		k := bytes.IndexByte(raw[i:], '"')
+		if k < 0 {
+			return -1
+		}
+		i += k
+		n := 0
+		for i-1-n >= from && raw[i-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // inputRound answers the input requests of ir and returns the params of
