@@ -15,7 +15,9 @@ import (
 // ttlMs, how long they stay fresh. The Conn keeps each such answer for that
 // long and serves a repeated request from it without a round trip; a
 // list_changed notification drops the lists it names, resources/updated
-// drops that resource, and a new session drops everything. The cache is the
+// drops that resource, and a new session drops everything. The answer to
+// a read sent again with the answers to an input_required result is not
+// kept: it depends on them. The cache is the
 // Conn's own (one authorization context), so a "private" answer is as
 // cacheable as a "public" one. Each hit decodes the kept bytes anew: the
 // host gets values of its own.
@@ -159,14 +161,17 @@ func (c *Conn) cachedCallSized(ctx context.Context, method, arg string, params, 
 	// The answer's own bytes (the transport gave them up): decoded once,
 	// and kept as they are when the result may be cached.
 	epoch := c.results.at()
-	raw, err := c.callRaw(ctx, method, params, opts...)
+	var retried bool
+	raw, err := c.callRaw(ctx, method, params, append(opts, func(co *callOptions) { co.retried = &retried })...)
 	if err != nil {
 		return 0, err
 	}
 	if err := decodeResult(method, callResult{raw: raw}, result); err != nil {
 		return 0, err
 	}
-	if f, ok := result.(interface{ Freshness() time.Duration }); ok {
+	// The answer to a retry with the server's requestState or the host's
+	// answers depends on them, which the key leaves out: it is not kept.
+	if f, ok := result.(interface{ Freshness() time.Duration }); ok && !retried {
 		c.results.put(k, raw, f.Freshness(), epoch)
 	}
 	return len(raw), nil

@@ -143,6 +143,9 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 			// The server needs input first: answer it, then send the
 			// request again (a new id) carrying the answers.
 			rounds++
+			if co.retried != nil {
+				*co.retried = true
+			}
 			next, err := c.inputRound(cctx, method, raw, ir, rounds)
 			if err != nil {
 				return nil, err

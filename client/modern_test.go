@@ -763,3 +763,46 @@ func TestListenGapMakesListsStale(t *testing.T) {
 		t.Fatalf("after the stream opened again: %v, want the server asked again", tools)
 	}
 }
+
+// TestMRTRAnswerNotCached: a resources/read answered only after an
+// input_required round depends on the host's answers and the server's
+// requestState, which the cache key leaves out, so it is not cached
+// (2026-07-28, caching: results of requests carrying inputResponses or
+// requestState MUST NOT be cached): the next read of the URI goes to the
+// server, where it was served from the cache for as long as its ttlMs
+// said, whatever the host would answer next time. A read answered at once
+// is cached as before.
+func TestMRTRAnswerNotCached(t *testing.T) {
+	c, p := openModern(t, WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"pin": "1234"}}, nil
+	}))
+	read := func(uri string) (*mcp.ReadResourceResult, error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return c.ReadResource(ctx, uri)
+	}
+	const secret = `{"resultType":"complete","ttlMs":600000,"cacheScope":"private","contents":[{"uri":"test://secret","text":"42"}]}`
+	go func() {
+		inputRequired(t, p, "resources/read", `{"resultType":"input_required","inputRequests":{"pin":{"method":"elicitation/create","params":{"message":"PIN?"}}},"requestState":"s"}`)
+		p.reply(p.expect("resources/read").ID, secret)
+	}()
+	if res, err := read("test://secret"); err != nil || res.Contents[0].Text != "42" {
+		t.Fatalf("first read: %+v %v", res, err)
+	}
+	go func() {
+		m := p.expect("resources/read") // asked again: the answer was not kept
+		p.reply(m.ID, `{"resultType":"complete","ttlMs":600000,"contents":[{"uri":"test://secret","text":"43"}]}`)
+	}()
+	if res, err := read("test://secret"); err != nil || res.Contents[0].Text != "43" {
+		t.Fatalf("second read: %+v %v, want the server asked again", res, err)
+	}
+	if res, err := read("test://secret"); err != nil || res.Contents[0].Text != "43" { // answered at once: cached
+		t.Fatalf("third read: %+v %v, want the cached answer", res, err)
+	}
+	select {
+	case m := <-p.toServer:
+		t.Errorf("unexpected %s: a read answered at once is cached", m.Method)
+	default:
+	}
+}

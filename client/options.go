@@ -257,6 +257,9 @@ type callOptions struct {
 	repeatable bool
 	asTask     bool           // AsTask
 	onTask     func(mcp.Task) // OnTask
+	// retried, when set, is told whether the answer came to a retry
+	// carrying inputResponses or requestState (multi round-trip).
+	retried *bool
 }
 
 // Repeatable says the host knows this call is safe to run twice: should
