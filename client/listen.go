@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -190,7 +191,8 @@ func (c *Conn) runListen(ctx context.Context, l *listener, previous *listener) {
 }
 
 // listenOnce sends one subscriptions/listen request and waits for its end:
-// the server's closing response, a broken stream, or ctx (then, where the
+// the server's closing response or notifications/cancelled, a broken
+// stream, or ctx (then, where the
 // stream cannot be closed by itself, notifications/cancelled). It reports
 // whether the server acknowledged the stream.
 func (c *Conn) listenOnce(ctx context.Context, l *listener) (acked bool, err error) {
@@ -247,6 +249,30 @@ func (c *Conn) listenOnce(ctx context.Context, l *listener) (acked bool, err err
 		}
 		return false, ctx.Err()
 	}
+}
+
+// errListenCancelled ends a subscriptions/listen request the server
+// cancelled.
+var errListenCancelled = errors.New("cancelled by the server")
+
+// listenCancelled ends the subscriptions/listen request id, if it is one
+// in flight, as the server's notifications/cancelled for it says: the way
+// a server tears a subscription down where the stream has no end of its
+// own (stdio). The stream is then opened again, as after any end. It
+// reports whether id was such a request.
+func (c *Conn) listenCancelled(id json.RawMessage) bool {
+	n, err := strconv.ParseInt(string(id), 10, 64)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	cl := c.pending[n]
+	c.mu.Unlock()
+	if cl == nil || cl.method != "subscriptions/listen" {
+		return false
+	}
+	cl.finish(nil, errListenCancelled)
+	return true
 }
 
 // acknowledged handles notifications/subscriptions/acknowledged.

@@ -806,3 +806,39 @@ func TestMRTRAnswerNotCached(t *testing.T) {
 	default:
 	}
 }
+
+// TestListenCancelledByServer: over a transport without per-request
+// streams (stdio), a server tears a subscription down with
+// notifications/cancelled for its subscriptions/listen request
+// (2026-07-28, cancellation: a server MUST send it when it tears the
+// stream down). The Conn takes that as the stream's end and opens it again
+// (changes meanwhile taken as made), where it went on waiting for a stream
+// the server had ended and the host heard of no change again.
+func TestListenCancelledByServer(t *testing.T) {
+	changed := make(chan struct{}, 4)
+	_, p := openModern(t, OnToolsChanged(func() { changed <- struct{}{} }))
+	l1 := p.expect("subscriptions/listen")
+	ackListen(p, l1, "")
+	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + l1.ID.Raw() + `,"reason":"shutting down"}}`)
+	l2 := p.expect("subscriptions/listen")
+	if l2.ID == l1.ID {
+		t.Fatal("opened again with the same id")
+	}
+	ackListen(p, l2, "")
+	select {
+	case <-changed: // what changed while none was open is taken as changed
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnToolsChanged not called when the stream opened again")
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + l2.ID.Raw() + `}}}`)
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream opened again delivers nothing")
+	}
+	select {
+	case m := <-p.toServer:
+		t.Errorf("unexpected %s %s: the server ended the stream, nothing is to be cancelled", m.Method, m.Params)
+	default:
+	}
+}

@@ -24,6 +24,9 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 			o.logger.Warn("anymcp: malformed notifications/cancelled", "params", excerpt(msg.Params))
 			return
 		}
+		if c.listenCancelled(p.RequestID) {
+			return
+		}
 		c.mu.Lock()
 		cancel := c.served[string(p.RequestID)]
 		c.mu.Unlock()
