@@ -52,12 +52,15 @@ type Cacheable struct {
 const maxFreshness = 24 * time.Hour
 
 // Freshness returns how long the result stays fresh: ttlMs, at most a
-// day; zero when the server gave none.
+// day; zero when the server gave none, or zero or less.
 func (c Cacheable) Freshness() time.Duration {
-	if c.TTLMs == nil || *c.TTLMs <= 0 {
+	switch {
+	case c.TTLMs == nil || *c.TTLMs <= 0:
 		return 0
+	case *c.TTLMs >= int64(maxFreshness/time.Millisecond):
+		return maxFreshness // compared in milliseconds: a huge ttlMs overflows a Duration
 	}
-	return min(time.Duration(*c.TTLMs)*time.Millisecond, maxFreshness)
+	return time.Duration(*c.TTLMs) * time.Millisecond
 }
 
 // DiscoverResult is the answer to server/discover: what a modern server
