@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 )
 
 // longCursors is a legacy server's tools/list (instantTransport.result)
@@ -159,6 +160,42 @@ func TestCacheDropsExpiredFirst(t *testing.T) {
 	for i := range 4 {
 		if _, ok := rc.get(cacheKey{"resources/read", fmt.Sprint("new", i)}); !ok {
 			t.Errorf("new answer %d not cached", i)
+		}
+	}
+}
+
+// A ttlMs written as a JSON number other than a decimal int64 — with a
+// fraction or an exponent, or past the range of int64, as servers that
+// compute it in floating point or send a huge one do — is read as the
+// number it is (a huge one keeps the result fresh for a day), where the
+// whole listing failed with a *ResultError for its cache hint.
+func TestCacheHintAnyNumber(t *testing.T) {
+	c, p := openModern(t)
+	for _, tc := range []struct {
+		ttl  string
+		want time.Duration
+	}{
+		{"60000.0", time.Minute},
+		{"6e4", time.Minute},
+		{"1e20", 24 * time.Hour},
+		{"18446744073709551616", 24 * time.Hour},
+	} {
+		c.results.clear()
+		ch := make(chan error, 1)
+		var page *mcp.ListToolsResult
+		go func() {
+			var err error
+			page, err = c.ListTools(context.Background(), "")
+			ch <- err
+		}()
+		m := p.expect("tools/list")
+		p.reply(m.ID, `{"resultType":"complete","ttlMs":`+tc.ttl+`,"cacheScope":"public","tools":[{"name":"a","inputSchema":{"type":"object"}}]}`)
+		if err := <-ch; err != nil || len(page.Tools) != 1 || page.Freshness() != tc.want {
+			t.Errorf("ttlMs %s: %+v %v, want the tool, fresh for %v", tc.ttl, page, err, tc.want)
+			continue
+		}
+		if _, cached := c.results.get(cacheKey{"tools/list", ""}); !cached {
+			t.Errorf("ttlMs %s: not cached", tc.ttl)
 		}
 	}
 }

@@ -1,7 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -43,8 +48,62 @@ const (
 // many milliseconds it stays fresh (nil when the server said nothing),
 // CacheScope whether a shared cache may keep it.
 type Cacheable struct {
-	TTLMs      *int64 `json:"ttlMs,omitempty"`
+	TTLMs      *TTL   `json:"ttlMs,omitempty"`
 	CacheScope string `json:"cacheScope,omitempty"`
+}
+
+// TTL is a ttlMs, in milliseconds. It decodes from any JSON number, so
+// that a cache hint written as 60000.0 or 1e20 (integers both, as JSON
+// Schema counts them) leaves its result readable: a fraction is dropped,
+// and a number past the range of int64 is taken as the bound it passes.
+type TTL int64
+
+// UnmarshalJSON reads a JSON number; anything else is an error.
+func (t *TTL) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if n, ok := smallInt(b); ok {
+		*t = TTL(n)
+		return nil
+	}
+	if len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
+		return fmt.Errorf("ttlMs: %.32q is not a number", b)
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("ttlMs: %w", err)
+	}
+	switch {
+	case f >= math.MaxInt64: // 2^63: the float nearest MaxInt64
+		*t = math.MaxInt64
+	case f <= math.MinInt64:
+		*t = math.MinInt64
+	default:
+		*t = TTL(f) // toward zero
+	}
+	return nil
+}
+
+// smallInt reads b as a decimal integer of at most 18 digits, which fits
+// an int64, without allocating: the ttlMs servers send.
+func smallInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // maxFreshness bounds how long a client keeps a cacheable result, whatever
@@ -57,7 +116,7 @@ func (c Cacheable) Freshness() time.Duration {
 	switch {
 	case c.TTLMs == nil || *c.TTLMs <= 0:
 		return 0
-	case *c.TTLMs >= int64(maxFreshness/time.Millisecond):
+	case *c.TTLMs >= TTL(maxFreshness/time.Millisecond):
 		return maxFreshness // compared in milliseconds: a huge ttlMs overflows a Duration
 	}
 	return time.Duration(*c.TTLMs) * time.Millisecond
