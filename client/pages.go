@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 
+	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -34,6 +36,7 @@ func pages[R, T any](ctx context.Context, c *Conn, method string, split func(*R)
 			}
 			n, err := c.cachedCallSized(ctx, method, cursor, params, &page)
 			if err != nil {
+				c.cursorRefused(method, cursor, err)
 				yield(zero, err)
 				return
 			}
@@ -82,7 +85,20 @@ func listPage[R any](ctx context.Context, c *Conn, method, cursor string) (*R, e
 	}
 	var page R
 	if err := c.cachedCall(ctx, method, cursor, params, &page); err != nil {
+		c.cursorRefused(method, cursor, err)
 		return nil, err
 	}
 	return &page, nil
+}
+
+// cursorRefused forgets every cached page of method when the server
+// answered the page for cursor with an error: the cursor, taken from an
+// earlier page, may be stale, and so may the cached pages that lead to
+// it. The next listing starts again from the first page, from the
+// server.
+func (c *Conn) cursorRefused(method, cursor string, err error) {
+	var rpcErr *jsonrpc.Error
+	if cursor != "" && errors.As(err, &rpcErr) {
+		c.results.forget(method, "")
+	}
 }
