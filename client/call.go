@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/modern"
 	"github.com/anymcp/anymcp/reconnect"
 )
 
@@ -97,10 +99,12 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
+	var hdr http.Header
 	if d.headers {
-		if ctx, err = c.withRequestHeaders(ctx, d, method, params, raw); err != nil {
+		if hdr, err = c.requestHeaders(d, method, params, raw); err != nil {
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
+		ctx = modern.WithHeaders(ctx, hdr)
 	}
 
 	cctx, cancel := context.WithCancelCause(ctx)
@@ -117,6 +121,7 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 	}
 	var refusals sessionRefusals
 	replays, rounds := 0, 0
+	relisted := false
 	for {
 		if err := c.awaitRecovery(cctx, method); err != nil {
 			return nil, err
@@ -161,6 +166,15 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 			if err := c.afterExpiry(cctx, method, gen, err, &refusals); err != nil {
 				return nil, err
 			}
+		case method == "tools/call" && d.headers && !relisted && isCode(err, jsonrpc.CodeHeaderMismatch):
+			// Refused before it ran, for headers the server's listing
+			// may describe otherwise: once, list again and resend.
+			relisted = true
+			h, ok := c.relistHeaders(cctx, d, params, raw, hdr)
+			if !ok {
+				return nil, err
+			}
+			hdr, cctx = h, modern.WithHeaders(cctx, h)
 		case replays < maxReplays && errors.Is(err, jsonrpc.ErrOutcomeUnknown) && !errors.Is(err, ErrTimeout) &&
 			cctx.Err() == nil && c.replayable(method, raw, &co, d):
 			replays++
@@ -169,6 +183,12 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 			return nil, err
 		}
 	}
+}
+
+// isCode reports whether err is a JSON-RPC error with code.
+func isCode(err error, code int64) bool {
+	var rpcErr *jsonrpc.Error
+	return errors.As(err, &rpcErr) && rpcErr.Code == code
 }
 
 // maxReplays bounds how often one call is replayed after losing its answer.

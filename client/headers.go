@@ -3,6 +3,9 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
 
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/modern"
@@ -13,10 +16,13 @@ import (
 // and resources/read carry Mcp-Name (and so do tasks/get, tasks/update and
 // tasks/cancel, with the task's id), and tools/call carries Mcp-Param-*
 // for the tool's parameters annotated x-mcp-header, as tools/list
-// described them (for the tools the Conn still remembers: toolnotes.go).
+// described them (for the tools the Conn still remembers: toolnotes.go). A
+// tools/call the server refuses with -32020 for its headers (the tool
+// never listed, or changed) lists the tools again and goes out once more,
+// when the listing gives it other headers.
 
-// withRequestHeaders returns ctx carrying the headers of the request.
-func (c *Conn) withRequestHeaders(ctx context.Context, d *dialect, method string, params any, raw json.RawMessage) (context.Context, error) {
+// requestHeaders returns the headers of the request.
+func (c *Conn) requestHeaders(d *dialect, method string, params any, raw json.RawMessage) (http.Header, error) {
 	name, args := nameOf(method, params, raw)
 	h := modern.MetadataHeaders(d.version, method, name)
 	if method == "tools/call" && name != "" {
@@ -32,7 +38,43 @@ func (c *Conn) withRequestHeaders(ctx context.Context, d *dialect, method string
 			}
 		}
 	}
-	return modern.WithHeaders(ctx, h), nil
+	return h, nil
+}
+
+// relistHeaders answers a tools/call the server refused with -32020
+// (HeaderMismatch), as sent with the headers old: the tool's x-mcp-header
+// parameters may not be those the Conn knows — it was never listed, or
+// listed long ago, or changed since. It lists the tools again, past the
+// cache, up to the tool called (as 2026-07-28 says a client should), and
+// returns the call's headers as that listing describes the tool; ok is
+// false when the listing fails or lacks the tool, or when its headers are
+// those already sent: then sending it again would be refused again.
+func (c *Conn) relistHeaders(ctx context.Context, d *dialect, params any, raw json.RawMessage, old http.Header) (h http.Header, ok bool) {
+	name, _ := nameOf("tools/call", params, raw)
+	if name == "" {
+		return nil, false
+	}
+	c.opts.logger.Info("anymcp: the server refused the headers of a tool call (-32020); listing the tools again", "tool", name)
+	c.results.forget("tools/list", "")
+	found := false
+	for t, err := range c.Tools(ctx) {
+		if err != nil {
+			c.opts.logger.Info("anymcp: listing the tools again failed", "err", err)
+			return nil, false
+		}
+		if t.Name == name {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil, false
+	}
+	h, err := c.requestHeaders(d, "tools/call", params, raw)
+	if err != nil || maps.EqualFunc(h, old, slices.Equal[[]string]) {
+		return nil, false
+	}
+	return h, true
 }
 
 // nameOf returns what Mcp-Name mirrors (params.name of tools/call and

@@ -25,8 +25,9 @@ import (
 // listed: a call to it is not sent again when its answer is lost, and on
 // Streamable HTTP in a modern revision it goes out without its Mcp-Param-*
 // headers, which a server that checks them refuses with -32020
-// (HeaderMismatch) before it runs the tool. A tool listed again is
-// remembered again. The first tool forgotten is logged.
+// (HeaderMismatch) before it runs the tool: the Conn then lists the tools
+// again and sends the call once more (relistHeaders). A tool listed again
+// is remembered again. The first tool forgotten is logged.
 //
 // A listing that starts again from its first page does not start the notes
 // afresh: a host may fetch the first page again and then call a tool it
@@ -39,7 +40,8 @@ import (
 // answered after it (gen).
 // It is sent again after a lost answer once a new listing says so. Header
 // parameters and task support are kept: a stale one costs a call refused
-// (-32020, -32601), not a call run twice. A re-initialization keeps the notes: it is the same
+// (-32020, then a listing; -32601), not a call run twice. A
+// re-initialization keeps the notes: it is the same
 // server, and a call whose answer the expired session lost is replayed
 // after it (TestReplayOnlyWhatIsSafe).
 const (
