@@ -60,7 +60,7 @@ func (e *InputError) Unwrap() error { return e.Err }
 // any other value, which the specification makes invalid, and for an
 // input_required result that does not decode as one. A legacy result is
 // always complete.
-func (d *dialect) inputRequest(method string, raw json.RawMessage) (*mcp.InputRequiredResult, error) {
+func (d *dialect) inputRequest(method string, raw json.RawMessage) (*inputRequiredResult, error) {
 	if !d.inputRequired {
 		return nil, nil
 	}
@@ -91,10 +91,31 @@ func (d *dialect) inputRequest(method string, raw json.RawMessage) (*mcp.InputRe
 	return nil, &ResultError{Method: method, Err: fmt.Errorf("resultType %q is not one this client knows (complete, input_required)", rt)}
 }
 
+// inputRequiredResult is an input_required result, with its requestState as
+// the server wrote it: the retry echoes that JSON string byte for byte,
+// not a re-encoding of its decoded value, which would differ from it for a
+// string the decoder cannot hold as it is (a lone UTF-16 surrogate, say).
+type inputRequiredResult struct {
+	mcp.InputRequiredResult
+	State json.RawMessage `json:"requestState"` // nil when absent (or null)
+}
+
 // decodeInputRequired decodes an input_required result.
-func decodeInputRequired(method string, raw json.RawMessage) (*mcp.InputRequiredResult, error) {
-	var ir mcp.InputRequiredResult
-	if err := json.Unmarshal(raw, &ir); err != nil {
+func decodeInputRequired(method string, raw json.RawMessage) (*inputRequiredResult, error) {
+	var ir inputRequiredResult
+	err := json.Unmarshal(raw, &ir)
+	if err == nil && string(ir.State) == "null" {
+		ir.State = nil
+	}
+	if err == nil && ir.State != nil {
+		var s string
+		if err = json.Unmarshal(ir.State, &s); err == nil {
+			ir.RequestState = &s
+		} else {
+			err = errors.New("requestState is not a string")
+		}
+	}
+	if err != nil {
 		return nil, &ResultError{Method: method, Err: fmt.Errorf("input_required result: %w", err)}
 	}
 	return &ir, nil
@@ -180,13 +201,13 @@ func skipSpace(raw []byte, i int) int {
 // inputRound answers the input requests of ir and returns the params of
 // the request to send next: the original params plus inputResponses and,
 // when the server sent one, requestState.
-func (c *Conn) inputRound(ctx context.Context, method string, params json.RawMessage, ir *mcp.InputRequiredResult, round int) (json.RawMessage, error) {
+func (c *Conn) inputRound(ctx context.Context, method string, params json.RawMessage, ir *inputRequiredResult, round int) (json.RawMessage, error) {
 	switch {
 	case !inputMethods[method]:
 		return nil, &InputError{Method: method, Reason: "the server answered input_required, which only tools/call, prompts/get and resources/read may get"}
 	case round > maxInputRounds:
 		return nil, &InputError{Method: method, Reason: fmt.Sprintf("the server still asks for input after %d rounds", maxInputRounds)}
-	case len(ir.InputRequests) == 0 && ir.RequestState == nil:
+	case len(ir.InputRequests) == 0 && ir.State == nil:
 		return nil, &InputError{Method: method, Reason: "input_required with neither inputRequests nor requestState"}
 	}
 	keys := make([]string, 0, len(ir.InputRequests))
@@ -211,10 +232,9 @@ func (c *Conn) inputRound(ctx context.Context, method string, params json.RawMes
 		members.Write(answer)
 	}
 	members.WriteByte('}')
-	if ir.RequestState != nil {
-		sb, _ := json.Marshal(*ir.RequestState)
+	if ir.State != nil {
 		members.WriteString(`,"requestState":`)
-		members.Write(sb)
+		members.Write(ir.State) // exactly as received
 	}
 	c.opts.logger.Debug("anymcp: answered input_required; sending the request again", "method", method, "round", round, "inputs", len(keys))
 	return withoutInput(params, members.Bytes())

@@ -842,3 +842,37 @@ func TestListenCancelledByServer(t *testing.T) {
 	default:
 	}
 }
+
+// TestMRTRStateEchoedExactly: the retry carries the requestState exactly as
+// the server wrote it (2026-07-28, MRTR: the client MUST echo back the
+// exact value), even one that the decoder cannot hold as it is — a lone
+// UTF-16 surrogate, as a JavaScript server's binary state may hold — where
+// the retry carried the decoded string encoded again, U+FFFD in the
+// surrogate's place, and a server that checks its state's integrity
+// refused it. A state that is not a string makes the result invalid.
+func TestMRTRStateEchoedExactly(t *testing.T) {
+	c, p := openModern(t)
+	for _, state := range []string{`"\ud800\udfff\ud834x"`, `"caf\u00e9 \"quoted\" \\ <b>"`, `"plain"`} {
+		ch := make(chan error, 1)
+		go func() { ch <- c.Call(context.Background(), "tools/call", &mcp.CallToolParams{Name: "x"}, nil) }()
+		inputRequired(t, p, "tools/call", `{"resultType":"input_required","requestState":`+state+`}`)
+		retry := p.expect("tools/call")
+		p.reply(retry.ID, `{"resultType":"complete","content":[]}`)
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			RequestState json.RawMessage `json:"requestState"`
+		}
+		if err := json.Unmarshal(retry.Params, &got); err != nil || string(got.RequestState) != state {
+			t.Errorf("requestState %s echoed as %s (%v)", state, got.RequestState, err)
+		}
+	}
+	ch := make(chan error, 1)
+	go func() { ch <- c.Call(context.Background(), "tools/call", &mcp.CallToolParams{Name: "x"}, nil) }()
+	inputRequired(t, p, "tools/call", `{"resultType":"input_required","requestState":{"a":1}}`)
+	var re *ResultError
+	if err := <-ch; !errors.As(err, &re) {
+		t.Errorf("a requestState that is no string: %v, want a *ResultError", err)
+	}
+}
