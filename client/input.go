@@ -21,10 +21,16 @@ import (
 // WithSampling, WithRoots), and sends the original request again — a new
 // request, with a new id — carrying the answers as inputResponses and the
 // server's requestState exactly as received. A server may ask again; the
-// rounds are bounded by maxInputRounds.
+// rounds are bounded by maxInputRounds, the requests of one round by
+// maxInputRequests.
 
 // maxInputRounds bounds how often one call answers input_required.
 const maxInputRounds = 16
+
+// maxInputRequests bounds the input requests of one round: each runs a
+// handler of the host's (a user asked, an LLM sampled), so a server must
+// not be able to ask for thousands at once.
+const maxInputRequests = 64
 
 // inputMethods are the requests a server may answer with input_required.
 var inputMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
@@ -209,6 +215,8 @@ func (c *Conn) inputRound(ctx context.Context, method string, params json.RawMes
 		return nil, &InputError{Method: method, Reason: fmt.Sprintf("the server still asks for input after %d rounds", maxInputRounds)}
 	case len(ir.InputRequests) == 0 && ir.State == nil:
 		return nil, &InputError{Method: method, Reason: "input_required with neither inputRequests nor requestState"}
+	case len(ir.InputRequests) > maxInputRequests:
+		return nil, &InputError{Method: method, Reason: fmt.Sprintf("the server asks for %d inputs at once, more than %d", len(ir.InputRequests), maxInputRequests)}
 	}
 	keys := make([]string, 0, len(ir.InputRequests))
 	for k := range ir.InputRequests {

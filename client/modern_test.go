@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -874,5 +876,58 @@ func TestMRTRStateEchoedExactly(t *testing.T) {
 	var re *ResultError
 	if err := <-ch; !errors.As(err, &re) {
 		t.Errorf("a requestState that is no string: %v, want a *ResultError", err)
+	}
+}
+
+// TestMRTRManyInputsRefused: a round that asks for more than
+// maxInputRequests inputs fails the call with an *InputError before any
+// handler runs, where the Conn ran the host's handler for each — a server
+// could have the user asked, or an LLM sampled, thousands of times for one
+// call, and make the retry carry thousands of answers.
+func TestMRTRManyInputsRefused(t *testing.T) {
+	var asked atomic.Int32
+	c, p := openModern(t, WithRoots(func(context.Context) ([]mcp.Root, error) {
+		asked.Add(1)
+		return []mcp.Root{{URI: "file:///w"}}, nil
+	}))
+	var b strings.Builder
+	b.WriteString(`{"resultType":"input_required","inputRequests":{`)
+	for i := range 1000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"r%d":{"method":"roots/list"}`, i)
+	}
+	b.WriteString(`}}`)
+	ch := make(chan error, 1)
+	go func() { _, err := c.CallTool(context.Background(), "x", nil); ch <- err }()
+	inputRequired(t, p, "tools/call", b.String())
+	var ie *InputError
+	if err := <-ch; !errors.As(err, &ie) || !strings.Contains(err.Error(), "1000") {
+		t.Errorf("err = %v, want an *InputError for 1000 inputs", err)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the roots handler ran %d times", n)
+	}
+	select {
+	case m := <-p.toServer:
+		t.Errorf("the client sent %s", m.Method)
+	default:
+	}
+	// At the bound, the round is answered.
+	b.Reset()
+	b.WriteString(`{"resultType":"input_required","inputRequests":{`)
+	for i := range maxInputRequests {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"r%d":{"method":"roots/list"}`, i)
+	}
+	b.WriteString(`}}`)
+	go func() { _, err := c.CallTool(context.Background(), "x", nil); ch <- err }()
+	inputRequired(t, p, "tools/call", b.String())
+	p.reply(p.expect("tools/call").ID, `{"resultType":"complete","content":[]}`)
+	if err := <-ch; err != nil || asked.Load() != maxInputRequests {
+		t.Errorf("%d inputs: %v, handler ran %d times", maxInputRequests, err, asked.Load())
 	}
 }
