@@ -203,6 +203,11 @@ func (c *Conn) replayable(method string, params json.RawMessage, co *callOptions
 
 // attempt sends the request once and waits for its answer.
 func (c *Conn) attempt(cctx context.Context, timing *timeouts, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool, d *dialect) (callResult, error) {
+	if cctx.Err() != nil {
+		// Given up before it went out (while the host answered an
+		// input_required round, say): not sent, nothing to cancel.
+		return callResult{}, c.abandon(cctx, method, 0, false, d)
+	}
 	id := c.nextID.Add(1)
 	cl := &call{method: method, ch: make(chan callResult, 1), progress: co.progress, timing: timing, recovery: recovering}
 	c.mu.Lock()

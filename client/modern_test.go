@@ -931,3 +931,33 @@ func TestMRTRManyInputsRefused(t *testing.T) {
 		t.Errorf("%d inputs: %v, handler ran %d times", maxInputRequests, err, asked.Load())
 	}
 }
+
+// TestMRTRCancelledDuringRound: a call given up while the host answers an
+// input_required round (its handler ignoring the context) is not sent
+// again: no retry goes out, so no notifications/cancelled follows, and the
+// call fails as not run. It was sent anyway, or, over stdio, Send refused
+// the done context and the Conn sent notifications/cancelled for a request
+// id the server never saw (2026-07-28, cancellation: it MUST only
+// reference requests the client issued), and the error said the request
+// may have run.
+func TestMRTRCancelledDuringRound(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, p := openModern(t, WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		cancel() // the user gave up meanwhile; the handler answers all the same
+		return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
+	}))
+	ch := make(chan error, 1)
+	go func() { _, err := c.CallTool(ctx, "x", nil); ch <- err }()
+	inputRequired(t, p, "tools/call", `{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create","params":{"message":"?"}}}}`)
+	err := <-ch
+	if !errors.Is(err, context.Canceled) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Errorf("err = %v, want context.Canceled, not run", err)
+	}
+	c.Close() // lets every notifications/cancelled on its way go out first
+	select {
+	case m := <-p.toServer:
+		t.Errorf("the client sent %s %s after the call was given up", m.Method, m.Params)
+	default:
+	}
+}
