@@ -54,7 +54,7 @@ func (e *NewerServerError) Error() string {
 		s = fmt.Sprintf("%s speaks a newer MCP revision than this client (it answered %v)", e.URL, e.RPCError)
 	}
 	if len(e.Supported) > 0 {
-		s += "; it supports " + strings.Join(e.Supported, ", ")
+		s += "; it supports " + versionList(e.Supported)
 	}
 	s += "; this client speaks " + strings.Join(ClientVersions(), ", ")
 	if common {

@@ -114,12 +114,54 @@ func judgeDiscover(result json.RawMessage, tried string) verdict {
 func chooseVersion(supported []string, tried string) verdict {
 	if v := mcp.BestVersion(mcp.EraModern, supported); v != "" {
 		return verdict{kind: retryVersion, version: v,
-			why: fmt.Sprintf("-32022: the server speaks %s: trying %s", strings.Join(supported, ", "), v)}
+			why: fmt.Sprintf("-32022: the server speaks %s: trying %s", versionList(supported), v)}
 	}
 	if mcp.BestVersion(mcp.EraLegacy, supported) != "" {
-		return verdict{kind: isLegacy, why: fmt.Sprintf("-32022: the server lists only legacy revisions (%s): trying initialize", strings.Join(supported, ", "))}
+		return verdict{kind: isLegacy, why: fmt.Sprintf("-32022: the server lists only legacy revisions (%s): trying initialize", versionList(supported))}
 	}
-	return verdict{kind: giveUp, why: fmt.Sprintf("-32022: the server speaks %s, this client none of them", strings.Join(supported, ", "))}
+	return verdict{kind: giveUp, why: fmt.Sprintf("-32022: the server speaks %s, this client none of them", versionList(supported))}
+}
+
+// maxListed bounds the revisions versionList names.
+const maxListed = 8
+
+// versionList names the revisions a server listed, for a report or an
+// error: the first maxListed of them, then how many more; a revision that
+// is not a short run of letters, digits, dots, dashes and underscores is
+// quoted (and cut short), so that a server's list can neither make the
+// text huge nor put control characters or terminal escapes in it.
+func versionList(vs []string) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if i == maxListed {
+			fmt.Fprintf(&b, " and %d more", len(vs)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if plainVersion(v) {
+			b.WriteString(v)
+		} else {
+			fmt.Fprintf(&b, "%.32q", v)
+		}
+	}
+	return b.String()
+}
+
+// plainVersion reports whether v can be shown as it is.
+func plainVersion(v string) bool {
+	if v == "" || len(v) > 32 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '-', c == '.', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // supportedList reads data.supported of a JSON-RPC error.
