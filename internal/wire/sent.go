@@ -28,14 +28,42 @@ import (
 // having been answered by a status that says the server did not run them,
 // or not written at all. (A resend whose preparation fails — a token
 // renewal, say — is then not sent, and the refusal before it stands.)
+// net/http may report the write of an attempt late, after its answer and
+// after the next attempt began (over HTTP/2 a body goes out on a goroutine
+// of its own): a report that comes before the latest attempt has written
+// its headers (httptrace's WroteHeaders) is an earlier attempt's, and does
+// not count — unless the transport never reports headers at all.
 //
 // It watches net/http rather than the body: a body of another type than
 // *bytes.Reader makes net/http flush the headers apart from the body, a
 // second write that cost each call about 6 µs on loopback.
+//
+// A request written in full that got no answer at all is never given a
+// body again (ErrUnansweredResend): net/http's HTTP/2 transport sends a
+// request again by itself, taking its body from GetBody, after a stream
+// reset or a GOAWAY that came before the answer — after RST_STREAM with
+// PROTOCOL_ERROR too, which does not say the server did not process it.
+// Every other resend follows an answer: a redirect, a 429 or 503, a 401.
 type Delivery struct {
-	trace   httptrace.ClientTrace
-	written atomic.Bool
+	trace      httptrace.ClientTrace
+	write      atomic.Int32 // how the latest attempt's write went: writeNone...
+	answered   atomic.Bool  // the latest attempt got an answer (a first byte of it)
+	sawHeaders atomic.Bool  // the transport reports headers written (WroteHeaders)
 }
+
+// The states of an attempt's write.
+const (
+	writeNone   int32 = iota // nothing written yet
+	writeBegun               // the headers went out; the body's fate not reported yet
+	writeDone                // written in full
+	writeFailed              // net/http reported a failed write
+)
+
+// ErrUnansweredResend is the error of a request that went out in full and
+// got no answer, which net/http's HTTP/2 transport would have sent again
+// by itself (see Delivery): the server may have run it, and it is not sent
+// again.
+var ErrUnansweredResend = errors.New("not sending again a request that went out in full and got no answer (an HTTP/2 stream reset or GOAWAY before the answer)")
 
 // NewPost returns a request of method to url with body b, as
 // http.NewRequestWithContext builds it with a bytes.Reader (ContentLength
@@ -43,25 +71,48 @@ type Delivery struct {
 func NewPost(ctx context.Context, method, url string, b []byte) (*http.Request, *Delivery, error) {
 	d := &Delivery{}
 	d.trace.GetConn = d.attempt
+	d.trace.WroteHeaders = d.wroteHeaders
 	d.trace.WroteRequest = d.wrote
+	d.trace.GotFirstResponseByte = d.gotAnswer
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &d.trace), method, url, bytes.NewReader(b))
 	if err != nil {
 		return nil, nil, err
 	}
 	req.GetBody = func() (io.ReadCloser, error) {
-		d.written.Store(false)
+		if d.write.Load() == writeDone && !d.answered.Load() {
+			return nil, ErrUnansweredResend
+		}
+		d.attempt("")
 		return io.NopCloser(bytes.NewReader(b)), nil // as net/http's own: known to be in memory
 	}
 	return req, d, nil
 }
 
-func (d *Delivery) attempt(string) { d.written.Store(false) }
+func (d *Delivery) attempt(string) {
+	d.write.Store(writeNone)
+	d.answered.Store(false)
+}
 
-func (d *Delivery) wrote(info httptrace.WroteRequestInfo) { d.written.Store(info.Err == nil) }
+func (d *Delivery) gotAnswer() { d.answered.Store(true) }
+
+func (d *Delivery) wroteHeaders() {
+	d.sawHeaders.Store(true)
+	d.write.Store(writeBegun)
+}
+
+func (d *Delivery) wrote(info httptrace.WroteRequestInfo) {
+	v := writeDone
+	if info.Err != nil {
+		v = writeFailed
+	}
+	if !d.write.CompareAndSwap(writeBegun, v) && !d.sawHeaders.Load() {
+		d.write.CompareAndSwap(writeNone, v)
+	}
+}
 
 // Sent reports whether the latest attempt of the request was written in
 // full: the server may have it. Call it once Do has returned.
-func (d *Delivery) Sent() bool { return d.written.Load() }
+func (d *Delivery) Sent() bool { return d.write.Load() == writeDone }
 
 // MayHaveRun returns err, from an exchange whose request body was sent in
 // full (Delivery.Sent), wrapped so that it also matches

@@ -13,7 +13,8 @@ import (
 
 // Delivery says sent once net/http wrote the whole request, and speaks of
 // the latest attempt: a refused connection is not sent; a request the
-// server read whole and then dropped is; a new attempt starts unsent.
+// server read whole and then dropped is, and gets no body for another
+// attempt; a new attempt (after an answer) starts unsent.
 func TestDeliverySpeaksOfTheLatestAttempt(t *testing.T) {
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	read := make(chan struct{}, 1)
@@ -44,13 +45,25 @@ func TestDeliverySpeaksOfTheLatestAttempt(t *testing.T) {
 		t.Fatalf("a request read whole, then dropped: err %v, sent %v; want an error, sent", err, d.Sent())
 	}
 	<-read
+	if _, err := req.GetBody(); !errors.Is(err, ErrUnansweredResend) || !d.Sent() {
+		t.Fatalf("a body for another attempt of a request read whole and not answered: err %v, sent %v; want ErrUnansweredResend, sent", err, d.Sent())
+	}
 	d.attempt("") // the next attempt asks for a connection
 	if d.Sent() {
 		t.Fatal("a new attempt began: not sent until it is written")
 	}
-	req, d, _ = NewPost(ctx, http.MethodPost, srv.URL+"/mcp", body)
-	srv.Client().Do(req)
-	<-read
+
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer busy.Close()
+	req, d, _ = NewPost(ctx, http.MethodPost, busy.URL+"/mcp", body)
+	if resp, err := busy.Client().Do(req); err != nil || !d.Sent() {
+		t.Fatalf("a request answered 429: err %v, sent %v; want an answer, sent", err, d.Sent())
+	} else {
+		resp.Body.Close()
+	}
 	if next, err := req.GetBody(); err != nil || d.Sent() {
 		t.Fatalf("a body taken for the next attempt: err %v, sent %v; want not sent", err, d.Sent())
 	} else if b, _ := io.ReadAll(next); string(b) != string(body) {
