@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -74,5 +80,110 @@ func TestDeliveryLateWriteReportIsTheEarlierAttempts(t *testing.T) {
 	tr.WroteRequest(httptrace.WroteRequestInfo{})
 	if !d.Sent() {
 		t.Fatal("the resend went out in full: want sent")
+	}
+}
+
+// holdingConn passes every write on to its connection; once its gate is
+// armed, the first write of at least min bytes is then held — gone out,
+// but not yet returned to its writer — until the gate is released.
+type holdingConn struct {
+	net.Conn
+	g *gate
+}
+
+type gate struct {
+	min     int
+	armed   atomic.Bool
+	held    chan struct{} // closed once a write is held
+	release chan struct{}
+	once    sync.Once
+}
+
+func newGate(min int) *gate {
+	return &gate{min: min, held: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
+
+func (c *holdingConn) Write(p []byte) (int, error) {
+	hold := len(p) >= c.g.min && c.g.armed.CompareAndSwap(true, false)
+	if hold {
+		close(c.g.held) // before the bytes go: before anything can answer them
+	}
+	n, err := c.Conn.Write(p)
+	if hold {
+		<-c.g.release
+	}
+	return n, err
+}
+
+// holdingClient is srv's client over connections that g holds. Each TLS
+// record goes out in one write (no dynamic record sizing), so that a
+// request body of a few KiB is one write.
+func holdingClient(t *testing.T, srv *httptest.Server, g *gate) *http.Client {
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	tr.TLSClientConfig.DynamicRecordSizingDisabled = true
+	var dialer net.Dialer
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &holdingConn{Conn: c, g: g}, nil
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// Over HTTP/2 the body of a request goes out on a goroutine of its own,
+// and the server's answer may reach the caller before that goroutine has
+// told httptrace that the body went out. A server that read the request
+// whole and answered 500 may have run it: the attempt is sent though the
+// write has not been reported yet.
+func TestDeliveryAnsweredBeforeTheWriteIsReportedIsSent(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil || r.Method != http.MethodPost {
+			return
+		}
+		http.Error(w, "the tool failed", http.StatusInternalServerError)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	g := newGate(8 << 10)
+	defer g.open()
+	client := holdingClient(t, srv, g)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	warm, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	resp, err := client.Do(warm) // the connection is up: the next request's body is one write
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+
+	body := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"pad":"`), bytes.Repeat([]byte("x"), 12<<10)...), `"}}`...)
+	req, d, _ := NewPost(ctx, http.MethodPost, srv.URL, body)
+	g.armed.Store(true)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := false
+	select {
+	case <-g.held:
+		held = true
+	default:
+	}
+	sent := d.Sent()
+	g.open() // before closing the body: the held write keeps the connection's write lock
+	resp.Body.Close()
+	if !held {
+		t.Fatal("the body's write was not held")
+	}
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusInternalServerError || !sent {
+		t.Fatalf("HTTP/%d %d to a request read whole, its write not reported yet: sent %v; want HTTP/2 500, sent", resp.ProtoMajor, resp.StatusCode, sent)
 	}
 }

@@ -44,6 +44,12 @@ import (
 // reset or a GOAWAY that came before the answer — after RST_STREAM with
 // PROTOCOL_ERROR too, which does not say the server did not process it.
 // Every other resend follows an answer: a redirect, a 429 or 503, a 401.
+//
+// An answer can reach the caller before net/http reports the write: over
+// HTTP/2 the body goes out on a goroutine of its own, which may report it
+// only after the server has read it, run the request and answered. An
+// attempt answered while its write, begun (its headers went out), was not
+// reported failed is taken as sent.
 type Delivery struct {
 	trace      httptrace.ClientTrace
 	write      atomic.Int32 // how the latest attempt's write went: writeNone...
@@ -111,8 +117,17 @@ func (d *Delivery) wrote(info httptrace.WroteRequestInfo) {
 }
 
 // Sent reports whether the latest attempt of the request was written in
-// full: the server may have it. Call it once Do has returned.
-func (d *Delivery) Sent() bool { return d.write.Load() == writeDone }
+// full, or may have been: answered while its write was under way. The
+// server may have it. Call it once Do has returned.
+func (d *Delivery) Sent() bool {
+	switch d.write.Load() {
+	case writeDone:
+		return true
+	case writeBegun:
+		return d.answered.Load()
+	}
+	return false
+}
 
 // MayHaveRun returns err, from an exchange whose request body was sent in
 // full (Delivery.Sent), wrapped so that it also matches
