@@ -54,6 +54,51 @@ func TestDeliveryHTTP2ResendsOnlyWhatDidNotGoOut(t *testing.T) {
 	resp.Body.Close()
 }
 
+// How a request fares, over HTTP/2, against each fault at the level of
+// frames: a stream reset or a GOAWAY, after the server read the request
+// whole (the server may have run it: sent, never sent again — even after
+// REFUSED_STREAM or GOAWAY, which say it was not processed, since
+// net/http's resend cannot be told from the one after PROTOCOL_ERROR), or
+// before its body could go out (not sent; net/http's own resend, where it
+// makes one, reaches the server once whole).
+func TestDeliveryHTTP2FrameFaults(t *testing.T) {
+	small := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"once"}}`)
+	big := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"pad":"`), bytes.Repeat([]byte("x"), 100<<10)...), `"}}`...)
+	for _, tt := range []struct {
+		name           string
+		fault          testservers.H2Fault
+		body           []byte
+		answered, sent bool
+		unanswered     bool // ErrUnansweredResend
+		begun, read    int
+	}{
+		{"INTERNAL_ERROR after", testservers.H2Fault{Reset: testservers.H2InternalError}, small, false, true, false, 1, 1},
+		{"CANCEL after", testservers.H2Fault{Reset: testservers.H2Cancel}, small, false, true, false, 1, 1},
+		{"REFUSED_STREAM after", testservers.H2Fault{Reset: testservers.H2RefusedStream}, small, false, true, true, 1, 1},
+		{"GOAWAY after", testservers.H2Fault{GoAway: true}, small, false, true, true, 1, 1},
+		{"INTERNAL_ERROR before the body", testservers.H2Fault{Reset: testservers.H2InternalError, Early: true}, big, false, false, false, 1, 0},
+		{"PROTOCOL_ERROR before the body", testservers.H2Fault{Reset: testservers.H2ProtocolError, Early: true}, big, true, true, false, 2, 1},
+		{"GOAWAY before the body", testservers.H2Fault{GoAway: true, Early: true}, big, true, true, false, 2, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := testservers.StartH2Faults(tt.fault)
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			req, d, _ := NewPost(ctx, http.MethodPost, srv.URL, tt.body)
+			resp, err := srv.Client().Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			if (err == nil) != tt.answered || d.Sent() != tt.sent || errors.Is(err, ErrUnansweredResend) != tt.unanswered ||
+				srv.Begun() != tt.begun || srv.Received() != tt.read {
+				t.Errorf("err %v, sent %v, begun %d, read whole %d; want answered %v, sent %v, ErrUnansweredResend %v, begun %d, read whole %d",
+					err, d.Sent(), srv.Begun(), srv.Received(), tt.answered, tt.sent, tt.unanswered, tt.begun, tt.read)
+			}
+		})
+	}
+}
+
 // The retrying client takes a body for its first attempt before it waits
 // out a 429 (that attempt is the 429 already received), and another for
 // the resend. Over HTTP/2 net/http may report the write of the request
