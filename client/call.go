@@ -130,20 +130,33 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 		r, err := c.attempt(cctx, timing, method, sent, token, &co, recovering, d)
 		switch {
 		case err == nil:
-			if task, design, ok, err := d.taskHandle(method, r.raw, askedTask(params)); ok || err != nil {
+			if askedTask(params) {
+				// Revision 2025-11-25: the answer to a call run as a
+				// task is the task; wait for it to end (taskwait.go).
+				// The request is never sent again.
+				task, err := createdTask(method, r.raw)
 				if err != nil {
 					return nil, err
 				}
-				// The server runs the request as a task: wait for it
-				// to end (taskwait.go). The request is never sent again.
-				return c.awaitTaskOf(cctx, method, task, design, token, &co)
+				return c.awaitTaskOf(cctx, method, task, tasksRequested, token, &co)
 			}
-			ir, err := d.inputRequest(method, r.raw)
+			kind, err := d.resultKind(method, r.raw)
+			switch {
+			case err != nil:
+				return nil, err
+			case kind == mcp.ResultTask:
+				// The tasks extension: the server made a task of it.
+				task, err := extensionTask(method, r.raw)
+				if err != nil {
+					return nil, err
+				}
+				return c.awaitTaskOf(cctx, method, task, tasksExtension, token, &co)
+			case kind != mcp.ResultInputRequired:
+				return r.raw, nil
+			}
+			ir, err := decodeInputRequired(method, r.raw)
 			if err != nil {
 				return nil, err
-			}
-			if ir == nil {
-				return r.raw, nil
 			}
 			// The server needs input first: answer it, then send the
 			// request again (a new id) carrying the answers.

@@ -60,41 +60,43 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
-// inputRequest reads the resultType of a modern result: nil for a
-// complete one ("complete", or none at all, as from a server of an earlier
-// revision), the input_required result to answer, or a *ResultError for
-// any other value, which the specification makes invalid, and for an
-// input_required result that does not decode as one. A legacy result is
-// always complete.
-func (d *dialect) inputRequest(method string, raw json.RawMessage) (*inputRequiredResult, error) {
+// resultKind reads the resultType of a modern result: "" for a complete
+// one ("complete", or none at all, as from a server of an earlier
+// revision), mcp.ResultInputRequired, mcp.ResultTask (when the Conn
+// declares the tasks extension), or a *ResultError for any other value,
+// which the specification makes invalid. A legacy result is always
+// complete. It reads the result once, without decoding it.
+func (d *dialect) resultKind(method string, raw json.RawMessage) (string, error) {
 	if !d.inputRequired {
-		return nil, nil
+		return "", nil
 	}
 	v, ok := resultTypeOf(raw)
 	if !ok {
-		return nil, nil // none (or raw is no object: its decode says so)
+		return "", nil // none (or raw is no object: its decode says so)
 	}
+	var rt string
 	switch string(v) {
 	case `"` + mcp.ResultComplete + `"`:
-		return nil, nil
+		return "", nil
 	case `"` + mcp.ResultInputRequired + `"`:
-		return decodeInputRequired(method, raw)
+		return mcp.ResultInputRequired, nil
+	case `"` + mcp.ResultTask + `"`:
+		rt = mcp.ResultTask
+	default: // escaped, or invalid
+		if v[0] != '"' || json.Unmarshal(v, &rt) != nil {
+			return "", &ResultError{Method: method, Err: errors.New("resultType is not a string")}
+		}
 	}
-	// Escaped, or invalid.
-	var rt string
-	if v[0] != '"' || json.Unmarshal(v, &rt) != nil {
-		return nil, &ResultError{Method: method, Err: errors.New("resultType is not a string")}
-	}
-	switch rt {
-	case mcp.ResultComplete:
-		return nil, nil
-	case mcp.ResultInputRequired:
-		return decodeInputRequired(method, raw)
+	switch {
+	case rt == mcp.ResultComplete:
+		return "", nil
+	case rt == mcp.ResultInputRequired, rt == mcp.ResultTask && d.taskResults:
+		return rt, nil
 	}
 	if len(rt) > 64 {
 		rt = rt[:64] + "…"
 	}
-	return nil, &ResultError{Method: method, Err: fmt.Errorf("resultType %q is not one this client knows (complete, input_required)", rt)}
+	return "", &ResultError{Method: method, Err: fmt.Errorf("resultType %q is not one this client knows (complete, input_required, task)", rt)}
 }
 
 // inputRequiredResult is an input_required result, with its requestState as

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,42 +118,33 @@ func askedTask(params any) bool {
 	return ok && p.Task != nil
 }
 
-// taskHandle reads a result that is a task handle, and says by which
-// design: in revision 2025-11-25 the answer to a call that asked for a task
-// (asked), in the extension a result whose resultType is "task". ok is
-// false for any other result; a handle that does not decode, or comes for
-// a request that cannot become a task, is an error.
-func (d *dialect) taskHandle(method string, raw json.RawMessage, asked bool) (task *mcp.Task, design taskDesign, ok bool, err error) {
-	switch {
-	case asked:
-		var created mcp.CreateTaskResult
-		if err := jsondec.Unmarshal(raw, &created); err != nil {
-			return nil, 0, true, &ResultError{Method: method, Err: fmt.Errorf("the answer to a call run as a task: %w", err)}
-		}
-		if created.Task.TaskID == "" {
-			return nil, 0, true, &ResultError{Method: method, Err: errors.New("the answer to a call run as a task names no task")}
-		}
-		return &created.Task, tasksRequested, true, nil
-	case !d.taskResults || !bytes.Contains(raw, []byte(`"task"`)):
-		return nil, 0, false, nil
+// createdTask reads the answer of revision 2025-11-25 to a call that
+// asked to run as a task: a CreateTaskResult.
+func createdTask(method string, raw json.RawMessage) (*mcp.Task, error) {
+	var created mcp.CreateTaskResult
+	if err := jsondec.Unmarshal(raw, &created); err != nil {
+		return nil, &ResultError{Method: method, Err: fmt.Errorf("the answer to a call run as a task: %w", err)}
 	}
-	var head struct {
-		ResultType string `json:"resultType"`
+	if created.Task.TaskID == "" {
+		return nil, &ResultError{Method: method, Err: errors.New("the answer to a call run as a task names no task")}
 	}
-	if jsondec.Unmarshal(raw, &head) != nil || head.ResultType != mcp.ResultTask {
-		return nil, 0, false, nil // a result that is not JSON fails in its own decode
-	}
+	return &created.Task, nil
+}
+
+// extensionTask reads a result of type task (the tasks extension), which
+// only tools/call may get.
+func extensionTask(method string, raw json.RawMessage) (*mcp.Task, error) {
 	if method != "tools/call" {
-		return nil, 0, true, &ResultError{Method: method, Err: errors.New("the server answered with a task, which only tools/call may become")}
+		return nil, &ResultError{Method: method, Err: errors.New("the server answered with a task, which only tools/call may become")}
 	}
 	var t mcp.Task
 	if err := jsondec.Unmarshal(raw, &t); err != nil {
-		return nil, 0, true, &ResultError{Method: method, Err: fmt.Errorf("task handle: %w", err)}
+		return nil, &ResultError{Method: method, Err: fmt.Errorf("task handle: %w", err)}
 	}
 	if t.TaskID == "" {
-		return nil, 0, true, &ResultError{Method: method, Err: errors.New("task handle without a taskId")}
+		return nil, &ResultError{Method: method, Err: errors.New("task handle without a taskId")}
 	}
-	return &t, tasksExtension, true, nil
+	return &t, nil
 }
 
 // awaitDesign is the design AwaitTask waits by, for a task it knows only
