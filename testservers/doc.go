@@ -34,6 +34,11 @@
 //     front-ends behind its bearer tokens (or DPoP-bound ones and their
 //     proofs, RFC 9449, verified in dpop.go), with protected resource
 //     metadata where chosen and 401/403 challenges (scope step-up).
+//   - StartStreamableTLS and StartLegacyTLS serve the HTTP front-ends over
+//     HTTPS with HTTP/2 (their Client trusts the test certificate), and
+//     StartH2Faults is a bare HTTP/2 server that resets a stream or sends
+//     a GOAWAY, before or after it read the request whole: the frame-level
+//     faults a client's "did it go out" must read right.
 //   - ServeStdio, RunFromEnv and StdioCommand (stdio.go) serve it over
 //     newline-delimited JSON, in-process or as a child process that is the
 //     test binary itself.
