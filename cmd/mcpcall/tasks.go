@@ -36,9 +36,9 @@ result, and says the task's id on stderr. When the wait ends first (Ctrl-C,
 		}),
 	})
 	tasks.AddCommand(&cobra.Command{
-		Use:   "result ID TARGET",
-		Short: "Wait for a task and print its tool's result, as tools call does",
-		Example: `  mcpcall tasks result 786512e2-9e0d-44bd-8f29-789f320fe840 http://127.0.0.1:8080/mcp`,
+		Use:               "result ID TARGET",
+		Short:             "Wait for a task and print its tool's result, as tools call does",
+		Example:           `  mcpcall tasks result 786512e2-9e0d-44bd-8f29-789f320fe840 http://127.0.0.1:8080/mcp`,
 		ValidArgsFunction: c.completeTarget(1),
 		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
 			res, err := s.conn.AwaitTask(ctx, own[0], s.callOptions()...)
@@ -54,18 +54,18 @@ result, and says the task's id on stderr. When the wait ends first (Ctrl-C,
 		}),
 	})
 	tasks.AddCommand(&cobra.Command{
-		Use:   "cancel ID TARGET",
-		Short: "Ask the server to cancel a task (it may finish all the same)",
-		Example: `  mcpcall tasks cancel 786512e2-9e0d-44bd-8f29-789f320fe840 myserver`,
+		Use:               "cancel ID TARGET",
+		Short:             "Ask the server to cancel a task (it may finish all the same)",
+		Example:           `  mcpcall tasks cancel 786512e2-9e0d-44bd-8f29-789f320fe840 myserver`,
 		ValidArgsFunction: c.completeTarget(1),
 		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
 			return s.conn.CancelTask(ctx, own[0])
 		}),
 	})
 	tasks.AddCommand(&cobra.Command{
-		Use:   "list TARGET",
-		Short: "List the server's tasks (revision 2025-11-25; the 2026-07-28 extension has no listing)",
-		Example: `  mcpcall tasks list --json myserver | jq -r '.tasks[] | select(.status == "working") | .taskId'`,
+		Use:               "list TARGET",
+		Short:             "List the server's tasks (revision 2025-11-25; the 2026-07-28 extension has no listing)",
+		Example:           `  mcpcall tasks list --json myserver | jq -r '.tasks[] | select(.status == "working") | .taskId'`,
 		ValidArgsFunction: c.completeTarget(0),
 		RunE: c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
 			var all []mcp.Task
