@@ -11,6 +11,7 @@ import (
 	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/modern"
 )
 
 // The wait for a task (tasks.go): polling, the status the host is told
@@ -287,10 +288,53 @@ func (c *Conn) cancelTaskLater(id string, design taskDesign) {
 		defer c.cancels.Done()
 		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 		defer cancel()
-		if err := c.CancelTask(ctx, id); err != nil {
+		if err := c.requestAside(ctx, "tasks/cancel", &mcp.TaskIDParams{TaskID: id}); err != nil {
 			c.opts.logger.Debug("anymcp: could not cancel a task", "task", id, "err", err)
 		}
 	}()
+}
+
+// requestAside sends a request outside the calls: as notifications/cancelled
+// is sent, so that a Conn that closes (which fails its calls first, and
+// then lets these go out for a moment) still sends it. It waits for the
+// answer, which it does not read, until ctx ends or the Conn is done.
+func (c *Conn) requestAside(ctx context.Context, method string, params any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	d := c.dialect()
+	if raw, err = withMeta(raw, d.requestMeta(0, "")); err != nil {
+		return err
+	}
+	if d.headers {
+		hdr, err := c.requestHeaders(d, method, params, raw)
+		if err != nil {
+			return err
+		}
+		ctx = modern.WithHeaders(ctx, hdr)
+	}
+	id := c.nextID.Add(1)
+	cl := &call{method: method, ch: make(chan callResult, 1)}
+	c.mu.Lock()
+	c.pending[id] = cl
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+	if err := c.t.Send(ctx, &jsonrpc.Message{ID: jsonrpc.Int(id), Method: method, Params: raw}); err != nil {
+		return err
+	}
+	select {
+	case r := <-cl.ch:
+		return r.err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-c.done:
+		return nil
+	}
 }
 
 // wakeTask ends the wait of the calls waiting for the task a status
