@@ -98,3 +98,40 @@ func ExampleConn_Tools() {
 	// echo - Returns the text it is given.
 	// add - Adds two numbers; the sum is also in structuredContent.
 }
+
+// A tool the server runs as a task: CallTool waits for it and returns its
+// result; OnTask gives the host the task's id (to await it again later,
+// with AwaitTask, should the wait end first) and each status seen.
+func ExampleOnTask() {
+	srv := testservers.StartModern(testservers.HTTPOptions{Options: testservers.Options{
+		Tasks: testservers.TaskOptions{Enabled: true}, // its task tools run as tasks of the 2026-07-28 extension
+	}})
+	defer srv.Close()
+	ctx := context.Background()
+	conn, err := client.Dial(ctx, client.URL(srv.URL))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+
+	var id string
+	res, err := conn.CallTool(ctx, "task_sleep", map[string]any{"ms": 50, "text": "done"},
+		client.OnTask(func(t mcp.Task) {
+			if id == "" {
+				id = t.TaskID // persist it, to AwaitTask after a restart
+			}
+		}))
+	if err != nil {
+		log.Fatal(err) // a *client.TaskError names the task when the wait ended first
+	}
+	fmt.Println(res.Content[0].Text, id != "")
+
+	again, err := conn.AwaitTask(ctx, id) // a task outlives its call
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(again.Content[0].Text)
+	// Output:
+	// done true
+	// done
+}
