@@ -340,6 +340,13 @@ func (c *Conn) abandon(cctx context.Context, method string, id int64, ran bool, 
 // making the caller wait for it. Close lets these go out (for a short while)
 // before it closes the transport.
 func (c *Conn) sendCancelled(id int64, reason string) {
+	c.cancelAside(func() { c.notifyCancelled(id, reason) })
+}
+
+// cancelAside runs send, which tells the server a request or a task is
+// cancelled, on a goroutine of its own, unless the Conn is done: Close
+// lets these finish (for a short while) before it closes the transport.
+func (c *Conn) cancelAside(send func()) {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -351,7 +358,7 @@ func (c *Conn) sendCancelled(id int64, reason string) {
 	go func() {
 		defer c.wg.Done()
 		defer c.cancels.Done()
-		c.notifyCancelled(id, reason)
+		send()
 	}()
 }
 

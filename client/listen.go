@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -55,12 +56,7 @@ func (c *Conn) listenFilter() mcp.SubscriptionFilter {
 		PromptsListChanged:   o.onPromptsChg != nil || o.onNotify != nil,
 		ResourcesListChanged: o.onResChg != nil || o.onNotify != nil,
 	}
-	c.mu.Lock()
-	for uri := range c.subs {
-		f.ResourceSubscriptions = append(f.ResourceSubscriptions, uri)
-	}
-	c.mu.Unlock()
-	slices.Sort(f.ResourceSubscriptions)
+	f.ResourceSubscriptions = c.subscribed()
 	return f
 }
 
@@ -312,6 +308,19 @@ func (c *Conn) acknowledged(params json.RawMessage) {
 	}
 }
 
+// subscribed returns the URIs of the resources subscribed to, sorted (nil
+// for none).
+func (c *Conn) subscribed() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.subs) == 0 {
+		return nil
+	}
+	uris := slices.Collect(maps.Keys(c.subs))
+	slices.Sort(uris)
+	return uris
+}
+
 // announced is every change the server says it announces: the lists it
 // sends list_changed for, and the resources subscribed to.
 func (c *Conn) announced() mcp.SubscriptionFilter {
@@ -321,12 +330,7 @@ func (c *Conn) announced() mcp.SubscriptionFilter {
 		PromptsListChanged:   caps.Prompts != nil && caps.Prompts.ListChanged,
 		ResourcesListChanged: caps.Resources != nil && caps.Resources.ListChanged,
 	}
-	c.mu.Lock()
-	for uri := range c.subs {
-		f.ResourceSubscriptions = append(f.ResourceSubscriptions, uri)
-	}
-	c.mu.Unlock()
-	slices.Sort(f.ResourceSubscriptions)
+	f.ResourceSubscriptions = c.subscribed()
 	return f
 }
 

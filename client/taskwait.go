@@ -275,23 +275,13 @@ func (c *Conn) cancelTaskLater(id string, design taskDesign) {
 			return // the server does not take tasks/cancel
 		}
 	}
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		return
-	}
-	c.wg.Add(1)
-	c.cancels.Add(1)
-	c.mu.Unlock()
-	go func() {
-		defer c.wg.Done()
-		defer c.cancels.Done()
+	c.cancelAside(func() {
 		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 		defer cancel()
 		if err := c.requestAside(ctx, "tasks/cancel", &mcp.TaskIDParams{TaskID: id}); err != nil {
 			c.opts.logger.Debug("anymcp: could not cancel a task", "task", id, "err", err)
 		}
-	}()
+	})
 }
 
 // requestAside sends a request outside the calls: as notifications/cancelled
