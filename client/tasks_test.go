@@ -43,7 +43,9 @@ func taskServers(t *testing.T, to testservers.TaskOptions) []struct {
 	}
 	var rows []row
 	for _, s := range eraServers(t, o) {
-		rows = append(rows, row{s.name, s.target, s.era, s.srv})
+		// (a stdio child built with -race sleeps a second at exit
+		// unless told not to; URL targets ignore the variable)
+		rows = append(rows, row{s.name, s.target.WithEnv("GORACE=atexit_sleep_ms=0"), s.era, s.srv})
 	}
 	lo := o
 	lo.Versions = []string{mcp.Version20251125} // tasks came with it; an HTTP+SSE server answers 2024-11-05 by default
