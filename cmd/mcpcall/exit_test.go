@@ -6,8 +6,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -130,6 +132,7 @@ const asMCPCall = "MCPCALL_TEST_AS_MCPCALL"
 // told first. A hangup used to kill mcpcall at once, its stdio server left
 // running the call.
 func TestSignalExitsPromptly(t *testing.T) {
+	restoreHangups()
 	cases := []struct {
 		name   string
 		target func(t *testing.T) (args []string, started, cancelled func() bool)
@@ -152,6 +155,24 @@ func TestSignalExitsPromptly(t *testing.T) {
 		}
 	}
 }
+
+// restoreHangups makes the processes this test starts get SIGHUP as by
+// default when the test itself runs with hangups ignored (under nohup, as
+// a CI job may be): a child inherits an ignored signal, and mcpcall keeps
+// ignoring a hangup it started ignoring (TestNohupIgnoresHangup), while a
+// signal this process handles is back to the default in the programs it
+// executes.
+func restoreHangups() {
+	hangupsOnce.Do(func() {
+		if signal.Ignored(syscall.SIGHUP) {
+			// For the life of the test binary: stopping it would give
+			// the signal back to its ignored state at start.
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+		}
+	})
+}
+
+var hangupsOnce sync.Once
 
 // signalDuringCall sends sig to a real mcpcall process during a call to
 // the server target starts, and checks that it exits 130 soon after, the
