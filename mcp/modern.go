@@ -52,10 +52,11 @@ type Cacheable struct {
 	CacheScope string `json:"cacheScope,omitempty"`
 }
 
-// TTL is a ttlMs, in milliseconds. It decodes from any JSON number, so
-// that a cache hint written as 60000.0 or 1e20 (integers both, as JSON
-// Schema counts them) leaves its result readable: a fraction is dropped,
-// and a number past the range of int64 is taken as the bound it passes.
+// TTL is a ttlMs, in milliseconds (and each count of milliseconds a Task
+// carries). It decodes from any JSON number, so that a cache hint written
+// as 60000.0 or 1e20 (integers both, as JSON Schema counts them) leaves
+// its result readable: a fraction is dropped, and a number past the range
+// of int64 is taken as the bound it passes.
 type TTL int64
 
 // UnmarshalJSON reads a JSON number; anything else is an error.

@@ -91,11 +91,13 @@ type Task struct {
 	// TTLMs and PollIntervalMs those of the tasks extension: how long the
 	// task is kept after its creation and how often the server would
 	// like to be polled, in milliseconds. Nil when absent (for the TTL:
-	// also when null, unlimited).
-	TTL            *int64 `json:"ttl,omitempty"`
-	TTLMs          *int64 `json:"ttlMs,omitempty"`
-	PollInterval   *int64 `json:"pollInterval,omitempty"`
-	PollIntervalMs *int64 `json:"pollIntervalMs,omitempty"`
+	// also when null, unlimited). Each is read from any JSON number, as
+	// a TTL is: 60000.0 and 6e4 are integers too, as JSON Schema counts
+	// them.
+	TTL            *TTL `json:"ttl,omitempty"`
+	TTLMs          *TTL `json:"ttlMs,omitempty"`
+	PollInterval   *TTL `json:"pollInterval,omitempty"`
+	PollIntervalMs *TTL `json:"pollIntervalMs,omitempty"`
 
 	// What a task of the extension carries inline, by status: the
 	// result of the request (completed), the JSON-RPC error that ended it
@@ -120,7 +122,7 @@ func (t *Task) TTLDuration() time.Duration {
 	return millis(firstSet(t.TTLMs, t.TTL))
 }
 
-func firstSet(a, b *int64) *int64 {
+func firstSet(a, b *TTL) *TTL {
 	if a != nil {
 		return a
 	}
@@ -132,11 +134,11 @@ const maxMillis = int64(1<<63-1) / int64(time.Millisecond)
 
 // millis converts milliseconds from a server, saturating, to a duration;
 // nil or not positive is zero.
-func millis(ms *int64) time.Duration {
+func millis(ms *TTL) time.Duration {
 	if ms == nil || *ms <= 0 {
 		return 0
 	}
-	return time.Duration(min(*ms, maxMillis)) * time.Millisecond
+	return time.Duration(min(int64(*ms), maxMillis)) * time.Millisecond
 }
 
 // CreateTaskResult is the answer of revision 2025-11-25 to a request that

@@ -516,7 +516,7 @@ func (s *Server) taskJSONLocked(t *task, detailed bool) json.RawMessage {
 		TaskID: t.id, Status: t.status, StatusMessage: t.message,
 		CreatedAt: stamp(t.created), LastUpdatedAt: stamp(t.updated),
 	}
-	ttl, poll := t.ttl.Milliseconds(), s.opts.Tasks.PollInterval.Milliseconds()
+	ttl, poll := mcp.TTL(t.ttl.Milliseconds()), mcp.TTL(s.opts.Tasks.PollInterval.Milliseconds())
 	ttlKey := "ttl"
 	if t.era == eraModern {
 		ttlKey = "ttlMs"

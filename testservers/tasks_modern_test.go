@@ -65,7 +65,7 @@ func TestTaskModernLifecycle(t *testing.T) {
 		srv := s.Server()
 		w.caps = tasksExt
 		tk := modernCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000})
-		if tk.TTLMs == nil || *tk.TTLMs != DefaultTaskTTL.Milliseconds() || tk.Result != nil {
+		if tk.TTLMs == nil || int64(*tk.TTLMs) != DefaultTaskTTL.Milliseconds() || tk.Result != nil {
 			t.Errorf("created %+v", tk)
 		}
 		got, f := modernGet(t, w, 2, tk.TaskID)

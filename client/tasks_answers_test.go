@@ -1,0 +1,81 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
+)
+
+// How a waiting call reads what servers answer about its task: numbers
+// written as any JSON number, handles, ids and statuses that are not
+// what the Conn expects.
+
+// Initialize and server/discover answers of servers that offer tasks:
+// 2025-11-25's for tools/call, and the 2026-07-28 extension.
+const (
+	legacyTasksInit = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"tasks","version":"1"}}`
+	modernTasksInit = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	requiredJobList = `{"tools":[{"name":"job","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
+)
+
+// scriptedTasks opens a Conn over the instant transport to a server that
+// answers each method as answers says (nil: the transport's default), and
+// polls as often as the server asks.
+func scriptedTasks(t *testing.T, answers map[string]string, opts ...Option) (*Conn, context.Context) {
+	t.Helper()
+	srv := newInstantTransport()
+	srv.result = func(m *jsonrpc.Message) json.RawMessage {
+		if a, ok := answers[m.Method]; ok {
+			return json.RawMessage(a)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	c, err := Open(ctx, srv, append([]Option{WithTaskPolicy(TaskPolicy{MinPoll: time.Millisecond})}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, ctx
+}
+
+// The durations of a task are integers that a server may write as any
+// JSON number (60000.0, 6e4 are integers, as JSON Schema counts them; a
+// huge one is taken as the bound it passes): the task is awaited as any
+// other.
+func TestTaskNumbersAnyJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answers map[string]string
+	}{
+		{"2025-11-25", map[string]string{
+			"initialize":   legacyTasksInit,
+			"tools/list":   requiredJobList,
+			"tools/call":   `{"task":{"taskId":"t1","status":"working","createdAt":"a","lastUpdatedAt":"a","ttl":60000.0,"pollInterval":1.0}}`,
+			"tasks/get":    `{"taskId":"t1","status":"completed","createdAt":"a","lastUpdatedAt":"b","ttl":1e20,"pollInterval":1e0}`,
+			"tasks/result": `{"content":[{"type":"text","text":"done"}]}`,
+		}},
+		{"2026-07-28", map[string]string{
+			"server/discover": modernTasksInit,
+			"tools/call":      `{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":6e4,"pollIntervalMs":1.5}`,
+			"tasks/get":       `{"resultType":"complete","taskId":"x9","status":"completed","createdAt":"a","lastUpdatedAt":"b","ttlMs":60000.0,"pollIntervalMs":-1E1,"result":{"content":[{"type":"text","text":"done"}]}}`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ctx := scriptedTasks(t, tc.answers)
+			if _, ok := tc.answers["tools/list"]; ok {
+				if _, err := c.AllTools(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := c.CallTool(ctx, "job", nil)
+			if err != nil || len(res.Content) != 1 || res.Content[0].Text != "done" {
+				t.Fatalf("CallTool: %+v, %v; want the task's result", res, err)
+			}
+		})
+	}
+}
