@@ -3,10 +3,12 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 )
 
 // How a waiting call reads what servers answer about its task: numbers
@@ -76,6 +78,39 @@ func TestTaskNumbersAnyJSON(t *testing.T) {
 			if err != nil || len(res.Content) != 1 || res.Content[0].Text != "done" {
 				t.Fatalf("CallTool: %+v, %v; want the task's result", res, err)
 			}
+		})
+	}
+}
+
+// A 2026-07-28 server may make a task that has ended by the time it
+// answers the call: the handle (a Task, not a detailed one) then says
+// completed or failed without the result or the error, which tasks/get
+// carries.
+func TestTaskHandleEndedFetchesOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		status, got string
+		want        func(*testing.T, *mcp.CallToolResult, error)
+	}{
+		{"completed", `"result":{"content":[{"type":"text","text":"done"}]}`, func(t *testing.T, res *mcp.CallToolResult, err error) {
+			if err != nil || len(res.Content) != 1 || res.Content[0].Text != "done" {
+				t.Fatalf("CallTool: %+v, %v; want the result tasks/get carries", res, err)
+			}
+		}},
+		{"failed", `"error":{"code":-32000,"message":"broken"}`, func(t *testing.T, _ *mcp.CallToolResult, err error) {
+			var rpcErr *jsonrpc.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != -32000 || rpcErr.Message != "broken" {
+				t.Fatalf("CallTool: %v; want the error tasks/get carries", err)
+			}
+		}},
+	} {
+		t.Run(tc.status, func(t *testing.T) {
+			c, ctx := scriptedTasks(t, map[string]string{
+				"server/discover": modernTasksInit,
+				"tools/call":      `{"resultType":"task","taskId":"x9","status":"` + tc.status + `","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000}`,
+				"tasks/get":       `{"resultType":"complete","taskId":"x9","status":"` + tc.status + `","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,` + tc.got + `}`,
+			})
+			res, err := c.CallTool(ctx, "job", nil)
+			tc.want(t, res, err)
 		})
 	}
 }

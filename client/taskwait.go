@@ -32,6 +32,7 @@ type taskWait struct {
 	answered map[string]bool // input keys answered (the extension)
 	backoff  time.Duration   // the last wait, when the server suggests none
 	wake     chan struct{}   // a status notification of the task came
+	polled   bool            // last came from tasks/get
 }
 
 // awaitTaskOf waits for the task a call became (awaitTask), keeping the
@@ -81,6 +82,13 @@ func (w *taskWait) tell() {
 func (w *taskWait) run(ctx context.Context) (json.RawMessage, error) {
 	for {
 		switch st := w.last.Status; {
+		case w.design == tasksExtension && !w.polled && outcomeElsewhere(&w.last):
+			// The handle that made the task (a Task, not a detailed
+			// one) says it ended; tasks/get has how.
+			if err := w.poll(ctx); err != nil {
+				return nil, err
+			}
+			continue
 		case st.Terminal():
 			return w.result(ctx)
 		case st == mcp.TaskInputRequired && w.design == tasksRequested:
@@ -152,11 +160,17 @@ func (w *taskWait) poll(ctx context.Context) error {
 	}
 	t.TaskID = w.last.TaskID
 	changed := t.Status != w.last.Status || t.StatusMessage != w.last.StatusMessage
-	w.last = *t
+	w.last, w.polled = *t, true
 	if changed {
 		w.tell()
 	}
 	return nil
+}
+
+// outcomeElsewhere reports whether a task of the extension ended
+// without what it ended with: a result, or an error.
+func outcomeElsewhere(t *mcp.Task) bool {
+	return t.Status == mcp.TaskCompleted && len(t.Result) == 0 || t.Status == mcp.TaskFailed && len(t.Error) == 0
 }
 
 // result returns the result of a task that ended (or, in revision
