@@ -114,3 +114,26 @@ func TestTaskHandleEndedFetchesOutcome(t *testing.T) {
 		})
 	}
 }
+
+// A call that waits between two polls ends when the Conn is closed, as
+// every call in flight does, not when the wait the server asked for (a
+// minute here, within the policy's 30 s) runs out.
+func TestTaskWaitEndsOnClose(t *testing.T) {
+	c, ctx := scriptedTasks(t, map[string]string{
+		"server/discover": modernTasksInit,
+		"tools/call":      `{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":600000,"pollIntervalMs":60000}`,
+	})
+	waiting := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "job", nil, OnTask(func(mcp.Task) { close(waiting) }))
+		errc <- err
+	}()
+	<-waiting
+	c.Close()
+	err := <-errc
+	var te *TaskError
+	if !errors.As(err, &te) || te.TaskID != "x9" || !errors.Is(err, ErrClosed) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("err = %v; want a *TaskError for x9 that says the Conn was closed", err)
+	}
+}

@@ -111,7 +111,8 @@ func (w *taskWait) run(ctx context.Context) (json.RawMessage, error) {
 
 // sleep waits the interval the server suggested, within the policy's
 // bounds (without one, a wait that doubles from MinPoll up to Poll), until
-// a status notification of the task comes, or until ctx ends.
+// a status notification of the task comes, until the Conn is done (the
+// poll that follows fails as every call then does), or until ctx ends.
 func (w *taskWait) sleep(ctx context.Context) error {
 	t := time.NewTimer(w.interval())
 	defer t.Stop()
@@ -119,6 +120,8 @@ func (w *taskWait) sleep(ctx context.Context) error {
 	case <-t.C:
 		return nil
 	case <-w.wake:
+		return nil
+	case <-w.c.done:
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
