@@ -162,9 +162,13 @@ func (c *Conn) AwaitTask(ctx context.Context, id string, opts ...CallOption) (*m
 		return nil, errors.New("anymcp: AwaitTask: tasks are off (TaskPolicy.Never)")
 	}
 	design := c.awaitDesign()
+	w := &taskWait{c: c, design: design, method: "tools/call", co: &co, last: mcp.Task{TaskID: id}}
 	first, err := c.getTask(ctx, id)
 	if err != nil {
-		return nil, (&taskWait{c: c, design: design, method: "tools/call", co: &co, last: mcp.Task{TaskID: id}}).failed(ctx, "polling it failed", err)
+		return nil, w.failed(ctx, "polling it failed", err)
+	}
+	if err := w.sameTask(ctx, first); err != nil {
+		return nil, err
 	}
 	first.TaskID = id
 	raw, err := c.awaitTask(ctx, "tools/call", first, design, &co)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +136,20 @@ func TestTaskWaitEndsOnClose(t *testing.T) {
 	var te *TaskError
 	if !errors.As(err, &te) || te.TaskID != "x9" || !errors.Is(err, ErrClosed) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("err = %v; want a *TaskError for x9 that says the Conn was closed", err)
+	}
+}
+
+// tasks/get answered for another task than the one asked about ends the
+// wait with a *TaskError, on the first answer AwaitTask gets as on any
+// later poll: another task's result is never taken for this one's.
+func TestAwaitTaskAnsweredForAnother(t *testing.T) {
+	c, ctx := scriptedTasks(t, map[string]string{
+		"server/discover": modernTasksInit,
+		"tasks/get":       `{"resultType":"complete","taskId":"other","status":"completed","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"result":{"content":[{"type":"text","text":"not yours"}]}}`,
+	})
+	res, err := c.AwaitTask(ctx, "x9")
+	var te *TaskError
+	if !errors.As(err, &te) || te.TaskID != "x9" || !strings.Contains(err.Error(), "another task") {
+		t.Fatalf("AwaitTask(x9): %+v, %v; want a *TaskError: tasks/get answered for another task", res, err)
 	}
 }

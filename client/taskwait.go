@@ -158,8 +158,8 @@ func (w *taskWait) poll(ctx context.Context) error {
 	if err != nil {
 		return w.failed(ctx, "polling it failed", err)
 	}
-	if t.TaskID != "" && t.TaskID != w.last.TaskID {
-		return w.failed(ctx, "tasks/get answered for another task", fmt.Errorf("task %q", t.TaskID))
+	if err := w.sameTask(ctx, t); err != nil {
+		return err
 	}
 	t.TaskID = w.last.TaskID
 	changed := t.Status != w.last.Status || t.StatusMessage != w.last.StatusMessage
@@ -174,6 +174,15 @@ func (w *taskWait) poll(ctx context.Context) error {
 // without what it ended with: a result, or an error.
 func outcomeElsewhere(t *mcp.Task) bool {
 	return t.Status == mcp.TaskCompleted && len(t.Result) == 0 || t.Status == mcp.TaskFailed && len(t.Error) == 0
+}
+
+// sameTask returns the error of a tasks/get answered for another task
+// than the one waited for, or nil.
+func (w *taskWait) sameTask(ctx context.Context, t *mcp.Task) error {
+	if t.TaskID != "" && t.TaskID != w.last.TaskID {
+		return w.failed(ctx, "tasks/get answered for another task", fmt.Errorf("task %q", t.TaskID))
+	}
+	return nil
 }
 
 // result returns the result of a task that ended (or, in revision
