@@ -153,3 +153,31 @@ func TestAwaitTaskAnsweredForAnother(t *testing.T) {
 		t.Fatalf("AwaitTask(x9): %+v, %v; want a *TaskError: tasks/get answered for another task", res, err)
 	}
 }
+
+// A tasks/get answered with a status no task has (or none) ends the wait
+// with a *TaskError that names the task, where waiting on could never
+// tell when the task ends.
+func TestTaskUnknownStatus(t *testing.T) {
+	for _, tc := range []struct{ name, status string }{
+		{"bogus", `"status":"bogus",`},
+		{"none", ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ctx := scriptedTasks(t, map[string]string{
+				"server/discover": modernTasksInit,
+				"tools/call":      `{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1}`,
+				"tasks/get":       `{"resultType":"complete","taskId":"x9",` + tc.status + `"createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1}`,
+			})
+			var seen []mcp.TaskStatus
+			_, err := c.CallTool(ctx, "job", nil, OnTask(func(t mcp.Task) { seen = append(seen, t.Status) }))
+			var te *TaskError
+			if !errors.As(err, &te) || te.TaskID != "x9" || te.Status != mcp.TaskWorking || errors.Is(err, context.DeadlineExceeded) ||
+				!errors.Is(err, jsonrpc.ErrOutcomeUnknown) || !strings.Contains(err.Error(), "status") {
+				t.Fatalf("err = %v; want a *TaskError for x9: the status is none a task has", err)
+			}
+			if len(seen) != 1 {
+				t.Errorf("OnTask saw %q; want only the status working", seen)
+			}
+		})
+	}
+}

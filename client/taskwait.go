@@ -161,6 +161,9 @@ func (w *taskWait) poll(ctx context.Context) error {
 	if err := w.sameTask(ctx, t); err != nil {
 		return err
 	}
+	if !knownStatus(t.Status) {
+		return w.failed(ctx, fmt.Sprintf("tasks/get answered with the status %.32q, which no task has", t.Status), nil)
+	}
 	t.TaskID = w.last.TaskID
 	changed := t.Status != w.last.Status || t.StatusMessage != w.last.StatusMessage
 	w.last, w.polled = *t, true
@@ -174,6 +177,15 @@ func (w *taskWait) poll(ctx context.Context) error {
 // without what it ended with: a result, or an error.
 func outcomeElsewhere(t *mcp.Task) bool {
 	return t.Status == mcp.TaskCompleted && len(t.Result) == 0 || t.Status == mcp.TaskFailed && len(t.Error) == 0
+}
+
+// knownStatus reports whether s is one of the statuses a task has.
+func knownStatus(s mcp.TaskStatus) bool {
+	switch s {
+	case mcp.TaskWorking, mcp.TaskInputRequired, mcp.TaskCompleted, mcp.TaskFailed, mcp.TaskCancelled:
+		return true
+	}
+	return false
 }
 
 // sameTask returns the error of a tasks/get answered for another task
