@@ -133,12 +133,15 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 			if askedTask(params) {
 				// Revision 2025-11-25: the answer to a call run as a
 				// task is the task; wait for it to end (taskwait.go).
-				// The request is never sent again.
+				// The request is never sent again. A server that ran
+				// it as any call answers as for any call.
 				task, err := createdTask(method, r.raw)
 				if err != nil {
 					return nil, err
 				}
-				return c.awaitTaskOf(cctx, method, task, tasksRequested, token, &co)
+				if task != nil {
+					return c.awaitTaskOf(cctx, method, task, tasksRequested, token, &co)
+				}
 			}
 			kind, err := d.resultKind(method, r.raw)
 			switch {

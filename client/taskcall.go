@@ -119,16 +119,24 @@ func askedTask(params any) bool {
 }
 
 // createdTask reads the answer of revision 2025-11-25 to a call that
-// asked to run as a task: a CreateTaskResult.
+// asked to run as a task: a CreateTaskResult, or nil when the answer has
+// no task member, that of a server that ran the call as any other (one
+// that does not offer tasks for it ignores the task member, as 2025-11-25
+// says it must; a 2026-07-28 one decides for itself, resultType task).
 func createdTask(method string, raw json.RawMessage) (*mcp.Task, error) {
-	var created mcp.CreateTaskResult
+	var created struct {
+		Task *mcp.Task `json:"task"`
+	}
 	if err := jsondec.Unmarshal(raw, &created); err != nil {
 		return nil, &ResultError{Method: method, Err: fmt.Errorf("the answer to a call run as a task: %w", err)}
+	}
+	if created.Task == nil {
+		return nil, nil
 	}
 	if created.Task.TaskID == "" {
 		return nil, &ResultError{Method: method, Err: errors.New("the answer to a call run as a task names no task")}
 	}
-	return &created.Task, nil
+	return created.Task, nil
 }
 
 // extensionTask reads a result of type task (the tasks extension), which

@@ -181,3 +181,34 @@ func TestTaskUnknownStatus(t *testing.T) {
 		})
 	}
 }
+
+// A tools/call whose params the host made ask for a task (Task set) goes
+// to a server that does not offer 2025-11-25's tasks for tools/call: a
+// legacy one then runs it as a plain call, ignoring the task member (as
+// 2025-11-25 says it must), and a 2026-07-28 one decides for itself. Its
+// answer is read as such, not as the task the Conn did not ask for.
+func TestTaskAskedByHostOfServerWithout(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answers map[string]string
+	}{
+		{"2025-11-25 without tasks", map[string]string{
+			"initialize": `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"plain","version":"1"}}`,
+			"tools/call": `{"content":[{"type":"text","text":"done"}]}`,
+		}},
+		{"2026-07-28", map[string]string{
+			"server/discover": modernTasksInit,
+			"tools/call":      `{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1}`,
+			"tasks/get":       `{"resultType":"complete","taskId":"x9","status":"completed","createdAt":"a","lastUpdatedAt":"b","ttlMs":60000,"result":{"content":[{"type":"text","text":"done"}]}}`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ctx := scriptedTasks(t, tc.answers)
+			var res mcp.CallToolResult
+			err := c.Call(ctx, "tools/call", &mcp.CallToolParams{Name: "job", Task: &mcp.TaskParams{TTL: 60000}}, &res)
+			if err != nil || len(res.Content) != 1 || res.Content[0].Text != "done" {
+				t.Fatalf("Call: %+v, %v; want the tool's result", res, err)
+			}
+		})
+	}
+}
