@@ -182,7 +182,7 @@ func (f failure) hint() string {
 	case f.code == exitConnect && strings.Contains(f.message, "connection refused"):
 		return "nothing is listening there: is the server running, and is the URL right?"
 	case f.task != "" && (f.code == exitInterrupt || f.code == exitTimeout):
-		return "the task " + f.task + " may still run: mcpcall tasks result " + f.task + " TARGET waits for it again"
+		return "the task " + shown(f.task) + " may still run: mcpcall tasks result " + taskWord(f.task) + " TARGET waits for it again"
 	case f.rpcCode == jsonrpc.CodeMissingClientCapability:
 		return "the server needs a capability of the client: --root DIR declares roots (elicitation and sampling are always declared)"
 	}

@@ -113,9 +113,9 @@ func (v *progressView) task(t mcp.Task) {
 		fmt.Fprintf(v.w, "%s\n", b)
 		return
 	}
-	line := "task " + t.TaskID + ": " + string(t.Status)
+	line := "task " + shown(t.TaskID) + ": " + shown(string(t.Status))
 	if t.StatusMessage != "" {
-		line += " (" + t.StatusMessage + ")"
+		line += " (" + shown(t.StatusMessage) + ")"
 	}
 	if v.bar != nil {
 		fmt.Fprintln(v.w) // below the bar, not through it

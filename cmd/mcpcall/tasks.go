@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -106,9 +109,64 @@ func (c *cli) printTask(s *session, t *mcp.Task) error {
 
 // taskLine is a task in one line: its id, status and status message.
 func taskLine(t *mcp.Task) string {
-	line := t.TaskID + "\t" + string(t.Status)
+	line := shown(t.TaskID) + "\t" + shown(string(t.Status))
 	if t.StatusMessage != "" {
-		line += "\t" + t.StatusMessage
+		line += "\t" + shown(t.StatusMessage)
 	}
 	return line
+}
+
+// shown is text of the server's about a task (its id, status, status
+// message) as mcpcall writes it for a person: as it is when it is
+// printable, else quoted as a Go string, so that none of its control
+// characters (terminal escapes) reaches the terminal.
+func shown(s string) string {
+	if printable(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// printable reports whether s is UTF-8 made only of printable characters
+// and spaces (strconv.IsPrint).
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// taskWord is a task's id in a command line mcpcall suggests: one word
+// of a POSIX shell whatever the server put in it. As it is, or in single
+// quotes (shellQuote); when it is not printable, in dollar single quotes
+// ($'...': POSIX.1-2024, bash, zsh, ksh) with each byte of what is not
+// printable written \xHH.
+func taskWord(id string) string {
+	if printable(id) {
+		return shellQuote(id)
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(id); {
+		r, n := utf8.DecodeRuneInString(id[i:])
+		switch {
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == utf8.RuneError && n == 1, !strconv.IsPrint(r):
+			for j := i; j < i+n; j++ {
+				fmt.Fprintf(&b, "\\x%02x", id[j])
+			}
+		default:
+			b.WriteString(id[i : i+n])
+		}
+		i += n
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
