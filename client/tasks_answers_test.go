@@ -212,3 +212,55 @@ func TestTaskAskedByHostOfServerWithout(t *testing.T) {
 		})
 	}
 }
+
+// A call given up while the host's handler answers its task's input (a
+// person asked, who walks away) asks the server to cancel the task, as a
+// wait given up between two polls does.
+func TestTaskGivenUpDuringInput(t *testing.T) {
+	srv := newInstantTransport()
+	cancelled := make(chan string, 1)
+	answers := map[string]string{
+		"server/discover": modernTasksInit,
+		"tools/call":      `{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1}`,
+		"tasks/get":       `{"resultType":"complete","taskId":"x9","status":"input_required","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1,"inputRequests":{"who":{"method":"elicitation/create","params":{"mode":"form","message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}}}`,
+		"tasks/cancel":    `{"resultType":"complete"}`,
+	}
+	srv.result = func(m *jsonrpc.Message) json.RawMessage {
+		if m.Method == "tasks/cancel" {
+			var p mcp.TaskIDParams
+			_ = json.Unmarshal(m.Params, &p)
+			cancelled <- p.TaskID
+		}
+		if a, ok := answers[m.Method]; ok {
+			return json.RawMessage(a)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	callCtx, giveUp := context.WithCancel(ctx)
+	defer giveUp()
+	c, err := Open(ctx, srv, WithTaskPolicy(TaskPolicy{MinPoll: time.Millisecond}),
+		WithElicitation(func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			giveUp()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.CallTool(callCtx, "job", nil)
+	var te *TaskError
+	if !errors.As(err, &te) || te.TaskID != "x9" || !errors.Is(err, context.Canceled) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		t.Fatalf("err = %v; want a *TaskError for x9 that matches context.Canceled", err)
+	}
+	select {
+	case id := <-cancelled:
+		if id != "x9" {
+			t.Errorf("tasks/cancel for %q", id)
+		}
+	case <-ctx.Done():
+		t.Fatal("no tasks/cancel")
+	}
+}

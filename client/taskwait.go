@@ -260,6 +260,9 @@ func (w *taskWait) answerInputs(ctx context.Context) error {
 	answers := make(map[string]json.RawMessage, len(keys))
 	for _, k := range keys {
 		a, err := w.c.answerInput(ctx, w.method, k, t.InputRequests[k])
+		if err != nil && ctx.Err() != nil {
+			return w.interrupted(ctx, context.Cause(ctx)) // given up meanwhile
+		}
 		if err != nil {
 			return &TaskError{Method: w.method, TaskID: t.TaskID, Status: t.Status, Reason: "answering its input failed", Err: err}
 		}
