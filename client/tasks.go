@@ -32,7 +32,8 @@ import (
 //     tasks/result, which it also calls, and waits on, as soon as the task
 //     needs input: the server then sends its requests (elicitation,
 //     sampling) on that exchange, and the host's handlers answer them as
-//     any request of the server's.
+//     any request of the server's. An exchange silent for the request
+//     timeout is closed, and the Conn polls again.
 //   - the tasks extension of 2026-07-28 (tasksExtension): every modern
 //     request declares the extension, and the server decides which calls
 //     become tasks (resultType "task"). tasks/get carries the result, the

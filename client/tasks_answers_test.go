@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -262,5 +263,56 @@ func TestTaskGivenUpDuringInput(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no tasks/cancel")
+	}
+}
+
+// A 2025-11-25 task that needs input is fetched with tasks/result, which
+// the server holds open while the task runs and on which it sends its
+// requests. One that answers it not at all, nor asks anything, for the
+// request timeout is polled again, as 2025-11-25 draws the flow (the
+// result stream closed, polling resumed): a task that ended meanwhile
+// ends the wait, not only the caller's deadline.
+func TestTaskResultSilentPollsAgain(t *testing.T) {
+	srv := newInstantTransport()
+	var fetches atomic.Int32
+	srv.answers = func(method string) bool {
+		if method == "tasks/result" {
+			fetches.Add(1) // and never answered
+			return false
+		}
+		return true
+	}
+	srv.fail = func(m *jsonrpc.Message) *jsonrpc.Error {
+		if m.Method == "tasks/get" && fetches.Load() > 0 {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Failed to retrieve task: Task has expired")
+		}
+		return nil
+	}
+	answers := map[string]string{
+		"initialize": legacyTasksInit,
+		"tools/list": requiredJobList,
+		"tools/call": `{"task":{"taskId":"t1","status":"working","createdAt":"a","lastUpdatedAt":"a","ttl":null,"pollInterval":1}}`,
+		"tasks/get":  `{"taskId":"t1","status":"input_required","createdAt":"a","lastUpdatedAt":"a","ttl":null,"pollInterval":1}`,
+	}
+	srv.result = func(m *jsonrpc.Message) json.RawMessage {
+		if a, ok := answers[m.Method]; ok {
+			return json.RawMessage(a)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Open(ctx, srv, WithTaskPolicy(TaskPolicy{MinPoll: time.Millisecond}), WithRequestTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.AllTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CallTool(ctx, "job", nil)
+	var te *TaskError
+	if !errors.As(err, &te) || te.TaskID != "t1" || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no longer knows") {
+		t.Fatalf("err = %v; want a *TaskError for t1: the server no longer knows it", err)
 	}
 }

@@ -93,8 +93,13 @@ func (w *taskWait) run(ctx context.Context) (json.RawMessage, error) {
 			return w.result(ctx)
 		case st == mcp.TaskInputRequired && w.design == tasksRequested:
 			// Revision 2025-11-25: the server sends its requests on
-			// the tasks/result exchange, which ends with the result.
-			return w.result(ctx)
+			// the tasks/result exchange, which ends with the result;
+			// silent for the request timeout, it is closed, and the
+			// Conn polls again (errSilentResult).
+			raw, err := w.result(ctx)
+			if err != errSilentResult {
+				return raw, err
+			}
 		case st == mcp.TaskInputRequired && len(w.last.InputRequests) > 0:
 			if err := w.answerInputs(ctx); err != nil {
 				return nil, err
@@ -221,22 +226,30 @@ func (w *taskWait) result(ctx context.Context) (json.RawMessage, error) {
 			return nil, &rpcErr
 		}
 	}
-	var opts []CallOption
-	if !t.Status.Terminal() {
-		// It waits for the task to end, as long as the task runs;
-		// the call's own context bounds it.
-		opts = append(opts, WithTimeout(0))
-	}
-	raw, err := w.c.callRaw(ctx, "tasks/result", &mcp.TaskIDParams{TaskID: t.TaskID}, append(opts, Repeatable())...)
+	raw, err := w.c.callRaw(ctx, "tasks/result", &mcp.TaskIDParams{TaskID: t.TaskID}, Repeatable())
 	if err != nil {
 		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) && t.Status == mcp.TaskFailed {
+		switch {
+		case errors.As(err, &rpcErr) && t.Status == mcp.TaskFailed:
 			return nil, rpcErr // the error the request itself ended with
+		case !t.Status.Terminal() && errors.Is(err, ErrTimeout) && ctx.Err() == nil:
+			// A task that runs: the server holds tasks/result open
+			// until it ends, and sends on it what it asks of the
+			// host (whose handlers stop the request timeout). Silent
+			// all that while, the Conn closes it and polls again, as
+			// 2025-11-25 draws it once the input is given; a server
+			// that lost the exchange cannot keep the call waiting
+			// past the task's end.
+			return nil, errSilentResult
 		}
 		return nil, w.failed(ctx, "fetching its result failed", err)
 	}
 	return raw, nil
 }
+
+// errSilentResult is what result returns when a tasks/result for a task
+// that runs got no answer within the request timeout: the wait polls on.
+var errSilentResult = errors.New("anymcp: tasks/result unanswered while the task runs")
 
 // answerInputs answers, with the host's handlers, the input requests of a
 // task of the extension that the Conn has not answered yet, and sends the
