@@ -95,7 +95,8 @@ func soak(t *testing.T, sc soakCase) {
 		total = *soakCalls
 	}
 	seed := *soakSeed
-	srv := testservers.StartStreamable(testservers.HTTPOptions{Priming: true, Faults: sc.faults})
+	srv := testservers.StartStreamable(testservers.HTTPOptions{Priming: true, Faults: sc.faults,
+		Options: testservers.Options{Tasks: testservers.TaskOptions{Enabled: true}}})
 	defer srv.Close()
 
 	runtime.GC()
@@ -115,6 +116,7 @@ func soak(t *testing.T, sc soakCase) {
 	var reinits atomic.Int64
 	c, err := client.Dial(ctx, client.URL(srv.URL), client.WithReplay(),
 		client.WithRequestTimeout(10*time.Second), client.WithReconnectPolicy(policy),
+		client.WithTaskPolicy(client.TaskPolicy{MinPoll: 2 * time.Millisecond}),
 		client.OnReinitialized(func(client.Info) { reinits.Add(1) }))
 	if err != nil {
 		t.Fatal(err)
@@ -247,11 +249,15 @@ func soakCall(ctx context.Context, c *client.Conn, rng *rand.Rand, i int64) soak
 	var err error
 	key := ""
 	switch n := rng.IntN(10); {
-	case n < 4: // the non-idempotent tool
+	case n < 4: // the non-idempotent tool, as a plain call or (one in four) as a task
 		key = fmt.Sprint("k", i)
-		res, cerr := c.CallTool(ctx, "once", map[string]string{"key": key})
+		tool := "once"
+		if n == 3 {
+			tool = testservers.TaskOnceTool
+		}
+		res, cerr := c.CallTool(ctx, tool, map[string]any{"key": key})
 		if err = cerr; err == nil && !strings.Contains(res.Content[0].Text, "executed 1 time(s)") {
-			return soakResult{kind: "ok", problem: fmt.Sprintf("call %d: once ran more than once: %s", i, res.Content[0].Text)}
+			return soakResult{kind: "ok", problem: fmt.Sprintf("call %d: %s ran more than once: %s", i, tool, res.Content[0].Text)}
 		}
 	case n < 6:
 		want := fmt.Sprint("echo ", i)
