@@ -304,3 +304,55 @@ func TestTaskWaitEnds(t *testing.T) {
 		})
 	}
 }
+
+// The progress token of a call that became a task stays the call's while
+// the task runs: the server's notifications/progress for it, sent between
+// two polls, reach the call's WithProgress.
+func TestTaskKeepsProgress(t *testing.T) {
+	s := &taskScript{polls: 1 << 30, required: true}
+	srv := newInstantTransport()
+	got := make(chan struct{})
+	var token json.RawMessage
+	srv.result = func(m *jsonrpc.Message) json.RawMessage {
+		switch m.Method {
+		case "tools/call":
+			var p struct {
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			token = p.Meta.ProgressToken
+		case "tasks/get":
+			select {
+			case <-got: // the progress arrived: the task ends
+				return json.RawMessage(`{"taskId":"t1","status":"completed","createdAt":"now","lastUpdatedAt":"now","ttl":null,"pollInterval":1}`)
+			default:
+			}
+			// Between two polls, as a task that runs reports progress.
+			srv.in <- &jsonrpc.Message{Method: "notifications/progress",
+				Params: json.RawMessage(`{"progressToken":` + string(token) + `,"progress":1,"total":2}`)}
+		}
+		return s.result(m)
+	}
+	srv.fail = s.fail
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Open(ctx, srv, WithTaskPolicy(TaskPolicy{MinPoll: time.Millisecond, MaxPoll: time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.AllTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	res, err := c.CallTool(ctx, "job", nil, WithProgress(func(p mcp.ProgressParams) {
+		if p.Progress == 1 && p.Total == 2 {
+			once.Do(func() { close(got) })
+		}
+	}))
+	if err != nil || res.Content[0].Text != "done" {
+		t.Fatalf("%v, %v: want the task's result once its progress came", res, err)
+	}
+}
