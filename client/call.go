@@ -17,15 +17,16 @@ import (
 	"github.com/anymcp/anymcp/reconnect"
 )
 
-// call is one request waiting for its answer.
+// call is one request waiting for its answer (pending, by id), or the
+// progress receiver of a call (tokens, by progress token: watchProgress).
 type call struct {
 	method   string
 	ch       chan callResult // buffered: finish never blocks
 	finished atomic.Bool
 
-	recovery bool // sent by a re-initialization: a lost session does not fail it
-	progress func(mcp.ProgressParams)
-	timing   *timeouts // the call's timeouts on the Conn's clock; nil: none
+	recovery bool                     // sent by a re-initialization: a lost session does not fail it
+	progress func(mcp.ProgressParams) // WithProgress's, on a progress receiver
+	timing   *timeouts                // the call's timeouts on the Conn's clock; nil: none
 }
 
 type callResult struct {
@@ -111,6 +112,11 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 	defer cancel(nil)
 	timing := c.clock.start(method, co.timeout, co.maxTime, cancel)
 	defer c.clock.stop(timing)
+	if token != 0 {
+		// The token is the call's, through every attempt, input round
+		// and the task it may become.
+		defer c.watchProgress(token, &call{method: method, progress: co.progress, timing: timing})()
+	}
 
 	recovering := ctx.Value(recoveringKey{}) != nil // the recovery's own requests
 	if method != "initialize" && !recovering && (co.repeatable || c.opts.replay || d.reissue) {
@@ -127,7 +133,7 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 			return nil, err
 		}
 		gen := c.gen.Load() // the session this attempt goes out on
-		r, err := c.attempt(cctx, timing, method, sent, token, &co, recovering, d)
+		r, err := c.attempt(cctx, timing, method, sent, &co, recovering, d)
 		switch {
 		case err == nil:
 			if askedTask(params) {
@@ -140,7 +146,7 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 					return nil, err
 				}
 				if task != nil {
-					return c.awaitTaskOf(cctx, method, task, tasksRequested, token, &co)
+					return c.awaitTask(cctx, method, task, tasksRequested, &co)
 				}
 			}
 			kind, err := d.resultKind(method, r.raw)
@@ -153,7 +159,7 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 				if err != nil {
 					return nil, err
 				}
-				return c.awaitTaskOf(cctx, method, task, tasksExtension, token, &co)
+				return c.awaitTask(cctx, method, task, tasksExtension, &co)
 			case kind != mcp.ResultInputRequired:
 				return r.raw, nil
 			}
@@ -207,6 +213,20 @@ func isCode(err error, code int64) bool {
 	return errors.As(err, &rpcErr) && rpcErr.Code == code
 }
 
+// watchProgress routes the server's notifications/progress for token to
+// cl (its callback, and its timeout restarted) until the func it returns
+// is called.
+func (c *Conn) watchProgress(token int64, cl *call) (unwatch func()) {
+	c.mu.Lock()
+	c.tokens[token] = cl
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.tokens, token)
+		c.mu.Unlock()
+	}
+}
+
 // maxReplays bounds how often one call is replayed after losing its answer.
 const maxReplays = 3
 
@@ -218,14 +238,14 @@ func (c *Conn) replayable(method string, params json.RawMessage, co *callOptions
 }
 
 // attempt sends the request once and waits for its answer.
-func (c *Conn) attempt(cctx context.Context, timing *timeouts, method string, raw json.RawMessage, token int64, co *callOptions, recovering bool, d *dialect) (callResult, error) {
+func (c *Conn) attempt(cctx context.Context, timing *timeouts, method string, raw json.RawMessage, co *callOptions, recovering bool, d *dialect) (callResult, error) {
 	if cctx.Err() != nil {
 		// Given up before it went out (while the host answered an
 		// input_required round, say): not sent, nothing to cancel.
 		return callResult{}, c.abandon(cctx, method, 0, false, d)
 	}
 	id := c.nextID.Add(1)
-	cl := &call{method: method, ch: make(chan callResult, 1), progress: co.progress, timing: timing, recovery: recovering}
+	cl := &call{method: method, ch: make(chan callResult, 1), timing: timing, recovery: recovering}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -233,16 +253,10 @@ func (c *Conn) attempt(cctx context.Context, timing *timeouts, method string, ra
 		return callResult{}, named(method, err)
 	}
 	c.pending[id] = cl
-	if token != 0 {
-		c.tokens[token] = cl
-	}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		delete(c.pending, id)
-		if token != 0 && c.tokens[token] == cl {
-			delete(c.tokens, token)
-		}
 		c.mu.Unlock()
 	}()
 

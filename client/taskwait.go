@@ -35,26 +35,6 @@ type taskWait struct {
 	polled   bool            // last came from tasks/get
 }
 
-// awaitTaskOf waits for the task a call became (awaitTask), keeping the
-// call's progress token alive meanwhile: the server may send progress for
-// it as long as the task runs.
-func (c *Conn) awaitTaskOf(ctx context.Context, method string, task *mcp.Task, design taskDesign, token int64, co *callOptions) (json.RawMessage, error) {
-	if token != 0 {
-		cl := &call{method: method, progress: co.progress}
-		c.mu.Lock()
-		c.tokens[token] = cl
-		c.mu.Unlock()
-		defer func() {
-			c.mu.Lock()
-			if c.tokens[token] == cl {
-				delete(c.tokens, token)
-			}
-			c.mu.Unlock()
-		}()
-	}
-	return c.awaitTask(ctx, method, task, design, co)
-}
-
 // awaitTask waits for the task a call became, from its first state, and
 // returns the result the call would have had.
 func (c *Conn) awaitTask(ctx context.Context, method string, first *mcp.Task, design taskDesign, co *callOptions) (json.RawMessage, error) {
