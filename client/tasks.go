@@ -23,17 +23,18 @@ import (
 //     capabilities offer tasks for tools/call, the client asks for a task,
 //     in the call's params, for a tool whose listing says its taskSupport
 //     is "required" (the Conn always asks: the server refuses the plain
-//     call with -32601) or "optional" (when the host asks: AsTask).
-//     2026-07-28 has no such tasks: a dual-era server that offers them in
-//     server/discover too (mcp-go v1.2.1 does) makes the task but refuses
-//     tasks/result, so the tool would run with no way to fetch its result.
-//     The Conn does not ask for them in the modern era; the server's
-//     refusal of the plain call says to connect in the legacy era. The Conn polls tasks/get and fetches the result with
-//     tasks/result, which it also calls, and waits on, as soon as the task
-//     needs input: the server then sends its requests (elicitation,
-//     sampling) on that exchange, and the host's handlers answer them as
-//     any request of the server's. An exchange silent for the request
-//     timeout is closed, and the Conn polls again.
+//     call with -32601) or "optional" (when the host asks: AsTask). The
+//     Conn polls tasks/get and fetches the result with tasks/result,
+//     which it also calls, and waits on, as soon as the task needs input:
+//     the server then sends its requests (elicitation, sampling) on that
+//     exchange, and the host's handlers answer them as any request of the
+//     server's. An exchange silent for the request timeout is closed, and
+//     the Conn polls again. 2026-07-28 has no such tasks: a dual-era
+//     server that offers them in server/discover too (mcp-go v1.2.1 does)
+//     makes the task but refuses tasks/result, so the tool would run with
+//     no way to fetch its result. The Conn does not ask for them in the
+//     modern era; the server's refusal of the plain call says to connect
+//     in the legacy era.
 //   - the tasks extension of 2026-07-28 (tasksExtension): every modern
 //     request declares the extension, and the server decides which calls
 //     become tasks (resultType "task"). tasks/get carries the result, the
@@ -45,15 +46,18 @@ import (
 // bounds of the TaskPolicy (WithTaskPolicy); without a suggestion, a wait
 // that starts short and doubles. A status notification of the task
 // (notifications/tasks/status, notifications/tasks) ends the wait at once;
-// the Conn does not rely on them, as the specification says. Once a task exists the tool
-// may have run, whatever happens next: a call that ends before its task
-// does — its context done, the server forgetting the task, the task
-// cancelled — fails with a *TaskError, which matches
-// jsonrpc.ErrOutcomeUnknown and names the task, so that the host may
-// AwaitTask it later; a call whose context ends asks the server to cancel
-// the task (tasks/cancel), in the background. Polls and fetches are safe to
-// repeat, and the Conn repeats them through lost answers and expired
-// sessions as it does any such request; it never sends the tool call again.
+// the Conn does not rely on them, as the specification says. The call's
+// progress token stays the call's while the task runs.
+//
+// Once a task exists the tool may have run, whatever happens next: a call
+// that ends before its task does — its context done, the Conn closed, the
+// server forgetting the task, the task cancelled — fails with a *TaskError,
+// which matches jsonrpc.ErrOutcomeUnknown and names the task, so that the
+// host may AwaitTask it later; a call whose context ends asks the server
+// to cancel the task (tasks/cancel), in the background. Polls and fetches
+// are safe to repeat, and the Conn repeats them through lost answers and
+// expired sessions as it does any such request; it never sends the tool
+// call again.
 
 // TaskPolicy says how the Conn runs and waits for tasks. The zero value
 // takes the defaults.
