@@ -363,11 +363,12 @@ func (c *Conn) sendCancelled(id int64, reason string) {
 // cancelAside runs send, which tells the server a request or a task is
 // cancelled, on a goroutine of its own, unless the Conn is done: Close
 // lets these finish (for a short while) before it closes the transport.
-func (c *Conn) cancelAside(send func()) {
+// It reports whether send runs.
+func (c *Conn) cancelAside(send func()) bool {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
-		return
+		return false
 	}
 	c.wg.Add(1)
 	c.cancels.Add(1)
@@ -377,6 +378,7 @@ func (c *Conn) cancelAside(send func()) {
 		defer c.cancels.Done()
 		send()
 	}()
+	return true
 }
 
 // notifyCancelled sends notifications/cancelled for request id and waits

@@ -23,6 +23,7 @@ type taskScript struct {
 	polls    int // tasks/get answered working before completed
 	asked    json.RawMessage
 	required bool // job's taskSupport is "required" (else "optional")
+	noCancel bool // the capabilities leave tasks/cancel out
 }
 
 func (s *taskScript) result(m *jsonrpc.Message) json.RawMessage {
@@ -35,7 +36,11 @@ func (s *taskScript) result(m *jsonrpc.Message) json.RawMessage {
 	}
 	switch m.Method {
 	case "initialize":
-		return json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"tasks","version":"1"}}`)
+		cancel := `"cancel":{},`
+		if s.noCancel {
+			cancel = ""
+		}
+		return json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{` + cancel + `"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"tasks","version":"1"}}`)
 	case "tools/list":
 		return json.RawMessage(`{"tools":[{"name":"job","inputSchema":{"type":"object"},"execution":{"taskSupport":"` + support + `"}}]}`)
 	case "tools/call":
@@ -232,13 +237,15 @@ func TestTaskWaitEnds(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		forget     bool
+		noCancel   bool
 		wantCancel bool
 	}{
-		{"context ends", false, true},
-		{"server forgets the task", true, false},
+		{"context ends", false, false, true},
+		{"context ends, no tasks/cancel offered", false, true, false},
+		{"server forgets the task", true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &taskScript{polls: 1 << 30, required: true}
+			s := &taskScript{polls: 1 << 30, required: true, noCancel: tc.noCancel}
 			srv := newInstantTransport()
 			srv.result = s.result
 			polled := make(chan struct{}, 1)
@@ -283,10 +290,23 @@ func TestTaskWaitEnds(t *testing.T) {
 			if !errors.As(err, &te) || te.TaskID != "t1" || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 				t.Fatalf("err = %v, want a *TaskError for t1 that matches ErrOutcomeUnknown", err)
 			}
-			if tc.wantCancel {
-				if !errors.Is(err, context.Canceled) {
-					t.Errorf("err = %v, want it to match context.Canceled", err)
+			if !tc.forget {
+				says := "the server was asked to cancel it"
+				if tc.noCancel {
+					says = "the server takes no tasks/cancel"
 				}
+				if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), says) {
+					t.Errorf("err = %v, want it to match context.Canceled and say %q", err, says)
+				}
+			}
+			if tc.noCancel {
+				select {
+				case id := <-cancelled:
+					t.Errorf("tasks/cancel for %q, which the server does not offer", id)
+				default:
+				}
+			}
+			if tc.wantCancel {
 				select {
 				case id := <-cancelled:
 					if id != "t1" {
@@ -295,7 +315,8 @@ func TestTaskWaitEnds(t *testing.T) {
 				case <-ctx.Done():
 					t.Fatal("no tasks/cancel")
 				}
-			} else {
+			}
+			if tc.forget {
 				var rpcErr *jsonrpc.Error
 				if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "no longer knows") {
 					t.Errorf("err = %v, want the server's -32602 and why", err)

@@ -290,8 +290,13 @@ func (w *taskWait) failed(ctx context.Context, reason string, err error) error {
 // interrupted is the error of a wait whose context ended: the server is
 // asked, in the background, to cancel the task.
 func (w *taskWait) interrupted(ctx context.Context, cause error) error {
-	w.c.cancelTaskLater(w.last.TaskID, w.design)
-	reason := "the wait was given up; the server was asked to cancel it"
+	reason := "the wait was given up"
+	switch w.c.cancelTaskLater(w.last.TaskID, w.design) {
+	case cancelAsked:
+		reason += "; the server was asked to cancel it"
+	case cancelNotOffered:
+		reason += "; the server takes no tasks/cancel, so it may run on"
+	}
 	if te, ok := cause.(*TimeoutError); ok {
 		t := *te
 		t.MayHaveRun = true
@@ -300,22 +305,33 @@ func (w *taskWait) interrupted(ctx context.Context, cause error) error {
 	return &TaskError{Method: w.method, TaskID: w.last.TaskID, Status: w.last.Status, Reason: reason, Err: cause}
 }
 
+// What cancelTaskLater did.
+const (
+	cancelAsked      = iota // tasks/cancel goes out
+	cancelNotOffered        // the server does not take tasks/cancel (2025-11-25: its capabilities)
+	cancelClosed            // the Conn is done: nothing goes out
+)
+
 // cancelTaskLater sends tasks/cancel for the task without making the
 // caller wait, as sendCancelled does notifications/cancelled: Close lets it
-// go out (for a short while) first.
-func (c *Conn) cancelTaskLater(id string, design taskDesign) {
+// go out (for a short while) first. It says what it did.
+func (c *Conn) cancelTaskLater(id string, design taskDesign) int {
 	if design == tasksRequested {
 		if caps := c.Info().Capabilities.Tasks; caps == nil || caps.Cancel == nil {
-			return // the server does not take tasks/cancel
+			return cancelNotOffered
 		}
 	}
-	c.cancelAside(func() {
+	asked := c.cancelAside(func() {
 		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 		defer cancel()
 		if err := c.requestAside(ctx, "tasks/cancel", &mcp.TaskIDParams{TaskID: id}); err != nil {
 			c.opts.logger.Debug("anymcp: could not cancel a task", "task", id, "err", err)
 		}
 	})
+	if !asked {
+		return cancelClosed
+	}
+	return cancelAsked
 }
 
 // requestAside sends a request outside the calls: as notifications/cancelled
