@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -24,6 +25,7 @@ const (
 	commandLines       = 20  // the two commands come within README.md's first lines
 	maxPackageDocLines = 60  // a package's doc comment: what it is for, how to start
 	maxTableCell       = 300 // characters in one cell of a Markdown table
+	maxDocCommentLines = 20  // a declaration's doc comment: what and why; the detail goes to docs/
 )
 
 // The two commands a newcomer runs first; .ci/run and hooks look for them too.
@@ -227,10 +229,10 @@ func TestTableCells(t *testing.T) {
 	}
 }
 
-// TestPackageDocsShort: the package comment of every package outside
-// internal/ says what the package is for and how to start, in under
-// maxPackageDocLines lines; the rest belongs in docs/.
-func TestPackageDocsShort(t *testing.T) {
+// publicDirs are the directories of the module's packages outside
+// internal/ (other modules, such as bench and interop, left out).
+func publicDirs(t *testing.T) map[string]bool {
+	t.Helper()
 	dirs := map[string]bool{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -261,32 +263,110 @@ func TestPackageDocsShort(t *testing.T) {
 			t.Errorf("package %s not found", want)
 		}
 	}
-	for dir := range dirs {
-		fset := token.NewFileSet()
-		pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-			return !strings.HasSuffix(fi.Name(), "_test.go")
-		}, parser.ParseComments|parser.PackageClauseOnly)
+	return dirs
+}
+
+// parseDir parses the non-test Go files of dir, with their comments, by
+// package name.
+func parseDir(t *testing.T, dir string) (*token.FileSet, map[string][]*ast.File) {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	pkgs := map[string][]*ast.File{}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, pkg := range pkgs {
+		pkgs[f.Name.Name] = append(pkgs[f.Name.Name], f)
+	}
+	return fset, pkgs
+}
+
+func relDir(dir string) string {
+	return strings.TrimPrefix(filepath.ToSlash(dir), root+"/")
+}
+
+// TestPackageDocsShort: the package comment of every package outside
+// internal/ says what the package is for and how to start, in under
+// maxPackageDocLines lines; the rest belongs in docs/.
+func TestPackageDocsShort(t *testing.T) {
+	for dir := range publicDirs(t) {
+		_, pkgs := parseDir(t, dir)
+		for name, files := range pkgs {
 			lines := 0
-			for _, f := range pkg.Files {
+			for _, f := range files {
 				if f.Doc != nil {
 					lines += countLines(f.Doc.Text())
 				}
 			}
-			rel := strings.TrimPrefix(filepath.ToSlash(dir), root+"/")
 			if lines == 0 {
-				t.Errorf("package %s (%s) has no doc comment", pkg.Name, rel)
+				t.Errorf("package %s (%s) has no doc comment", name, relDir(dir))
 			}
 			if lines >= maxPackageDocLines {
-				t.Errorf("package %s (%s): doc comment of %d lines, want under %d: move the detail to docs/", pkg.Name, rel, lines, maxPackageDocLines)
+				t.Errorf("package %s (%s): doc comment of %d lines, want under %d: move the detail to docs/", name, relDir(dir), lines, maxPackageDocLines)
 			}
 		}
 	}
 }
 
+// TestDocCommentsShort: the doc comment of an exported declaration says
+// what and why in a few lines; lists of cases belong in docs/.
+func TestDocCommentsShort(t *testing.T) {
+	for dir := range publicDirs(t) {
+		fset, pkgs := parseDir(t, dir)
+		for _, files := range pkgs {
+			for _, f := range files {
+				check := func(name string, doc *ast.CommentGroup) {
+					if doc == nil {
+						return
+					}
+					if n := countLines(doc.Text()); n > maxDocCommentLines {
+						p := fset.Position(doc.Pos())
+						t.Errorf("%s:%d: the doc comment of %s is %d lines, at most %d: say what and why, move the detail to docs/",
+							filepath.Join(relDir(dir), filepath.Base(p.Filename)), p.Line, name, n, maxDocCommentLines)
+					}
+				}
+				for _, d := range f.Decls {
+					switch d := d.(type) {
+					case *ast.FuncDecl:
+						if d.Name.IsExported() {
+							check(d.Name.Name, d.Doc)
+						}
+					case *ast.GenDecl:
+						exported := ""
+						for _, spec := range d.Specs {
+							switch spec := spec.(type) {
+							case *ast.TypeSpec:
+								if spec.Name.IsExported() {
+									exported = spec.Name.Name
+									check(spec.Name.Name, spec.Doc)
+								}
+							case *ast.ValueSpec:
+								for _, n := range spec.Names {
+									if n.IsExported() {
+										exported = n.Name
+										check(n.Name, spec.Doc)
+										break
+									}
+								}
+							}
+						}
+						if exported != "" {
+							check(exported, d.Doc)
+						}
+					}
+				}
+			}
+		}
+	}
+}
 func countLines(s string) int {
 	n := 0
 	sc := bufio.NewScanner(strings.NewReader(s))
