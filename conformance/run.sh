@@ -104,7 +104,7 @@ done
 elapsed=$((($(date +%s%N) - started) / 1000000))
 
 # The counts, by revision, when every scenario ran: conformance/RESULTS.md,
-# and the README's copy of it between its conformance markers.
+# and its copy between the conformance markers of docs/interop.md.
 if [ $# -eq 0 ]; then
   summary=$dir/RESULTS.md
   {
@@ -128,7 +128,7 @@ if [ $# -eq 0 ]; then
   awk -v f="$summary" '
     /<!-- conformance:begin -->/ { print; while ((getline line < f) > 0) print line; skip=1; next }
     /<!-- conformance:end -->/ { skip=0 }
-    !skip { print }' README.md >README.md.tmp && mv README.md.tmp README.md
+    !skip { print }' docs/interop.md >docs/interop.md.tmp && mv docs/interop.md.tmp docs/interop.md
 fi
 echo "-- ${#runs[@]} scenario run(s) in $((elapsed / 1000)).$(printf %03d $((elapsed % 1000))) s; results in $results/"
 if [ "$status" -ne 0 ]; then

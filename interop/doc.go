@@ -33,5 +33,5 @@
 // connection still works); and Close (no process left behind; no
 // goroutine, checked by goleak). run.sh installs the npm server and runs
 // it with -results, which writes RESULTS.md and the table between the
-// interop markers of the repository's README.md.
+// interop markers of the repository's docs/interop.md.
 package interop

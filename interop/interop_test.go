@@ -21,7 +21,7 @@ import (
 	"github.com/anymcp/anymcp/testservers"
 )
 
-var writeResults = flag.Bool("results", false, "write RESULTS.md and the interop table of ../README.md from this run")
+var writeResults = flag.Bool("results", false, "write RESULTS.md and the interop table of ../docs/interop.md from this run")
 
 func TestMain(m *testing.M) {
 	testservers.RunFromEnv() // this test binary doubles as anymcp's own stdio test server

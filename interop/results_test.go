@@ -12,11 +12,11 @@ import (
 )
 
 // With -results, TestInterop writes what it found: RESULTS.md in full,
-// and the same table between the interop markers of ../README.md.
+// and the same table between the interop markers of ../docs/interop.md.
 
 const (
 	resultsFile = "RESULTS.md"
-	readmeFile  = "../README.md"
+	guideFile   = "../docs/interop.md"
 	beginMarker = "<!-- interop:begin -->"
 	endMarker   = "<!-- interop:end -->"
 )
@@ -123,18 +123,18 @@ to ` + "`initialize`" + ` (a refusal, or 2025-11-25) may come before or after it
 		return err
 	}
 
-	readme, err := os.ReadFile(readmeFile)
+	guide, err := os.ReadFile(guideFile)
 	if err != nil {
 		return err
 	}
-	i := bytes.Index(readme, []byte(beginMarker))
-	j := bytes.Index(readme, []byte(endMarker))
+	i := bytes.Index(guide, []byte(beginMarker))
+	j := bytes.Index(guide, []byte(endMarker))
 	if i < 0 || j < i {
-		return errors.New(readmeFile + ": no " + beginMarker + " … " + endMarker + " section")
+		return errors.New(guideFile + ": no " + beginMarker + " … " + endMarker + " section")
 	}
 	var out bytes.Buffer
-	out.Write(readme[:i+len(beginMarker)])
+	out.Write(guide[:i+len(beginMarker)])
 	out.WriteString("\n" + summary(rows) + "\n\n" + tbl)
-	out.Write(readme[j:])
-	return os.WriteFile(readmeFile, out.Bytes(), 0o644)
+	out.Write(guide[j:])
+	return os.WriteFile(guideFile, out.Bytes(), 0o644)
 }

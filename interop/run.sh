@@ -2,7 +2,7 @@
 # Runs anymcp's client against the servers of other implementations (go-sdk,
 # mcp-go, @modelcontextprotocol/server-everything), every step asserted, and
 # writes the results: interop/RESULTS.md and the table between the
-# <!-- interop:begin --> and <!-- interop:end --> markers of README.md.
+# <!-- interop:begin --> and <!-- interop:end --> markers of docs/interop.md.
 #
 #   bash interop/run.sh                      # install what is missing, run, write the tables
 #   bash interop/run.sh -run 'TestInterop/mcp-go'   # extra arguments go to `go test`
@@ -27,5 +27,5 @@ if [ "$have" != "$want" ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-echo "-- go test -race (TestInterop writes RESULTS.md and the README table; TestStdioProbeCost, 3 Dials each)"
+echo "-- go test -race (TestInterop writes RESULTS.md and the table of docs/interop.md; TestStdioProbeCost, 3 Dials each)"
 go test -race -count=1 "$@" . -args -results

@@ -2,12 +2,16 @@
 // request ids, the error type with the standard and MCP-specific codes, and
 // the Transport interface every wire format implements.
 //
+// A host meets it in errors: errors.Is(err, ErrOutcomeUnknown) says a
+// request may have run (its answer was lost), *Error is a JSON-RPC error
+// answer, *HTTPError and *RedirectError what an HTTP server answered. A
+// host with a wire format of its own implements Transport and passes it to
+// client.Open.
+//
 // A message is decoded once, into a Message whose params and result stay raw
 // (json.RawMessage) until the protocol layer decodes them into a typed value.
-// Decode copies them out of its input; DecodeOwned, for a buffer the
-// transport hands over and never reuses, leaves them in it, so a large
-// result is not copied again before its final decoding, and only delimits
-// a result without checking it: the decoding into its type checks it in
-// the same pass, so each of its bytes is scanned once.
-// Nothing here knows about MCP methods; the client package owns the protocol.
+// DecodeOwned, for a buffer the transport hands over and never reuses,
+// leaves them in it, so a large result is not copied before its final
+// decoding. Nothing here knows about MCP methods; the client package owns
+// the protocol.
 package jsonrpc

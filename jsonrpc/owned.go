@@ -10,28 +10,15 @@ import (
 	"github.com/anymcp/anymcp/internal/jsondec"
 )
 
-// DecodeOwned is Decode for a buffer the caller hands over, made to read
-// every byte of a large answer once: the Params and Result of the messages
-// may be sub-slices of data instead of copies, and the Result of a response
-// is not checked here but left to whoever decodes it into its type, whose
-// decoder checks it in the same pass (encoding/json and internal/jsondec
-// both refuse invalid JSON).
-//
-// So DecodeOwned returns the same messages and errors as Decode for every
-// input but one whose only fault lies inside a result: where Decode refuses
-// such a message, DecodeOwned returns it, and its Result is not valid JSON.
-// Everything else — the envelope, the id, the method, params, error and any
-// other member — is checked as Decode checks it.
-//
-// The caller gives up data: it must neither modify nor reuse it afterwards,
-// for as long as any of the returned messages is in use. Transports use it
-// for buffers they allocated for one message (a body, a line, an event) and
-// never touch again.
-//
-// Messages the fast path does not handle exactly as encoding/json would
-// (escaped or case-folded member names, repeated members, type errors, an
-// envelope that is not well formed) are decoded by Decode's own code
-// instead, which copies and checks everything.
+// DecodeOwned is Decode for a buffer the caller hands over and never
+// modifies or reuses afterwards, made to read every byte of a large answer
+// once: Params and Result may be sub-slices of data, and a response's
+// Result is not checked here but by whoever decodes it into its type, in
+// the same pass. It returns what Decode returns for every input but one
+// whose only fault lies inside a result: DecodeOwned returns that message,
+// its Result not valid JSON. Messages the fast path cannot decode exactly
+// as encoding/json would go through Decode's own code. Transports use it
+// for buffers they allocated for one message (a body, a line, an event).
 func DecodeOwned(data []byte) ([]*Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || (data[0] != '[' && data[0] != '{') {

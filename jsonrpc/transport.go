@@ -9,41 +9,20 @@ import (
 
 // Transport carries JSON-RPC messages to and from one MCP server. The
 // modern (Streamable HTTP), legacy (HTTP+SSE) and stdio packages implement
-// it; a host may plug in its own.
+// it; a host may plug in its own with client.Open. In short:
 //
-// Send may be called from many goroutines at once. It returns once msg has
-// been handed to the server. For transports where a request opens its own
-// exchange (an HTTP POST), Send returns when that exchange is over: every
-// message the server sent in it, the response included, has been queued for
-// Recv, or Send returns an error that says why not. A caller that sees Send
-// fail for a request must not expect a response to it.
+//   - Send may be called concurrently. It returns once msg is handed to the
+//     server or, where a request opens its own exchange (an HTTP POST), once
+//     every message of that exchange is queued for Recv. A request whose
+//     Send failed gets no response.
+//   - One goroutine calls Recv in a loop, concurrently with Send. The
+//     message is the caller's from then on. Recv may be called again after
+//     a *SessionLostError or a *GapError; ErrClosed ends it.
+//   - What waits for Recv is bounded. A transport whose session is gone
+//     refuses all but initialize (ErrSessionExpired, ErrNotSent). Close is
+//     idempotent and returns once the transport's goroutines are gone.
 //
-// Recv returns the next message from the server; one goroutine calls it in
-// a loop. The message is the caller's from then on: the transport must
-// never modify it, nor the memory its Params and Result lie in, again —
-// the Conn may keep them, and strings decoded from a large result share
-// its memory (DecodeOwned is made for a transport that reads each message
-// into a buffer of its own). It returns an error once the transport is
-// closed (ErrClosed) or broken for good (a transport-specific error) — with
-// two exceptions, after which Recv may be called again: a
-// *SessionLostError says the session ended but the transport goes on (it
-// reconnected, restarted its process, or only lost its session id, as
-// Streamable HTTP does); a *GapError says messages the server sent may be
-// lost, the session going on.
-//
-// What waits for Recv is bounded: when the Recv loop falls behind, the
-// transport stops reading from the server, and a Send that queues messages
-// waits for room. The Recv loop must therefore run concurrently with Send,
-// and never wait for one.
-//
-// Sessions: a transport whose session is gone (a 404 for the session id,
-// a reconnected HTTP+SSE stream, a restarted process) refuses to send
-// anything but an initialize request, with an error matching
-// ErrSessionExpired and ErrNotSent: the message was not delivered, so the
-// protocol layer may re-initialize and send it again.
-//
-// Close releases everything the transport holds; it is idempotent and
-// returns after the transport's goroutines (and processes) are gone.
+// The contract in full: docs/transports.md.
 type Transport interface {
 	Send(ctx context.Context, msg *Message) error
 	Recv() (*Message, error)

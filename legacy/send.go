@@ -13,45 +13,17 @@ import (
 
 // Send POSTs m to the endpoint as application/json, with the static
 // headers, and returns nil once the server has accepted it with any 2xx
-// status. The answer to a request does not come back in the POST: it
-// arrives later on the stream, through Recv.
+// status. The answer to a request arrives later on the stream, through
+// Recv.
 //
-// Sessions: after the stream drops, and until an initialize request has
-// been POSTed on the endpoint of the new stream, Send refuses every other
-// message, without sending it, with an error matching
-// jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent. An initialize request sent while the
-// transport reconnects waits, as long as ctx allows, for the new endpoint,
-// and is then POSTed there; everything after it goes normally.
-//
-// A 429, or a 503 with Retry-After, is waited out (its Retry-After
-// honoured within the policy's MaxRetryAfter; a 429 without one after the
-// policy's backoff) and the message sent again, the server having not run
-// it; so is a refused connection. A 503 without Retry-After may come from a
-// gateway after the server ran the request: the message is sent again
-// after the backoff only when ctx is marked reconnect.WithResendable (safe
-// to repeat); otherwise Send returns its *jsonrpc.HTTPError, matching
-// jsonrpc.ErrOutcomeUnknown (see below). When the wait is cut short (over the cap, past ctx's
-// deadline, attempts used up, or ctx ended) Send returns the
-// *reconnect.RetryAfterError, wrapped: the message was not run (but for a
-// last answer that was a 503 without Retry-After: then the error matches
-// jsonrpc.ErrOutcomeUnknown).
-//
-// ctx cancels the POST (and the waits). An error is a *jsonrpc.HTTPError
-// (wrapped) for another status than 2xx (for a request that went out in
-// full, a 5xx other than 501 and a 503 with Retry-After, its body holding
-// no JSON-RPC error, also matches jsonrpc.ErrOutcomeUnknown: a gateway may
-// say so after the server ran it), a *jsonrpc.RedirectError (wrapped)
-// for a redirect the policy refuses (to another origin than the SSE URL's,
-// or one that would turn the POST into a GET: nothing is sent there), wraps ctx.Err() when ctx ended the
-// POST, wraps jsonrpc.ErrClosed once Close has been called, and wraps
-// ErrConnectionLost once the transport has ended for good. A POST in
-// flight when the stream drops is cancelled, since its answer could only
-// have come on that stream: its error matches jsonrpc.ErrOutcomeUnknown
-// (the server may have run it) and ErrConnectionLost. So does the error of
-// any request whose POST failed after its body went out in full (the
-// connection broke before the answer, the HTTP client's Timeout or ctx
-// ran out while it was awaited): the server may have it. One that failed
-// before (a refused connection, a dial timeout) never reached the server.
+// After the stream drops, Send refuses all but an initialize request
+// (matching jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent) until one is
+// POSTed on the new endpoint. A message is sent again only when the server
+// provably did not run it (a 429, a 503 with Retry-After, a refused
+// connection) or ctx is marked reconnect.WithResendable. An error matching
+// jsonrpc.ErrOutcomeUnknown means the request may have run: its POST was in
+// flight when the stream dropped, or failed after its body went out. Each
+// error is listed in docs/transports.md.
 func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	body, err := jsonrpc.Encode(m)
 	if err != nil {

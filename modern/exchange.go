@@ -24,51 +24,16 @@ const drainTimeout = 250 * time.Millisecond
 
 // Send POSTs m to the endpoint.
 //
-// For a request, Send returns nil once the response has been queued for
-// Recv, together with every message the server sent before it in the same
-// answer (or in the streams that resumed it); an error means no response
-// will be queued. An answer stream that breaks before the response is
-// resumed with GET and Last-Event-ID when its events had ids (see the
-// package doc); the request itself is never sent twice, except after a
-// 429 or a 503 with Retry-After (or a refused connection), which say the
-// server did not run it, and after a 503 without Retry-After when ctx is
-// marked reconnect.WithResendable (the request is safe to repeat); sent
-// again, it carries the session current at that moment (see below). An error wraps jsonrpc.ErrSessionExpired (404 on a request that
-// carried the session, unless the 404 came after a redirect; or, together
-// with jsonrpc.ErrNotSent, a session lost earlier or while the message
-// waited to be sent again: the message was not sent), jsonrpc.ErrOutcomeUnknown (the
-// answer stream ended or broke before the response and could not be
-// resumed, or the server accepted the request with no body: ErrNoResponse;
-// or the exchange failed in any way after the request went out in full —
-// the connection broke before the answer, the HTTP client's Timeout, ctx or
-// Close ended it, during the exchange or once the server had answered 2xx,
-// while its answer was read or waited for room in the queue — the error it
-// failed with wrapped),
-// a *reconnect.RetryAfterError (a 429 or 503 not waited out: over the
-// policy's cap or attempts, or past ctx's deadline), a
-// *jsonrpc.RedirectError (a redirect refused: see Options.HTTPClient),
-// jsonrpc.ErrClosed, ctx.Err(), or is a *jsonrpc.HTTPError for any other
-// status. A 4xx, a 501 and a 503 with Retry-After refused the request, and
-// a 5xx whose body holds a JSON-RPC error is the server's answer; any other
-// 5xx (500, 502, 504, a 503 without Retry-After) to a request that went out
-// in full may come after the server ran it, and the error then also
-// matches jsonrpc.ErrOutcomeUnknown.
-//
-// For a notification or a response, Send returns nil once the server has
-// accepted it (any 2xx); messages in a JSON body, if any, are queued.
-//
-// Once a session has been lost, Send refuses every message but an
-// initialize request, without sending it, with an error matching
-// jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent, until an initialize
-// succeeds. A message sent again after a 429 or 503 goes out on the
-// session current then: its own if it still is; for a request, the one
-// that replaced it, once that one got notifications/initialized; else it
-// is refused the same way, never sent on a dead session. An initialize
-// request never carries the session headers: its answer establishes the
-// session (the Mcp-Session-Id header) and the protocol version
-// (result.protocolVersion) that later requests carry. A successful
-// notifications/initialized opens the standalone GET stream (anew, when
-// the one it had belongs to an earlier session).
+// For a request, Send returns nil once the response is queued for Recv,
+// after every message the server sent before it; an error means no
+// response will be queued. An answer stream that breaks is resumed, and
+// the request is sent again only when the server provably did not run it
+// (a 429, a 503 with Retry-After, a refused connection) or ctx is marked
+// reconnect.WithResendable. An error matching jsonrpc.ErrOutcomeUnknown
+// means the request may have run; one matching jsonrpc.ErrSessionExpired
+// means the session is gone (with jsonrpc.ErrNotSent: nothing was sent).
+// For a notification or a response, Send returns once the server accepted
+// it. Each error, and the session rules, are in docs/transports.md.
 func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if err := t.closedErr(m); err != nil {
 		return err

@@ -20,48 +20,15 @@ import (
 
 // Retrying returns a go-retryablehttp client over base (nil means
 // http.DefaultClient) that sends a request again only when the server
-// provably did not run it. It uses a shallow copy of base with the
-// library's redirect policy (a redirect to another origin, one that would
-// turn a POST into a GET, or a sixth in a row is refused with a
-// *jsonrpc.RedirectError, and nothing is sent to its Location; base's own
-// CheckRedirect runs after those checks); base's Transport, Jar and
-// Timeout are kept, the Timeout bounding each attempt. It retries:
-//   - 429 Too Many Requests and 503 Service Unavailable with Retry-After:
-//     after the wait the header asks for (delta-seconds or an HTTP date),
-//     or for a 429 without one after the policy's backoff; within
-//     MaxRetryAfter, MaxAttempts and Budget;
-//   - 503 without Retry-After, after the backoff, only for a request whose
-//     context says it is safe to repeat (WithResendable): a gateway may
-//     answer so after the server ran the request. Any other request gets
-//     that answer back, as Do's response;
-//   - a connection refused before anything was sent (a dial error with
-//     ECONNREFUSED), after the policy's backoff.
-//
-// Anything else — other 5xx, 4xx, resets, timeouts once the request went
-// out — is returned as is, never retried. Build requests with
-// retryablehttp.NewRequestWithContext and a []byte body: every attempt
-// sends the same bytes.
-//
-// When a 429 or 503 is not sent again — the wait is over the cap, would
-// end past the request context's deadline, or the attempts or budget ran
-// out — Do returns (nil, *RetryAfterError) at once, its Err a
-// *jsonrpc.HTTPError of the last answer, whose body is closed. A context
-// that ends during a wait ends it at once: a *RetryAfterError that wraps
-// the context's error, or for a refused connection the dial error and the
-// context's error together. A refused connection the policy gives up on
-// returns the dial error. Every error Do returns names the request's URL
-// as origin.RedactError writes it: no user information, no query values,
-// no fragment.
-//
-// A request whose context comes from BeforeResend is handed, before each
-// time it is sent again, to the function given there, which may change
-// its headers or refuse to send it.
-//
-// Every retry is logged at Info on logger (nil means none) with the
-// reason, the status and the wait. The client's CheckRetry, Backoff,
-// ErrorHandler, RequestLogHook and PrepareRetry work together (the hook
-// gives each Do its own run of the policy); replace none of them. Note that
-// go-retryablehttp closes base's idle connections after a Do that fails.
+// provably did not run it: after a 429 or a 503 with Retry-After (the wait
+// honoured within the policy's caps), a connection refused before anything
+// was sent, or a 503 without Retry-After to a request marked
+// WithResendable. Anything else comes back as is, so a tools/call is never
+// run twice by a retry. A wait not taken is a *RetryAfterError. The client
+// has the library's redirect policy and logs each retry on logger (nil
+// means none); build requests with retryablehttp.NewRequestWithContext and
+// a []byte body, and replace none of its hooks. The rules in full:
+// docs/transports.md.
 func (p Policy) Retrying(base *http.Client, logger *slog.Logger) *retryablehttp.Client {
 	p = p.withDefaults()
 	base = origin.Guard(base)
