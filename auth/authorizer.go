@@ -230,7 +230,7 @@ func (a *Authorizer) state(serverURL string, base http.RoundTripper) (*serverSta
 		}
 		hc = &http.Client{Transport: base}
 	}
-	s := &serverState{a: a, url: u, raw: serverURL, shown: origin.Redact(u), hc: origin.Guard(hc)}
+	s := &serverState{a: a, url: u, raw: serverURL, shown: origin.Redact(u), hc: origin.Guard(pinLocalhost(hc))}
 	a.servers[serverURL] = s
 	return s, nil
 }

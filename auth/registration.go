@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -74,8 +73,7 @@ func sameRedirect(registered, used string) bool {
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	ip := net.ParseIP(a.Hostname())
-	if ip == nil || !ip.IsLoopback() || a.Hostname() != b.Hostname() {
+	if !isLoopbackIP(a.Hostname()) || a.Hostname() != b.Hostname() {
 		return false
 	}
 	a.Host, b.Host = a.Hostname(), b.Hostname()

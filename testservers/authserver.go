@@ -105,6 +105,10 @@ type AuthServerOptions struct {
 	// Deny makes the user decline: authorization responses carry
 	// error=access_denied.
 	Deny bool
+	// EditMetadata, when set, rewrites the metadata document before it is
+	// served, as a hostile server would: endpoints on another host, with
+	// control characters or user information.
+	EditMetadata func(m map[string]any)
 	// Clients are known before any registration.
 	Clients []RegisteredClient
 	// DPoP advertises dpop_signing_alg_values_supported ["ES256"] and binds
@@ -395,6 +399,9 @@ func (a *AuthServer) metadata(w http.ResponseWriter, r *http.Request) {
 		m["subject_types_supported"] = []string{"public"}
 		m["id_token_signing_alg_values_supported"] = []string{"RS256"}
 		m["jwks_uri"] = a.URL + "/jwks.json"
+	}
+	if a.opts.EditMetadata != nil {
+		a.opts.EditMetadata(m)
 	}
 	writeJSON(w, http.StatusOK, m)
 }
