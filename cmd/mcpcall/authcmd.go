@@ -1,18 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf16"
 
 	"github.com/spf13/cobra"
 
@@ -369,12 +373,7 @@ func (c *cli) login(ctx context.Context, t *target, noBrowser bool) error {
 	cfg.HTTPClient = &http.Client{Transport: &roundTripper{base: http.DefaultTransport, t: tr}}
 	cfg.RedirectURL = lb.RedirectURL()
 	cfg.Authorize = func(ctx context.Context, authURL string) (string, error) {
-		if c.f.json {
-			b, _ := json.Marshal(map[string]string{"authorize": authURL, "redirect": lb.RedirectURL()})
-			fmt.Fprintf(c.stderr, "%s\n", b)
-		} else {
-			fmt.Fprintf(c.stderr, "Open this URL in a browser to authorize mcpcall:\n\n  %s\n\nWaiting for the browser to come back to %s (Ctrl-C to give up)...\n", authURL, lb.RedirectURL())
-		}
+		showAuthorization(c.stderr, c.f.json, authURL, lb.RedirectURL())
 		if !noBrowser && c.desktop() {
 			if err := c.openBrowser(ctx, authURL); err != nil {
 				c.log.Warn("could not open a browser; open the URL yourself", "err", err)
@@ -409,6 +408,42 @@ func (c *cli) login(ctx context.Context, t *target, noBrowser bool) error {
 	}
 	fmt.Fprintf(c.stdout, "logged in to %s at %s: %s\n", t.display, issuer, describeToken(tok))
 	return nil
+}
+
+// showAuthorization tells the person where to authorize. The URL comes
+// from the authorization server's metadata: whatever in it is not
+// printable (a terminal escape, a right-to-left override) is written
+// escaped, never raw (the auth package refuses such endpoints already;
+// this holds if another path lets one through).
+func showAuthorization(w io.Writer, jsonOut bool, authURL, redirect string) {
+	if jsonOut {
+		b, _ := json.Marshal(map[string]string{"authorize": authURL, "redirect": redirect})
+		fmt.Fprintf(w, "%s\n", escapeUnprintable(b))
+		return
+	}
+	fmt.Fprintf(w, "Open this URL in a browser to authorize mcpcall:\n\n  %s\n\nWaiting for the browser to come back to %s (Ctrl-C to give up)...\n", shown(authURL), shown(redirect))
+}
+
+// escapeUnprintable writes each character of the JSON text b that is not
+// printable (strconv.IsPrint) as a \uXXXX escape: outside strings JSON
+// has none, and inside one the escape means the same character.
+func escapeUnprintable(b []byte) []byte {
+	if printable(string(b)) {
+		return b
+	}
+	var out bytes.Buffer
+	for _, r := range string(b) {
+		switch {
+		case strconv.IsPrint(r):
+			out.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&out, "\\u%04x", r)
+		}
+	}
+	return out.Bytes()
 }
 
 // desktop reports whether a browser can be opened here.
