@@ -226,9 +226,12 @@ func (s secretStore) addToken(t *auth.Token) {
 func (c *cli) authConfig(t *target) (auth.Config, error) {
 	cfg := auth.Config{ClientName: "mcpcall", Store: secretStore{Store: c.tokenStore(), sec: c.sec}, Logger: c.log}
 	if t.oauth != nil {
-		cfg.ClientID, cfg.ClientSecret, cfg.Scopes = t.oauth.ClientID, t.oauth.ClientSecret, t.oauth.Scopes
+		cfg.ClientID, cfg.ClientSecret, cfg.Scopes, cfg.ClientIssuer = t.oauth.ClientID, t.oauth.ClientSecret, t.oauth.Scopes, t.oauth.Issuer
 	}
 	if c.f.clientID != "" {
+		if c.f.clientID != cfg.ClientID {
+			cfg.ClientIssuer = "" // the entry's, for its own client
+		}
 		cfg.ClientID, cfg.ClientSecret = c.f.clientID, ""
 	}
 	if c.f.clientSecretEnv != "" {
@@ -242,6 +245,15 @@ func (c *cli) authConfig(t *target) (auth.Config, error) {
 		cfg.ClientSecret = v
 	}
 	c.sec.add(cfg.ClientSecret)
+	if c.f.clientIssuer != "" {
+		if cfg.ClientID == "" {
+			return cfg, usageErr("--client-issuer needs --client-id (or a client id in the config entry)")
+		}
+		cfg.ClientIssuer = c.f.clientIssuer
+	}
+	if cfg.ClientSecret != "" && cfg.ClientIssuer == "" {
+		cfg.ClientIssuer = c.boundIssuer(t, cfg.ClientID)
+	}
 	cfg.ClientMetadataURL = c.f.clientMetadataURL
 	if err := c.grant(&cfg); err != nil {
 		return cfg, err
@@ -253,6 +265,41 @@ func (c *cli) authConfig(t *target) (auth.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// boundIssuer is the authorization server a pre-registered client with a
+// secret, given without --client-issuer, is bound to: the issuer of the
+// tokens kept for it (for t's server first), the first authorization
+// server that issued it one. With none kept, the secret goes to whichever
+// authorization server t's server names, and mcpcall says so.
+func (c *cli) boundIssuer(t *target, clientID string) string {
+	ctx := context.Background()
+	a, err := auth.New(auth.Config{Store: c.tokenStore()})
+	if err != nil {
+		return ""
+	}
+	here, _ := a.Tokens(ctx, t.url)
+	all, _ := a.Tokens(ctx, "")
+	for _, entries := range [][]auth.Entry{here, all} {
+		issuers := map[string]bool{}
+		for _, e := range entries {
+			if e.Token.ClientID == clientID {
+				issuers[e.Key.Issuer] = true
+			}
+		}
+		if len(issuers) == 1 {
+			for is := range issuers {
+				c.log.Debug("the client's secret is bound to the authorization server that issued its tokens", "client", clientID, "issuer", is)
+				return is
+			}
+		}
+		if len(issuers) > 1 {
+			c.log.Warn(fmt.Sprintf("client %s has tokens from %d authorization servers and no --client-issuer: its secret goes to the one %s names", clientID, len(issuers), t.display))
+			return ""
+		}
+	}
+	c.log.Warn(fmt.Sprintf("client %s has a secret but no --client-issuer: its secret goes to the authorization server %s names, and is kept to the first one that issues it a token", clientID, t.display))
+	return ""
 }
 
 // grant sets cfg's grant from --grant and --assertion-file. The assertion
@@ -319,6 +366,9 @@ func (c *cli) loginCommand(t *target) string {
 	}
 	if c.f.clientSecretEnv != "" {
 		parts = append(parts, "--client-secret-env", shellQuote(c.f.clientSecretEnv))
+	}
+	if c.f.clientIssuer != "" {
+		parts = append(parts, "--client-issuer", shellQuote(c.f.clientIssuer))
 	}
 	if c.f.clientMetadataURL != "" {
 		parts = append(parts, "--client-metadata-url", shellQuote(c.f.clientMetadataURL))

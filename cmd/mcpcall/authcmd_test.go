@@ -437,3 +437,53 @@ func TestAuthParallelRunsRefreshOnce(t *testing.T) {
 	}
 	r.runOK("tools", "list", ps.URL) // the store holds the refreshed token
 }
+
+// A pre-registered client's secret goes to its own authorization server
+// only: the one --client-issuer (or the config entry's "issuer") names,
+// else the first that issued it a token. Another server's authorization
+// server (one that would take the client id, as an attacker's does) gets
+// neither a token request nor the secret.
+func TestAuthClientSecretBoundToIssuer(t *testing.T) {
+	clients := []testservers.RegisteredClient{{ID: "conf", Secret: "conf-s3cret"}}
+	as1, ps1 := protectedServer(t, testservers.AuthServerOptions{Clients: clients})
+	as2, ps2 := protectedServer(t, testservers.AuthServerOptions{Clients: clients})
+	client := []string{"--client-id", "conf", "--client-secret-env", "CONF_SECRET"}
+	desktop := func() *runner {
+		r := newRunner(t)
+		r.goos = "linux"
+		r.env["DISPLAY"] = ":0"
+		r.env["CONF_SECRET"] = "conf-s3cret"
+		opened := 0
+		r.browser = headlessBrowser(t, &opened)
+		return r
+	}
+	refused := func(what string, as *testservers.AuthServer, res result) {
+		t.Helper()
+		st := as.Stats()
+		if res.code == 0 || st.Authorizations != 0 || len(st.Tokens) != 0 || st.LastTokenAuth != "" || !strings.Contains(res.stderr, "pre-registered client is for") {
+			t.Fatalf("%s: exit %d, authorization server saw %d authorizations, token requests %v\nstderr %q", what, res.code, st.Authorizations, st.Tokens, res.stderr)
+		}
+	}
+
+	// The issuer named: another is refused before anything is sent.
+	r := desktop()
+	res := r.run(append(append([]string{"auth", "login"}, client...), "--client-issuer", as2.Issuer, ps1.URL)...)
+	refused("--client-issuer another", as1, res)
+	writeFile(t, filepath.Join(r.cwd, ".mcp.json"), `{"mcpServers": {"conf": {"url": "`+ps1.URL+`", "auth": {"CLIENT_ID": "conf", "CLIENT_SECRET": "${env:CONF_SECRET}", "issuer": "`+as2.Issuer+`"}}}}`)
+	refused("config entry's issuer", as1, r.run("auth", "login", "conf"))
+	r.runOK(append(append([]string{"auth", "login"}, client...), "--client-issuer", as1.Issuer, ps1.URL)...)
+	if st := as1.Stats(); st.LastTokenAuth != "basic" || st.Tokens["authorization_code"] != 1 {
+		t.Fatalf("its own issuer: %+v", st)
+	}
+
+	// None named: a warning, then bound to the first that issued a token.
+	r = desktop()
+	res = r.runOK(append(append([]string{"auth", "login"}, client...), ps1.URL)...)
+	if !strings.Contains(res.stderr, "no --client-issuer") {
+		t.Fatalf("no warning: stderr %q", res.stderr)
+	}
+	refused("bound to the first", as2, r.run(append(append([]string{"auth", "login"}, client...), ps2.URL)...))
+	if res := r.runOK(append(append([]string{"tools", "call", "echo", "text=hi"}, client...), ps1.URL)...); res.stdout != "hi\n" || strings.Contains(res.stderr, "no --client-issuer") {
+		t.Fatalf("its own server: stdout %q, stderr %q", res.stdout, res.stderr)
+	}
+}

@@ -59,6 +59,7 @@ type flags struct {
 
 	clientID          string
 	clientSecretEnv   string
+	clientIssuer      string
 	clientMetadataURL string
 	grant             string
 	assertionFile     string
@@ -199,6 +200,7 @@ func (c *cli) addFlags(root *cobra.Command) {
 	pf.StringVar(&f.bearerEnv, "bearer-env", "", "send Authorization: Bearer with the token in environment variable `VAR` (never printed)")
 	pf.StringVar(&f.clientID, "client-id", "", "OAuth: the client `ID` registered beforehand with the server's authorization server")
 	pf.StringVar(&f.clientSecretEnv, "client-secret-env", "", "OAuth: the secret of --client-id is in environment variable `VAR` (never printed)")
+	pf.StringVar(&f.clientIssuer, "client-issuer", "", "OAuth: the authorization server (issuer `URL`) that --client-id was registered with: its credentials go to no other (default with a secret: the first that issued a token for it)")
 	pf.StringVar(&f.clientMetadataURL, "client-metadata-url", "", "OAuth: this client's Client ID Metadata Document `URL`, its client id where servers support them")
 	pf.StringVar(&f.grant, "grant", "", "OAuth: how tokens are obtained: authorization_code (a person, with auth login; the default), client_credentials (--client-id and --client-secret-env), or jwt-bearer (--client-id and --assertion-file); the last two need nobody")
 	pf.StringVar(&f.assertionFile, "assertion-file", "", "OAuth: the jwt-bearer grant's assertion, e.g. a workload identity token, is in `FILE`, read at every grant (never printed); implies --grant jwt-bearer")
