@@ -197,17 +197,18 @@ func (a *Authorizer) client(ctx context.Context, d *discovery) (*ClientInfo, err
 	if a.cfg.RedirectURL == "" {
 		return nil, &ConfigError{"a RedirectURL is needed to register a client and to authorize"}
 	}
+	redirect := a.redirectFor(m)
 	stored, err := a.store.Client(ctx, m.Issuer)
 	if err != nil {
 		return nil, err
 	}
-	if stored != nil && stored.Registration == RegistrationDynamic && stored.usableFor(a.cfg.RedirectURL, time.Now()) {
+	if stored != nil && stored.Registration == RegistrationDynamic && stored.usableFor(redirect, time.Now()) {
 		return stored, nil
 	}
 	if m.RegistrationEndpoint == "" {
 		return nil, &MetadataError{URL: m.URL, Reason: "the authorization server offers no dynamic client registration, and no client ID metadata document is usable: give a pre-registered client id"}
 	}
-	c, err := register(ctx, d.hc, m, &a.cfg, a.cfg.RedirectURL, time.Now())
+	c, err := register(ctx, d.hc, m, &a.cfg, redirect, time.Now())
 	if err != nil {
 		return nil, err
 	}

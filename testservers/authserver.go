@@ -109,6 +109,11 @@ type AuthServerOptions struct {
 	// served, as a hostile server would: endpoints on another host, with
 	// control characters or user information.
 	EditMetadata func(m map[string]any)
+	// ForwardAuthorization, when set, answers every authorization request
+	// with a redirect to the URL it returns for the request's query, as a
+	// mix-up attacker sends the person on to another authorization server
+	// (with the client id and redirect URI the client has there).
+	ForwardAuthorization func(q url.Values) string
 	// Clients are known before any registration.
 	Clients []RegisteredClient
 	// DPoP advertises dpop_signing_alg_values_supported ["ES256"] and binds
@@ -416,6 +421,10 @@ func (a *AuthServer) authMethods() []string {
 // authorize approves at once, as a user who always says yes would.
 func (a *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if a.opts.ForwardAuthorization != nil {
+		http.Redirect(w, r, a.opts.ForwardAuthorization(q), http.StatusFound)
+		return
+	}
 	a.mu.Lock()
 	a.stats.Authorizations++
 	a.stats.LastAuthorization = q

@@ -487,3 +487,16 @@ func TestAuthClientSecretBoundToIssuer(t *testing.T) {
 		t.Fatalf("its own server: stdout %q, stderr %q", res.stdout, res.stderr)
 	}
 }
+
+// With an authorization server that sends no iss, login registers a
+// redirect URI of that server's own, below the listener's, and the
+// browser comes back there.
+func TestAuthLoginWithoutIss(t *testing.T) {
+	as, ps := protectedServer(t, testservers.AuthServerOptions{NoIssAdvertised: true, Iss: testservers.IssOmit})
+	r := loggedIn(t, ps.URL, "--wait", "20s")
+	r.runOK("tools", "list", ps.URL)
+	got := as.Stats().LastAuthorization.Get("redirect_uri")
+	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+/callback/[0-9a-f]{16}$`).MatchString(got) {
+		t.Fatalf("redirect_uri %q", got)
+	}
+}
