@@ -57,7 +57,9 @@ type pendingAuthorization struct {
 // person authorizes at the URL given to cfg.Authorize, the response is
 // checked (iss, then state, then error), and the code is exchanged for a
 // token, with resource on both requests.
-func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *ClientInfo, scopes []string) (*Token, error) {
+// With checkKept, a kept registration is checked at the authorization
+// endpoint before anyone is asked (clientRefused).
+func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *ClientInfo, scopes []string, checkKept bool) (*Token, error) {
 	m := d.server
 	if !m.supportsS256() {
 		return nil, &MetadataError{URL: m.URL, Reason: "the authorization server does not list S256 in code_challenge_methods_supported: PKCE cannot be used, so the flow is refused"}
@@ -85,6 +87,11 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 	}
 	oc := oauth2Config(m, c, p.redirect, scopes)
 	authURL := oc.AuthCodeURL(p.state, oauth2.S256ChallengeOption(p.verifier), oauth2.SetAuthURLParam("resource", d.resource))
+	if c.reused && checkKept {
+		if why := a.clientRefused(ctx, d, authURL); why != "" {
+			return nil, &staleClient{why: why}
+		}
+	}
 	a.log.InfoContext(ctx, "auth: authorization needed", "server", d.shownURL, "issuer", m.Issuer, "client", c.ClientID, "scopes", strings.Join(scopes, " "))
 	back, err := a.cfg.Authorize(ctx, authURL)
 	if err != nil {

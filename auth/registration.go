@@ -41,6 +41,8 @@ type ClientInfo struct {
 	// Registration is how the identity was obtained: one of the
 	// Registration constants.
 	Registration string `json:"registration"`
+
+	reused bool // a dynamic registration from the Store, not made just now
 }
 
 // String shows the client id, never the secret.
@@ -203,6 +205,7 @@ func (a *Authorizer) client(ctx context.Context, d *discovery) (*ClientInfo, err
 		return nil, err
 	}
 	if stored != nil && stored.Registration == RegistrationDynamic && stored.usableFor(redirect, time.Now()) {
+		stored.reused = true
 		return stored, nil
 	}
 	if m.RegistrationEndpoint == "" {

@@ -224,7 +224,14 @@ func newAuthServer(opts AuthServerOptions) *AuthServer {
 	}
 	a.stats.Metadata = map[string]int{}
 	a.stats.Tokens = map[string]int{}
-	for _, c := range opts.Clients {
+	a.addPreRegistered()
+	return a
+}
+
+// addPreRegistered adds the clients of the options. a.mu is held, or a
+// is not shared yet.
+func (a *AuthServer) addPreRegistered() {
+	for _, c := range a.opts.Clients {
 		c := c
 		if c.Method == "" {
 			switch {
@@ -238,7 +245,20 @@ func newAuthServer(opts AuthServerOptions) *AuthServer {
 		}
 		a.clients[c.ID] = &c
 	}
-	return a
+}
+
+// Forget forgets every dynamic registration, code and token, as a server
+// that keeps them in memory does when it restarts (the TypeScript SDK's
+// OAuth demo): a client id it registered is then unknown, and its
+// authorization endpoint answers it 400 invalid_client.
+func (a *AuthServer) Forget() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	clear(a.clients)
+	a.addPreRegistered()
+	clear(a.codes)
+	clear(a.access)
+	clear(a.refresh)
 }
 
 // Close stops the server (one started by StartAuthServer).
@@ -433,7 +453,9 @@ func (a *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	a.mu.Unlock()
 	redirect := q.Get("redirect_uri")
 	if c == nil {
-		http.Error(w, "unknown client_id", http.StatusBadRequest)
+		// Not redirected: the redirect URI of an unknown client is not
+		// to be trusted (RFC 6749 section 4.1.2.1).
+		oauthError(w, http.StatusBadRequest, "invalid_client", "unknown client_id")
 		return
 	}
 	if !redirectAllowed(c, redirect) {
