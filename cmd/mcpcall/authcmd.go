@@ -102,19 +102,33 @@ func (c *cli) authStatusCommand() *cobra.Command {
 }
 
 func (c *cli) authLogoutCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:               "logout TARGET",
-		Short:             "Forget the tokens kept for a server",
-		Example:           `  mcpcall auth logout https://mcp.example.com/mcp`,
+	var forgetClient bool
+	cmd := &cobra.Command{
+		Use:   "logout TARGET",
+		Short: "Forget the tokens kept for a server",
+		Long: `logout forgets the tokens kept for the server. The client registration made
+with its authorization server is kept (it serves every server of that
+authorization server) unless --forget-client: the next login then registers
+again. A registration the authorization server no longer knows is forgotten
+by itself, and a new one made, with a warning.`,
+		Example: `  mcpcall auth logout https://mcp.example.com/mcp
+  mcpcall auth logout --forget-client https://mcp.example.com/mcp`,
 		ValidArgsFunction: c.completeTarget(0),
 		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
 			t, err := c.authTarget(cmd, args)
 			if err != nil {
 				return err
 			}
-			a, err := auth.New(auth.Config{Store: c.tokenStore()})
+			a, err := auth.New(auth.Config{Store: c.tokenStore(), Logger: c.log})
 			if err != nil {
 				return err
+			}
+			var forgot []string
+			if forgetClient {
+				c.lastURL = t.url
+				if forgot, err = a.ForgetRegistrations(cmd.Context(), t.url); err != nil {
+					return err
+				}
 			}
 			keys, err := a.Logout(cmd.Context(), t.url)
 			if err != nil {
@@ -124,7 +138,11 @@ func (c *cli) authLogoutCommand() *cobra.Command {
 				if keys == nil {
 					keys = []auth.Key{}
 				}
-				return json.NewEncoder(c.stdout).Encode(map[string]any{"removed": keys})
+				out := map[string]any{"removed": keys}
+				if forgetClient {
+					out["forgotRegistrations"] = append([]string{}, forgot...)
+				}
+				return json.NewEncoder(c.stdout).Encode(out)
 			}
 			if len(keys) == 0 {
 				fmt.Fprintf(c.stdout, "no token kept for %s\n", t.display)
@@ -132,9 +150,17 @@ func (c *cli) authLogoutCommand() *cobra.Command {
 			for _, k := range keys {
 				fmt.Fprintf(c.stdout, "logged out of %s (issuer %s)\n", k.Resource, k.Issuer)
 			}
+			for _, is := range forgot {
+				fmt.Fprintf(c.stdout, "forgot the client registration at %s\n", is)
+			}
+			if forgetClient && len(forgot) == 0 {
+				fmt.Fprintf(c.stdout, "no client registration kept for %s\n", t.display)
+			}
 			return nil
 		}),
 	}
+	cmd.Flags().BoolVar(&forgetClient, "forget-client", false, "also forget the client registration with the server's authorization server (the next login registers again)")
+	return cmd
 }
 
 // authTarget resolves the target of an auth command: an HTTP server.
@@ -376,6 +402,20 @@ func (c *cli) loginCommand(t *target) string {
 	for _, s := range c.f.scopes {
 		parts = append(parts, "--scope", shellQuote(s))
 	}
+	switch {
+	case t.name != "" && c.f.config != "":
+		parts = append(parts, "--config", shellQuote(c.f.config), shellQuote(t.name))
+	case t.name != "":
+		parts = append(parts, shellQuote(t.name))
+	default:
+		parts = append(parts, shellQuote(t.url))
+	}
+	return strings.Join(parts, " ")
+}
+
+// logoutCommand is the mcpcall auth logout line that forgets t's tokens.
+func (c *cli) logoutCommand(t *target) string {
+	parts := []string{"mcpcall", "auth", "logout"}
 	switch {
 	case t.name != "" && c.f.config != "":
 		parts = append(parts, "--config", shellQuote(c.f.config), shellQuote(t.name))

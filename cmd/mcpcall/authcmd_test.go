@@ -500,3 +500,65 @@ func TestAuthLoginWithoutIss(t *testing.T) {
 		t.Fatalf("redirect_uri %q", got)
 	}
 }
+
+// The TypeScript SDK's OAuth demo keeps its registrations and tokens in
+// memory. After it restarts, the kept token is answered 500; logout then
+// login registers again by itself (a warning says so), where the login
+// reused the forgotten client id, whose authorization page answers 400
+// invalid_client, and waited for --wait.
+func TestAuthLoginAfterServerForgot(t *testing.T) {
+	as := testservers.StartAuthServer(testservers.AuthServerOptions{})
+	t.Cleanup(as.Close)
+	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, StaleTokenStatus: http.StatusInternalServerError})
+	t.Cleanup(ps.Close)
+	r := loggedIn(t, ps.URL)
+	as.Forget()
+
+	res := r.run("tools", "list", ps.URL)
+	if res.code == 0 || !strings.Contains(res.stderr, "500") || !strings.Contains(res.stderr, "mcpcall auth logout "+ps.URL) {
+		t.Fatalf("stale token: exit %d, stderr %q", res.code, res.stderr)
+	}
+	t.Logf("stale token:\n%s", res.stderr)
+	res = r.run("tools", "list", "--json", ps.URL)
+	if !strings.Contains(res.stderr, `"logout":"mcpcall auth logout `+ps.URL+`"`) {
+		t.Fatalf("stale token, --json: stderr %q", res.stderr)
+	}
+	r.runOK("auth", "logout", ps.URL)
+	r2 := loggedInAs(t, r, ps.URL, "--wait", "20s")
+	if st := as.Stats(); st.Registrations != 2 || !strings.Contains(r2.stderr, "no longer knows this client's registration") {
+		t.Fatalf("registrations %d; stderr %q", st.Registrations, r2.stderr)
+	}
+	t.Logf("login again:\n%s", r2.stderr)
+	r.runOK("tools", "list", ps.URL)
+}
+
+// logout --forget-client forgets the registration too: the next login
+// registers again, without a warning.
+func TestAuthLogoutForgetClient(t *testing.T) {
+	as, ps := protectedServer(t, testservers.AuthServerOptions{})
+	r := loggedIn(t, ps.URL)
+	res := r.runOK("auth", "logout", "--forget-client", ps.URL)
+	if !strings.Contains(res.stdout, "forgot the client registration at "+as.Issuer) {
+		t.Fatalf("stdout %q", res.stdout)
+	}
+	res = r.runOK("auth", "logout", "--forget-client", "--json", ps.URL)
+	if !strings.Contains(res.stdout, `"forgotRegistrations":[]`) {
+		t.Fatalf("again, --json: %q", res.stdout)
+	}
+	res = loggedInAs(t, r, ps.URL)
+	if st := as.Stats(); st.Registrations != 2 || strings.Contains(res.stderr, "no longer knows") {
+		t.Fatalf("registrations %d; stderr %q", st.Registrations, res.stderr)
+	}
+}
+
+// loggedInAs runs auth login (with flags) for url as r's user, on a
+// desktop whose browser approves at once.
+func loggedInAs(t *testing.T, r *runner, url string, flags ...string) result {
+	t.Helper()
+	r.goos = "linux"
+	r.env["DISPLAY"] = ":0"
+	opened := 0
+	r.browser = headlessBrowser(t, &opened)
+	defer func() { r.browser = nil }()
+	return r.runOK(append(append([]string{"auth", "login"}, flags...), url)...)
+}

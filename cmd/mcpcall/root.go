@@ -37,8 +37,11 @@ type cli struct {
 	lastURL     string
 	lastTr      string  // the transport of the connection, or the one tried
 	lastTarget  *target // the HTTP target of the run, for the login hint
-	stderrShown bool    // a stdio server's stderr went to ours: errors leave its tail out
-	stop        context.CancelFunc
+	// tokenAnswers: the answers to requests with a kept OAuth token, for
+	// the logout hint
+	tokenAnswers *tokenAnswers
+	stderrShown  bool // a stdio server's stderr went to ours: errors leave its tail out
+	stop         context.CancelFunc
 
 	openBrowser func(ctx context.Context, url string) error // auth login; tests replace it
 }
@@ -133,6 +136,9 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	f := classify(err, ctx.Err() != nil)
 	if f.code == exitAuth && c.lastTarget != nil && errors.As(err, new(*auth.InteractionRequiredError)) {
 		f.login = c.loginCommand(c.lastTarget)
+	}
+	if f.status >= 500 && c.lastTarget != nil && c.tokenAnswers.failed() {
+		f.logout = c.logoutCommand(c.lastTarget)
 	}
 	if c.stderrShown {
 		f.message = withoutStderrTail(err, f.message)
