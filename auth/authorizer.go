@@ -209,7 +209,8 @@ func (a *Authorizer) Logout(ctx context.Context, serverURL string) ([]Key, error
 // ForgetRegistrations forgets the dynamic client registrations kept for
 // the authorization servers of the server at serverURL — those that
 // issued its kept tokens, and the one its metadata names now (looked up
-// as Login does; a server that cannot be reached adds none) — and returns
+// as Login does, for 10 seconds at most; a server that cannot be reached
+// in that time adds none) — and returns
 // their issuers. The next authorization registers again. Call it before
 // Logout, which forgets the tokens it learns issuers from. Registrations
 // serve every server of their authorization server: the tokens of those
@@ -232,8 +233,10 @@ func (a *Authorizer) ForgetRegistrations(ctx context.Context, serverURL string) 
 	if err != nil {
 		return nil, err
 	}
-	ch, refused := a.probe(ctx, s)
-	if d, err := a.discover(ctx, s, ch, nil, ch != nil || refused); err == nil {
+	dctx, cancel := context.WithTimeout(ctx, probeTimeout) // a server that hangs adds none
+	defer cancel()
+	ch, refused := a.probe(dctx, s)
+	if d, err := a.discover(dctx, s, ch, nil, ch != nil || refused); err == nil {
 		add(d.server.Issuer)
 	} else {
 		a.log.DebugContext(ctx, "auth: no authorization server found for the server; forgetting only the registrations of its kept tokens' issuers", "server", s.shown, "err", err)

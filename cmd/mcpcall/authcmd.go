@@ -125,16 +125,8 @@ by itself, and a new one made, with a warning.`,
 			}
 			var forgot []string
 			if forgetClient {
-				// The server is asked which authorization server it
-				// has now: bounded as connecting is.
 				c.lastURL = t.url
-				ctx, cancel := context.WithCancel(cmd.Context())
-				if c.f.connectTimeout > 0 {
-					ctx, cancel = context.WithTimeoutCause(cmd.Context(), c.f.connectTimeout, errConnectTimeout)
-				}
-				forgot, err = a.ForgetRegistrations(ctx, t.url)
-				cancel()
-				if err != nil {
+				if forgot, err = a.ForgetRegistrations(cmd.Context(), t.url); err != nil {
 					return err
 				}
 			}
