@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,13 +48,18 @@ type pendingAuthorization struct {
 	issuer   string
 	issSent  bool // the server advertised authorization_response_iss_parameter_supported
 	redirect string
+	// perIssuer: redirect is this issuer's own (redirectFor), the
+	// defence against a mix-up when the server sends no iss.
+	perIssuer bool
 }
 
 // authorizationCode runs the authorization code flow with PKCE: the
 // person authorizes at the URL given to cfg.Authorize, the response is
 // checked (iss, then state, then error), and the code is exchanged for a
 // token, with resource on both requests.
-func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *ClientInfo, scopes []string) (*Token, error) {
+// With checkKept, a kept registration is checked at the authorization
+// endpoint before anyone is asked (clientRefused).
+func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *ClientInfo, scopes []string, checkKept bool) (*Token, error) {
 	m := d.server
 	if !m.supportsS256() {
 		return nil, &MetadataError{URL: m.URL, Reason: "the authorization server does not list S256 in code_challenge_methods_supported: PKCE cannot be used, so the flow is refused"}
@@ -75,8 +81,17 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 		issSent:  m.AuthorizationResponseIssParameterSupported,
 		redirect: a.cfg.RedirectURL,
 	}
-	oc := oauth2Config(m, c, a.cfg.RedirectURL, scopes)
+	if c.Registration == RegistrationDynamic {
+		p.redirect = a.redirectFor(m)
+		p.perIssuer = p.redirect != a.cfg.RedirectURL
+	}
+	oc := oauth2Config(m, c, p.redirect, scopes)
 	authURL := oc.AuthCodeURL(p.state, oauth2.S256ChallengeOption(p.verifier), oauth2.SetAuthURLParam("resource", d.resource))
+	if c.reused && checkKept {
+		if why := a.clientRefused(ctx, d, authURL); why != "" {
+			return nil, &staleClient{why: why}
+		}
+	}
 	a.log.InfoContext(ctx, "auth: authorization needed", "server", d.shownURL, "issuer", m.Issuer, "client", c.ClientID, "scopes", strings.Join(scopes, " "))
 	back, err := a.cfg.Authorize(ctx, authURL)
 	if err != nil {
@@ -114,6 +129,9 @@ func (p *pendingAuthorization) check(back string) (string, error) {
 		return "", &GrantError{Step: "authorization", Description: "the redirect is not a URL"}
 	}
 	if want, err := url.Parse(p.redirect); err == nil && !sameRedirectTarget(want, u) {
+		if p.perIssuer {
+			return "", &GrantError{Step: "authorization", Description: "the browser came back to " + strconv.Quote(origin.Redact(u)) + ", not to " + origin.Redact(want) + ", the redirect URI of " + p.issuer + ": it may be another authorization server's answer (a mix-up), and was not acted on"}
+		}
 		return "", &GrantError{Step: "authorization", Description: "the redirect did not come back to " + origin.Redact(want)}
 	}
 	q := u.Query()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 
 	"golang.org/x/oauth2"
@@ -179,7 +180,8 @@ func (a *Authorizer) Tokens(ctx context.Context, serverURL string) ([]Entry, err
 
 // Logout forgets the tokens stored for the server at serverURL and
 // returns their keys. Registrations are kept (they belong to the
-// authorization server, not to the server).
+// authorization server, not to the server): ForgetRegistrations forgets
+// them.
 func (a *Authorizer) Logout(ctx context.Context, serverURL string) ([]Key, error) {
 	entries, err := a.Tokens(ctx, serverURL)
 	if err != nil {
@@ -202,6 +204,58 @@ func (a *Authorizer) Logout(ctx context.Context, serverURL string) ([]Key, error
 		s.mu.Unlock()
 	}
 	return keys, nil
+}
+
+// ForgetRegistrations forgets the dynamic client registrations kept for
+// the authorization servers of the server at serverURL — those that
+// issued its kept tokens, and the one its metadata names now (looked up
+// as Login does, for 10 seconds at most; a server that cannot be reached
+// in that time adds none) — and returns
+// their issuers. The next authorization registers again. Call it before
+// Logout, which forgets the tokens it learns issuers from. Registrations
+// serve every server of their authorization server: the tokens of those
+// others stay, but cannot be refreshed without the registration.
+func (a *Authorizer) ForgetRegistrations(ctx context.Context, serverURL string) ([]string, error) {
+	entries, err := a.Tokens(ctx, serverURL)
+	if err != nil {
+		return nil, err
+	}
+	var issuers []string
+	add := func(is string) {
+		if !slices.Contains(issuers, is) {
+			issuers = append(issuers, is)
+		}
+	}
+	for _, e := range entries {
+		add(e.Key.Issuer)
+	}
+	s, err := a.state(serverURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, probeTimeout) // a server that hangs adds none
+	defer cancel()
+	ch, refused := a.probe(dctx, s)
+	if d, err := a.discover(dctx, s, ch, nil, ch != nil || refused); err == nil {
+		add(d.server.Issuer)
+	} else {
+		a.log.DebugContext(ctx, "auth: no authorization server found for the server; forgetting only the registrations of its kept tokens' issuers", "server", s.shown, "err", err)
+	}
+	var forgot []string
+	for _, is := range issuers {
+		c, err := a.store.Client(ctx, is)
+		if err != nil {
+			return forgot, err
+		}
+		if c == nil || c.Registration != RegistrationDynamic {
+			continue
+		}
+		if err := a.store.DeleteClient(ctx, is); err != nil {
+			return forgot, err
+		}
+		forgot = append(forgot, is)
+	}
+	return forgot, nil
 }
 
 func parseServerURL(raw string) (*url.URL, error) {
@@ -230,7 +284,7 @@ func (a *Authorizer) state(serverURL string, base http.RoundTripper) (*serverSta
 		}
 		hc = &http.Client{Transport: base}
 	}
-	s := &serverState{a: a, url: u, raw: serverURL, shown: origin.Redact(u), hc: origin.Guard(hc)}
+	s := &serverState{a: a, url: u, raw: serverURL, shown: origin.Redact(u), hc: origin.Guard(pinLocalhost(hc))}
 	a.servers[serverURL] = s
 	return s, nil
 }

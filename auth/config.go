@@ -122,7 +122,11 @@ type Config struct {
 
 	// RedirectURL is where the authorization server sends the browser
 	// back to, e.g. Loopback.RedirectURL(). Needed by the authorization
-	// code flow.
+	// code flow. A client registered dynamically with an authorization
+	// server that does not send iss (RFC 9207) uses, when RedirectURL is
+	// http on a loopback host, a redirect URI of that server's own: one
+	// more path segment (Loopback takes it); a browser that comes back to
+	// another is refused, as a possible mix-up.
 	RedirectURL string
 	// Authorize lets a person authorize the client. Nil means no person is
 	// there: a flow that needs one fails with *InteractionRequiredError.

@@ -95,7 +95,7 @@ func (j *IDJAG) Assertion(ctx context.Context, r AssertionRequest) (string, erro
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	ot, err := cc.Token(context.WithValue(ctx, oauth2.HTTPClient, origin.Guard(hc)))
+	ot, err := cc.Token(context.WithValue(ctx, oauth2.HTTPClient, origin.Guard(pinLocalhost(hc))))
 	if err != nil {
 		return "", grantError(stepTokenExchange, err, idToken)
 	}

@@ -13,8 +13,9 @@ import (
 // Loopback is a redirect listener for the authorization code flow of a
 // native client (RFC 8252 section 7.3): an HTTP server on 127.0.0.1 at a
 // port the system picks, that takes exactly one request at its callback
-// path, the browser coming back from the authorization server. Any other
-// request is answered 404, and a second callback 410.
+// path (or one segment below it), the browser coming back from the
+// authorization server. Any other request is answered 404, and a second
+// callback 410.
 //
 //	lb, err := auth.ListenLoopback(ctx)
 //	...
@@ -68,7 +69,7 @@ func listenLoopback(ctx context.Context, port int, host string) (*Loopback, erro
 	}
 	var served sync.Once
 	mux := http.NewServeMux()
-	mux.HandleFunc(CallbackPath, func(w http.ResponseWriter, r *http.Request) {
+	callback := func(w http.ResponseWriter, r *http.Request) {
 		first := false
 		served.Do(func() { first = true })
 		if !first {
@@ -83,7 +84,13 @@ func listenLoopback(ctx context.Context, port int, host string) (*Loopback, erro
 		w.Header().Set("Referrer-Policy", "no-referrer")
 		fmt.Fprint(w, "<!doctype html><title>Signed in</title><p>You can close this window and return to the terminal.</p>\n")
 		go l.Close() // one request only: stop listening once it is answered
-	})
+	}
+	mux.HandleFunc(CallbackPath, callback)
+	// A client registered dynamically with an authorization server that
+	// sends no iss comes back to a path of that server's own below
+	// CallbackPath (see Config.RedirectURL); the Authorizer checks that it
+	// is the one it sent the browser with.
+	mux.HandleFunc(CallbackPath+"/{issuer}", callback)
 	mux.HandleFunc("/", http.NotFound)
 	l.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go l.srv.Serve(ln)

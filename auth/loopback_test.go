@@ -102,3 +102,25 @@ func TestLoopbackFlow(t *testing.T) {
 		t.Fatalf("redirect_uri %q", got)
 	}
 }
+
+// The listener also takes the callback one segment below its path, where
+// a client registered with an authorization server that sends no iss
+// comes back (a redirect URI of that server's own); nothing deeper.
+func TestLoopbackIssuerPath(t *testing.T) {
+	ctx := testContext(t)
+	lb, err := auth.ListenLoopback(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Close()
+	if got := status(t, lb.RedirectURL()+"/a/b?code=c0"); got != http.StatusNotFound {
+		t.Fatalf("two segments below: %d, want 404", got)
+	}
+	if got := status(t, lb.RedirectURL()+"/3f2a9c?code=c1&state=s1"); got != http.StatusOK {
+		t.Fatalf("callback: %d", got)
+	}
+	back, err := lb.Wait(ctx)
+	if err != nil || !strings.HasSuffix(back, "/callback/3f2a9c?code=c1&state=s1") {
+		t.Fatalf("Wait = %q, %v", back, err)
+	}
+}

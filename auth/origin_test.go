@@ -75,8 +75,10 @@ func TestPendingAuthorizationSingleUse(t *testing.T) {
 // up elsewhere (IDNA) is neither the loopback host nor the redirect URI's.
 func TestHostsFoldASCIIOnly(t *testing.T) {
 	for host, want := range map[string]bool{
-		"localhost": true, "LocalHost": true, "a.LOCALHOST": true, "127.0.0.1": true, "::1": true,
+		"localhost": true, "LocalHost": true, "127.0.0.1": true, "127.8.9.10": true, "::1": true,
 		"localho\u017Ft": false, "\u0130bm.localhost.test": false, "localhost.test": false,
+		// Looked up through DNS by net/http: no loopback by name.
+		"a.LOCALHOST": false, "attacker.localhost": false, "localhost.": false, "127.1": false,
 	} {
 		if got := isLoopback(host); got != want {
 			t.Errorf("isLoopback(%q) = %v, want %v", host, got, want)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -42,6 +41,8 @@ type ClientInfo struct {
 	// Registration is how the identity was obtained: one of the
 	// Registration constants.
 	Registration string `json:"registration"`
+
+	reused bool // a dynamic registration from the Store, not made just now
 }
 
 // String shows the client id, never the secret.
@@ -74,8 +75,7 @@ func sameRedirect(registered, used string) bool {
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	ip := net.ParseIP(a.Hostname())
-	if ip == nil || !ip.IsLoopback() || a.Hostname() != b.Hostname() {
+	if !isLoopbackIP(a.Hostname()) || a.Hostname() != b.Hostname() {
 		return false
 	}
 	a.Host, b.Host = a.Hostname(), b.Hostname()
@@ -199,17 +199,19 @@ func (a *Authorizer) client(ctx context.Context, d *discovery) (*ClientInfo, err
 	if a.cfg.RedirectURL == "" {
 		return nil, &ConfigError{"a RedirectURL is needed to register a client and to authorize"}
 	}
+	redirect := a.redirectFor(m)
 	stored, err := a.store.Client(ctx, m.Issuer)
 	if err != nil {
 		return nil, err
 	}
-	if stored != nil && stored.Registration == RegistrationDynamic && stored.usableFor(a.cfg.RedirectURL, time.Now()) {
+	if stored != nil && stored.Registration == RegistrationDynamic && stored.usableFor(redirect, time.Now()) {
+		stored.reused = true
 		return stored, nil
 	}
 	if m.RegistrationEndpoint == "" {
 		return nil, &MetadataError{URL: m.URL, Reason: "the authorization server offers no dynamic client registration, and no client ID metadata document is usable: give a pre-registered client id"}
 	}
-	c, err := register(ctx, d.hc, m, &a.cfg, a.cfg.RedirectURL, time.Now())
+	c, err := register(ctx, d.hc, m, &a.cfg, redirect, time.Now())
 	if err != nil {
 		return nil, err
 	}

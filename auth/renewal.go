@@ -60,7 +60,14 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 	if prev != nil {
 		prevScopes = prev.Scopes
 	}
-	nt, err := a.grant(ctx, d, a.scopes(d, prevScopes, r.challenge))
+	// A kept registration is checked before a person is sent to the
+	// authorization server with it when a login was asked for, or when
+	// no token is kept to show that it worked (see staleclient.go).
+	kept, err := a.store.Token(ctx, key)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	nt, err := a.grant(ctx, d, a.scopes(d, prevScopes, r.challenge), r.force || kept == nil)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -120,6 +127,9 @@ func (a *Authorizer) storedOrRefreshed(ctx context.Context, s *serverState, d *d
 		return 0, nil, err
 	}
 	a.log.InfoContext(ctx, "auth: refresh refused; the refresh token is dropped", "server", s.shown, "issuer", key.Issuer, "err", err)
+	if why := refusedClient(err); why != "" && c.Registration == RegistrationDynamic {
+		a.forgetClient(ctx, c, why, "the next authorization registers again")
+	}
 	dead := *cand
 	dead.RefreshToken = ""
 	if err := a.store.SaveToken(ctx, key, &dead); err != nil {
@@ -130,7 +140,8 @@ func (a *Authorizer) storedOrRefreshed(ctx context.Context, s *serverState, d *d
 
 // grant obtains a new token: client_credentials, jwt-bearer, or the
 // authorization code flow (which needs a person, and a registration).
-func (a *Authorizer) grant(ctx context.Context, d *discovery, scopes []string) (*Token, error) {
+// checkKept: a kept registration is checked first (clientRefused).
+func (a *Authorizer) grant(ctx context.Context, d *discovery, scopes []string, checkKept bool) (*Token, error) {
 	if a.cfg.Grant == GrantAuthorizationCode && a.cfg.Authorize == nil {
 		return nil, &InteractionRequiredError{Server: d.shownURL, Issuer: d.server.Issuer}
 	}
@@ -145,7 +156,16 @@ func (a *Authorizer) grant(ctx context.Context, d *discovery, scopes []string) (
 	case GrantJWTBearer:
 		t, err = a.jwtBearer(ctx, d, c, scopes)
 	default:
-		t, err = a.authorizationCode(ctx, d, c, scopes)
+		t, err = a.authorizationCode(ctx, d, c, scopes, checkKept)
+		var sc *staleClient
+		if errors.As(err, &sc) {
+			// A registration the server forgot (it keeps them in
+			// memory, and restarted): a new one, and the flow again.
+			a.forgetClient(ctx, c, sc.why, "registering again")
+			if c, err = a.client(ctx, d); err == nil {
+				t, err = a.authorizationCode(ctx, d, c, scopes, false)
+			}
+		}
 	}
 	if err == nil && c.Registration != RegistrationDynamic {
 		// Kept, without its secret, so that a later run without the
@@ -156,13 +176,10 @@ func (a *Authorizer) grant(ctx context.Context, d *discovery, scopes []string) (
 			a.log.WarnContext(ctx, "auth: keeping the client identity", "issuer", c.Issuer, "err", serr)
 		}
 	}
-	var ge *GrantError
-	if errors.As(err, &ge) && ge.Code == "invalid_client" && c.Registration == RegistrationDynamic {
+	if why := refusedClient(err); why != "" && c != nil && c.Registration == RegistrationDynamic {
 		// The server no longer knows the registration: the next
 		// attempt registers again.
-		if derr := a.store.DeleteClient(ctx, c.Issuer); derr != nil {
-			a.log.WarnContext(ctx, "auth: forgetting a refused registration", "issuer", c.Issuer, "err", derr)
-		}
+		a.forgetClient(ctx, c, why, "the next authorization registers again")
 	}
 	return t, err
 }

@@ -105,6 +105,15 @@ type AuthServerOptions struct {
 	// Deny makes the user decline: authorization responses carry
 	// error=access_denied.
 	Deny bool
+	// EditMetadata, when set, rewrites the metadata document before it is
+	// served, as a hostile server would: endpoints on another host, with
+	// control characters or user information.
+	EditMetadata func(m map[string]any)
+	// ForwardAuthorization, when set, answers every authorization request
+	// with a redirect to the URL it returns for the request's query, as a
+	// mix-up attacker sends the person on to another authorization server
+	// (with the client id and redirect URI the client has there).
+	ForwardAuthorization func(q url.Values) string
 	// Clients are known before any registration.
 	Clients []RegisteredClient
 	// DPoP advertises dpop_signing_alg_values_supported ["ES256"] and binds
@@ -215,7 +224,14 @@ func newAuthServer(opts AuthServerOptions) *AuthServer {
 	}
 	a.stats.Metadata = map[string]int{}
 	a.stats.Tokens = map[string]int{}
-	for _, c := range opts.Clients {
+	a.addPreRegistered()
+	return a
+}
+
+// addPreRegistered adds the clients of the options. a.mu is held, or a
+// is not shared yet.
+func (a *AuthServer) addPreRegistered() {
+	for _, c := range a.opts.Clients {
 		c := c
 		if c.Method == "" {
 			switch {
@@ -229,7 +245,20 @@ func newAuthServer(opts AuthServerOptions) *AuthServer {
 		}
 		a.clients[c.ID] = &c
 	}
-	return a
+}
+
+// Forget forgets every dynamic registration, code and token, as a server
+// that keeps them in memory does when it restarts (the TypeScript SDK's
+// OAuth demo): a client id it registered is then unknown, and its
+// authorization endpoint answers it 400 invalid_client.
+func (a *AuthServer) Forget() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	clear(a.clients)
+	a.addPreRegistered()
+	clear(a.codes)
+	clear(a.access)
+	clear(a.refresh)
 }
 
 // Close stops the server (one started by StartAuthServer).
@@ -396,6 +425,9 @@ func (a *AuthServer) metadata(w http.ResponseWriter, r *http.Request) {
 		m["id_token_signing_alg_values_supported"] = []string{"RS256"}
 		m["jwks_uri"] = a.URL + "/jwks.json"
 	}
+	if a.opts.EditMetadata != nil {
+		a.opts.EditMetadata(m)
+	}
 	writeJSON(w, http.StatusOK, m)
 }
 
@@ -409,6 +441,10 @@ func (a *AuthServer) authMethods() []string {
 // authorize approves at once, as a user who always says yes would.
 func (a *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if a.opts.ForwardAuthorization != nil {
+		http.Redirect(w, r, a.opts.ForwardAuthorization(q), http.StatusFound)
+		return
+	}
 	a.mu.Lock()
 	a.stats.Authorizations++
 	a.stats.LastAuthorization = q
@@ -417,7 +453,9 @@ func (a *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	a.mu.Unlock()
 	redirect := q.Get("redirect_uri")
 	if c == nil {
-		http.Error(w, "unknown client_id", http.StatusBadRequest)
+		// Not redirected: the redirect URI of an unknown client is not
+		// to be trusted (RFC 6749 section 4.1.2.1).
+		oauthError(w, http.StatusBadRequest, "invalid_client", "unknown client_id")
 		return
 	}
 	if !redirectAllowed(c, redirect) {

@@ -78,6 +78,11 @@ type ProtectedOptions struct {
 	// fragment), its ath is the token's hash, its jti was not seen before and
 	// its iat is within 5 minutes. A Bearer-scheme request is refused.
 	DPoP bool
+	// StaleTokenStatus, when set, answers a Bearer token the authorization
+	// server does not know (one it forgot, see AuthServer.Forget) with this
+	// status and a server_error body instead of a 401, as the TypeScript
+	// SDK's OAuth demo answers 500 after a restart.
+	StaleTokenStatus int
 	// DPoPNonce, when set, is the nonce every proof must carry: a request
 	// without it is answered 401 with WWW-Authenticate: DPoP
 	// error="use_dpop_nonce" and a DPoP-Nonce header (RFC 9449 section 9).
@@ -338,6 +343,10 @@ func (p *ProtectedServer) countScheme(r *http.Request) {
 func (p *ProtectedServer) bearer(w http.ResponseWriter, r *http.Request) (info TokenInfo, ok bool) {
 	token, hasToken := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	info, valid := p.AuthServer().Verify(token)
+	if hasToken && !valid && p.opts.StaleTokenStatus != 0 {
+		writeJSON(w, p.opts.StaleTokenStatus, map[string]string{"error": "server_error", "error_description": "Internal Server Error"})
+		return TokenInfo{}, false
+	}
 	if !hasToken || !valid || info.Resource != p.resourceFor(r.URL.Path) {
 		code := ""
 		if hasToken {

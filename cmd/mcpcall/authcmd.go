@@ -1,18 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf16"
 
 	"github.com/spf13/cobra"
 
@@ -98,19 +102,33 @@ func (c *cli) authStatusCommand() *cobra.Command {
 }
 
 func (c *cli) authLogoutCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:               "logout TARGET",
-		Short:             "Forget the tokens kept for a server",
-		Example:           `  mcpcall auth logout https://mcp.example.com/mcp`,
+	var forgetClient bool
+	cmd := &cobra.Command{
+		Use:   "logout TARGET",
+		Short: "Forget the tokens kept for a server",
+		Long: `logout forgets the tokens kept for the server. The client registration made
+with its authorization server is kept (it serves every server of that
+authorization server) unless --forget-client: the next login then registers
+again. A registration the authorization server no longer knows is forgotten
+by itself, and a new one made, with a warning.`,
+		Example: `  mcpcall auth logout https://mcp.example.com/mcp
+  mcpcall auth logout --forget-client https://mcp.example.com/mcp`,
 		ValidArgsFunction: c.completeTarget(0),
 		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
 			t, err := c.authTarget(cmd, args)
 			if err != nil {
 				return err
 			}
-			a, err := auth.New(auth.Config{Store: c.tokenStore()})
+			a, err := auth.New(auth.Config{Store: c.tokenStore(), Logger: c.log})
 			if err != nil {
 				return err
+			}
+			var forgot []string
+			if forgetClient {
+				c.lastURL = t.url
+				if forgot, err = a.ForgetRegistrations(cmd.Context(), t.url); err != nil {
+					return err
+				}
 			}
 			keys, err := a.Logout(cmd.Context(), t.url)
 			if err != nil {
@@ -120,7 +138,11 @@ func (c *cli) authLogoutCommand() *cobra.Command {
 				if keys == nil {
 					keys = []auth.Key{}
 				}
-				return json.NewEncoder(c.stdout).Encode(map[string]any{"removed": keys})
+				out := map[string]any{"removed": keys}
+				if forgetClient {
+					out["forgotRegistrations"] = append([]string{}, forgot...)
+				}
+				return json.NewEncoder(c.stdout).Encode(out)
 			}
 			if len(keys) == 0 {
 				fmt.Fprintf(c.stdout, "no token kept for %s\n", t.display)
@@ -128,9 +150,17 @@ func (c *cli) authLogoutCommand() *cobra.Command {
 			for _, k := range keys {
 				fmt.Fprintf(c.stdout, "logged out of %s (issuer %s)\n", k.Resource, k.Issuer)
 			}
+			for _, is := range forgot {
+				fmt.Fprintf(c.stdout, "forgot the client registration at %s\n", is)
+			}
+			if forgetClient && len(forgot) == 0 {
+				fmt.Fprintf(c.stdout, "no client registration kept for %s\n", t.display)
+			}
 			return nil
 		}),
 	}
+	cmd.Flags().BoolVar(&forgetClient, "forget-client", false, "also forget the client registration with the server's authorization server (the next login registers again)")
+	return cmd
 }
 
 // authTarget resolves the target of an auth command: an HTTP server.
@@ -222,9 +252,12 @@ func (s secretStore) addToken(t *auth.Token) {
 func (c *cli) authConfig(t *target) (auth.Config, error) {
 	cfg := auth.Config{ClientName: "mcpcall", Store: secretStore{Store: c.tokenStore(), sec: c.sec}, Logger: c.log}
 	if t.oauth != nil {
-		cfg.ClientID, cfg.ClientSecret, cfg.Scopes = t.oauth.ClientID, t.oauth.ClientSecret, t.oauth.Scopes
+		cfg.ClientID, cfg.ClientSecret, cfg.Scopes, cfg.ClientIssuer = t.oauth.ClientID, t.oauth.ClientSecret, t.oauth.Scopes, t.oauth.Issuer
 	}
 	if c.f.clientID != "" {
+		if c.f.clientID != cfg.ClientID {
+			cfg.ClientIssuer = "" // the entry's, for its own client
+		}
 		cfg.ClientID, cfg.ClientSecret = c.f.clientID, ""
 	}
 	if c.f.clientSecretEnv != "" {
@@ -238,6 +271,15 @@ func (c *cli) authConfig(t *target) (auth.Config, error) {
 		cfg.ClientSecret = v
 	}
 	c.sec.add(cfg.ClientSecret)
+	if c.f.clientIssuer != "" {
+		if cfg.ClientID == "" {
+			return cfg, usageErr("--client-issuer needs --client-id (or a client id in the config entry)")
+		}
+		cfg.ClientIssuer = c.f.clientIssuer
+	}
+	if cfg.ClientSecret != "" && cfg.ClientIssuer == "" {
+		cfg.ClientIssuer = c.boundIssuer(t, cfg.ClientID)
+	}
 	cfg.ClientMetadataURL = c.f.clientMetadataURL
 	if err := c.grant(&cfg); err != nil {
 		return cfg, err
@@ -249,6 +291,41 @@ func (c *cli) authConfig(t *target) (auth.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// boundIssuer is the authorization server a pre-registered client with a
+// secret, given without --client-issuer, is bound to: the issuer of the
+// tokens kept for it (for t's server first), the first authorization
+// server that issued it one. With none kept, the secret goes to whichever
+// authorization server t's server names, and mcpcall says so.
+func (c *cli) boundIssuer(t *target, clientID string) string {
+	ctx := context.Background()
+	a, err := auth.New(auth.Config{Store: c.tokenStore()})
+	if err != nil {
+		return ""
+	}
+	here, _ := a.Tokens(ctx, t.url)
+	all, _ := a.Tokens(ctx, "")
+	for _, entries := range [][]auth.Entry{here, all} {
+		issuers := map[string]bool{}
+		for _, e := range entries {
+			if e.Token.ClientID == clientID {
+				issuers[e.Key.Issuer] = true
+			}
+		}
+		if len(issuers) == 1 {
+			for is := range issuers {
+				c.log.Debug("the client's secret is bound to the authorization server that issued its tokens", "client", clientID, "issuer", is)
+				return is
+			}
+		}
+		if len(issuers) > 1 {
+			c.log.Warn(fmt.Sprintf("client %s has tokens from %d authorization servers and no --client-issuer: its secret goes to the one %s names", clientID, len(issuers), t.display))
+			return ""
+		}
+	}
+	c.log.Warn(fmt.Sprintf("client %s has a secret but no --client-issuer: its secret goes to the authorization server %s names, and is kept to the first one that issues it a token", clientID, t.display))
+	return ""
 }
 
 // grant sets cfg's grant from --grant and --assertion-file. The assertion
@@ -316,12 +393,29 @@ func (c *cli) loginCommand(t *target) string {
 	if c.f.clientSecretEnv != "" {
 		parts = append(parts, "--client-secret-env", shellQuote(c.f.clientSecretEnv))
 	}
+	if c.f.clientIssuer != "" {
+		parts = append(parts, "--client-issuer", shellQuote(c.f.clientIssuer))
+	}
 	if c.f.clientMetadataURL != "" {
 		parts = append(parts, "--client-metadata-url", shellQuote(c.f.clientMetadataURL))
 	}
 	for _, s := range c.f.scopes {
 		parts = append(parts, "--scope", shellQuote(s))
 	}
+	switch {
+	case t.name != "" && c.f.config != "":
+		parts = append(parts, "--config", shellQuote(c.f.config), shellQuote(t.name))
+	case t.name != "":
+		parts = append(parts, shellQuote(t.name))
+	default:
+		parts = append(parts, shellQuote(t.url))
+	}
+	return strings.Join(parts, " ")
+}
+
+// logoutCommand is the mcpcall auth logout line that forgets t's tokens.
+func (c *cli) logoutCommand(t *target) string {
+	parts := []string{"mcpcall", "auth", "logout"}
 	switch {
 	case t.name != "" && c.f.config != "":
 		parts = append(parts, "--config", shellQuote(c.f.config), shellQuote(t.name))
@@ -369,12 +463,7 @@ func (c *cli) login(ctx context.Context, t *target, noBrowser bool) error {
 	cfg.HTTPClient = &http.Client{Transport: &roundTripper{base: http.DefaultTransport, t: tr}}
 	cfg.RedirectURL = lb.RedirectURL()
 	cfg.Authorize = func(ctx context.Context, authURL string) (string, error) {
-		if c.f.json {
-			b, _ := json.Marshal(map[string]string{"authorize": authURL, "redirect": lb.RedirectURL()})
-			fmt.Fprintf(c.stderr, "%s\n", b)
-		} else {
-			fmt.Fprintf(c.stderr, "Open this URL in a browser to authorize mcpcall:\n\n  %s\n\nWaiting for the browser to come back to %s (Ctrl-C to give up)...\n", authURL, lb.RedirectURL())
-		}
+		showAuthorization(c.stderr, c.f.json, authURL, lb.RedirectURL())
 		if !noBrowser && c.desktop() {
 			if err := c.openBrowser(ctx, authURL); err != nil {
 				c.log.Warn("could not open a browser; open the URL yourself", "err", err)
@@ -409,6 +498,42 @@ func (c *cli) login(ctx context.Context, t *target, noBrowser bool) error {
 	}
 	fmt.Fprintf(c.stdout, "logged in to %s at %s: %s\n", t.display, issuer, describeToken(tok))
 	return nil
+}
+
+// showAuthorization tells the person where to authorize. The URL comes
+// from the authorization server's metadata: whatever in it is not
+// printable (a terminal escape, a right-to-left override) is written
+// escaped, never raw (the auth package refuses such endpoints already;
+// this holds if another path lets one through).
+func showAuthorization(w io.Writer, jsonOut bool, authURL, redirect string) {
+	if jsonOut {
+		b, _ := json.Marshal(map[string]string{"authorize": authURL, "redirect": redirect})
+		fmt.Fprintf(w, "%s\n", escapeUnprintable(b))
+		return
+	}
+	fmt.Fprintf(w, "Open this URL in a browser to authorize mcpcall:\n\n  %s\n\nWaiting for the browser to come back to %s (Ctrl-C to give up)...\n", shown(authURL), shown(redirect))
+}
+
+// escapeUnprintable writes each character of the JSON text b that is not
+// printable (strconv.IsPrint) as a \uXXXX escape: outside strings JSON
+// has none, and inside one the escape means the same character.
+func escapeUnprintable(b []byte) []byte {
+	if printable(string(b)) {
+		return b
+	}
+	var out bytes.Buffer
+	for _, r := range string(b) {
+		switch {
+		case strconv.IsPrint(r):
+			out.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&out, "\\u%04x", r)
+		}
+	}
+	return out.Bytes()
 }
 
 // desktop reports whether a browser can be opened here.

@@ -437,3 +437,128 @@ func TestAuthParallelRunsRefreshOnce(t *testing.T) {
 	}
 	r.runOK("tools", "list", ps.URL) // the store holds the refreshed token
 }
+
+// A pre-registered client's secret goes to its own authorization server
+// only: the one --client-issuer (or the config entry's "issuer") names,
+// else the first that issued it a token. Another server's authorization
+// server (one that would take the client id, as an attacker's does) gets
+// neither a token request nor the secret.
+func TestAuthClientSecretBoundToIssuer(t *testing.T) {
+	clients := []testservers.RegisteredClient{{ID: "conf", Secret: "conf-s3cret"}}
+	as1, ps1 := protectedServer(t, testservers.AuthServerOptions{Clients: clients})
+	as2, ps2 := protectedServer(t, testservers.AuthServerOptions{Clients: clients})
+	client := []string{"--client-id", "conf", "--client-secret-env", "CONF_SECRET"}
+	desktop := func() *runner {
+		r := newRunner(t)
+		r.goos = "linux"
+		r.env["DISPLAY"] = ":0"
+		r.env["CONF_SECRET"] = "conf-s3cret"
+		opened := 0
+		r.browser = headlessBrowser(t, &opened)
+		return r
+	}
+	refused := func(what string, as *testservers.AuthServer, res result) {
+		t.Helper()
+		st := as.Stats()
+		if res.code == 0 || st.Authorizations != 0 || len(st.Tokens) != 0 || st.LastTokenAuth != "" || !strings.Contains(res.stderr, "pre-registered client is for") {
+			t.Fatalf("%s: exit %d, authorization server saw %d authorizations, token requests %v\nstderr %q", what, res.code, st.Authorizations, st.Tokens, res.stderr)
+		}
+	}
+
+	// The issuer named: another is refused before anything is sent.
+	r := desktop()
+	res := r.run(append(append([]string{"auth", "login"}, client...), "--client-issuer", as2.Issuer, ps1.URL)...)
+	refused("--client-issuer another", as1, res)
+	writeFile(t, filepath.Join(r.cwd, ".mcp.json"), `{"mcpServers": {"conf": {"url": "`+ps1.URL+`", "auth": {"CLIENT_ID": "conf", "CLIENT_SECRET": "${env:CONF_SECRET}", "issuer": "`+as2.Issuer+`"}}}}`)
+	refused("config entry's issuer", as1, r.run("auth", "login", "conf"))
+	r.runOK(append(append([]string{"auth", "login"}, client...), "--client-issuer", as1.Issuer, ps1.URL)...)
+	if st := as1.Stats(); st.LastTokenAuth != "basic" || st.Tokens["authorization_code"] != 1 {
+		t.Fatalf("its own issuer: %+v", st)
+	}
+
+	// None named: a warning, then bound to the first that issued a token.
+	r = desktop()
+	res = r.runOK(append(append([]string{"auth", "login"}, client...), ps1.URL)...)
+	if !strings.Contains(res.stderr, "no --client-issuer") {
+		t.Fatalf("no warning: stderr %q", res.stderr)
+	}
+	refused("bound to the first", as2, r.run(append(append([]string{"auth", "login"}, client...), ps2.URL)...))
+	if res := r.runOK(append(append([]string{"tools", "call", "echo", "text=hi"}, client...), ps1.URL)...); res.stdout != "hi\n" || strings.Contains(res.stderr, "no --client-issuer") {
+		t.Fatalf("its own server: stdout %q, stderr %q", res.stdout, res.stderr)
+	}
+}
+
+// With an authorization server that sends no iss, login registers a
+// redirect URI of that server's own, below the listener's, and the
+// browser comes back there.
+func TestAuthLoginWithoutIss(t *testing.T) {
+	as, ps := protectedServer(t, testservers.AuthServerOptions{NoIssAdvertised: true, Iss: testservers.IssOmit})
+	r := loggedIn(t, ps.URL, "--wait", "20s")
+	r.runOK("tools", "list", ps.URL)
+	got := as.Stats().LastAuthorization.Get("redirect_uri")
+	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+/callback/[0-9a-f]{16}$`).MatchString(got) {
+		t.Fatalf("redirect_uri %q", got)
+	}
+}
+
+// The TypeScript SDK's OAuth demo keeps its registrations and tokens in
+// memory. After it restarts, the kept token is answered 500; logout then
+// login registers again by itself (a warning says so), where the login
+// reused the forgotten client id, whose authorization page answers 400
+// invalid_client, and waited for --wait.
+func TestAuthLoginAfterServerForgot(t *testing.T) {
+	as := testservers.StartAuthServer(testservers.AuthServerOptions{})
+	t.Cleanup(as.Close)
+	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, StaleTokenStatus: http.StatusInternalServerError})
+	t.Cleanup(ps.Close)
+	r := loggedIn(t, ps.URL)
+	as.Forget()
+
+	res := r.run("tools", "list", ps.URL)
+	if res.code == 0 || !strings.Contains(res.stderr, "500") || !strings.Contains(res.stderr, "mcpcall auth logout "+ps.URL) {
+		t.Fatalf("stale token: exit %d, stderr %q", res.code, res.stderr)
+	}
+	t.Logf("stale token:\n%s", res.stderr)
+	res = r.run("tools", "list", "--json", ps.URL)
+	if !strings.Contains(res.stderr, `"logout":"mcpcall auth logout `+ps.URL+`"`) {
+		t.Fatalf("stale token, --json: stderr %q", res.stderr)
+	}
+	r.runOK("auth", "logout", ps.URL)
+	r2 := loggedInAs(t, r, ps.URL, "--wait", "20s")
+	if st := as.Stats(); st.Registrations != 2 || !strings.Contains(r2.stderr, "no longer knows this client's registration") {
+		t.Fatalf("registrations %d; stderr %q", st.Registrations, r2.stderr)
+	}
+	t.Logf("login again:\n%s", r2.stderr)
+	r.runOK("tools", "list", ps.URL)
+}
+
+// logout --forget-client forgets the registration too: the next login
+// registers again, without a warning.
+func TestAuthLogoutForgetClient(t *testing.T) {
+	as, ps := protectedServer(t, testservers.AuthServerOptions{})
+	r := loggedIn(t, ps.URL)
+	res := r.runOK("auth", "logout", "--forget-client", ps.URL)
+	if !strings.Contains(res.stdout, "forgot the client registration at "+as.Issuer) {
+		t.Fatalf("stdout %q", res.stdout)
+	}
+	res = r.runOK("auth", "logout", "--forget-client", "--json", ps.URL)
+	if !strings.Contains(res.stdout, `"forgotRegistrations":[]`) {
+		t.Fatalf("again, --json: %q", res.stdout)
+	}
+	res = loggedInAs(t, r, ps.URL)
+	if st := as.Stats(); st.Registrations != 2 || strings.Contains(res.stderr, "no longer knows") {
+		t.Fatalf("registrations %d; stderr %q", st.Registrations, res.stderr)
+	}
+}
+
+// loggedInAs runs auth login (with flags) for url as r's user, on a
+// desktop whose browser approves at once.
+func loggedInAs(t *testing.T, r *runner, url string, flags ...string) result {
+	t.Helper()
+	r.goos = "linux"
+	r.env["DISPLAY"] = ":0"
+	opened := 0
+	r.browser = headlessBrowser(t, &opened)
+	defer func() { r.browser = nil }()
+	return r.runOK(append(append([]string{"auth", "login"}, flags...), url)...)
+}

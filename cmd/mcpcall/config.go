@@ -34,7 +34,9 @@ with type http or streamable-http (Streamable HTTP only), sse (HTTP+SSE only),
 or no type (try both); ${VAR}, ${VAR:-default} and ${env:VAR} are expanded in
 command, args, env, cwd, url and headers. An HTTP entry's OAuth client is read
 from "oauth": {"clientId","callbackPort","scopes"} (Claude Code) or
-"auth": {"CLIENT_ID","CLIENT_SECRET","scopes"} (Cursor; expanded too).`
+"auth": {"CLIENT_ID","CLIENT_SECRET","scopes"} (Cursor; expanded too); in
+either, "issuer" names the authorization server the client belongs to
+(as --client-issuer).`
 
 // Which part of a config document a location reads.
 const (
@@ -81,6 +83,9 @@ type oauthEntry struct {
 	HasSecret    bool     `json:"clientSecret,omitempty"`
 	Scopes       []string `json:"scopes,omitempty"`
 	CallbackPort int      `json:"callbackPort,omitempty"`
+	// Issuer is the authorization server the client belongs to (an
+	// anymcp field, in either form): its credentials go to no other.
+	Issuer string `json:"issuer,omitempty"`
 }
 
 // rawEntry is the JSON of one entry; unknown keys are ignored.
@@ -99,11 +104,13 @@ type rawEntry struct {
 		ClientID     string `json:"clientId"`
 		CallbackPort int    `json:"callbackPort"`
 		Scopes       string `json:"scopes"`
+		Issuer       string `json:"issuer"`
 	} `json:"oauth"` // Claude Code
 	Auth *struct {
 		ClientID     string   `json:"CLIENT_ID"`
 		ClientSecret string   `json:"CLIENT_SECRET"`
 		Scopes       []string `json:"scopes"`
+		Issuer       string   `json:"issuer"`
 	} `json:"auth"` // Cursor
 }
 
@@ -238,9 +245,9 @@ func decodeEntry(name string, raw json.RawMessage, loc location) serverEntry {
 	}
 	switch {
 	case r.OAuth != nil:
-		e.OAuth = &oauthEntry{ClientID: r.OAuth.ClientID, CallbackPort: r.OAuth.CallbackPort, Scopes: strings.Fields(r.OAuth.Scopes)}
+		e.OAuth = &oauthEntry{ClientID: r.OAuth.ClientID, CallbackPort: r.OAuth.CallbackPort, Scopes: strings.Fields(r.OAuth.Scopes), Issuer: r.OAuth.Issuer}
 	case r.Auth != nil:
-		e.OAuth = &oauthEntry{ClientID: r.Auth.ClientID, ClientSecret: r.Auth.ClientSecret, HasSecret: r.Auth.ClientSecret != "", Scopes: r.Auth.Scopes}
+		e.OAuth = &oauthEntry{ClientID: r.Auth.ClientID, ClientSecret: r.Auth.ClientSecret, HasSecret: r.Auth.ClientSecret != "", Scopes: r.Auth.Scopes, Issuer: r.Auth.Issuer}
 	}
 	if len(r.Env) > 0 {
 		e.Env = make(map[string]string, len(r.Env))

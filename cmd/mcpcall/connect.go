@@ -123,6 +123,8 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 			}
 			opts = append(opts, client.WithAuth(a))
 			c.lastTarget = t
+			c.tokenAnswers = &tokenAnswers{}
+			rt.tokens = c.tokenAnswers
 		}
 	}
 

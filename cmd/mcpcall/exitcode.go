@@ -97,6 +97,7 @@ type failure struct {
 	url       string // where it happened, when known
 	transport string
 	login     string // the mcpcall auth login line to run, when a login is needed
+	logout    string // the mcpcall auth logout line to run, when a kept token got a 5xx
 	task      string // the task a call became that may still run, when known
 }
 
@@ -177,6 +178,10 @@ func (f failure) hint() string {
 	switch {
 	case f.login != "":
 		return "log in first, where a browser can be opened or a URL followed: " + f.login
+	case f.logout != "":
+		// Said as far as it is known: a server may fail for any reason,
+		// and one that lost its state may answer 500 to a token it forgot.
+		return fmt.Sprintf("the server answered %d to a request with a stored token; if this persists, run %s (then log in again)", f.status, f.logout)
 	case f.code == exitAuth:
 		return "the server wants credentials: log in with mcpcall auth login TARGET, or pass a token with --bearer-env VAR"
 	case f.code == exitConnect && strings.Contains(f.message, "connection refused"):
@@ -201,13 +206,14 @@ type errorBody struct {
 	Code      *int64  `json:"code"`
 	URL       *string `json:"url"`
 	Transport *string `json:"transport"`
-	Login     string  `json:"login,omitempty"` // the mcpcall auth login line to run
+	Login     string  `json:"login,omitempty"`  // the mcpcall auth login line to run
+	Logout    string  `json:"logout,omitempty"` // the mcpcall auth logout line to run, if a kept token's request keeps failing
 }
 
 // report writes f to w: one JSON line in --json mode, else a sentence.
 func (f failure) report(w io.Writer, asJSON bool) {
 	if asJSON {
-		b := errorBody{Kind: f.kind, Message: f.message, Login: f.login}
+		b := errorBody{Kind: f.kind, Message: f.message, Login: f.login, Logout: f.logout}
 		if f.status != 0 {
 			b.Status = &f.status
 		}

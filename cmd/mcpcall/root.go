@@ -37,8 +37,11 @@ type cli struct {
 	lastURL     string
 	lastTr      string  // the transport of the connection, or the one tried
 	lastTarget  *target // the HTTP target of the run, for the login hint
-	stderrShown bool    // a stdio server's stderr went to ours: errors leave its tail out
-	stop        context.CancelFunc
+	// tokenAnswers: the answers to requests with a kept OAuth token, for
+	// the logout hint
+	tokenAnswers *tokenAnswers
+	stderrShown  bool // a stdio server's stderr went to ours: errors leave its tail out
+	stop         context.CancelFunc
 
 	openBrowser func(ctx context.Context, url string) error // auth login; tests replace it
 }
@@ -59,6 +62,7 @@ type flags struct {
 
 	clientID          string
 	clientSecretEnv   string
+	clientIssuer      string
 	clientMetadataURL string
 	grant             string
 	assertionFile     string
@@ -133,6 +137,9 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	if f.code == exitAuth && c.lastTarget != nil && errors.As(err, new(*auth.InteractionRequiredError)) {
 		f.login = c.loginCommand(c.lastTarget)
 	}
+	if f.status >= 500 && c.lastTarget != nil && c.tokenAnswers.failed() {
+		f.logout = c.logoutCommand(c.lastTarget)
+	}
 	if c.stderrShown {
 		f.message = withoutStderrTail(err, f.message)
 	}
@@ -199,6 +206,7 @@ func (c *cli) addFlags(root *cobra.Command) {
 	pf.StringVar(&f.bearerEnv, "bearer-env", "", "send Authorization: Bearer with the token in environment variable `VAR` (never printed)")
 	pf.StringVar(&f.clientID, "client-id", "", "OAuth: the client `ID` registered beforehand with the server's authorization server")
 	pf.StringVar(&f.clientSecretEnv, "client-secret-env", "", "OAuth: the secret of --client-id is in environment variable `VAR` (never printed)")
+	pf.StringVar(&f.clientIssuer, "client-issuer", "", "OAuth: the authorization server (issuer `URL`) that --client-id was registered with: its credentials go to no other (default with a secret: the first that issued a token for it)")
 	pf.StringVar(&f.clientMetadataURL, "client-metadata-url", "", "OAuth: this client's Client ID Metadata Document `URL`, its client id where servers support them")
 	pf.StringVar(&f.grant, "grant", "", "OAuth: how tokens are obtained: authorization_code (a person, with auth login; the default), client_credentials (--client-id and --client-secret-env), or jwt-bearer (--client-id and --assertion-file); the last two need nobody")
 	pf.StringVar(&f.assertionFile, "assertion-file", "", "OAuth: the jwt-bearer grant's assertion, e.g. a workload identity token, is in `FILE`, read at every grant (never printed); implies --grant jwt-bearer")

@@ -159,6 +159,9 @@ func (c *cli) configTarget(file, name string) (*target, error) {
 			if o.ClientSecret, err = x.expand(o.ClientSecret); err != nil {
 				return nil, fail("oauth client secret", err)
 			}
+			if o.Issuer, err = x.expand(o.Issuer); err != nil {
+				return nil, fail("oauth issuer", err)
+			}
 			t.oauth = &o
 		}
 	}

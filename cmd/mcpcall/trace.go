@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -99,7 +100,17 @@ func (t *tracer) Close() error {
 type roundTripper struct {
 	base http.RoundTripper
 	t    *tracer // nil: no trace
+	// tokens, when set, notes the answers to requests that carried a
+	// kept OAuth token (the Authorizer's Transport sits above).
+	tokens *tokenAnswers
 }
+
+// tokenAnswers is the status of the last answer to a request that carried
+// a kept OAuth token.
+type tokenAnswers struct{ last atomic.Int32 }
+
+// failed reports whether that answer was a server error (5xx).
+func (ta *tokenAnswers) failed() bool { return ta != nil && ta.last.Load() >= 500 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	url := redactURL(req.URL.String())
@@ -108,6 +119,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	start := time.Now()
 	resp, err := rt.base.RoundTrip(req)
+	if rt.tokens != nil && err == nil && req.Header.Get("Authorization") != "" {
+		rt.tokens.last.Store(int32(resp.StatusCode))
+	}
 	if rt.t != nil {
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		ev := traceEvent{Kind: "http", Dir: "response", Method: req.Method, URL: url, Ms: &ms}
