@@ -102,7 +102,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 	if err != nil {
 		return nil, grantError("token", err)
 	}
-	return fromOAuth2(ot, scopes, c.ClientID, GrantAuthorizationCode, "", a.jktFor(ctx, d), time.Now())
+	return fromOAuth2(ot, "token", scopes, c.ClientID, GrantAuthorizationCode, "", a.jktFor(ctx, d), time.Now())
 }
 
 // check validates the redirect the browser came back with and returns the

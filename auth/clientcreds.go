@@ -24,5 +24,5 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *discovery, c *Cli
 	if err != nil {
 		return nil, grantError("client_credentials", err)
 	}
-	return fromOAuth2(ot, scopes, c.ClientID, GrantClientCredentials, "", a.jktFor(ctx, d), time.Now())
+	return fromOAuth2(ot, "client_credentials", scopes, c.ClientID, GrantClientCredentials, "", a.jktFor(ctx, d), time.Now())
 }

@@ -198,6 +198,9 @@ func (c *Config) validate() error {
 	if c.ClientSecret != "" && c.ClientID == "" {
 		return &ConfigError{"a ClientSecret without a ClientID"}
 	}
+	if err := checkScopes(c.Scopes); err != nil {
+		return &ConfigError{"Scopes: " + err.Error()}
+	}
 	if c.PrivateKey != nil && c.ClientID == "" {
 		return &ConfigError{"a PrivateKey without a ClientID"}
 	}

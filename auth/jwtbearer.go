@@ -41,7 +41,7 @@ func (a *Authorizer) jwtBearer(ctx context.Context, d *discovery, c *ClientInfo,
 	if err != nil {
 		return nil, grantError(GrantJWTBearer.String(), err, sent...)
 	}
-	return fromOAuth2(ot, scopes, c.ClientID, GrantJWTBearer, "", a.jktFor(ctx, d), time.Now())
+	return fromOAuth2(ot, GrantJWTBearer.String(), scopes, c.ClientID, GrantJWTBearer, "", a.jktFor(ctx, d), time.Now())
 }
 
 // assertionFileLimit bounds an assertion file: a JWT is a few kilobytes.

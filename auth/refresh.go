@@ -50,5 +50,5 @@ func (a *Authorizer) refresh(ctx context.Context, d *discovery, c *ClientInfo, t
 	if err != nil {
 		return nil, grantError("refresh", err)
 	}
-	return fromOAuth2(ot, t.Scopes, c.ClientID, grantNamed(t.Grant), t.RefreshToken, a.jktFor(ctx, d), time.Now())
+	return fromOAuth2(ot, "refresh", t.Scopes, c.ClientID, grantNamed(t.Grant), t.RefreshToken, a.jktFor(ctx, d), time.Now())
 }
