@@ -88,7 +88,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 	}
 	verifier := p.verifier
 	p.verifier = "" // single use
-	ot, err := a.withNonce(d, func() (*oauth2.Token, error) {
+	return a.tokenCall(ctx, d, "token", func(octx context.Context) (*oauth2.Token, error) {
 		opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", d.resource)}
 		if c.AuthMethod == authJWT {
 			assertion, err := clientAssertion(a.cfg.PrivateKey, a.cfg.KeyID, c.ClientID, m.Issuer, time.Now())
@@ -97,12 +97,10 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 			}
 			opts = append(opts, oauth2.SetAuthURLParam("client_assertion_type", clientAssertionType), oauth2.SetAuthURLParam("client_assertion", assertion))
 		}
-		return oc.Exchange(a.oauthContext(ctx, d), code, opts...)
+		return oc.Exchange(octx, code, opts...)
+	}, func(ot *oauth2.Token) (*Token, error) {
+		return fromOAuth2(ot, "token", scopes, c.ClientID, GrantAuthorizationCode, "", a.jktFor(ctx, d), time.Now())
 	})
-	if err != nil {
-		return nil, grantError("token", err)
-	}
-	return fromOAuth2(ot, "token", scopes, c.ClientID, GrantAuthorizationCode, "", a.jktFor(ctx, d), time.Now())
 }
 
 // check validates the redirect the browser came back with and returns the
