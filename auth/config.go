@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Grant is the OAuth grant a client uses to get tokens.
@@ -161,6 +162,12 @@ type Config struct {
 	// MaxStepUps bounds how many times one request may be authorized again
 	// for a 403 insufficient_scope; 0 means 2, a negative value none.
 	MaxStepUps int
+
+	// ExchangeTimeout bounds the exchange of the authorization code for
+	// tokens, once the browser came back: a token endpoint that does not
+	// answer in time ends the flow with an *ExchangeTimeoutError (the
+	// context's own deadline still applies). 0 means 30 seconds.
+	ExchangeTimeout time.Duration
 }
 
 func (c *Config) clientName() string {
@@ -181,6 +188,17 @@ func (c *Config) applicationType(redirect string) string {
 		return "web"
 	}
 	return "native"
+}
+
+// defaultExchangeTimeout is ExchangeTimeout's default: a token endpoint
+// answers in well under a second; this leaves room for a slow one.
+const defaultExchangeTimeout = 30 * time.Second
+
+func (c *Config) exchangeTimeout() time.Duration {
+	if c.ExchangeTimeout > 0 {
+		return c.ExchangeTimeout
+	}
+	return defaultExchangeTimeout
 }
 
 func (c *Config) maxStepUps() int {
