@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strconv"
 	"strings"
@@ -103,7 +104,13 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 	}
 	verifier := p.verifier
 	p.verifier = "" // single use
-	ot, err := a.withNonce(d, func() (*oauth2.Token, error) {
+	// The exchange has a time of its own: the browser's wait may have
+	// used up most of ctx's, and a token endpoint that does not answer is
+	// not a browser that did not come back.
+	limit := a.cfg.exchangeTimeout()
+	ectx, cancel := context.WithTimeoutCause(ctx, limit, errExchangeTimeout)
+	defer cancel()
+	t, err := a.tokenCall(ectx, d, "token", func(octx context.Context) (*oauth2.Token, error) {
 		opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", d.resource)}
 		if c.AuthMethod == authJWT {
 			assertion, err := clientAssertion(a.cfg.PrivateKey, a.cfg.KeyID, c.ClientID, m.Issuer, time.Now())
@@ -112,12 +119,14 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 			}
 			opts = append(opts, oauth2.SetAuthURLParam("client_assertion_type", clientAssertionType), oauth2.SetAuthURLParam("client_assertion", assertion))
 		}
-		return oc.Exchange(a.oauthContext(ctx, d), code, opts...)
+		return oc.Exchange(octx, code, opts...)
+	}, func(ot *oauth2.Token) (*Token, error) {
+		return fromOAuth2(ot, "token", scopes, c.ClientID, GrantAuthorizationCode, "", a.jktFor(ctx, d), time.Now())
 	})
-	if err != nil {
-		return nil, grantError("token", err)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(ectx), errExchangeTimeout) {
+		return nil, &ExchangeTimeoutError{Endpoint: origin.RedactString(m.TokenEndpoint), Limit: limit}
 	}
-	return fromOAuth2(ot, scopes, c.ClientID, GrantAuthorizationCode, "", a.jktFor(ctx, d), time.Now())
+	return t, err
 }
 
 // check validates the redirect the browser came back with and returns the

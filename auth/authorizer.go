@@ -290,17 +290,13 @@ func (a *Authorizer) state(serverURL string, base http.RoundTripper) (*serverSta
 }
 
 // oauthContext makes oauth2 send its token requests with the discovery's
-// (redirect-guarded) HTTP client.
-func (a *Authorizer) oauthContext(ctx context.Context, d *discovery) context.Context {
-	hc := d.hc
+// (redirect-guarded) HTTP client, each request's credentials noted in sent
+// (see sentValues), and its DPoP proof added when d's tokens are
+// DPoP-bound.
+func (a *Authorizer) oauthContext(ctx context.Context, d *discovery, sent *sentValues) context.Context {
+	hc := withSentHidden(d.hc, sent)
 	if d.dpop {
-		c := *hc
-		base := c.Transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
-		c.Transport = &dpopTransport{key: a.key(ctx), base: base}
-		hc = &c
+		hc.Transport = &dpopTransport{key: a.key(ctx), base: hc.Transport}
 	}
 	return context.WithValue(ctx, oauth2.HTTPClient, hc)
 }

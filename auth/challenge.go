@@ -221,9 +221,14 @@ func (p *challengeParser) quoted() (string, error) {
 			}
 			b.WriteByte(e)
 			p.pos += 2
-		case c == '\t' || c == ' ' || c == 0x21 || (c >= 0x23 && c <= 0x5b) || (c >= 0x5d && c <= 0x7e) || c >= 0x80:
-			b.WriteByte(c)
-			p.pos++
+		case isQDText(c):
+			// A run of them at once: a hostile header may be megabytes.
+			end := p.pos + 1
+			for end < len(p.s) && isQDText(p.s[end]) {
+				end++
+			}
+			b.WriteString(p.s[p.pos:end])
+			p.pos = end
 		default:
 			return "", p.errorf(errBadChar)
 		}
@@ -259,6 +264,12 @@ func (p *challengeParser) peek() byte { return p.s[p.pos] }
 
 func (p *challengeParser) errorf(err error) error {
 	return fmt.Errorf("at byte %d: %w", p.pos, err)
+}
+
+// isQDText reports whether c stands for itself in a quoted-string (RFC
+// 9110 section 5.6.4's qdtext).
+func isQDText(c byte) bool {
+	return c == '\t' || c == ' ' || c == 0x21 || (c >= 0x23 && c <= 0x5b) || (c >= 0x5d && c <= 0x7e) || c >= 0x80
 }
 
 // isTokenChar reports whether c is a tchar (RFC 9110 section 5.6.2).

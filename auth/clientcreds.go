@@ -14,15 +14,13 @@ func (a *Authorizer) clientCredentials(ctx context.Context, d *discovery, c *Cli
 	if len(d.server.GrantTypesSupported) > 0 && !slices.Contains(d.server.GrantTypesSupported, "client_credentials") {
 		a.log.WarnContext(ctx, "auth: the authorization server does not list client_credentials; trying it anyway", "issuer", d.server.Issuer)
 	}
-	ot, err := a.withNonce(d, func() (*oauth2.Token, error) {
+	return a.tokenCall(ctx, d, "client_credentials", func(octx context.Context) (*oauth2.Token, error) {
 		cc, err := a.tokenRequest(ctx, d, c, url.Values{}, scopes)
 		if err != nil {
 			return nil, err
 		}
-		return cc.Token(a.oauthContext(ctx, d))
+		return cc.Token(octx)
+	}, func(ot *oauth2.Token) (*Token, error) {
+		return fromOAuth2(ot, "client_credentials", scopes, c.ClientID, GrantClientCredentials, "", a.jktFor(ctx, d), time.Now())
 	})
-	if err != nil {
-		return nil, grantError("client_credentials", err)
-	}
-	return fromOAuth2(ot, scopes, c.ClientID, GrantClientCredentials, "", a.jktFor(ctx, d), time.Now())
 }

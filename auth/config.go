@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Grant is the OAuth grant a client uses to get tokens.
@@ -165,6 +166,12 @@ type Config struct {
 	// MaxStepUps bounds how many times one request may be authorized again
 	// for a 403 insufficient_scope; 0 means 2, a negative value none.
 	MaxStepUps int
+
+	// ExchangeTimeout bounds the exchange of the authorization code for
+	// tokens, once the browser came back: a token endpoint that does not
+	// answer in time ends the flow with an *ExchangeTimeoutError (the
+	// context's own deadline still applies). 0 means 30 seconds.
+	ExchangeTimeout time.Duration
 }
 
 func (c *Config) clientName() string {
@@ -187,6 +194,17 @@ func (c *Config) applicationType(redirect string) string {
 	return "native"
 }
 
+// defaultExchangeTimeout is ExchangeTimeout's default: a token endpoint
+// answers in well under a second; this leaves room for a slow one.
+const defaultExchangeTimeout = 30 * time.Second
+
+func (c *Config) exchangeTimeout() time.Duration {
+	if c.ExchangeTimeout > 0 {
+		return c.ExchangeTimeout
+	}
+	return defaultExchangeTimeout
+}
+
 func (c *Config) maxStepUps() int {
 	switch {
 	case c.MaxStepUps == 0:
@@ -201,6 +219,9 @@ func (c *Config) maxStepUps() int {
 func (c *Config) validate() error {
 	if c.ClientSecret != "" && c.ClientID == "" {
 		return &ConfigError{"a ClientSecret without a ClientID"}
+	}
+	if err := checkScopes(c.Scopes); err != nil {
+		return &ConfigError{"Scopes: " + err.Error()}
 	}
 	if c.PrivateKey != nil && c.ClientID == "" {
 		return &ConfigError{"a PrivateKey without a ClientID"}

@@ -1,11 +1,13 @@
 package auth
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -226,3 +228,22 @@ func excerpt(b []byte) string {
 	}
 	return s
 }
+
+// ExchangeTimeoutError says that the browser came back with a code, but
+// the token endpoint did not answer its exchange within Limit
+// (Config.ExchangeTimeout): the person did authorize, and logging in again
+// may work once the authorization server answers.
+type ExchangeTimeoutError struct {
+	Endpoint string // the token endpoint, as origin.Redact shows it
+	Limit    time.Duration
+}
+
+func (e *ExchangeTimeoutError) Error() string {
+	return fmt.Sprintf("the browser came back, but the token endpoint %s did not answer within %s", e.Endpoint, e.Limit)
+}
+
+// Unwrap makes the error match context.DeadlineExceeded: it is a timeout.
+func (e *ExchangeTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// errExchangeTimeout is the cause of the code exchange's own deadline.
+var errExchangeTimeout = errors.New("the code exchange's time ran out")

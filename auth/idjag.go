@@ -95,12 +95,14 @@ func (j *IDJAG) Assertion(ctx context.Context, r AssertionRequest) (string, erro
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	ot, err := cc.Token(context.WithValue(ctx, oauth2.HTTPClient, origin.Guard(pinLocalhost(hc))))
+	sent := &sentValues{}
+	sent.add(idToken)
+	ot, err := cc.Token(context.WithValue(ctx, oauth2.HTTPClient, withSentHidden(origin.Guard(pinLocalhost(hc)), sent)))
 	if err != nil {
-		return "", grantError(stepTokenExchange, err, idToken)
+		return "", hideSent(grantError(stepTokenExchange, err, sent.list()...), sent.list())
 	}
 	if got, _ := ot.Extra("issued_token_type").(string); got != tokenTypeIDJAG {
-		return "", &GrantError{Step: stepTokenExchange, Description: "the identity provider issued a token of type " + quoteOrNone(got) + ", not an ID-JAG"}
+		return "", hideSent(&GrantError{Step: stepTokenExchange, Description: "the identity provider issued a token of type " + quoteOrNone(excerpt([]byte(got))) + ", not an ID-JAG"}, sent.list())
 	}
 	return ot.AccessToken, nil
 }

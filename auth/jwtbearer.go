@@ -21,8 +21,7 @@ func (a *Authorizer) jwtBearer(ctx context.Context, d *discovery, c *ClientInfo,
 	if len(d.server.GrantTypesSupported) > 0 && !slices.Contains(d.server.GrantTypesSupported, grantTypeJWTBearer) {
 		a.log.WarnContext(ctx, "auth: the authorization server does not list the jwt-bearer grant; trying it anyway", "issuer", d.server.Issuer)
 	}
-	var sent []string
-	ot, err := a.withNonce(d, func() (*oauth2.Token, error) {
+	return a.tokenCall(ctx, d, GrantJWTBearer.String(), func(octx context.Context) (*oauth2.Token, error) {
 		// Asked anew for each request: an ID-JAG is good once.
 		assertion, err := a.cfg.Assertion(ctx, AssertionRequest{Issuer: d.server.Issuer, Resource: d.resource, Scopes: slices.Clone(scopes)})
 		if err != nil {
@@ -31,17 +30,14 @@ func (a *Authorizer) jwtBearer(ctx context.Context, d *discovery, c *ClientInfo,
 		if assertion = strings.TrimSpace(assertion); assertion == "" {
 			return nil, &AssertionError{Issuer: d.server.Issuer, Err: errors.New("the assertion is empty")}
 		}
-		sent = append(sent, assertion)
 		cc, err := a.tokenRequest(ctx, d, c, url.Values{"grant_type": {grantTypeJWTBearer}, "assertion": {assertion}}, scopes)
 		if err != nil {
 			return nil, err
 		}
-		return cc.Token(a.oauthContext(ctx, d))
+		return cc.Token(octx)
+	}, func(ot *oauth2.Token) (*Token, error) {
+		return fromOAuth2(ot, GrantJWTBearer.String(), scopes, c.ClientID, GrantJWTBearer, "", a.jktFor(ctx, d), time.Now())
 	})
-	if err != nil {
-		return nil, grantError(GrantJWTBearer.String(), err, sent...)
-	}
-	return fromOAuth2(ot, scopes, c.ClientID, GrantJWTBearer, "", a.jktFor(ctx, d), time.Now())
 }
 
 // assertionFileLimit bounds an assertion file: a JWT is a few kilobytes.

@@ -40,15 +40,13 @@ func (a *Authorizer) tokenRequest(ctx context.Context, d *discovery, c *ClientIn
 // refresh trades t's refresh token for a new token (RFC 6749 section 6),
 // keeping the refresh token when the server sends no new one.
 func (a *Authorizer) refresh(ctx context.Context, d *discovery, c *ClientInfo, t *Token) (*Token, error) {
-	ot, err := a.withNonce(d, func() (*oauth2.Token, error) {
+	return a.tokenCall(ctx, d, "refresh", func(octx context.Context) (*oauth2.Token, error) {
 		cc, err := a.tokenRequest(ctx, d, c, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}}, nil)
 		if err != nil {
 			return nil, err
 		}
-		return cc.Token(a.oauthContext(ctx, d))
+		return cc.Token(octx)
+	}, func(ot *oauth2.Token) (*Token, error) {
+		return fromOAuth2(ot, "refresh", t.Scopes, c.ClientID, grantNamed(t.Grant), t.RefreshToken, a.jktFor(ctx, d), time.Now())
 	})
-	if err != nil {
-		return nil, grantError("refresh", err)
-	}
-	return fromOAuth2(ot, t.Scopes, c.ClientID, grantNamed(t.Grant), t.RefreshToken, a.jktFor(ctx, d), time.Now())
 }

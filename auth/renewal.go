@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 	"time"
 )
 
@@ -60,6 +59,11 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 	if prev != nil {
 		prevScopes = prev.Scopes
 	}
+	scopes, err := a.scopes(d, prevScopes, r.challenge)
+	if se, ok := errors.AsType[*ScopeError](err); ok {
+		a.log.WarnContext(ctx, "scopes refused", "server", s.shown, "source", se.Source, "count", se.Count, "bytes", se.Bytes, "reason", se.Reason)
+		return 0, nil, nil, err
+	}
 	// A kept registration is checked before a person is sent to the
 	// authorization server with it when a login was asked for, or when
 	// no token is kept to show that it worked (see staleclient.go).
@@ -67,7 +71,7 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	nt, err := a.grant(ctx, d, a.scopes(d, prevScopes, r.challenge), r.force || kept == nil)
+	nt, err := a.grant(ctx, d, scopes, r.force || kept == nil)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -98,6 +102,12 @@ func (a *Authorizer) storedOrRefreshed(ctx context.Context, s *serverState, d *d
 	}
 	if stored != nil && !a.usable(ctx, stored) {
 		stored = nil // bound to a key this Authorizer does not hold
+	}
+	if stored != nil {
+		if err := stored.check("store"); err != nil {
+			a.log.WarnContext(ctx, "a stored token cannot be used; ignored", "server", s.shown, "issuer", key.Issuer, "err", err)
+			stored = nil
+		}
 	}
 	if stored != nil && (prev == nil || stored.AccessToken != prev.AccessToken) && !stored.RefreshDue(now) {
 		a.log.DebugContext(ctx, "auth: using a stored token", "server", s.shown, "issuer", key.Issuer)
@@ -207,26 +217,38 @@ func (a *Authorizer) save(ctx context.Context, key Key, t *Token) error {
 // scopes chooses what to ask for: the scopes asked for before, with the
 // challenge's and the configured ones; when that is nothing, the
 // resource's scopes_supported; then offline_access, when the
-// authorization server supports it, for a refresh token.
-func (a *Authorizer) scopes(d *discovery, prev []string, ch *Challenge) []string {
+// authorization server supports it, for a refresh token. A set past the
+// bounds (checkScopes) is a *ScopeError: nothing is asked for.
+func (a *Authorizer) scopes(d *discovery, prev []string, ch *Challenge) ([]string, error) {
 	var s []string
+	seen := map[string]bool{} // a hostile challenge may name a great many
 	add := func(list []string) {
 		for _, x := range list {
-			if x != "" && x != scopeOfflineAccess && !slices.Contains(s, x) {
+			if x != "" && x != scopeOfflineAccess && !seen[x] {
+				seen[x] = true
 				s = append(s, x)
 			}
 		}
 	}
+	source, challenged := "config", ch.scopes()
+	if len(challenged) > 0 {
+		source = "challenge"
+	}
 	add(prev)
-	add(ch.scopes())
+	add(challenged)
 	add(a.cfg.Scopes)
 	if len(s) == 0 && d.prm != nil {
+		source = "scopes_supported"
 		add(d.prm.ScopesSupported)
 	}
 	if a.cfg.Grant == GrantAuthorizationCode && d.server.supportsScope(scopeOfflineAccess) {
 		s = append(s, scopeOfflineAccess)
 	}
-	return s
+	if err := checkScopes(s); err != nil {
+		n, size := scopeSize(s)
+		return nil, &ScopeError{Source: source, Count: n, Bytes: size, Reason: err.Error()}
+	}
+	return s, nil
 }
 
 const scopeOfflineAccess = "offline_access"

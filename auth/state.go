@@ -103,6 +103,10 @@ func (s *serverState) find(ctx context.Context) (Key, *Token) {
 		if err != nil || t == nil || !s.a.usable(ctx, t) {
 			continue
 		}
+		if err := t.check("store"); err != nil {
+			s.a.log.WarnContext(ctx, "a stored token cannot be used; ignored", "server", s.shown, "issuer", k.Issuer, "err", err)
+			continue
+		}
 		if best == nil || t.Obtained.After(best.Obtained) {
 			best, bestKey = t, k
 		}

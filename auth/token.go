@@ -91,12 +91,14 @@ func (t *Token) LogValue() slog.Value {
 	)
 }
 
-// fromOAuth2 makes a Token of an oauth2 token response. A response
-// without a refresh token keeps the old one (a server that does not
-// rotate refresh tokens).
-func fromOAuth2(ot *oauth2.Token, requested []string, clientID string, grant Grant, oldRefresh, jkt string, now time.Time) (*Token, error) {
+// fromOAuth2 makes a Token of an oauth2 token response to the request
+// step (TokenError.Source). A response without a refresh token keeps the
+// old one (a server that does not rotate refresh tokens). A token that
+// cannot be used (Token.check) is a *TokenError; granted scopes past the
+// bounds are not kept.
+func fromOAuth2(ot *oauth2.Token, step string, requested []string, clientID string, grant Grant, oldRefresh, jkt string, now time.Time) (*Token, error) {
 	if ot.AccessToken == "" {
-		return nil, &GrantError{Step: "token", Description: "the answer has no access_token"}
+		return nil, &GrantError{Step: step, Description: "the answer has no access_token"}
 	}
 	tokenType, bound := "Bearer", ""
 	switch tt := ot.Type(); {
@@ -104,7 +106,7 @@ func fromOAuth2(ot *oauth2.Token, requested []string, clientID string, grant Gra
 	case strings.EqualFold(tt, tokenTypeDPoP) && jkt != "":
 		tokenType, bound = tokenTypeDPoP, jkt
 	default:
-		return nil, &GrantError{Step: "token", Description: fmt.Sprintf("token_type %q: only Bearer tokens, and DPoP tokens asked for with a proof, are supported", ot.TokenType)}
+		return nil, &GrantError{Step: step, Description: fmt.Sprintf("token_type %q: only Bearer tokens, and DPoP tokens asked for with a proof, are supported", excerpt([]byte(ot.TokenType)))}
 	}
 	t := &Token{
 		AccessToken:  ot.AccessToken,
@@ -117,11 +119,16 @@ func fromOAuth2(ot *oauth2.Token, requested []string, clientID string, grant Gra
 		Grant:        grant.String(),
 		Obtained:     now,
 	}
-	if s, ok := ot.Extra("scope").(string); ok && strings.TrimSpace(s) != "" {
-		t.Granted = strings.Fields(s)
+	if s, ok := ot.Extra("scope").(string); ok && strings.TrimSpace(s) != "" && len(s) <= maxScopeBytes {
+		if granted := strings.Fields(s); checkScopes(granted) == nil {
+			t.Granted = granted
+		}
 	}
 	if t.RefreshToken == "" {
 		t.RefreshToken = oldRefresh
+	}
+	if err := t.check(step); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -150,6 +150,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // for req.
 func (a *Authorizer) present(req *http.Request, t *Token) error {
 	ctx := req.Context()
+	if r := checkTokenValue("access token", t.AccessToken, true); r != "" {
+		return &TokenError{Source: "store", Reason: r} // never sent
+	}
 	if t.JKT == "" {
 		req.Header.Set("Authorization", "Bearer "+t.AccessToken)
 		return nil

@@ -127,6 +127,16 @@ type AuthServerOptions struct {
 	// use_dpop_nonce with a DPoP-Nonce header (RFC 9449 section 8). It
 	// matters only with DPoP.
 	DPoPNonce string
+	// QuoteRequests lists grant types whose token requests are refused
+	// (400 invalid_grant) with the whole request quoted back — its
+	// headers, its form as sent and each field decoded — in
+	// error_description, and its form in error_uri: a careless server
+	// that echoes the client's secrets.
+	QuoteRequests []string
+	// TokenSuffixes, when set, gives what to append to the access and
+	// refresh tokens it issues for a grant type (which it then knows as
+	// issued): tokens too long, or with bytes an HTTP header cannot carry.
+	TokenSuffixes func(grantType string) (access, refresh string)
 	// OnRequest, when set, is called first with every request.
 	OnRequest func(*http.Request)
 }

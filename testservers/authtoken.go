@@ -48,6 +48,10 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if slices.Contains(a.opts.QuoteRequests, grant) {
+		refuseQuoting(w, r)
+		return
+	}
 	switch grant {
 	case "authorization_code":
 		a.mu.Lock()
@@ -67,7 +71,7 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 		case f.Get("resource") != code.resource:
 			oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs from the authorization request's")
 		default:
-			a.issue(w, c.ID, code.resource, code.scopes, jkt, true)
+			a.issue(w, grant, c.ID, code.resource, code.scopes, jkt, true)
 		}
 	case "refresh_token":
 		a.mu.Lock()
@@ -89,7 +93,7 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 		case f.Get("resource") != "" && f.Get("resource") != g.resource:
 			oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs from the original grant's")
 		default:
-			a.issue(w, c.ID, g.resource, g.scopes, jkt, !a.opts.NoRotation)
+			a.issue(w, grant, c.ID, g.resource, g.scopes, jkt, !a.opts.NoRotation)
 		}
 	case "client_credentials":
 		if !a.opts.ClientCredentials {
@@ -100,7 +104,7 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusUnauthorized, "invalid_client", "a public client cannot use client_credentials")
 			return
 		}
-		a.issue(w, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), jkt, false)
+		a.issue(w, grant, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), jkt, false)
 	case grantTypeJWTBearer:
 		if a.opts.Assertion == nil {
 			oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "the jwt-bearer grant is not supported")
@@ -110,7 +114,7 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", err.Error())
 			return
 		}
-		a.issue(w, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), jkt, false)
+		a.issue(w, grant, c.ID, f.Get("resource"), a.grantable(f.Get("scope")), jkt, false)
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", grant)
 	}
@@ -121,11 +125,15 @@ func (a *AuthServer) grantable(scope string) []string {
 	return slices.DeleteFunc(strings.Fields(scope), func(s string) bool { return slices.Contains(a.opts.WithholdScopes, s) })
 }
 
-// issue answers a token request with a new access token, bound to the key
-// whose thumbprint is jkt unless it is "" (and a refresh token unless
-// NoRefresh or !withRefresh, bound to it too).
-func (a *AuthServer) issue(w http.ResponseWriter, clientID, resource string, scopes []string, jkt string, withRefresh bool) {
-	at := a.newSecret("at")
+// issue answers a token request of the grant type grant with a new access
+// token, bound to the key whose thumbprint is jkt unless it is "" (and a
+// refresh token unless NoRefresh or !withRefresh, bound to it too).
+func (a *AuthServer) issue(w http.ResponseWriter, grant, clientID, resource string, scopes []string, jkt string, withRefresh bool) {
+	var atSuffix, rtSuffix string
+	if a.opts.TokenSuffixes != nil {
+		atSuffix, rtSuffix = a.opts.TokenSuffixes(grant)
+	}
+	at := a.newSecret("at") + atSuffix
 	a.mu.Lock()
 	ttl := a.ttl
 	a.access[at] = &TokenInfo{ClientID: clientID, Scopes: scopes, Resource: resource, Expiry: time.Now().Add(ttl), JKT: jkt}
@@ -139,7 +147,7 @@ func (a *AuthServer) issue(w http.ResponseWriter, clientID, resource string, sco
 		resp["scope"] = strings.Join(scopes, " ")
 	}
 	if withRefresh && !a.opts.NoRefresh {
-		rt := a.newSecret("rt")
+		rt := a.newSecret("rt") + rtSuffix
 		a.mu.Lock()
 		a.refresh[rt] = &refreshGrant{clientID: clientID, resource: resource, scopes: scopes, jkt: jkt}
 		a.mu.Unlock()

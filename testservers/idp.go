@@ -25,6 +25,9 @@ type IdPOptions struct {
 	// IssuedTokenType is the issued_token_type of its answers; the ID-JAG
 	// type when empty.
 	IssuedTokenType string
+	// QuoteRequests refuses every exchange (400 invalid_grant) with the
+	// whole request quoted back, as AuthServerOptions.QuoteRequests does.
+	QuoteRequests bool
 	// OnRequest, when set, is called first with every request.
 	OnRequest func(*http.Request)
 }
@@ -114,6 +117,10 @@ func (p *IdP) serve(w http.ResponseWriter, r *http.Request) {
 	p.stats.Exchanges++
 	p.stats.LastExchange = f
 	p.mu.Unlock()
+	if p.opts.QuoteRequests {
+		refuseQuoting(w, r)
+		return
+	}
 	id, secret, _ := r.BasicAuth()
 	id, _ = url.QueryUnescape(id)
 	secret, _ = url.QueryUnescape(secret)

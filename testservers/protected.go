@@ -69,6 +69,12 @@ type ProtectedOptions struct {
 	// time (which the specification advises servers against), so that a
 	// client steps up again and again.
 	IncrementalScopes bool
+	// ScopeChallenge, when set, is asked for the scopes of every POST
+	// that passed the token check, given its JSON-RPC method: a request it
+	// names any for is refused 403 insufficient_scope with those in the
+	// challenge, whatever the token's scopes (a hostile server that asks
+	// for ever more).
+	ScopeChallenge func(method string) []string
 	// DPoP makes the server want DPoP-bound tokens (RFC 9449 section 7): its
 	// challenges use the DPoP scheme (DPoP algs="ES256", plus the usual
 	// error, scope and resource_metadata parameters), and a request is let
@@ -287,7 +293,7 @@ func (p *ProtectedServer) guard(next http.Handler) http.Handler {
 		}
 		need := slices.Clone(p.opts.Scopes)
 		var extra []string
-		if r.Method == http.MethodPost && len(p.opts.ToolScopes) > 0 {
+		if r.Method == http.MethodPost && (len(p.opts.ToolScopes) > 0 || p.opts.ScopeChallenge != nil) {
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
@@ -295,6 +301,13 @@ func (p *ProtectedServer) guard(next http.Handler) http.Handler {
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			extra = p.toolScopes(body)
+			var m jsonrpc.Message
+			if p.opts.ScopeChallenge != nil && json.Unmarshal(body, &m) == nil {
+				if more := p.opts.ScopeChallenge(m.Method); len(more) > 0 {
+					p.refuse(w, r, http.StatusForbidden, "insufficient_scope", more)
+					return
+				}
+			}
 		}
 		for _, s := range need {
 			if !slices.Contains(info.Scopes, s) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
@@ -62,13 +63,11 @@ the browser comes back, the tokens are stored for every later command.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), wait)
-			defer cancel()
-			return c.login(ctx, t, noBrowser)
+			return c.login(cmd.Context(), t, noBrowser, wait)
 		}),
 	}
 	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "never open a browser: only print the URL")
-	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the browser to come back")
+	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the browser to come back (the token endpoint then has 30s of its own)")
 	return cmd
 }
 
@@ -437,12 +436,19 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// login runs the interactive authorization for t.
-func (c *cli) login(ctx context.Context, t *target, noBrowser bool) error {
+// login runs the interactive authorization for t: the browser has wait
+// to come back, the token endpoint then has its own time
+// (auth.Config.ExchangeTimeout), and the whole login is bounded by both
+// and --connect-timeout for the rest (discovery, registration).
+func (c *cli) login(ctx context.Context, t *target, noBrowser bool, wait time.Duration) error {
 	cfg, err := c.authConfig(t)
 	if err != nil {
 		return err
 	}
+	cfg.ExchangeTimeout = c.exchangeTimeout
+	limit := wait + cmp.Or(cfg.ExchangeTimeout, 30*time.Second) + c.f.connectTimeout
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, errLoginTimeout)
+	defer cancel()
 	var lb *auth.Loopback
 	if t.oauth != nil && t.oauth.CallbackPort > 0 {
 		lb, err = auth.ListenLoopbackPort(ctx, t.oauth.CallbackPort)
@@ -469,7 +475,7 @@ func (c *cli) login(ctx context.Context, t *target, noBrowser bool) error {
 				c.log.Warn("could not open a browser; open the URL yourself", "err", err)
 			}
 		}
-		return lb.Wait(ctx)
+		return waitForBrowser(ctx, lb, wait)
 	}
 	a, err := newAuthorizer(cfg)
 	if err != nil {
@@ -478,8 +484,8 @@ func (c *cli) login(ctx context.Context, t *target, noBrowser bool) error {
 	c.lastURL = t.url
 	tok, err := a.Login(ctx, t.url)
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("logging in to %s: the browser did not come back in time: %w", t.display, err)
+		if errors.Is(context.Cause(ctx), errLoginTimeout) && !errors.Is(err, errBrowserTimeout) && !errors.As(err, new(*auth.ExchangeTimeoutError)) {
+			return fmt.Errorf("logging in to %s: not done within %s: %w", t.display, limit, err)
 		}
 		return fmt.Errorf("logging in to %s: %w", t.display, err)
 	}
@@ -534,6 +540,26 @@ func escapeUnprintable(b []byte) []byte {
 		}
 	}
 	return out.Bytes()
+}
+
+// errBrowserTimeout is the error of a browser that did not come back
+// within --wait; errLoginTimeout the cause of the whole login's deadline.
+var (
+	errBrowserTimeout = errors.New("the browser did not come back in time")
+	errLoginTimeout   = errors.New("the login's time ran out")
+)
+
+// waitForBrowser waits, within wait, for the browser to come back to lb.
+// Running out of time is errBrowserTimeout, which also matches
+// context.DeadlineExceeded.
+func waitForBrowser(ctx context.Context, lb *auth.Loopback, wait time.Duration) (string, error) {
+	wctx, cancel := context.WithTimeoutCause(ctx, wait, errBrowserTimeout)
+	defer cancel()
+	back, err := lb.Wait(wctx)
+	if err != nil && errors.Is(context.Cause(wctx), errBrowserTimeout) && ctx.Err() == nil {
+		return "", fmt.Errorf("%w (--wait %s): %w", errBrowserTimeout, wait, context.DeadlineExceeded)
+	}
+	return back, err
 }
 
 // desktop reports whether a browser can be opened here.

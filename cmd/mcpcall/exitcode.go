@@ -153,11 +153,13 @@ func classify(err error, interrupted bool) failure {
 }
 
 // isAuthError reports whether err is an authorization failure of package
-// auth: discovery, registration, a refused grant, a login needed.
+// auth: discovery, registration, a refused grant, a login needed, scopes
+// or a token past their bounds.
 func isAuthError(err error) bool {
 	return errors.As(err, new(*auth.InteractionRequiredError)) || errors.As(err, new(*auth.MetadataError)) ||
 		errors.As(err, new(*auth.GrantError)) || errors.As(err, new(*auth.IssuerMismatchError)) ||
-		errors.As(err, new(*auth.StateMismatchError))
+		errors.As(err, new(*auth.StateMismatchError)) || errors.As(err, new(*auth.ScopeError)) ||
+		errors.As(err, new(*auth.TokenError))
 }
 
 // withoutStderrTail is msg, the text of err, without the stderr tail of

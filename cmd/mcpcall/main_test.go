@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -46,6 +47,8 @@ type runner struct {
 	tty   bool // pretend stderr is a terminal
 	// browser, when set, replaces the desktop's browser for auth login.
 	browser func(ctx context.Context, url string) error
+	// exchangeTimeout, when set, bounds auth login's code exchange.
+	exchangeTimeout time.Duration
 	// stderrTap, when set, also sees everything written to stderr, as it is
 	// written.
 	stderrTap io.Writer
@@ -101,6 +104,7 @@ func (r *runner) run(args ...string) result {
 	c.stderrTTY = r.tty || r.interactive
 	c.stdinTTY = r.interactive
 	c.openBrowser = r.browser
+	c.exchangeTimeout = r.exchangeTimeout
 	if c.openBrowser == nil {
 		c.openBrowser = func(context.Context, string) error {
 			r.t.Error("a browser was opened")

@@ -44,6 +44,9 @@ type cli struct {
 	stop         context.CancelFunc
 
 	openBrowser func(ctx context.Context, url string) error // auth login; tests replace it
+	// exchangeTimeout is auth login's auth.Config.ExchangeTimeout: 0, the
+	// library's default; tests shorten it.
+	exchangeTimeout time.Duration
 }
 
 // flags are the persistent flags every command takes.
