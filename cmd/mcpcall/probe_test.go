@@ -109,3 +109,22 @@ func TestNewerServer(t *testing.T) {
 		t.Errorf("exit %d %s", res.code, res.stderr)
 	}
 }
+
+// An HTTP+SSE server that answers a POST to its SSE URL with an endpoint
+// event stream (go-mcp's) is probed at once over HTTP+SSE, where probe
+// waited out --connect-timeout and exited 6. The timeout is the default,
+// and the probe must not need it: the endpoint event says what to do.
+func TestProbeEndpointEventOnPost(t *testing.T) {
+	srv := testservers.StartLegacy(testservers.LegacyOptions{StreamOnPost: true})
+	defer srv.Close()
+	r := newRunner(t)
+	res := r.run("probe", "--json", srv.URL)
+	var p probeResult
+	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &p) != nil {
+		t.Fatalf("exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+	if p.Transport != "sse" || p.Negotiation == nil || len(p.Negotiation.Attempts) != 2 ||
+		!strings.Contains(p.Negotiation.Attempts[0].Decision, "endpoint event") {
+		t.Errorf("transport %s, negotiation %+v", p.Transport, p.Negotiation)
+	}
+}
