@@ -97,6 +97,9 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 			if supported, ok := supportedList(rpcErrorOf(resp, err)); ok && v.kind == giveUp {
 				l.errs = append(l.errs, &NewerServerError{URL: l.shown, Status: a.Status, RPCError: rpcErrorOf(resp, err), Supported: supported})
 			}
+			if a.Status == 0 && droppedConnection(err) {
+				err = fmt.Errorf("%w; %w", err, ErrProbeDropped)
+			}
 			l.record(a, errOf(resp, err), "")
 			return nil, stopped
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -127,4 +128,22 @@ func TestProbeEndpointEventOnPost(t *testing.T) {
 		!strings.Contains(p.Negotiation.Attempts[0].Decision, "endpoint event") {
 		t.Errorf("transport %s, negotiation %+v", p.Transport, p.Negotiation)
 	}
+}
+
+// A server that drops the connection on the modern probe (mcp-golang's HTTP
+// transport panics on a method it does not know): the failure is reported
+// as itself, exit 4, with a hint to --era legacy, which reaches it.
+func TestProbeDroppedHint(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{OnRequest: func(r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "server/discover" {
+			panic(http.ErrAbortHandler)
+		}
+	}})
+	defer srv.Close()
+	r := newRunner(t)
+	res := r.run("probe", srv.URL)
+	if res.code != exitConnect || !strings.Contains(res.stderr, "hint: the server closed the connection on the modern probe: --era legacy") {
+		t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
+	}
+	r.runOK("probe", "--era", "legacy", srv.URL)
 }
