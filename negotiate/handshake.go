@@ -78,7 +78,7 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 	}
 	res, out := h.initialize(ctx)
 	if probeFirst && h.late == nil && out == succeeded && res.Response.Error != nil && h.cfg.Restart != nil {
-		res, out = h.restart(ctx)
+		res, out = h.restart(ctx, "refused after the probe, which may have started the session: starting the server again for initialize alone")
 	}
 	if h.late != nil && (out == succeeded || out == modernFirst) {
 		// The server took longer to answer than the probe waited. Its
@@ -104,6 +104,12 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 			switch {
 			case pout == succeeded:
 				return h.done(mres), nil
+			case pout == movedOn && out == succeeded && res.Response.Error != nil && h.cfg.Restart != nil:
+				// A legacy server that refuses initialize after the
+				// probe: the probe may have started its session.
+				if res, out = h.restart(ctx, "refused again: a legacy server that refused initialize after the probe, which may have started its session: starting the server again for initialize alone"); out == succeeded {
+					return h.done(res), nil
+				}
 			case pout == movedOn && out == succeeded:
 				return h.done(res), nil // a legacy server: initialize's answer stands
 			}
@@ -245,9 +251,9 @@ func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Re
 // to the new process; its answer stands, whatever it is, and so the era
 // cached for the server is the legacy one, which skips the probe next
 // time.
-func (h *handshake) restart(ctx context.Context) (*Result, outcome) {
-	last := &h.report.Attempts[len(h.report.Attempts)-1]
-	last.Decision = "initialize refused after the probe, which may have started the session: starting the server again for initialize alone"
+// why replaces the decision of the last attempt, which led here.
+func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) {
+	h.report.Attempts[len(h.report.Attempts)-1].Decision = why
 	start := time.Now()
 	old := h.p
 	t, err := h.cfg.Restart(ctx)

@@ -77,14 +77,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 func (s *Server) readStdio(ctx context.Context, in io.Reader, ss *Session, p *stdioPeer) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	calls := 0
-	started := false // SessionOnFirstMessage: a request has started the session
+	var bridge bridgeState // SessionOnFirstMessage
 	for {
 		line, err := r.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 && ctx.Err() == nil {
 			if err := s.crash(line, &calls); err != nil {
 				return err
 			}
-			if !s.bridgeLine(line, ss, p, &started) {
+			if !s.bridgeLine(ctx, line, ss, p, &bridge) {
 				s.handleLine(ctx, line, ss, p)
 			}
 		}
@@ -182,6 +182,7 @@ const (
 	EnvPIDFile        = EnvVar + "_PIDFILE"          // StdioFaults.PIDFile
 	EnvPIDLog         = EnvVar + "_PIDLOG"           // StdioFaults.PIDLog
 	EnvFirstMessage   = EnvVar + "_FIRST_MESSAGE"    // StdioFaults.SessionOnFirstMessage: "1" or "true"
+	EnvHoldFirst      = EnvVar + "_HOLD_FIRST"       // StdioFaults.HoldFirstAnswer: "1" or "true"
 
 	EnvEras               = EnvVar + "_ERAS"                 // Options.Eras: "legacy", "modern" or "dual"
 	EnvModernVersions     = EnvVar + "_MODERN_VERSIONS"      // Options.ModernVersions, comma-separated
@@ -200,7 +201,7 @@ const (
 // EnvInvalidHeaderTools, EnvSilentBeforeInit, the tasks: EnvTasks and
 // the EnvTask* variables, and the StdioFaults: EnvCrashOnCall,
 // EnvIgnoreStdinEOF, EnvIgnoreSIGTERM, EnvGrandchild, EnvEscaped,
-// EnvPIDFile, EnvPIDLog, EnvFirstMessage) and exits: status 0 after EOF of stdin, 1 on an error,
+// EnvPIDFile, EnvPIDLog, EnvFirstMessage, EnvHoldFirst) and exits: status 0 after EOF of stdin, 1 on an error,
 // CrashExitCode when it crashes as asked. If EnvVar is "sleep", it is the
 // grandchild of StdioFaults.Grandchild: it sleeps until killed (at most
 // grandchildLife) and exits. Otherwise it returns at once.
@@ -310,6 +311,7 @@ func OptionsFromEnv() (Options, error) {
 		{EnvGrandchild, &opts.Stdio.Grandchild},
 		{EnvEscaped, &opts.Stdio.EscapedGrandchild},
 		{EnvFirstMessage, &opts.Stdio.SessionOnFirstMessage},
+		{EnvHoldFirst, &opts.Stdio.HoldFirstAnswer},
 		{EnvInvalidHeaderTools, &opts.InvalidHeaderTools},
 		{EnvSilentBeforeInit, &opts.SilentBeforeInitialize},
 	} {
@@ -409,6 +411,9 @@ func StdioEnv(opts Options) []string {
 	}
 	if f.SessionOnFirstMessage {
 		env = append(env, EnvFirstMessage+"=1")
+	}
+	if f.HoldFirstAnswer {
+		env = append(env, EnvHoldFirst+"=1")
 	}
 	return append(env, tasksEnv(opts.Tasks)...)
 }

@@ -60,6 +60,11 @@ type StdioFaults struct {
 	// -32600 "Invalid Request: Server already initialized". A client that
 	// probes first must start the server again to initialize it.
 	SessionOnFirstMessage bool
+	// HoldFirstAnswer, with SessionOnFirstMessage, holds a first request
+	// other than initialize until the next message arrives, and serves it
+	// then, as supergateway answers the probe only once connected to its
+	// upstream, after the client gave up waiting and sent initialize.
+	HoldFirstAnswer bool
 	// PIDLog, when set, is a file each process appends its pid to, a
 	// line each: of the processes a client starts one after another, all
 	// are listed.
