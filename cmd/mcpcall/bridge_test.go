@@ -32,9 +32,11 @@ func TestStdioBridgeAfterProbe(t *testing.T) {
 	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &p) != nil {
 		t.Fatalf("probe: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 	}
-	if p.Era != "legacy" || p.Negotiation == nil || len(p.Negotiation.Attempts) != 3 ||
-		!strings.Contains(p.Negotiation.Attempts[2].Decision, "started again") {
-		t.Errorf("era %s, negotiation %+v", p.Era, p.Negotiation)
+	// (a server slower to start than the probe's wait answers it after
+	// initialize: one more probe, refused, comes before the start again)
+	if p.Era != "legacy" || p.Negotiation == nil || len(p.Negotiation.Attempts) < 3 ||
+		!strings.Contains(p.Negotiation.Attempts[len(p.Negotiation.Attempts)-1].Decision, "started again") {
+		t.Errorf("era %s, negotiation %s", p.Era, p.Negotiation)
 	}
 	b, err := os.ReadFile(pidLog)
 	if err != nil {
