@@ -107,7 +107,7 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 			case pout == movedOn && out == succeeded && res.Response.Error != nil && h.cfg.Restart != nil:
 				// A legacy server that refuses initialize after the
 				// probe: the probe may have started its session.
-				if res, out = h.restart(ctx, "refused again: a legacy server that refused initialize after the probe, which may have started its session: starting the server again for initialize alone"); out == succeeded {
+				if res, out = h.restart(ctx, "not a modern server either, and it refused initialize after the probe, which may have started its session: starting the server again for initialize alone"); out == succeeded {
 					return h.done(res), nil
 				}
 			case pout == movedOn && out == succeeded:
