@@ -63,7 +63,7 @@ func (c *Conn) callTool(ctx context.Context, params any, opts []CallOption) (jso
 		return c.send(ctx, "tools/call", &asTask, opts...)
 	}
 	raw, err := c.send(ctx, "tools/call", p, opts...)
-	if (err != nil || refusedAsPlainCall(raw)) && c.mustLearnTask(ctx, p.Name, err) {
+	if (err != nil || c.dialect().askTasks && refusedAsPlainCall(raw)) && c.mustLearnTask(ctx, p.Name, err) {
 		asTask := *p
 		asTask.Task = c.taskParams()
 		raw, err = c.send(ctx, "tools/call", &asTask, opts...)
