@@ -103,7 +103,7 @@ func Open(ctx context.Context, t jsonrpc.Transport, opts ...Option) (*Conn, erro
 	}
 	ctx, cancel := bounded(ctx, o)
 	defer cancel()
-	return handshake(ctx, t, o, "", o.transportName)
+	return handshake(ctx, t, o, "", o.transportName, nil)
 }
 
 // newConn starts the Conn's read loop over t.

@@ -121,7 +121,15 @@ func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 		}
 		o.transportName = TransportStdio
 		line := strings.Join(append([]string{filepath.Base(cmd.Path)}, cmd.Args...), " ")
-		return handshake(ctx, st, o, "stdio:"+strings.Join(append([]string{cmd.Path}, cmd.Args...), " "), "stdio:"+line)
+		restart := func(ctx context.Context, old jsonrpc.Transport) (jsonrpc.Transport, error) {
+			// The old process is stopped before the new one starts:
+			// never two at once.
+			if err := jsonrpc.Shutdown(ctx, old); err != nil {
+				o.logger.Debug("anymcp: the stdio server stopped to be started again ended so", "err", err)
+			}
+			return stdio.Start(cmd)
+		}
+		return handshake(ctx, st, o, "stdio:"+strings.Join(append([]string{cmd.Path}, cmd.Args...), " "), "stdio:"+line, restart)
 	case target.url != "":
 		u, err := url.Parse(target.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -198,8 +206,11 @@ func bounded(ctx context.Context, o *options) (context.Context, context.CancelFu
 
 // handshake finds the era of the server behind t (stdio, or a host's own
 // transport) and finishes the handshake; on failure t is closed. key names
-// the server in the negotiation cache ("" for none).
-func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key, label string) (*Conn, error) {
+// the server in the negotiation cache ("" for none). restart, when not
+// nil, stops the server behind a transport and starts it again
+// (negotiate.Config.Restart).
+func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key, label string,
+	restart func(context.Context, jsonrpc.Transport) (jsonrpc.Transport, error)) (*Conn, error) {
 	h, err := hello(o)
 	if err != nil {
 		jsonrpc.Shutdown(ctx, t) //nolint:errcheck // the handshake's error is the one to report
@@ -207,6 +218,16 @@ func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key, label 
 	}
 	cfg := config(o)
 	cfg.CacheKey, cfg.Label = key, label
+	if restart != nil {
+		cfg.Restart = func(ctx context.Context) (jsonrpc.Transport, error) {
+			next, err := restart(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			t = next // the one to close on failure
+			return next, nil
+		}
+	}
 	res, err := negotiate.Handshake(ctx, t, o.transportName, h, cfg)
 	if err != nil {
 		jsonrpc.Shutdown(ctx, t) //nolint:errcheck // bounded by ctx: a cancelled Dial returns at once

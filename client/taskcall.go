@@ -1,10 +1,12 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -61,7 +63,7 @@ func (c *Conn) callTool(ctx context.Context, params any, opts []CallOption) (jso
 		return c.send(ctx, "tools/call", &asTask, opts...)
 	}
 	raw, err := c.send(ctx, "tools/call", p, opts...)
-	if err != nil && c.mustLearnTask(ctx, p.Name, err) {
+	if (err != nil || c.dialect().askTasks && refusedAsPlainCall(raw)) && c.mustLearnTask(ctx, p.Name, err) {
 		asTask := *p
 		asTask.Task = c.taskParams()
 		raw, err = c.send(ctx, "tools/call", &asTask, opts...)
@@ -73,13 +75,18 @@ func (c *Conn) callTool(ctx context.Context, params any, opts []CallOption) (jso
 }
 
 // mustLearnTask answers a plain call to the tool name that a server
-// offering the tasks of revision 2025-11-25 refused as an unknown method, the
-// tool not being known to the Conn: it lists the tools, and reports
-// whether the listing says the tool must run as a task. The refusal says
-// the call did not run, so it may be sent again.
+// offering the tasks of revision 2025-11-25 refused, the tool not being
+// known to the Conn: err is -32601 (what the specification says of a tool
+// that only runs as a task), or err is nil and the answer was a result
+// refusing the call (refusedAsPlainCall; the TypeScript SDK's servers
+// answer so). It lists the tools, and reports whether the listing says the
+// tool must run as a task. Such a tool cannot have run as a plain call: the
+// refusal says so, and the listing confirms it, so it may be sent again.
+// A tool the listing does not require to be a task is not: then the
+// result stands as the tool's.
 func (c *Conn) mustLearnTask(ctx context.Context, name string, err error) bool {
 	var rpcErr *jsonrpc.Error
-	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound || !c.dialect().askTasks {
+	if err != nil && (!errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound) || !c.dialect().askTasks {
 		return false
 	}
 	c.mu.Lock()
@@ -94,6 +101,38 @@ func (c *Conn) mustLearnTask(ctx context.Context, name string, err error) bool {
 		}
 		if t.Name == name {
 			return c.askTask(name, false)
+		}
+	}
+	return false
+}
+
+// maxRefusalScan bounds the answer refusedAsPlainCall reads: a refusal is
+// one short sentence, and a tool's real result may be large.
+const maxRefusalScan = 4 << 10
+
+// refusedAsPlainCall reports whether raw, the answer to a plain
+// tools/call, is a result that may be a refusal to run the tool other than
+// as a task: isError, with text that speaks of a task ("Tool delay
+// requires task augmentation (taskSupport: 'required')" from the
+// TypeScript SDK's servers). It is only a hint: mustLearnTask calls again
+// as a task only when the tool's listing says it must run as one.
+func refusedAsPlainCall(raw json.RawMessage) bool {
+	if len(raw) > maxRefusalScan || !bytes.Contains(raw, []byte(`"isError"`)) {
+		return false
+	}
+	var res struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if jsondec.Unmarshal(raw, &res) != nil || !res.IsError {
+		return false
+	}
+	for _, c := range res.Content {
+		if c.Type == "text" && strings.Contains(strings.ToLower(c.Text), "task") {
+			return true
 		}
 	}
 	return false

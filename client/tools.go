@@ -43,9 +43,11 @@ func (c *Conn) AllTools(ctx context.Context) ([]mcp.Tool, error) { return collec
 // that offers the tasks of revision 2025-11-25 the Conn asks for a task
 // when the tool's listing says it must run as one; a tool the Conn has not
 // seen listed that the server refuses as a plain call (-32601, which it
-// says of a tool that only runs as a task) is looked up in tools/list, and
-// called again as a task if it must be one. Call does the same for a
-// tools/call whose params are a *mcp.CallToolParams.
+// says of a tool that only runs as a task, or a result with isError whose
+// text speaks of a task, as the TypeScript SDK's servers answer) is looked
+// up in tools/list, and called again as a task only if the listing says it
+// must be one. Call does the same for a tools/call whose params are a
+// *mcp.CallToolParams.
 func (c *Conn) CallTool(ctx context.Context, name string, arguments any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	var res mcp.CallToolResult
 	if err := c.Call(ctx, "tools/call", &mcp.CallToolParams{Name: name, Arguments: arguments}, &res, opts...); err != nil {

@@ -18,6 +18,15 @@ import (
 // have run the request.
 var ErrNoResponse = errors.New("the server accepted the request but sent no response")
 
+// ErrEndpointEvent: the server answered a POST with an event stream whose
+// first event is an HTTP+SSE endpoint event, as a 2024-11-05 server does
+// when a POST reaches its SSE URL (go-mcp's, for one): it opened a session
+// stream, and no response will come on it. The error that reports it also
+// wraps jsonrpc.ErrOutcomeUnknown: no server of that kind runs the request,
+// but one that is not may have. The negotiation takes it as the sign of an
+// HTTP+SSE server.
+var ErrEndpointEvent = errors.New("the server answered with an HTTP+SSE endpoint event, as a 2024-11-05 server does, not with a response")
+
 // ErrInvalidSessionID: the Mcp-Session-Id the server assigned holds bytes
 // other than visible ASCII (0x21–0x7E), which the specification forbids and
 // which could not be sent back safely in a header, or is longer than

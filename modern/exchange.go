@@ -410,12 +410,15 @@ func (x *exchange) readJSON(resp *http.Response) error {
 // cursor, for resuming it — except a stream that the server ended cleanly
 // after sending a response to another id: the server has answered, wrongly,
 // and resuming would only wait for a response that will not come, so that
-// is ErrNoResponse with jsonrpc.ErrOutcomeUnknown at once. It leaves
-// closing the body to the caller.
+// is ErrNoResponse with jsonrpc.ErrOutcomeUnknown at once; and a stream
+// whose first event is an HTTP+SSE endpoint event, which is
+// ErrEndpointEvent (later, an endpoint event is ignored as any other
+// event type).
+// It leaves closing the body to the caller.
 func (x *exchange) readSSE(body io.Reader) error {
 	rd := sse.NewReader(body, x.t.maxSize)
 	defer rd.Release()
-	for {
+	for first := true; ; first = false {
 		ev, err := rd.Next()
 		if err != nil {
 			if ierr := x.interrupted(); ierr != nil {
@@ -428,6 +431,12 @@ func (x *exchange) readSSE(body io.Reader) error {
 			c := cursorAt(rd)
 			return &streamError{method: x.req.Method, id: x.req.ID, lastEventID: c.lastEventID,
 				retry: c.retry, hasRetry: c.hasRetry, cause: err}
+		}
+		if ev.Type == "endpoint" && first {
+			// What an HTTP+SSE server (2024-11-05) sends first on a
+			// stream it opens for a session: this POST opened one, as a
+			// GET would have, and no response will come on it.
+			return fmt.Errorf("%s: %w: %w", wire.Label(x.req), ErrEndpointEvent, jsonrpc.ErrOutcomeUnknown)
 		}
 		if ev.Type != "message" {
 			x.t.log.Debug("modern: ignored an event", "stream", "POST "+x.req.Method, "type", ev.Type)

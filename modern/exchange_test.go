@@ -196,6 +196,16 @@ func TestRequestFailures(t *testing.T) {
 		},
 		is: []error{ErrContentType},
 	}, {
+		// An HTTP+SSE server's session stream, as go-mcp answers a POST
+		// to its SSE URL: no response will come.
+		name: "sse opening with an endpoint event",
+		answer: func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			ev := startSSE(w)
+			ev("event: endpoint\ndata: /message?sessionId=1\n\n")
+			<-r.Context().Done()
+		},
+		is: []error{ErrEndpointEvent, jsonrpc.ErrOutcomeUnknown},
+	}, {
 		name: "sse ends before the response",
 		answer: func(w http.ResponseWriter, r *http.Request, _ []byte) {
 			if r.Method == http.MethodGet { // no resumption

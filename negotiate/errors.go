@@ -3,7 +3,9 @@ package negotiate
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"syscall"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
@@ -32,6 +34,21 @@ func (e *Error) Error() string {
 
 // Unwrap returns the attempts' errors.
 func (e *Error) Unwrap() []error { return e.Errs }
+
+// ErrProbeDropped is matched by the error of a negotiation that stopped
+// because the server closed the connection instead of answering the modern
+// probe (server/discover) over HTTP. A server that fails on any method it
+// does not know does so (mcp-golang's HTTP transport panics), and the
+// legacy era alone (EraPolicy LegacyOnly: initialize, no probe) may reach
+// it. The ladder does not fall back by itself: a dropped connection is
+// also what a server in trouble gives, and is reported as itself.
+var ErrProbeDropped = errors.New("the server closed the connection instead of answering server/discover, as a server that fails on methods it does not know does: the legacy era alone (no probe) may reach it")
+
+// droppedConnection reports whether err is a connection the server closed
+// or reset without an answer.
+func droppedConnection(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
 
 // NewerServerError says the server speaks only revisions this client does
 // not: it refused the opening request of every era it was offered and

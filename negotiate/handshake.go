@@ -20,7 +20,10 @@ import (
 // probe only after that: its late answer, if modern, still decides (when
 // the server takes initialize, the answer is waited for once more at most
 // cfg.ProbeTimeout), and a server that refuses initialize after a probe it
-// left unanswered is probed once more. name is the transport's name for the report; cfg.CacheKey, when
+// left unanswered is probed once more. A server that refused the probe
+// and then refuses initialize (the probe may have started its session) is
+// started again with cfg.Restart, when set, and sent initialize alone.
+// name is the transport's name for the report; cfg.CacheKey, when
 // set, caches the era so that the next start of the same server skips the
 // probe (and, should the cached era stop working, runs it after all).
 //
@@ -74,6 +77,9 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 		return nil, h.failure()
 	}
 	res, out := h.initialize(ctx)
+	if probeFirst && h.late == nil && out == succeeded && res.Response.Error != nil && h.cfg.Restart != nil {
+		res, out = h.restart(ctx, "refused after the probe, which may have started the session: starting the server again for initialize alone")
+	}
 	if h.late != nil && (out == succeeded || out == modernFirst) {
 		// The server took longer to answer than the probe waited. Its
 		// answer to the probe decides the era: when it took initialize,
@@ -98,6 +104,12 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 			switch {
 			case pout == succeeded:
 				return h.done(mres), nil
+			case pout == movedOn && out == succeeded && res.Response.Error != nil && h.cfg.Restart != nil:
+				// A legacy server that refuses initialize after the
+				// probe: the probe may have started its session.
+				if res, out = h.restart(ctx, "not a modern server either, and it refused initialize after the probe, which may have started its session: starting the server again for initialize alone"); out == succeeded {
+					return h.done(res), nil
+				}
 			case pout == movedOn && out == succeeded:
 				return h.done(res), nil // a legacy server: initialize's answer stands
 			}
@@ -229,6 +241,33 @@ func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Re
 		return res, true
 	}
 	return nil, true
+}
+
+// restart answers a server that refused the modern probe, then refused
+// initialize with a JSON-RPC error: the probe may have started its
+// session (a stdio face over another server does so on any first
+// message, and then refuses initialize as a second one). The server is
+// stopped and started again (cfg.Restart), and initialize alone is sent
+// to the new process; its answer stands, whatever it is, and so the era
+// cached for the server is the legacy one, which skips the probe next
+// time.
+// why replaces the decision of the last attempt, which led here.
+func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) {
+	h.report.Attempts[len(h.report.Attempts)-1].Decision = why
+	start := time.Now()
+	old := h.p
+	t, err := h.cfg.Restart(ctx)
+	old.abandon() // Restart closed it: this only waits for its reader
+	if err != nil {
+		h.record(Attempt{Era: string(mcp.EraLegacy), Transport: h.name, Request: RequestInitialize, URL: h.report.URL,
+			Duration: time.Since(start), Decision: "the server could not be started again: stopping"}, err, "starting the server again")
+		return nil, stopped
+	}
+	h.t, h.p = t, newPump(t, h.cfg.Logger)
+	res, out := h.initialize(ctx)
+	a := &h.report.Attempts[len(h.report.Attempts)-1]
+	a.Decision = "the server started again, without the probe: " + a.Decision
+	return res, out
 }
 
 // initialize sends initialize and waits for its answer (bounded by ctx).

@@ -46,6 +46,15 @@ type Config struct {
 	// Label names the server in Handshake's report (for a stdio server, the
 	// program's name and arguments); "" means CacheKey.
 	Label string
+	// Restart, when set, stops the server Handshake was given (closing
+	// its transport, as the caller would) and starts it again, returning
+	// the new process's transport, which the caller then owns instead.
+	// Handshake uses it for a server that refused initialize after it
+	// refused the modern probe (a stdio face over another server, such as
+	// supergateway, takes the probe for the start of its session and
+	// then refuses initialize as a second one): the new process gets
+	// initialize alone. Connect does not use it.
+	Restart func(ctx context.Context) (jsonrpc.Transport, error)
 	// Hook, when set, sees every message the ladder sends (out true) and
 	// every answer it reads, for tracing.
 	Hook func(out bool, m *jsonrpc.Message)

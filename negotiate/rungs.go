@@ -76,6 +76,15 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 			continue
 		case isLegacy:
 			p.abandon()
+			if errors.Is(err, modern.ErrEndpointEvent) && l.hello.Initialize != nil && l.allows(rungSSE) {
+				// No Streamable HTTP here: the POST of initialize
+				// would get the same stream.
+				l.tried[rungStreamable] = true
+				l.queue = append([]rung{rungSSE}, l.queue...)
+				a.Decision = v.why + ": trying HTTP+SSE"
+				l.record(a, err, "")
+				return nil, movedOn
+			}
 			if l.hello.Initialize == nil {
 				a.Decision = strings.TrimSuffix(v.why, ": trying initialize") + ": the era policy allows only modern revisions: stopping"
 				l.record(a, errOf(resp, err), "not a modern server, and the era policy allows only modern revisions")
@@ -87,6 +96,9 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 			p.abandon()
 			if supported, ok := supportedList(rpcErrorOf(resp, err)); ok && v.kind == giveUp {
 				l.errs = append(l.errs, &NewerServerError{URL: l.shown, Status: a.Status, RPCError: rpcErrorOf(resp, err), Supported: supported})
+			}
+			if a.Status == 0 && droppedConnection(err) {
+				err = fmt.Errorf("%w; %w", err, ErrProbeDropped)
 			}
 			l.record(a, errOf(resp, err), "")
 			return nil, stopped
@@ -151,6 +163,15 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 		a.Decision = "the server refused initialize as a modern server does"
 		l.record(a, err, "")
 		return nil, l.modernInstead(a)
+	case errors.Is(err, modern.ErrEndpointEvent):
+		if l.cfg.Policy == StreamableOnly {
+			a.Decision = endpointEventWhy + ": the policy allows Streamable HTTP only: stopping"
+			l.record(a, err, "")
+			return nil, stopped
+		}
+		a.Decision = endpointEventWhy + ": trying HTTP+SSE at the same URL"
+		l.record(a, err, "")
+		return nil, movedOn
 	case errors.As(err, &he) && isFallbackStatus(he.StatusCode):
 		if modernRefusal(he.RPCError) {
 			supported, _ := supportedList(he.RPCError)

@@ -31,6 +31,10 @@ const (
 	giveUp                          // a real error, or no revision in common
 )
 
+// endpointEventWhy is the report's account of a POST answered with an
+// HTTP+SSE endpoint event.
+const endpointEventWhy = "answered with an HTTP+SSE endpoint event, as a 2024-11-05 server answers a POST to its SSE URL"
+
 // judgeProbe reads the answer to the modern probe (resp, or the error Send
 // or the wait returned) as the specification's backward-compatibility rules
 // say: a result, or a recognised modern error (-32022 listing revisions,
@@ -53,6 +57,8 @@ func judgeProbe(resp *jsonrpc.Message, err error, http_, timedOut bool, tried st
 		status, rpcErr = he.StatusCode, he.RPCError
 	case timedOut && !http_:
 		return verdict{kind: isLegacy, why: "no answer in time: a legacy server"}
+	case http_ && errors.Is(err, modern.ErrEndpointEvent):
+		return verdict{kind: isLegacy, why: endpointEventWhy}
 	case http_ && (errors.Is(err, modern.ErrNoResponse) || errors.Is(err, modern.ErrContentType)):
 		// A 2xx that is no answer at all (accepted without a body, or a
 		// page that is not JSON): no modern server answers so.

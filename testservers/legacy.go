@@ -70,6 +70,11 @@ type LegacyOptions struct {
 	// AcceptBody is the body of that answer; none when empty (some
 	// servers send "Accepted").
 	AcceptBody string
+	// StreamOnPost answers a POST to the SSE URL as a GET: 200
+	// text/event-stream, a new session and its endpoint event, and never
+	// a response to what was POSTed, as go-mcp's HTTP+SSE server does.
+	// Without it, such a POST is refused with 405.
+	StreamOnPost bool
 	// Faults are the failures the front-end injects; none when zero.
 	// FaultDropGET cuts a session's stream (and so ends the session);
 	// 429, 503, FaultExpireSession (the stream is cut, the POST gets
@@ -205,7 +210,7 @@ func (h *legacyHandler) stream(w http.ResponseWriter, r *http.Request) {
 	if !h.admit(w, r) {
 		return
 	}
-	if r.Method != http.MethodGet {
+	if r.Method != http.MethodGet && (r.Method != http.MethodPost || !h.opts.StreamOnPost) {
 		w.Header().Set("Allow", "GET")
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "method not allowed: this is an SSE stream")
 		return

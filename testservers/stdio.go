@@ -77,13 +77,16 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 func (s *Server) readStdio(ctx context.Context, in io.Reader, ss *Session, p *stdioPeer) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	calls := 0
+	var bridge bridgeState // SessionOnFirstMessage
 	for {
 		line, err := r.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 && ctx.Err() == nil {
 			if err := s.crash(line, &calls); err != nil {
 				return err
 			}
-			s.handleLine(ctx, line, ss, p)
+			if !s.bridgeLine(ctx, line, ss, p, &bridge) {
+				s.handleLine(ctx, line, ss, p)
+			}
 		}
 		if err == io.EOF {
 			return nil
@@ -177,6 +180,9 @@ const (
 	EnvGrandchild     = EnvVar + "_GRANDCHILD"       // StdioFaults.Grandchild: "1" or "true"
 	EnvEscaped        = EnvVar + "_ESCAPED"          // StdioFaults.EscapedGrandchild: "1" or "true"
 	EnvPIDFile        = EnvVar + "_PIDFILE"          // StdioFaults.PIDFile
+	EnvPIDLog         = EnvVar + "_PIDLOG"           // StdioFaults.PIDLog
+	EnvFirstMessage   = EnvVar + "_FIRST_MESSAGE"    // StdioFaults.SessionOnFirstMessage: "1" or "true"
+	EnvHoldFirst      = EnvVar + "_HOLD_FIRST"       // StdioFaults.HoldFirstAnswer: "1" or "true"
 
 	EnvEras               = EnvVar + "_ERAS"                 // Options.Eras: "legacy", "modern" or "dual"
 	EnvModernVersions     = EnvVar + "_MODERN_VERSIONS"      // Options.ModernVersions, comma-separated
@@ -195,7 +201,7 @@ const (
 // EnvInvalidHeaderTools, EnvSilentBeforeInit, the tasks: EnvTasks and
 // the EnvTask* variables, and the StdioFaults: EnvCrashOnCall,
 // EnvIgnoreStdinEOF, EnvIgnoreSIGTERM, EnvGrandchild, EnvEscaped,
-// EnvPIDFile) and exits: status 0 after EOF of stdin, 1 on an error,
+// EnvPIDFile, EnvPIDLog, EnvFirstMessage, EnvHoldFirst) and exits: status 0 after EOF of stdin, 1 on an error,
 // CrashExitCode when it crashes as asked. If EnvVar is "sleep", it is the
 // grandchild of StdioFaults.Grandchild: it sleeps until killed (at most
 // grandchildLife) and exits. Otherwise it returns at once.
@@ -304,6 +310,8 @@ func OptionsFromEnv() (Options, error) {
 		{EnvIgnoreSIGTERM, &opts.Stdio.IgnoreSIGTERM},
 		{EnvGrandchild, &opts.Stdio.Grandchild},
 		{EnvEscaped, &opts.Stdio.EscapedGrandchild},
+		{EnvFirstMessage, &opts.Stdio.SessionOnFirstMessage},
+		{EnvHoldFirst, &opts.Stdio.HoldFirstAnswer},
 		{EnvInvalidHeaderTools, &opts.InvalidHeaderTools},
 		{EnvSilentBeforeInit, &opts.SilentBeforeInitialize},
 	} {
@@ -316,6 +324,7 @@ func OptionsFromEnv() (Options, error) {
 		}
 	}
 	opts.Stdio.PIDFile = os.Getenv(EnvPIDFile)
+	opts.Stdio.PIDLog = os.Getenv(EnvPIDLog)
 	if err := tasksFromEnv(&opts.Tasks); err != nil {
 		return opts, err
 	}
@@ -396,6 +405,15 @@ func StdioEnv(opts Options) []string {
 	}
 	if f.PIDFile != "" {
 		env = append(env, EnvPIDFile+"="+f.PIDFile)
+	}
+	if f.PIDLog != "" {
+		env = append(env, EnvPIDLog+"="+f.PIDLog)
+	}
+	if f.SessionOnFirstMessage {
+		env = append(env, EnvFirstMessage+"=1")
+	}
+	if f.HoldFirstAnswer {
+		env = append(env, EnvHoldFirst+"=1")
 	}
 	return append(env, tasksEnv(opts.Tasks)...)
 }

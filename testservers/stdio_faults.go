@@ -51,6 +51,24 @@ type StdioFaults struct {
 	// daemonizing helper does: killing the server's group does not reach
 	// it, and the pipes stay open after the server is gone.
 	EscapedGrandchild bool
+	// SessionOnFirstMessage makes the server behave as a stdio face over
+	// another server does (supergateway --streamableHttp): the first
+	// request, whatever its method, starts the session, initializing it
+	// as for the server's first revision (Options.Versions[0]) unless it
+	// is initialize, and is then served as usual (server/discover as a
+	// legacy server serves it: -32601); a later initialize is refused,
+	// -32600 "Invalid Request: Server already initialized". A client that
+	// probes first must start the server again to initialize it.
+	SessionOnFirstMessage bool
+	// HoldFirstAnswer, with SessionOnFirstMessage, holds a first request
+	// other than initialize until the next message arrives, and serves it
+	// then, as supergateway answers the probe only once connected to its
+	// upstream, after the client gave up waiting and sent initialize.
+	HoldFirstAnswer bool
+	// PIDLog, when set, is a file each process appends its pid to, a
+	// line each: of the processes a client starts one after another, all
+	// are listed.
+	PIDLog string
 	// PIDFile, when set, is a file the process writes its pid to, and
 	// the grandchild's on a second line with Grandchild, once they run
 	// (written whole, by a rename).
@@ -109,6 +127,11 @@ func startProcessFaults(f StdioFaults) error {
 		}
 		pids += fmt.Sprintln(pid)
 	}
+	if f.PIDLog != "" {
+		if err := appendLine(f.PIDLog, fmt.Sprint(os.Getpid())); err != nil {
+			return err
+		}
+	}
 	if f.PIDFile == "" {
 		return nil
 	}
@@ -148,4 +171,14 @@ func sleepUntilKilled() {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	time.Sleep(grandchildLife)
+}
+
+// appendLine appends line and a newline to the file name, in one write.
+func appendLine(name, line string) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line + "\n")
+	return errors.Join(err, f.Close())
 }

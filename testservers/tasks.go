@@ -80,6 +80,12 @@ type TaskOptions struct {
 	// Without it, the task waits in input_required for a tasks/result
 	// and sends the request on its stream, as 2025-11-25 describes.
 	InputWithoutResult bool
+	// RefuseAsResult answers a 2025-11-25 plain call of a tool that
+	// requires a task as the TypeScript SDK does: a result with isError
+	// and the text "Tool NAME requires task augmentation (taskSupport:
+	// 'required')", where the specification says -32601. The tool does
+	// not run.
+	RefuseAsResult bool
 }
 
 func (o TaskOptions) withDefaults() TaskOptions {

@@ -17,6 +17,7 @@ const (
 	EnvTaskMax                 = EnvVar + "_TASK_MAX"                  // MaxTasks
 	EnvTaskStatusNotifications = EnvVar + "_TASK_STATUS_NOTIFICATIONS" // StatusNotifications: "1" or "true"
 	EnvTaskInputWithoutResult  = EnvVar + "_TASK_INPUT_WITHOUT_RESULT" // InputWithoutResult: "1" or "true"
+	EnvTaskRefuseAsResult      = EnvVar + "_TASK_REFUSE_AS_RESULT"     // RefuseAsResult: "1" or "true"
 )
 
 // tasksFromEnv reads the task options of the environment into o.
@@ -28,6 +29,7 @@ func tasksFromEnv(o *TaskOptions) error {
 		{EnvTasks, &o.Enabled},
 		{EnvTaskStatusNotifications, &o.StatusNotifications},
 		{EnvTaskInputWithoutResult, &o.InputWithoutResult},
+		{EnvTaskRefuseAsResult, &o.RefuseAsResult},
 	} {
 		if v := os.Getenv(b.name); v != "" {
 			on, err := strconv.ParseBool(v)
@@ -85,5 +87,6 @@ func tasksEnv(o TaskOptions) []string {
 	add(EnvTaskMax, o.MaxTasks != 0, strconv.Itoa(o.MaxTasks))
 	add(EnvTaskStatusNotifications, o.StatusNotifications, "1")
 	add(EnvTaskInputWithoutResult, o.InputWithoutResult, "1")
+	add(EnvTaskRefuseAsResult, o.RefuseAsResult, "1")
 	return env
 }

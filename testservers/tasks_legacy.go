@@ -44,6 +44,14 @@ func methodNotFound(msg string) *jsonrpc.Error {
 	return jsonrpc.NewError(jsonrpc.CodeMethodNotFound, msg)
 }
 
+// RequiredTaskRefusal is the answer of a server with
+// TaskOptions.RefuseAsResult to a plain call of the tool name, which
+// requires a task: the words of the TypeScript SDK's servers.
+func RequiredTaskRefusal(name string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{
+		mcp.TextContent("Tool " + name + " requires task augmentation (taskSupport: 'required')")}}
+}
+
 // legacyTaskCall serves a 2025-11-25 tools/call whose tool or params
 // involve tasks; handled is false when it is a plain call. A task asked
 // of a tool that forbids it, and a plain call of a tool that requires a
@@ -57,6 +65,8 @@ func (ss *Session) legacyTaskCall(c *call, def *toolDef, p callParams, args json
 	switch {
 	case asked && support == mcp.TaskSupportForbidden:
 		return nil, true, methodNotFound("tool " + def.tool.Name + " does not support task execution (execution.taskSupport is forbidden)")
+	case !asked && support == mcp.TaskSupportRequired && ss.srv.opts.Tasks.RefuseAsResult:
+		return RequiredTaskRefusal(def.tool.Name), true, nil
 	case !asked && support == mcp.TaskSupportRequired:
 		return nil, true, methodNotFound("tool " + def.tool.Name + " requires task execution (execution.taskSupport is required): call it with params.task")
 	case !asked:

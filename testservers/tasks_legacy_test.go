@@ -200,6 +200,27 @@ func TestTaskLegacyRefusals(t *testing.T) {
 	}
 }
 
+// TestTaskLegacyRefuseAsResult: with RefuseAsResult a plain call of a
+// tool that requires a task is a result with isError, as the TypeScript
+// SDK answers, and the tool does not run; asked as a task, it runs.
+func TestTaskLegacyRefuseAsResult(t *testing.T) {
+	w := newStdioWire(t, context.Background(), tasksOn(func(o *TaskOptions) { o.RefuseAsResult = true }))
+	w.initialize(t)
+	m, _ := w.request(t, 2, "tools/call", callParamsJSON(TaskSleepTool, map[string]any{"text": "x"}, nil))
+	text, isError := toolText(t, m)
+	if !isError || text != "Tool task_sleep requires task augmentation (taskSupport: 'required')" {
+		t.Errorf("plain call: isError %v, %q", isError, text)
+	}
+	tk := legacyCreate(t, w, 3, TaskSleepTool, map[string]any{"text": "tasked"}, anyTTL)
+	m, _ = w.request(t, 4, "tasks/result", taskIDParams(tk.TaskID))
+	if text, _ := taskResult(t, m, tk.TaskID); text != "tasked" {
+		t.Errorf("as a task: %q", text)
+	}
+	if st := w.srv.Stats(); st.TaskExecutions[TaskSleepTool] != 1 || st.TasksCreated != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
 // TestTaskLegacyFailed: a JSON-RPC error fails the task and tasks/result
 // returns that error; a result with isError fails it too, and
 // tasks/result returns that result.

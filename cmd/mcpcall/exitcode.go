@@ -13,6 +13,7 @@ import (
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/stdio"
 )
 
@@ -99,12 +100,13 @@ type failure struct {
 	login     string // the mcpcall auth login line to run, when a login is needed
 	logout    string // the mcpcall auth logout line to run, when a kept token got a 5xx
 	task      string // the task a call became that may still run, when known
+	dropped   bool   // the server closed the connection on the modern probe
 }
 
 // classify decides the exit code of err. interrupted says the caller's
 // context (Ctrl-C) was cancelled.
 func classify(err error, interrupted bool) failure {
-	f := failure{message: err.Error()}
+	f := failure{message: err.Error(), dropped: errors.Is(err, negotiate.ErrProbeDropped)}
 	var ee *exitError
 	var httpErr *jsonrpc.HTTPError
 	var rpcErr *jsonrpc.Error
@@ -186,6 +188,8 @@ func (f failure) hint() string {
 		return fmt.Sprintf("the server answered %d to a request with a stored token; if this persists, run %s (then log in again)", f.status, f.logout)
 	case f.code == exitAuth:
 		return "the server wants credentials: log in with mcpcall auth login TARGET, or pass a token with --bearer-env VAR"
+	case f.dropped:
+		return "the server closed the connection on the modern probe: --era legacy connects with initialize alone, without the probe"
 	case f.code == exitConnect && strings.Contains(f.message, "connection refused"):
 		return "nothing is listening there: is the server running, and is the URL right?"
 	case f.task != "" && (f.code == exitInterrupt || f.code == exitTimeout):

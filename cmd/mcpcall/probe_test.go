@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -108,4 +109,41 @@ func TestNewerServer(t *testing.T) {
 	if res.code != exitConnect || !strings.Contains(res.stderr, "newer MCP revision") {
 		t.Errorf("exit %d %s", res.code, res.stderr)
 	}
+}
+
+// An HTTP+SSE server that answers a POST to its SSE URL with an endpoint
+// event stream (go-mcp's) is probed at once over HTTP+SSE, where probe
+// waited out --connect-timeout and exited 6. The timeout is the default,
+// and the probe must not need it: the endpoint event says what to do.
+func TestProbeEndpointEventOnPost(t *testing.T) {
+	srv := testservers.StartLegacy(testservers.LegacyOptions{StreamOnPost: true})
+	defer srv.Close()
+	r := newRunner(t)
+	res := r.run("probe", "--json", srv.URL)
+	var p probeResult
+	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &p) != nil {
+		t.Fatalf("exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+	if p.Transport != "sse" || p.Negotiation == nil || len(p.Negotiation.Attempts) != 2 ||
+		!strings.Contains(p.Negotiation.Attempts[0].Decision, "endpoint event") {
+		t.Errorf("transport %s, negotiation %+v", p.Transport, p.Negotiation)
+	}
+}
+
+// A server that drops the connection on the modern probe (mcp-golang's HTTP
+// transport panics on a method it does not know): the failure is reported
+// as itself, exit 4, with a hint to --era legacy, which reaches it.
+func TestProbeDroppedHint(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{OnRequest: func(r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "server/discover" {
+			panic(http.ErrAbortHandler)
+		}
+	}})
+	defer srv.Close()
+	r := newRunner(t)
+	res := r.run("probe", srv.URL)
+	if res.code != exitConnect || !strings.Contains(res.stderr, "hint: the server closed the connection on the modern probe: --era legacy") {
+		t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
+	}
+	r.runOK("probe", "--era", "legacy", srv.URL)
 }

@@ -152,3 +152,40 @@ func TestTaskForgottenExits5(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 5 and why", res.code, res.stderr)
 	}
 }
+
+// A tool that requires a task, on a server that answers a plain call of it
+// with an isError result (as the TypeScript SDK's servers do), runs as a
+// task: tools call lists through the Conn, which then asks for a task at
+// once (one tools/call); with --no-validate nothing is listed first, the
+// refusal leads to a listing, and the call goes out again as a task.
+func TestToolsCallRequiredTaskRefusedAsResult(t *testing.T) {
+	opts := testservers.Options{Tasks: testservers.TaskOptions{Enabled: true, RefuseAsResult: true}}
+	srv := testservers.StartStreamable(testservers.HTTPOptions{Options: opts})
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name   string
+		flags  []string
+		target []string
+		calls  int // tools/call requests the HTTP server sees (0: not counted)
+	}{
+		{"http", nil, []string{srv.URL}, 1},
+		{"http, --no-validate", []string{"--no-validate"}, []string{srv.URL}, 2},
+		{"stdio", nil, stdioTarget(opts), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := srv.Server().Stats().Requests["tools/call"]
+			r := newRunner(t)
+			args := append([]string{"tools", "call", testservers.TaskSleepTool, "text=slept"}, tc.flags...)
+			res := r.run(append(args, tc.target...)...)
+			if res.code != 0 || strings.TrimSpace(res.stdout) != "slept" {
+				t.Fatalf("exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+			}
+			if !strings.Contains(res.stderr, "task "+taskIDIn(t, res.stderr)+": completed") {
+				t.Errorf("stderr %q: no completed status", res.stderr)
+			}
+			if got := srv.Server().Stats().Requests["tools/call"] - before; got != tc.calls && tc.calls > 0 {
+				t.Errorf("%d tools/call requests, want %d", got, tc.calls)
+			}
+		})
+	}
+}

@@ -205,15 +205,14 @@ func (c *cli) baseArgs(flag string, skipStdin bool) (json.RawMessage, error) {
 }
 
 // findTool looks the tool up; an unknown name is an error that suggests
-// the closest names.
+// the closest names. It lists through the Conn, which keeps what the
+// listing says of each tool: that a tool must run as a task (the call then
+// asks for one), that it is safe to send again, which parameters go into
+// headers.
 func (s *session) findTool(ctx context.Context, name string) (*mcp.Tool, error) {
-	raw, err := s.listAll(ctx, "tools/list", "tools")
+	tools, err := s.conn.AllTools(ctx)
 	if err != nil {
 		return nil, err
-	}
-	tools, err := decodeItems[mcp.Tool]("tools/list", raw)
-	if err != nil {
-		return nil, fmt.Errorf("tools/list: %w", err)
 	}
 	names := make([]string, len(tools))
 	for i := range tools {
