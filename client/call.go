@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/jsondec"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/modern"
@@ -123,7 +124,7 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 		// A request the loop below would send again were its outcome
 		// unknown may be sent again by the transport after a 503 without
 		// Retry-After, too; asked only when one comes.
-		cctx = reconnect.WithResendable(cctx, func() bool { return c.replayable(method, raw, &co, d) })
+		cctx = retry.WithResendable(cctx, func() bool { return c.replayable(method, raw, &co, d) })
 	}
 	var refusals sessionRefusals
 	replays, rounds := 0, 0

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
-	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/sse"
 )
 
@@ -80,7 +80,7 @@ func (t *Transport) redial(lost error, useful bool) (*sse.Reader, io.ReadCloser,
 			wait, asked = asked, 0
 		}
 		t.log.Info("legacy: reconnecting", "url", t.sseURL, "attempt", n, "wait", wait)
-		if reconnect.Sleep(t.ctx, wait) != nil {
+		if retry.Sleep(t.ctx, wait) != nil {
 			return nil, nil, nil, context.Cause(t.ctx)
 		}
 		rd, body, s, err := t.attempt()

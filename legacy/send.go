@@ -20,7 +20,7 @@ import (
 // (matching jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent) until one is
 // POSTed on the new endpoint. A message is sent again only when the server
 // provably did not run it (a 429, a 503 with Retry-After, a refused
-// connection) or ctx is marked reconnect.WithResendable. An error matching
+// connection) or ctx is marked retry.WithResendable. An error matching
 // jsonrpc.ErrOutcomeUnknown means the request may have run: its POST was in
 // flight when the stream dropped, or failed after its body went out. Each
 // error is listed in docs/transports.md.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
 )
@@ -196,7 +197,7 @@ func TestHTTPClientAndHeaders(t *testing.T) {
 }
 
 // TestSendThrottled: a POST answered 429 (with Retry-After), or 503
-// without Retry-After to a request marked reconnect.WithResendable (after
+// without Retry-After to a request marked retry.WithResendable (after
 // the policy's backoff), is waited out and sent again, the same bytes; one
 // over the cap is not sent again, and Send returns the
 // *reconnect.RetryAfterError. A 503 without Retry-After to a request not
@@ -234,7 +235,7 @@ func TestSendThrottled(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			if tt.resendable {
-				ctx = reconnect.WithResendable(ctx, func() bool { return true })
+				ctx = retry.WithResendable(ctx, func() bool { return true })
 			}
 			err := tr.Send(ctx, request(1, "tools/call"))
 			if tt.wantErr && tt.status == http.StatusServiceUnavailable {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -59,16 +60,16 @@ type Options struct {
 // Transport is an HTTP+SSE client transport, connected by Dial. It
 // implements jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	sseURL  string            // the SSE URL for errors and logs: no password, no query values
-	origin  *url.URL          // the SSE URL as the host gave it
-	stream  *http.Client      // the host's client without a Timeout, for the GETs
-	post    *reconnect.Sender // the host's client, re-sending on 429, 503 and refused connections
+	sseURL  string        // the SSE URL for errors and logs: no password, no query values
+	origin  *url.URL      // the SSE URL as the host gave it
+	stream  *http.Client  // the host's client without a Timeout, for the GETs
+	post    *retry.Sender // the host's client, re-sending on 429, 503 and refused connections
 	header  http.Header
 	log     *slog.Logger
 	maxSize int
 
-	reopen  bool               // reconnect when the stream drops (Options.NoReconnect unset)
-	backoff *reconnect.Backoff // used by the stream goroutine only
+	reopen  bool           // reconnect when the stream drops (Options.NoReconnect unset)
+	backoff *retry.Backoff // used by the stream goroutine only
 
 	queue *wire.Queue
 	take  wire.Taker // TakeAnswers
@@ -162,12 +163,12 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 		sseURL:  origin.Redact(home),
 		origin:  home,
 		stream:  &stream,
-		post:    policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
+		post:    retry.NewSender(policy, opts.HTTPClient, logger), // Sender adds the redirect policy itself
 		header:  opts.Header.Clone(),
 		log:     logger,
 		maxSize: opts.MaxEventSize,
 		reopen:  !opts.NoReconnect,
-		backoff: policy.Start(),
+		backoff: retry.Start(policy),
 		queue:   wire.NewQueue(),
 	}
 	t.ctx, t.cancel = context.WithCancelCause(context.Background())
@@ -218,8 +219,8 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var err error = wire.NewHTTPError(resp, http.MethodGet, t.sseURL)
-		if reconnect.IsThrottle(resp.StatusCode) {
-			if d, ok := reconnect.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+		if retry.IsThrottle(resp.StatusCode) {
+			if d, ok := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 				err = &throttledError{wait: d, err: err}
 			}
 		}

@@ -29,7 +29,7 @@ const drainTimeout = 250 * time.Millisecond
 // response will be queued. An answer stream that breaks is resumed, and
 // the request is sent again only when the server provably did not run it
 // (a 429, a 503 with Retry-After, a refused connection) or ctx is marked
-// reconnect.WithResendable. An error matching jsonrpc.ErrOutcomeUnknown
+// retry.WithResendable. An error matching jsonrpc.ErrOutcomeUnknown
 // means the request may have run; one matching jsonrpc.ErrSessionExpired
 // means the session is gone (with jsonrpc.ErrNotSent: nothing was sent).
 // For a notification or a response, Send returns once the server accepted
@@ -162,7 +162,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 // callerScope is a request context that ends with the transport (or, by an
 // AfterFunc, with the caller's context) and also reports the caller's
 // deadline and values: a wait can then tell in advance that it would
-// outlast the caller, and marks the caller set (reconnect.FirstContact)
+// outlast the caller, and marks the caller set (retry.FirstContact)
 // reach the retrying client.
 type callerScope struct {
 	context.Context

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
-	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/sse"
 )
 
@@ -128,7 +128,7 @@ type listenAttempt struct {
 // reports a *jsonrpc.SessionLostError, and the stream stays closed until
 // the next notifications/initialized.
 func (t *Transport) listen(ctx context.Context, l *listener, session, version []string, settle func()) {
-	b := t.policy.Start()
+	b := retry.Start(t.policy)
 	var cur streamCursor
 	opened := false // refusals mean "no stream" only before the first stream
 	exhausted := false
@@ -170,7 +170,7 @@ func (t *Transport) listen(ctx context.Context, l *listener, session, version []
 		}
 		t.log.Info("modern: reconnecting the GET stream", "url", t.redacted, "reason", a.reason,
 			"wait", wait, "last_event_id", cur.lastEventID, "attempt", b.Attempts())
-		if reconnect.Sleep(ctx, wait) != nil || !t.current(l) {
+		if retry.Sleep(ctx, wait) != nil || !t.current(l) {
 			return
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
 )
@@ -310,7 +311,7 @@ func TestSessionRefusedAfter404(t *testing.T) {
 // TestThrottled: a POST answered 429, or 503 with Retry-After, was not
 // run: it is sent again after the Retry-After (or the backoff), and the
 // caller sees one answer. So is one answered 503 without Retry-After when
-// its context is marked reconnect.WithResendable (TestSendStatusAfterRequest
+// its context is marked retry.WithResendable (TestSendStatusAfterRequest
 // covers the unmarked one).
 func TestThrottled(t *testing.T) {
 	tests := []struct {
@@ -340,7 +341,7 @@ func TestThrottled(t *testing.T) {
 			l := &logs{}
 			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
 			start := time.Now()
-			ctx, cancel := context.WithTimeout(reconnect.WithResendable(context.Background(), func() bool { return true }), wait)
+			ctx, cancel := context.WithTimeout(retry.WithResendable(context.Background(), func() bool { return true }), wait)
 			defer cancel()
 			if err := tr.Send(ctx, request(5, "tools/call")); err != nil {
 				t.Fatalf("Send: %v", err)
@@ -526,7 +527,7 @@ func TestThrottledResendSession(t *testing.T) {
 // attempt had gone out in full, and nothing recorded that a 429 had
 // refused it). An answer that leaves open whether the server ran it — a
 // 503 without Retry-After, sent again only because the request is marked
-// reconnect.WithResendable — keeps ErrOutcomeUnknown.
+// retry.WithResendable — keeps ErrOutcomeUnknown.
 func TestThrottledThenSessionLost(t *testing.T) {
 	const (
 		tooMany     = "429"
@@ -582,7 +583,7 @@ func TestThrottledThenSessionLost(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
-			err := tr.Send(reconnect.WithResendable(ctx, func() bool { return true }), request(5, "tools/call"))
+			err := tr.Send(retry.WithResendable(ctx, func() bool { return true }), request(5, "tools/call"))
 			if !errors.Is(err, jsonrpc.ErrNotSent) || !errors.Is(err, jsonrpc.ErrSessionExpired) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) != tt.unknown {
 				t.Errorf("Send = %v\nwant: not sent, session expired, outcome unknown %v", err, tt.unknown)
 			}

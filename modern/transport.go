@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -67,11 +68,11 @@ const defaultCloseTimeout = 2 * time.Second
 // Transport is a Streamable HTTP client transport. It implements
 // jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	endpoint     string            // as given to New, for requests
-	redacted     string            // for errors and logs
-	client       *http.Client      // DELETE
-	poster       *reconnect.Sender // POST: waits out 429 and 503
-	streamClient *http.Client      // GET: no Timeout
+	endpoint     string        // as given to New, for requests
+	redacted     string        // for errors and logs
+	client       *http.Client  // DELETE
+	poster       *retry.Sender // POST: waits out 429 and 503
+	streamClient *http.Client  // GET: no Timeout
 	header       http.Header
 	log          *slog.Logger
 	maxSize      int
@@ -148,7 +149,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		endpoint:     u.String(),
 		redacted:     origin.Redact(u),
 		client:       client,
-		poster:       policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
+		poster:       retry.NewSender(policy, opts.HTTPClient, logger), // Sender adds the redirect policy itself
 		streamClient: &stream,
 		header:       opts.Header.Clone(),
 		log:          logger,
