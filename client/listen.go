@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/reqmeta"
 	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
-	"github.com/anymcp/anymcp/modern"
 	"github.com/anymcp/anymcp/reconnect"
 )
 
@@ -224,7 +224,7 @@ func (c *Conn) listenOnce(ctx context.Context, l *listener) (acked bool, err err
 
 	sctx := ctx
 	if d.headers {
-		sctx = modern.WithHeaders(ctx, modern.MetadataHeaders(d.version, "subscriptions/listen", ""))
+		sctx = reqmeta.With(ctx, reqmeta.Headers(d.version, "subscriptions/listen", ""))
 	}
 	msg := &jsonrpc.Message{ID: jsonrpc.Int(id), Method: "subscriptions/listen", Params: params}
 	start := time.Now()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/reqmeta"
 	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -305,7 +306,7 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 		return nil, false, fmt.Errorf("modern: %w", err)
 	}
 	t.setHeaders(req.Header, true, acceptBoth, sent.session, sent.version)
-	for k, v := range requestHeaders(ctx) {
+	for k, v := range reqmeta.From(ctx) {
 		req.Header[k] = v
 	}
 	resp, err := t.poster.Do(req)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/reqmeta"
 	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/legacy"
@@ -42,7 +43,7 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 		}
 		msg := l.request(l.hello.Discover(version))
 		p := newPump(t, l.cfg.Logger)
-		sctx := modern.WithHeaders(retry.FirstContact(ctx), modern.MetadataHeaders(version, msg.Method, ""))
+		sctx := reqmeta.With(retry.FirstContact(ctx), reqmeta.Headers(version, msg.Method, ""))
 		resp, err := l.exchange(sctx, t, p, msg)
 		rec.active.Store(false)
 		a.Duration, a.Status = time.Since(start), rec.firstStatus()
