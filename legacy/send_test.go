@@ -41,7 +41,7 @@ func TestSendAccepted(t *testing.T) {
 			m := request(5, "tools/call")
 			send(t, tr, m)
 			want, _ := jsonrpc.Encode(m)
-			post := s.requests()[1]
+			post := s.Requests()[1]
 			if post.Method != http.MethodPost || post.Body != string(want) || post.Header.Get("Content-Type") != "application/json" {
 				t.Errorf("POST %+v", post)
 			}
@@ -185,7 +185,7 @@ func TestHTTPClientAndHeaders(t *testing.T) {
 	if n := rt.count.Load(); n != 3 {
 		t.Errorf("the RoundTripper carried %d requests, want 3", n)
 	}
-	reqs := s.requests()
+	reqs := s.Requests()
 	for _, r := range reqs {
 		if r.Header.Get("Authorization") != "Bearer t0ken" || strings.Join(r.Header.Values("X-Tenant"), ",") != "a,b" {
 			t.Errorf("%s %s without the static headers: %v", r.Method, r.Path, r.Header)
@@ -258,7 +258,7 @@ func TestSendThrottled(t *testing.T) {
 					t.Errorf("got %s", got)
 				}
 			}
-			reqs := s.requests()
+			reqs := s.Requests()
 			if n := int(posts.Load()); n != tt.wantPOSTs {
 				t.Fatalf("%d POSTs, want %d", n, tt.wantPOSTs)
 			}

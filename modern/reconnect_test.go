@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/retry"
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
 )
@@ -56,7 +57,7 @@ func TestGETReconnect(t *testing.T) {
 	send(t, tr, request(2, "tools/list"))
 	next(t, ch)
 	var ids []string
-	for _, r := range s.requests() {
+	for _, r := range s.Requests() {
 		if r.Method == http.MethodGet {
 			ids = append(ids, r.Header.Get("Last-Event-Id"))
 			if r.Header.Get("Mcp-Session-Id") != "s-g" {
@@ -113,7 +114,7 @@ func TestGETReconnectServerRetry(t *testing.T) {
 	if gap < 500*time.Millisecond || gap > 700*time.Millisecond {
 		t.Errorf("reconnected %v after the stream with retry: 500", gap)
 	}
-	if id := s.requests()[len(s.requests())-1]; id.Header.Get("Last-Event-Id") != "prime" {
+	if id := s.Requests()[len(s.Requests())-1]; id.Header.Get("Last-Event-Id") != "prime" {
 		t.Errorf("Last-Event-ID = %q", id.Header.Get("Last-Event-Id"))
 	}
 }
@@ -189,7 +190,7 @@ func (ss *sessions) handler(w http.ResponseWriter, r *http.Request, body []byte)
 // getsSince returns the GETs from the i-th request on.
 func getsSince(s *server, i int) []seen {
 	var out []seen
-	for _, r := range s.requests()[i:] {
+	for _, r := range s.Requests()[i:] {
 		if r.Method == http.MethodGet {
 			out = append(out, r)
 		}
@@ -232,7 +233,7 @@ func TestGETSessionLost(t *testing.T) {
 	if tr.SessionID() != "" || tr.ProtocolVersion() != "" {
 		t.Errorf("session kept: %q %q", tr.SessionID(), tr.ProtocolVersion())
 	}
-	before := len(s.requests())
+	before := len(s.Requests())
 	time.Sleep(50 * time.Millisecond) // tiny's delays are 20 ms at most
 	for _, m := range []*jsonrpc.Message{request(2, "tools/call"), notification("notifications/initialized"),
 		{ID: jsonrpc.String("srv"), Result: []byte(`{}`)}} {
@@ -240,7 +241,7 @@ func TestGETSessionLost(t *testing.T) {
 			t.Errorf("Send %s = %v, want ErrSessionExpired", describe(m), err)
 		}
 	}
-	if n := len(s.requests()); n != before {
+	if n := len(s.Requests()); n != before {
 		t.Fatalf("%d requests after the session was lost, want none", n-before)
 	}
 
@@ -280,14 +281,14 @@ func TestSessionRefusedAfter404(t *testing.T) {
 	if err := sendErr(tr, request(2, "tools/call")); !errors.Is(err, jsonrpc.ErrSessionExpired) {
 		t.Fatalf("Send = %v, want ErrSessionExpired", err)
 	}
-	before := len(s.requests())
+	before := len(s.Requests())
 	for _, m := range []*jsonrpc.Message{request(2, "tools/call"), notification("notifications/cancelled")} {
 		err := sendErr(tr, m)
 		if !errors.Is(err, jsonrpc.ErrSessionExpired) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 			t.Errorf("Send %s = %v, want ErrSessionExpired", describe(m), err)
 		}
 	}
-	if n := len(s.requests()); n != before {
+	if n := len(s.Requests()); n != before {
 		t.Fatalf("%d requests sent with the session lost", n-before)
 	}
 
@@ -353,7 +354,7 @@ func TestThrottled(t *testing.T) {
 				t.Fatalf("got %s", got)
 			}
 			none(t, ch)
-			if n := s.count(http.MethodPost); n != tt.refusals+1 {
+			if n := s.Count(http.MethodPost); n != tt.refusals+1 {
 				t.Errorf("%d POSTs, want %d", n, tt.refusals+1)
 			}
 			if n := len(l.Messages(slog.LevelInfo)); n != tt.refusals {
@@ -398,7 +399,7 @@ func TestThrottledGiveUp(t *testing.T) {
 			if d := time.Since(start); d > 200*time.Millisecond {
 				t.Errorf("Send took %v; the wait should not have been started", d)
 			}
-			if n := s.count(http.MethodPost); n != 1 {
+			if n := s.Count(http.MethodPost); n != 1 {
 				t.Errorf("%d POSTs, want 1", n)
 			}
 			if w := l.Messages(slog.LevelWarn); len(w) != 1 {
@@ -507,7 +508,7 @@ func TestThrottledResendSession(t *testing.T) {
 				t.Errorf("Send = %v", err)
 			}
 			var got []string
-			for _, r := range s.requests() {
+			for _, r := range s.Requests() {
 				if m, _ := jsonrpc.DecodeMessage([]byte(r.Body)); r.Method == http.MethodPost && m != nil && m.Method == tt.msg.Method {
 					got = append(got, r.Header.Get("Mcp-Session-Id"))
 				}
@@ -624,7 +625,7 @@ func TestGETReconnectQuietStreams(t *testing.T) {
 	tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
 	handshake(t, tr, ch)
 	const streams = 6 // twice the policy's attempts, and more
-	eventually(t, "the GET streams", func() bool { return gets.Load() >= streams })
+	testkit.Eventually(t, wait, "the GET streams", func() bool { return gets.Load() >= streams })
 	if w := l.Messages(slog.LevelWarn); len(w) != 0 {
 		t.Errorf("warnings: %q", w)
 	}
@@ -675,7 +676,7 @@ func TestGETReconnectEndedAtOnce(t *testing.T) {
 			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
 			handshake(t, tr, ch)
 			const reconnecting = "modern: reconnecting the GET stream"
-			eventually(t, "the second reconnect", func() bool { return len(l.Durations(reconnecting, "wait")) >= 2 })
+			testkit.Eventually(t, wait, "the second reconnect", func() bool { return len(l.Durations(reconnecting, "wait")) >= 2 })
 			if got := l.Durations(reconnecting, "wait"); fmt.Sprint(got) != fmt.Sprint([]time.Duration{tt.first, p.MaxDelay}) {
 				t.Errorf("reconnect waits %v, want [%v %v]", got, tt.first, p.MaxDelay)
 			}
@@ -746,7 +747,7 @@ func TestGETStreamServerPoll(t *testing.T) {
 			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
 			handshake(t, tr, ch)
 			const reconnecting = "modern: reconnecting the GET stream"
-			eventually(t, "the reconnects", func() bool {
+			testkit.Eventually(t, wait, "the reconnects", func() bool {
 				return len(l.Durations(reconnecting, "wait")) >= len(tt.waits) || len(l.Messages(slog.LevelWarn)) > tt.warns
 			})
 			tr.Close() // ends the wait of an hour
@@ -1034,7 +1035,7 @@ func TestGETStreamGapsCoalesce(t *testing.T) {
 		t.Fatalf("initialize: %v %v", m, err)
 	}
 	send(t, tr, notification("notifications/initialized"))
-	eventually(t, "the GET stream opened 5 times and refused", func() bool { return gets.Load() >= 6 })
+	testkit.Eventually(t, wait, "the GET stream opened 5 times and refused", func() bool { return gets.Load() >= 6 })
 	if _, err := tr.Recv(); !errors.As(err, new(*jsonrpc.GapError)) {
 		t.Fatalf("Recv: %v, want a *jsonrpc.GapError", err)
 	}
