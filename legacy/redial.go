@@ -39,7 +39,7 @@ func (t *Transport) drop(s *session, cause, lost error) bool {
 	t.mu.Unlock()
 	s.cancel(lost)
 	t.log.Warn("legacy: the SSE stream was lost; reconnecting", "url", t.sseURL, "err", cause)
-	t.queue.PushErr(&jsonrpc.SessionLostError{Cause: fmt.Errorf("legacy: %w", lost)})
+	t.queue.PushErr(&jsonrpc.SessionLostError{Cause: fmt.Errorf("HTTP+SSE: %w", lost)})
 	return true
 }
 
@@ -139,7 +139,7 @@ func (t *Transport) attempt() (*sse.Reader, io.ReadCloser, *session, error) {
 	}
 	if err != nil {
 		if errors.Is(context.Cause(sctx), errEndpointWait) {
-			err = fmt.Errorf("legacy: GET %s: %w", t.sseURL, errEndpointWait)
+			err = fmt.Errorf("HTTP+SSE: GET %s: %w", t.sseURL, errEndpointWait)
 		}
 		if body != nil {
 			body.Close()

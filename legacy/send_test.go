@@ -91,7 +91,7 @@ func TestSendHTTPError(t *testing.T) {
 					t.Errorf("RPCError = %v, want code %d", he.RPCError, tt.rpcCode)
 				}
 			}
-			if !strings.HasPrefix(err.Error(), "legacy: tools/call (id 5): POST ") {
+			if !strings.HasPrefix(err.Error(), "HTTP+SSE: tools/call (id 5): POST ") {
 				t.Errorf("message %q", err)
 			}
 		})

@@ -139,13 +139,13 @@ var (
 func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) {
 	home, err := url.Parse(sseURL)
 	if err != nil {
-		return nil, fmt.Errorf("legacy: SSE URL: %w", origin.RedactError(err)) // url.Parse's error repeats the URL
+		return nil, fmt.Errorf("HTTP+SSE: SSE URL: %w", origin.RedactError(err)) // url.Parse's error repeats the URL
 	}
 	if home.Scheme != "http" && home.Scheme != "https" {
-		return nil, fmt.Errorf("legacy: SSE URL %q: scheme must be http or https", origin.Redact(home))
+		return nil, fmt.Errorf("HTTP+SSE: SSE URL %q: scheme must be http or https", origin.Redact(home))
 	}
 	if home.Host == "" {
-		return nil, fmt.Errorf("legacy: SSE URL %q: no host", origin.Redact(home))
+		return nil, fmt.Errorf("HTTP+SSE: SSE URL %q: no host", origin.Redact(home))
 	}
 	client := origin.Guard(opts.HTTPClient)
 	stream := *client
@@ -180,7 +180,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 	rd, body, u, err := t.open(ctx, sctx)
 	if !stop() && err == nil {
 		// ctx ended just as the endpoint arrived: honour it.
-		err = fmt.Errorf("legacy: GET %s: %w", t.sseURL, ctx.Err())
+		err = fmt.Errorf("HTTP+SSE: GET %s: %w", t.sseURL, ctx.Err())
 	}
 	if err != nil {
 		if body != nil {
@@ -207,7 +207,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadCloser, *url.URL, error) {
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, t.origin.String(), nil)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("legacy: %w", err)
+		return nil, nil, nil, fmt.Errorf("HTTP+SSE: %w", err)
 	}
 	for k, v := range t.header {
 		req.Header[k] = v
@@ -224,13 +224,13 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 				err = &throttledError{wait: d, err: err}
 			}
 		}
-		return nil, resp.Body, nil, fmt.Errorf("legacy: %w", err)
+		return nil, resp.Body, nil, fmt.Errorf("HTTP+SSE: %w", err)
 	}
 	ct := resp.Header.Get("Content-Type")
 	if wire.MediaType(ct) != "text/event-stream" {
 		wire.Drain(resp.Body)
 		nerr := &NotSSEError{URL: t.sseURL, Status: resp.StatusCode, ContentType: wire.Excerpt([]byte(ct))}
-		return nil, resp.Body, nil, fmt.Errorf("legacy: %w", nerr)
+		return nil, resp.Body, nil, fmt.Errorf("HTTP+SSE: %w", nerr)
 	}
 
 	rd := sse.NewReader(resp.Body, t.maxSize)
@@ -240,16 +240,16 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 			return rd, resp.Body, nil, t.dialFailed(ctx, err)
 		}
 		if errors.Is(err, io.EOF) {
-			return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the stream ended before the endpoint event: %w", t.sseURL, ErrNoEndpoint)
+			return rd, resp.Body, nil, fmt.Errorf("HTTP+SSE: GET %s: the stream ended before the endpoint event: %w", t.sseURL, ErrNoEndpoint)
 		}
-		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the stream broke before the endpoint event: %w: %w", t.sseURL, ErrNoEndpoint, err)
+		return rd, resp.Body, nil, fmt.Errorf("HTTP+SSE: GET %s: the stream broke before the endpoint event: %w: %w", t.sseURL, ErrNoEndpoint, err)
 	}
 	if ev.Type != "endpoint" {
-		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the first event is %q, not \"endpoint\": %w",
+		return rd, resp.Body, nil, fmt.Errorf("HTTP+SSE: GET %s: the first event is %q, not \"endpoint\": %w",
 			t.sseURL, wire.Excerpt([]byte(ev.Type)), ErrNoEndpoint)
 	}
 	if len(ev.Data) > MaxEndpointLen {
-		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the endpoint event holds %d bytes, more than %d: %w",
+		return rd, resp.Body, nil, fmt.Errorf("HTTP+SSE: GET %s: the endpoint event holds %d bytes, more than %d: %w",
 			t.sseURL, len(ev.Data), MaxEndpointLen, ErrNoEndpoint)
 	}
 	// Relative references resolve against the URL the stream came from,
@@ -260,7 +260,7 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 	}
 	u, err := resolveEndpoint(ev.Data, base, t.origin)
 	if err != nil {
-		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: %w", t.sseURL, err)
+		return rd, resp.Body, nil, fmt.Errorf("HTTP+SSE: GET %s: %w", t.sseURL, err)
 	}
 	return rd, resp.Body, u, nil
 }
@@ -269,12 +269,12 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 // when ctx is what ended it.
 func (t *Transport) dialFailed(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("legacy: GET %s: %w", t.sseURL, ctx.Err())
+		return fmt.Errorf("HTTP+SSE: GET %s: %w", t.sseURL, ctx.Err())
 	}
 	if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
-		return fmt.Errorf("legacy: %w", re) // it names the GET and both URLs
+		return fmt.Errorf("HTTP+SSE: %w", re) // it names the GET and both URLs
 	}
-	return fmt.Errorf("legacy: GET %s: %w", t.sseURL, err)
+	return fmt.Errorf("HTTP+SSE: GET %s: %w", t.sseURL, err)
 }
 
 // Endpoint returns the URL the transport POSTs to: the endpoint event's
@@ -288,7 +288,7 @@ func (t *Transport) Endpoint() string {
 	return t.endpoint
 }
 
-var errRecvClosed = fmt.Errorf("legacy: recv: %w", jsonrpc.ErrClosed)
+var errRecvClosed = fmt.Errorf("HTTP+SSE: recv: %w", jsonrpc.ErrClosed)
 
 // Recv returns the next message from the server, in the order the messages
 // arrived on the stream, waiting until there is one.

@@ -230,7 +230,7 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 		return listenAttempt{stop: true}
 	case code == http.StatusNotFound && session != nil && !origin.Redirected(resp):
 		herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
-		t.sessionLost(session, fmt.Errorf("modern: reopening the GET stream: %w: %w", jsonrpc.ErrSessionExpired, herr))
+		t.sessionLost(session, fmt.Errorf("Streamable HTTP: reopening the GET stream: %w: %w", jsonrpc.ErrSessionExpired, herr))
 		return listenAttempt{stop: true}
 	case code < 200 || code > 299:
 		herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)

@@ -154,7 +154,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 			se.gaveUp = "the session expired while resuming the stream"
 			t.log.Warn("modern: cannot resume the event stream of a request: the session expired",
 				"request", wire.Label(x.req), "last_event_id", se.lastEventID)
-			t.sessionLost(session, fmt.Errorf("modern: resuming %s: %w: %w", wire.Label(x.req), jsonrpc.ErrSessionExpired, herr))
+			t.sessionLost(session, fmt.Errorf("Streamable HTTP: resuming %s: %w: %w", wire.Label(x.req), jsonrpc.ErrSessionExpired, herr))
 			return nil, se
 		case code < 200 || code > 299:
 			herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
@@ -303,7 +303,7 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 	}
 	req, out, err := wire.NewPost(ctx, http.MethodPost, t.endpoint, body)
 	if err != nil {
-		return nil, false, fmt.Errorf("modern: %w", err)
+		return nil, false, fmt.Errorf("Streamable HTTP: %w", err)
 	}
 	t.setHeaders(req.Header, true, acceptBoth, sent.session, sent.version)
 	for k, v := range reqmeta.From(ctx) {

@@ -117,13 +117,13 @@ func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Set(t
 func New(endpoint string, opts Options) (*Transport, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("modern: endpoint: %w", origin.RedactError(err)) // url.Parse's error repeats the URL
+		return nil, fmt.Errorf("Streamable HTTP: endpoint: %w", origin.RedactError(err)) // url.Parse's error repeats the URL
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("modern: endpoint %q: scheme must be http or https", origin.Redact(u))
+		return nil, fmt.Errorf("Streamable HTTP: endpoint %q: scheme must be http or https", origin.Redact(u))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("modern: endpoint %q: no host", origin.Redact(u))
+		return nil, fmt.Errorf("Streamable HTTP: endpoint %q: no host", origin.Redact(u))
 	}
 	client := origin.Guard(opts.HTTPClient)
 	stream := *client
@@ -210,7 +210,7 @@ func (t *Transport) ProtocolVersion() string {
 	return t.version[0]
 }
 
-var errRecvClosed = fmt.Errorf("modern: recv: %w", jsonrpc.ErrClosed)
+var errRecvClosed = fmt.Errorf("Streamable HTTP: recv: %w", jsonrpc.ErrClosed)
 
 // Recv returns the next message from the server, in the order the messages
 // arrived on their stream. It blocks until there is one; after Close it
@@ -277,9 +277,9 @@ func (t *Transport) endSession(ctx context.Context, session, version []string) e
 	resp, err := t.client.Do(req)
 	if err != nil {
 		if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
-			return fmt.Errorf("modern: ending the session: %w", re)
+			return fmt.Errorf("Streamable HTTP: ending the session: %w", re)
 		}
-		return fmt.Errorf("modern: ending the session: %w", origin.RedactError(err))
+		return fmt.Errorf("Streamable HTTP: ending the session: %w", origin.RedactError(err))
 	}
 	defer resp.Body.Close()
 	switch {
@@ -289,7 +289,7 @@ func (t *Transport) endSession(ctx context.Context, session, version []string) e
 		wire.Drain(resp.Body)
 		return nil
 	}
-	return fmt.Errorf("modern: ending the session: %w", wire.NewHTTPError(resp, http.MethodDelete, t.redacted))
+	return fmt.Errorf("Streamable HTTP: ending the session: %w", wire.NewHTTPError(resp, http.MethodDelete, t.redacted))
 }
 
 // spawn runs f in a goroutine Close waits for; it reports false, and does
@@ -418,7 +418,7 @@ func (t *Transport) newRequest(ctx context.Context, method string, body []byte, 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, t.endpoint, r)
 	if err != nil {
-		return nil, fmt.Errorf("modern: %w", err)
+		return nil, fmt.Errorf("Streamable HTTP: %w", err)
 	}
 	t.setHeaders(req.Header, body != nil, accept, session, version)
 	return req, nil
@@ -448,7 +448,7 @@ func (t *Transport) setHeaders(h http.Header, hasBody bool, accept, session, ver
 // or nil.
 func (t *Transport) closedErr(m *jsonrpc.Message) error {
 	if t.ctx.Err() != nil {
-		return fmt.Errorf("modern: %s: %w", wire.Label(m), jsonrpc.ErrClosed)
+		return fmt.Errorf("Streamable HTTP: %s: %w", wire.Label(m), jsonrpc.ErrClosed)
 	}
 	return nil
 }

@@ -324,7 +324,7 @@ func (s *supervisor) send(ctx context.Context, m *jsonrpc.Message) error {
 			case <-changed:
 				continue
 			case <-ctx.Done():
-				return fmt.Errorf("stdio: waiting for the server process to restart: %w", ctx.Err())
+				return fmt.Errorf("stdio transport: waiting for the server process to restart: %w", ctx.Err())
 			}
 		}
 		request := m.IsRequest()

@@ -219,7 +219,7 @@ func giveUp(resp *http.Response, err error, attempts int) (*http.Response, error
 		resp.Body.Close()
 	}
 	if err == nil { // RetryMax reached while check still asked to retry
-		err = fmt.Errorf("reconnect: gave up after %d attempts", attempts)
+		err = fmt.Errorf("gave up resending after %d attempts", attempts)
 	}
 	return nil, origin.RedactError(err)
 }
