@@ -28,10 +28,10 @@ type Options struct {
 	// redirect policy (see below), which calls the client's own
 	// CheckRedirect after its own checks. POST and DELETE use that copy (a
 	// POST through a go-retryablehttp client over it, which sends it again
-	// only after a 429, a 503 or a refused connection: see
-	// reconnect.Policy.Retrying); the long-lived GET stream uses a copy
-	// whose Timeout is zero, so that a client-wide timeout does not cut the
-	// stream (its RoundTripper and Jar are kept).
+	// only after a 429, a 503 or a refused connection, as Reconnect says);
+	// the long-lived GET stream uses a copy whose Timeout is zero, so that
+	// a client-wide timeout does not cut the stream (its RoundTripper and
+	// Jar are kept).
 	//
 	// Redirects: a redirect to another origin than the endpoint's, a 301,
 	// 302 or 303 that would turn a POST or a DELETE into a GET, and more than
