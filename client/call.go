@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/jsondec"
+	"github.com/anymcp/anymcp/internal/reqmeta"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
-	"github.com/anymcp/anymcp/modern"
 	"github.com/anymcp/anymcp/reconnect"
 )
 
@@ -105,7 +106,7 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 		if hdr, err = c.requestHeaders(d, method, params, raw); err != nil {
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
-		ctx = modern.WithHeaders(ctx, hdr)
+		ctx = reqmeta.With(ctx, hdr)
 	}
 
 	cctx, cancel := context.WithCancelCause(ctx)
@@ -123,7 +124,7 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 		// A request the loop below would send again were its outcome
 		// unknown may be sent again by the transport after a 503 without
 		// Retry-After, too; asked only when one comes.
-		cctx = reconnect.WithResendable(cctx, func() bool { return c.replayable(method, raw, &co, d) })
+		cctx = retry.WithResendable(cctx, func() bool { return c.replayable(method, raw, &co, d) })
 	}
 	var refusals sessionRefusals
 	replays, rounds := 0, 0
@@ -196,7 +197,7 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 			if !ok {
 				return nil, err
 			}
-			hdr, cctx = h, modern.WithHeaders(cctx, h)
+			hdr, cctx = h, reqmeta.With(cctx, h)
 		case replays < maxReplays && errors.Is(err, jsonrpc.ErrOutcomeUnknown) && !errors.Is(err, ErrTimeout) &&
 			cctx.Err() == nil && c.replayable(method, raw, &co, d):
 			replays++

@@ -81,7 +81,7 @@ func (e *LostError) Is(target error) bool { return target == jsonrpc.ErrOutcomeU
 
 // named is err as the error of a request or notification named method:
 // prefixed with the method, unless err names it already — the HTTP
-// transports label the message they failed to send ("modern: tools/list
+// transports label the message they failed to send ("Streamable HTTP: tools/list
 // (id 3): ..."), and a server may quote it ("Method not found:
 // bogus/method") — so that no error names its method twice.
 func named(method string, err error) error {

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/anymcp/anymcp/internal/reqmeta"
 	"github.com/anymcp/anymcp/mcp"
-	"github.com/anymcp/anymcp/modern"
 )
 
 // Request metadata headers (modern revisions over Streamable HTTP): every
@@ -24,7 +24,7 @@ import (
 // requestHeaders returns the headers of the request.
 func (c *Conn) requestHeaders(d *dialect, method string, params any, raw json.RawMessage) (http.Header, error) {
 	name, args := nameOf(method, params, raw)
-	h := modern.MetadataHeaders(d.version, method, name)
+	h := reqmeta.Headers(d.version, method, name)
 	if method == "tools/call" && name != "" {
 		c.mu.Lock()
 		ps := c.tools.params(name)
@@ -33,7 +33,7 @@ func (c *Conn) requestHeaders(d *dialect, method string, params any, raw json.Ra
 			if args == nil {
 				args = argumentsOf(raw)
 			}
-			if err := modern.AddParamHeaders(h, ps, args); err != nil {
+			if err := reqmeta.AddParamHeaders(h, ps, args); err != nil {
 				return nil, err
 			}
 		}
@@ -175,7 +175,7 @@ func (c *Conn) rememberTools(tools []mcp.Tool, gen uint64) []mcp.Tool {
 			kept = append(kept, t)
 			continue
 		}
-		ps, err := modern.ParamHeaders(t.Name, t.InputSchema)
+		ps, err := reqmeta.ParamHeaders(t.Name, t.InputSchema)
 		forgot = c.tools.set(t.Name, safe, ps, task) || forgot
 		if err != nil {
 			c.opts.logger.Warn("anymcp: left out a tool whose definition breaks the x-mcp-header rules", "tool", t.Name, "err", err)

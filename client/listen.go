@@ -11,9 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/reqmeta"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
-	"github.com/anymcp/anymcp/modern"
 	"github.com/anymcp/anymcp/reconnect"
 )
 
@@ -153,7 +154,7 @@ func (c *Conn) runListen(ctx context.Context, l *listener, previous *listener) {
 	if c.opts.reconnect != nil {
 		policy = *c.opts.reconnect
 	}
-	b := policy.Start()
+	b := retry.Start(policy)
 	first := true
 	for {
 		acked, err := c.listenOnce(ctx, l)
@@ -180,7 +181,7 @@ func (c *Conn) runListen(ctx context.Context, l *listener, previous *listener) {
 			wait = policy.MaxDelay
 		}
 		c.opts.logger.Info("anymcp: the subscriptions/listen stream ended; opening it again", "err", err, "wait", wait)
-		if reconnect.Sleep(ctx, wait) != nil {
+		if retry.Sleep(ctx, wait) != nil {
 			return
 		}
 	}
@@ -223,7 +224,7 @@ func (c *Conn) listenOnce(ctx context.Context, l *listener) (acked bool, err err
 
 	sctx := ctx
 	if d.headers {
-		sctx = modern.WithHeaders(ctx, modern.MetadataHeaders(d.version, "subscriptions/listen", ""))
+		sctx = reqmeta.With(ctx, reqmeta.Headers(d.version, "subscriptions/listen", ""))
 	}
 	msg := &jsonrpc.Message{ID: jsonrpc.Int(id), Method: "subscriptions/listen", Params: params}
 	start := time.Now()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/reconnect"
@@ -141,7 +142,7 @@ func (c *Conn) reconnectPolicy() reconnect.Policy {
 	if c.opts.reconnect != nil {
 		p = *c.opts.reconnect
 	}
-	return p.Start().Policy()
+	return retry.Fill(p)
 }
 
 // awaitRecovery holds a call back while a re-initialization is under way:
@@ -177,7 +178,7 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 	c.setState(StateReconnecting)
 	start := time.Now()
 	policy := c.reconnectPolicy()
-	backoff := policy.Start()
+	backoff := retry.Start(policy)
 	var err error
 	var resubscribed int
 	if c.barren.Load() > 0 && time.Since(time.Unix(0, c.recoveredAt.Load())) >= c.usefulSession {
@@ -188,7 +189,7 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 		// re-initialization, and were lost within usefulSession: wait as
 		// the policy says before its n-th attempt, so that a server that
 		// loses every session at once is not re-initialized in a hot loop.
-		if err = reconnect.Sleep(c.ctx, barrenWait(policy, n)); err != nil {
+		if err = retry.Sleep(c.ctx, barrenWait(policy, n)); err != nil {
 			c.finishRecovery(r, cause, err, start, 0)
 			return
 		}
@@ -203,7 +204,7 @@ func (c *Conn) reinitialize(r *recovery, cause error) {
 			break
 		}
 		c.opts.logger.Info("anymcp: re-initializing failed; trying again", "attempt", attempt, "wait", wait, "err", err)
-		if reconnect.Sleep(c.ctx, wait) != nil {
+		if retry.Sleep(c.ctx, wait) != nil {
 			break
 		}
 	}
@@ -220,7 +221,7 @@ const usefulSession = 30 * time.Second
 // in a row that answered no request: the policy's wait before its n-th
 // attempt, or its MaxDelay once its attempts are spent.
 func barrenWait(p reconnect.Policy, n int) time.Duration {
-	b := p.Start()
+	b := retry.Start(p)
 	var wait time.Duration
 	for range n {
 		w, ok := b.Next()

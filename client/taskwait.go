@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/jsondec"
+	"github.com/anymcp/anymcp/internal/reqmeta"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
-	"github.com/anymcp/anymcp/modern"
 )
 
 // The wait for a task (tasks.go): polling, the status the host is told
@@ -352,7 +352,7 @@ func (c *Conn) requestAside(ctx context.Context, method string, params any) erro
 		if err != nil {
 			return err
 		}
-		ctx = modern.WithHeaders(ctx, hdr)
+		ctx = reqmeta.With(ctx, hdr)
 	}
 	id := c.nextID.Add(1)
 	cl := &call{method: method, ch: make(chan callResult, 1)}

@@ -4,8 +4,8 @@ import (
 	"container/list"
 	"strings"
 
+	"github.com/anymcp/anymcp/internal/reqmeta"
 	"github.com/anymcp/anymcp/mcp"
-	"github.com/anymcp/anymcp/modern"
 )
 
 // What the Conn remembers of the tools tools/list described: whether a
@@ -72,7 +72,7 @@ type toolNotes struct {
 type toolNote struct {
 	name   string
 	safe   bool
-	params []modern.ParamHeader
+	params []reqmeta.ParamHeader
 	task   string // mcp.TaskSupportRequired or mcp.TaskSupportOptional, or ""
 	size   int
 }
@@ -80,7 +80,7 @@ type toolNote struct {
 // set records what a listing said of the tool name, replacing what an
 // earlier one said, and reports whether a tool had to be forgotten (or
 // this one could not be remembered) for want of room.
-func (n *toolNotes) set(name string, safe bool, params []modern.ParamHeader, task string) (forgot bool) {
+func (n *toolNotes) set(name string, safe bool, params []reqmeta.ParamHeader, task string) (forgot bool) {
 	n.remove(name)
 	if task != mcp.TaskSupportRequired && task != mcp.TaskSupportOptional {
 		task = ""
@@ -137,7 +137,7 @@ func (n *toolNotes) safe(name string) bool {
 }
 
 // params returns the header parameters the tool name was listed with.
-func (n *toolNotes) params(name string) []modern.ParamHeader {
+func (n *toolNotes) params(name string) []reqmeta.ParamHeader {
 	if e, ok := n.byName[name]; ok {
 		return e.Value.(*toolNote).params
 	}
@@ -161,7 +161,7 @@ func (n *toolNotes) known(name string) bool {
 }
 
 // noteSize is what the note of a tool is counted as.
-func noteSize(name string, params []modern.ParamHeader) int {
+func noteSize(name string, params []reqmeta.ParamHeader) int {
 	size := toolNoteOverhead + len(name)
 	for _, p := range params {
 		size += paramNoteOverhead + len(p.Name) + len(p.Type)

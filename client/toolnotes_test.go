@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/reqmeta"
 	"github.com/anymcp/anymcp/jsonrpc"
-	"github.com/anymcp/anymcp/modern"
 )
 
 // endlessTools is a modern server's answers (2026-07-28, spoken to as over
@@ -147,7 +147,7 @@ func TestToolNotesBounded(t *testing.T) {
 // the byte bound by itself is not kept (and takes no other note with it).
 func TestToolNotesOrder(t *testing.T) {
 	var n toolNotes
-	region := []modern.ParamHeader{{Name: "Region", Path: []string{"region"}, Type: "string"}}
+	region := []reqmeta.ParamHeader{{Name: "Region", Path: []string{"region"}, Type: "string"}}
 	for i := range maxToolNotes {
 		if n.set(fmt.Sprint(i), true, nil, "") {
 			t.Fatalf("tool %d: a tool forgotten before the bound", i)

@@ -48,7 +48,7 @@ func (id ID) MarshalJSON() ([]byte, error) {
 	return []byte(id.raw), nil
 }
 
-var errBadID = errors.New("jsonrpc: id must be a string or a number")
+var errBadID = errors.New("JSON-RPC id must be a string or a number")
 
 // UnmarshalJSON accepts a JSON string or number; null leaves the id zero.
 func (id *ID) UnmarshalJSON(b []byte) error {

@@ -37,7 +37,7 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Error() string {
-	return "jsonrpc: invalid message (" + e.Reason + "): " + e.Excerpt
+	return "invalid JSON-RPC message (" + e.Reason + "): " + e.Excerpt
 }
 
 const excerptLen = 120
@@ -165,7 +165,7 @@ func Append(buf []byte, m *Message) ([]byte, error) {
 		buf = appendString(buf, m.Method)
 		if len(m.Params) > 0 {
 			if !jsondec.Valid(m.Params) {
-				return nil, fmt.Errorf("jsonrpc: %s: params are not valid JSON", m.Method)
+				return nil, fmt.Errorf("JSON-RPC %s: params are not valid JSON", m.Method)
 			}
 			buf = append(buf, `,"params":`...)
 			buf = append(buf, m.Params...)
@@ -176,7 +176,7 @@ func Append(buf []byte, m *Message) ([]byte, error) {
 		buf = append(buf, `,"error":`...)
 		b, err := json.Marshal(m.Error)
 		if err != nil {
-			return nil, fmt.Errorf("jsonrpc: error object: %w", err)
+			return nil, fmt.Errorf("JSON-RPC error object: %w", err)
 		}
 		buf = append(buf, b...)
 		return append(buf, '}'), nil
@@ -185,7 +185,7 @@ func Append(buf []byte, m *Message) ([]byte, error) {
 	if len(result) == 0 {
 		result = json.RawMessage("{}")
 	} else if !jsondec.Valid(result) {
-		return nil, errors.New("jsonrpc: result is not valid JSON")
+		return nil, errors.New("JSON-RPC result is not valid JSON")
 	}
 	buf = append(buf, `,"result":`...)
 	buf = append(buf, result...)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -18,7 +19,7 @@ func TestCloseDuringSend(t *testing.T) {
 	tr, loop := dial(t, s.URL+"/sse", Options{})
 	sent := make(chan error, 1)
 	go func() { sent <- sendErr(tr, request(1, "tools/call")) }()
-	eventually(t, "the POST", func() bool { return s.count(http.MethodPost) == 1 })
+	testkit.Eventually(t, wait, "the POST", func() bool { return s.Count(http.MethodPost) == 1 })
 
 	start := time.Now()
 	if err := tr.Close(); err != nil {
@@ -82,7 +83,7 @@ func TestSendAfterClose(t *testing.T) {
 	if err := sendErr(tr, notification("notifications/initialized")); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Errorf("Send = %v, want ErrClosed", err)
 	}
-	if n := s.count(http.MethodPost); n != 0 {
+	if n := s.Count(http.MethodPost); n != 0 {
 		t.Errorf("%d POSTs after Close", n)
 	}
 }
@@ -96,7 +97,7 @@ func TestCloseDropsQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the message to be queued", func() bool {
+	testkit.Eventually(t, wait, "the message to be queued", func() bool {
 		return tr.queue.Len() == 1
 	})
 	tr.Close()

@@ -38,7 +38,7 @@ func TestDialEndpoint(t *testing.T) {
 				t.Errorf("Endpoint() = %q, want %q", tr.Endpoint(), want)
 			}
 			send(t, tr, notification("notifications/initialized"))
-			reqs := s.requests()
+			reqs := s.Requests()
 			if len(reqs) != 2 || reqs[1].Method != http.MethodPost || reqs[1].Path != tt.want {
 				t.Fatalf("requests %+v, want GET then POST %s", reqs, tt.want)
 			}
@@ -57,7 +57,7 @@ func TestDialDefaultPort(t *testing.T) {
 		t.Errorf("Endpoint() = %q, want %q", tr.Endpoint(), s.endpoint)
 	}
 	send(t, tr, notification("notifications/initialized"))
-	if got := s.requests()[1]; got.Path != "/p?s=1" {
+	if got := s.Requests()[1]; got.Path != "/p?s=1" {
 		t.Errorf("POST reached %q", got.Path)
 	}
 }
@@ -177,10 +177,10 @@ func TestDialCrossOrigin(t *testing.T) {
 				t.Errorf("CrossOriginError = %+v", ce)
 			}
 			closed(t, "the GET stream to close", s.gone)
-			if n := len(other.requests()); n != 0 {
+			if n := len(other.Requests()); n != 0 {
 				t.Errorf("the other origin received %d requests", n)
 			}
-			if n := s.count(http.MethodPost); n != 0 {
+			if n := s.Count(http.MethodPost); n != 0 {
 				t.Errorf("%d POSTs", n)
 			}
 		})
@@ -270,7 +270,7 @@ func TestDialNoEndpoint(t *testing.T) {
 			if !errors.Is(err, ErrNoEndpoint) {
 				t.Fatalf("Dial = %v, want ErrNoEndpoint", err)
 			}
-			if s.count(http.MethodPost) != 0 {
+			if s.Count(http.MethodPost) != 0 {
 				t.Error("a POST was sent")
 			}
 		})

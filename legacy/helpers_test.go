@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/anymcp/anymcp/internal/logtest"
+	"github.com/anymcp/anymcp/internal/testkit"
 
 	"go.uber.org/goleak"
 
@@ -22,55 +21,14 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // wait bounds every blocking step of a test.
 const wait = 5 * time.Second
 
-// seen is one request as a test server received it.
-type seen struct {
-	Method string
-	Path   string // with the query, if any
-	Header http.Header
-	Body   string
-}
+// The recording server of these tests.
+type (
+	seen    = testkit.Request
+	handler = testkit.Handler
+	server  = testkit.Server
+)
 
-// handler answers one request; body is the request body, already read.
-type handler func(w http.ResponseWriter, r *http.Request, body []byte)
-
-// server is an httptest server on loopback that records every request.
-type server struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []seen
-}
-
-func newServer(t testing.TB, h handler) *server {
-	t.Helper()
-	s := &server{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		s.reqs = append(s.reqs, seen{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: string(body)})
-		s.mu.Unlock()
-		h(w, r, body)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-// requests returns what the server received so far.
-func (s *server) requests() []seen {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]seen(nil), s.reqs...)
-}
-
-// count returns how many requests with the HTTP method the server received.
-func (s *server) count(method string) int {
-	n := 0
-	for _, r := range s.requests() {
-		if r.Method == method {
-			n++
-		}
-	}
-	return n
-}
+var newServer = testkit.NewServer
 
 // startSSE sends the headers of an event stream and returns a function
 // that writes raw event text and flushes it.
@@ -289,18 +247,6 @@ func closed(t testing.TB, what string, ch <-chan struct{}) {
 	case <-ch:
 	case <-time.After(wait):
 		t.Fatal("timed out waiting for", what)
-	}
-}
-
-// eventually polls cond until it holds or the wait is over.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting for", what)
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 

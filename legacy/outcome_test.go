@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -26,7 +27,7 @@ func TestSendBrokenAfterRequestIsOutcomeUnknown(t *testing.T) {
 	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
 	}
-	if n := l.count(http.MethodPost); n != 1 {
+	if n := l.Count(http.MethodPost); n != 1 {
 		t.Errorf("the request was POSTed %d times; want 1", n)
 	}
 }
@@ -48,7 +49,7 @@ func TestSendClientTimeoutAfterRequestIsOutcomeUnknown(t *testing.T) {
 	if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
 		t.Errorf("the error is not the client's timeout any more: %v", err)
 	}
-	if n := l.count(http.MethodPost); n != 1 {
+	if n := l.Count(http.MethodPost); n != 1 {
 		t.Errorf("the request was POSTed %d times; want 1", n)
 	}
 }
@@ -79,36 +80,23 @@ func TestSendCancelledAfterRequestIsOutcomeUnknown(t *testing.T) {
 // refused it, which leave open that it ran. The error holds the
 // *jsonrpc.HTTPError either way, and the request was POSTed once.
 func TestSendStatusAfterRequest(t *testing.T) {
-	for _, tc := range []struct {
-		status  int
-		body    string
-		unknown bool
-	}{
-		{status: http.StatusInternalServerError, unknown: true},
-		{status: http.StatusBadGateway, body: "upstream reset", unknown: true},
-		{status: http.StatusGatewayTimeout, unknown: true},
-		{status: http.StatusServiceUnavailable, unknown: true}, // not marked resendable: not sent again
-		{status: http.StatusInternalServerError, body: `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"boom"}}`},
-		{status: http.StatusNotImplemented},
-		{status: http.StatusBadRequest},
-		{status: http.StatusNotFound},
-	} {
-		t.Run(strconv.Itoa(tc.status)+tc.body, func(t *testing.T) {
+	for _, tc := range testkit.StatusOutcomes {
+		t.Run(strconv.Itoa(tc.Status)+tc.Body, func(t *testing.T) {
 			l := newSSEServer(t)
 			l.post = func(w http.ResponseWriter, r *http.Request, body []byte) {
-				w.WriteHeader(tc.status)
-				io.WriteString(w, tc.body)
+				w.WriteHeader(tc.Status)
+				io.WriteString(w, tc.Body)
 			}
 			tr, _ := dial(t, l.URL+"/sse", Options{Reconnect: fast()})
 			err := sendErr(tr, request(5, "tools/call"))
 			herr, ok := errors.AsType[*jsonrpc.HTTPError](err)
-			if !ok || herr.StatusCode != tc.status {
-				t.Fatalf("Send = %v; want a *jsonrpc.HTTPError with status %d", err, tc.status)
+			if !ok || herr.StatusCode != tc.Status {
+				t.Fatalf("Send = %v; want a *jsonrpc.HTTPError with status %d", err, tc.Status)
 			}
-			if got := errors.Is(err, jsonrpc.ErrOutcomeUnknown); got != tc.unknown {
-				t.Errorf("Send = %v: matches ErrOutcomeUnknown: %v; want %v", err, got, tc.unknown)
+			if got := errors.Is(err, jsonrpc.ErrOutcomeUnknown); got != tc.Unknown {
+				t.Errorf("Send = %v: matches ErrOutcomeUnknown: %v; want %v", err, got, tc.Unknown)
 			}
-			if n := l.count(http.MethodPost); n != 1 {
+			if n := l.Count(http.MethodPost); n != 1 {
 				t.Errorf("the request was POSTed %d times; want 1", n)
 			}
 		})

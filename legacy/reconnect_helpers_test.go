@@ -167,7 +167,7 @@ func (f *flaky) getTimes() []time.Time {
 // posts returns the paths of the POSTs received so far.
 func (f *flaky) posts() []string {
 	var out []string
-	for _, r := range f.requests() {
+	for _, r := range f.Requests() {
 		if r.Method == http.MethodPost {
 			out = append(out, r.Path)
 		}

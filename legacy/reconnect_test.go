@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
 )
@@ -44,7 +45,7 @@ func TestReconnectAfterDrop(t *testing.T) {
 				t.Errorf("cause %q does not say the stream broke", lost.Cause)
 			}
 			f.next(t) // the new stream
-			eventually(t, "the new endpoint", func() bool { return strings.HasSuffix(tr.Endpoint(), "sessionId=s2") })
+			testkit.Eventually(t, wait, "the new endpoint", func() bool { return strings.HasSuffix(tr.Endpoint(), "sessionId=s2") })
 
 			send(t, tr, initialize(1))
 			if got := describe(fd.msg(t)); got != `response 1 {"method":"initialize","session":"s2"}` {
@@ -157,7 +158,7 @@ func TestSessionRulesAfterReconnect(t *testing.T) {
 	close(f.next(t).end)
 	fd.lost(t)
 	f.next(t)
-	eventually(t, "the new endpoint", func() bool { return strings.HasSuffix(tr.Endpoint(), "sessionId=s2") })
+	testkit.Eventually(t, wait, "the new endpoint", func() bool { return strings.HasSuffix(tr.Endpoint(), "sessionId=s2") })
 
 	if err := sendErr(tr, request(1, "tools/list")); !errors.Is(err, jsonrpc.ErrSessionExpired) || !errors.Is(err, jsonrpc.ErrNotSent) {
 		t.Errorf("Send before initialize = %v, want ErrSessionExpired", err)
@@ -453,7 +454,7 @@ func TestCloseWhileReconnecting(t *testing.T) {
 			close(f.next(t).end)
 			fd.lost(t)
 			if where == "GET" {
-				eventually(t, "the second GET", func() bool { return len(f.getTimes()) == 2 })
+				testkit.Eventually(t, wait, "the second GET", func() bool { return len(f.getTimes()) == 2 })
 			}
 			sent := make(chan error, 1)
 			go func() { sent <- sendErr(tr, initialize(1)) }()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/sse"
@@ -70,7 +71,7 @@ func TestRecvIgnores(t *testing.T) {
 		}
 	}
 	send(t, tr, notification("notifications/initialized"))
-	if got := s.requests()[1].Path; got != "/message?sessionId=s1" {
+	if got := s.Requests()[1].Path; got != "/message?sessionId=s1" {
 		t.Errorf("POST went to %s, want the first endpoint", got)
 	}
 	if warns := rec.Messages(slog.LevelWarn); len(warns) != 3 {
@@ -135,7 +136,7 @@ func TestStreamEnd(t *testing.T) {
 	defer tr.Close()
 	closed(t, "the stream to end", s.gone)
 	// The messages sent before the end are not lost to the end.
-	eventually(t, "the end to be seen", func() bool { return tr.ctx.Err() != nil })
+	testkit.Eventually(t, wait, "the end to be seen", func() bool { return tr.ctx.Err() != nil })
 	for _, w := range []string{"notification notifications/one", "notification notifications/two"} {
 		m, err := tr.Recv()
 		if err != nil || describe(m) != w {
@@ -151,7 +152,7 @@ func TestStreamEnd(t *testing.T) {
 	if err := sendErr(tr, request(2, "tools/list")); !errors.Is(err, ErrConnectionLost) {
 		t.Errorf("Send = %v, want ErrConnectionLost", err)
 	}
-	if n := s.count(http.MethodPost); n != 0 {
+	if n := s.Count(http.MethodPost); n != 0 {
 		t.Errorf("%d POSTs after the stream ended", n)
 	}
 	tr.Close()
@@ -256,7 +257,7 @@ func TestQueueBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	eventually(t, "the queue to fill", func() bool {
+	testkit.Eventually(t, wait, "the queue to fill", func() bool {
 		return tr.queue.Len() == wire.MaxQueued
 	})
 	got := make([]string, 0, n)

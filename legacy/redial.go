@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
-	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/sse"
 )
 
@@ -39,7 +39,7 @@ func (t *Transport) drop(s *session, cause, lost error) bool {
 	t.mu.Unlock()
 	s.cancel(lost)
 	t.log.Warn("legacy: the SSE stream was lost; reconnecting", "url", t.sseURL, "err", cause)
-	t.queue.PushErr(&jsonrpc.SessionLostError{Cause: fmt.Errorf("legacy: %w", lost)})
+	t.queue.PushErr(&jsonrpc.SessionLostError{Cause: fmt.Errorf("HTTP+SSE: %w", lost)})
 	return true
 }
 
@@ -80,7 +80,7 @@ func (t *Transport) redial(lost error, useful bool) (*sse.Reader, io.ReadCloser,
 			wait, asked = asked, 0
 		}
 		t.log.Info("legacy: reconnecting", "url", t.sseURL, "attempt", n, "wait", wait)
-		if reconnect.Sleep(t.ctx, wait) != nil {
+		if retry.Sleep(t.ctx, wait) != nil {
 			return nil, nil, nil, context.Cause(t.ctx)
 		}
 		rd, body, s, err := t.attempt()
@@ -139,7 +139,7 @@ func (t *Transport) attempt() (*sse.Reader, io.ReadCloser, *session, error) {
 	}
 	if err != nil {
 		if errors.Is(context.Cause(sctx), errEndpointWait) {
-			err = fmt.Errorf("legacy: GET %s: %w", t.sseURL, errEndpointWait)
+			err = fmt.Errorf("HTTP+SSE: GET %s: %w", t.sseURL, errEndpointWait)
 		}
 		if body != nil {
 			body.Close()

@@ -20,14 +20,14 @@ import (
 // (matching jsonrpc.ErrSessionExpired and jsonrpc.ErrNotSent) until one is
 // POSTed on the new endpoint. A message is sent again only when the server
 // provably did not run it (a 429, a 503 with Retry-After, a refused
-// connection) or ctx is marked reconnect.WithResendable. An error matching
+// connection) or ctx is marked retry.WithResendable. An error matching
 // jsonrpc.ErrOutcomeUnknown means the request may have run: its POST was in
 // flight when the stream dropped, or failed after its body went out. Each
 // error is listed in docs/transports.md.
 func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	body, err := jsonrpc.Encode(m)
 	if err != nil {
-		return fmt.Errorf("legacy: %s: %w", wire.Label(m), err)
+		return fmt.Errorf("HTTP+SSE: %s: %w", wire.Label(m), err)
 	}
 	s, initializing, err := t.session(ctx, m)
 	if err != nil {
@@ -41,7 +41,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	defer stop()
 	req, out, err := wire.NewPost(reqCtx, http.MethodPost, s.endpoint, body)
 	if err != nil {
-		return fmt.Errorf("legacy: %s: %w", wire.Label(m), err)
+		return fmt.Errorf("HTTP+SSE: %s: %w", wire.Label(m), err)
 	}
 	for k, v := range t.header {
 		req.Header[k] = v
@@ -60,7 +60,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		if initializing {
 			t.initFailed(s)
 		}
-		return fmt.Errorf("legacy: %s: %w", wire.Label(m), wire.PostError(resp, s.redacted, m.IsRequest() && out.Sent()))
+		return fmt.Errorf("HTTP+SSE: %s: %w", wire.Label(m), wire.PostError(resp, s.redacted, m.IsRequest() && out.Sent()))
 	}
 	if resp.ContentLength == 0 {
 		return nil // the usual 202: nothing to read
@@ -82,10 +82,10 @@ func (t *Transport) session(ctx context.Context, m *jsonrpc.Message) (s *session
 		switch {
 		case closed:
 			t.mu.Unlock()
-			return nil, false, fmt.Errorf("legacy: %s: %w", wire.Label(m), jsonrpc.ErrClosed)
+			return nil, false, fmt.Errorf("HTTP+SSE: %s: %w", wire.Label(m), jsonrpc.ErrClosed)
 		case t.ctx.Err() != nil:
 			t.mu.Unlock()
-			return nil, false, fmt.Errorf("legacy: %s: %w", wire.Label(m), context.Cause(t.ctx))
+			return nil, false, fmt.Errorf("HTTP+SSE: %s: %w", wire.Label(m), context.Cause(t.ctx))
 		case s != nil && !s.needInit:
 			t.mu.Unlock()
 			return s, false, nil
@@ -95,17 +95,17 @@ func (t *Transport) session(ctx context.Context, m *jsonrpc.Message) (s *session
 			return s, true, nil
 		case s != nil:
 			t.mu.Unlock()
-			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was reopened and the new session is not initialized; %w", wire.Label(m), jsonrpc.ErrSessionExpired, jsonrpc.ErrNotSent)
+			return nil, false, fmt.Errorf("HTTP+SSE: %s: %w: the SSE stream was reopened and the new session is not initialized; %w", wire.Label(m), jsonrpc.ErrSessionExpired, jsonrpc.ErrNotSent)
 		case !isInit:
 			t.mu.Unlock()
-			return nil, false, fmt.Errorf("legacy: %s: %w: the SSE stream was lost and the transport is reconnecting; %w", wire.Label(m), jsonrpc.ErrSessionExpired, jsonrpc.ErrNotSent)
+			return nil, false, fmt.Errorf("HTTP+SSE: %s: %w: the SSE stream was lost and the transport is reconnecting; %w", wire.Label(m), jsonrpc.ErrSessionExpired, jsonrpc.ErrNotSent)
 		}
 		t.mu.Unlock()
 		select {
 		case <-ready:
 		case <-t.ctx.Done():
 		case <-ctx.Done():
-			return nil, false, fmt.Errorf("legacy: %s: waiting for the SSE stream to reconnect: %w", wire.Label(m), ctx.Err())
+			return nil, false, fmt.Errorf("HTTP+SSE: %s: waiting for the SSE stream to reconnect: %w", wire.Label(m), ctx.Err())
 		}
 	}
 }
@@ -138,26 +138,26 @@ func (t *Transport) failed(ctx context.Context, s *session, m *jsonrpc.Message, 
 		return err
 	}
 	if closed {
-		return unknown(fmt.Errorf("legacy: %s: %w", wire.Label(m), jsonrpc.ErrClosed))
+		return unknown(fmt.Errorf("HTTP+SSE: %s: %w", wire.Label(m), jsonrpc.ErrClosed))
 	}
 	if ra, ok := errors.AsType[*reconnect.RetryAfterError](err); ok {
 		// A 429 or 503 not waited out: its own error says whether the
 		// server may have run the request, whatever cut the wait short
 		// (ctx, the cap, a lost stream).
-		return fmt.Errorf("legacy: %s: %w", wire.Label(m), ra)
+		return fmt.Errorf("HTTP+SSE: %s: %w", wire.Label(m), ra)
 	}
 	if ctx.Err() != nil {
-		return unknown(fmt.Errorf("legacy: %s: %w", wire.Label(m), ctx.Err()))
+		return unknown(fmt.Errorf("HTTP+SSE: %s: %w", wire.Label(m), ctx.Err()))
 	}
 	if redirected {
 		// The server redirected the POST where the policy does not follow:
 		// only the endpoint's origin received it, and did not run it.
 		re, _ := errors.AsType[*jsonrpc.RedirectError](err)
-		return fmt.Errorf("legacy: %s: %w", wire.Label(m), re)
+		return fmt.Errorf("HTTP+SSE: %s: %w", wire.Label(m), re)
 	}
 	if s.ctx.Err() != nil {
-		return fmt.Errorf("legacy: %s: %w: the SSE stream was lost while the POST was in flight: %w",
+		return fmt.Errorf("HTTP+SSE: %s: %w: the SSE stream was lost while the POST was in flight: %w",
 			wire.Label(m), jsonrpc.ErrOutcomeUnknown, context.Cause(s.ctx))
 	}
-	return unknown(fmt.Errorf("legacy: %s: %w", wire.Label(m), err))
+	return unknown(fmt.Errorf("HTTP+SSE: %s: %w", wire.Label(m), err))
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
 )
@@ -40,7 +41,7 @@ func TestSendAccepted(t *testing.T) {
 			m := request(5, "tools/call")
 			send(t, tr, m)
 			want, _ := jsonrpc.Encode(m)
-			post := s.requests()[1]
+			post := s.Requests()[1]
 			if post.Method != http.MethodPost || post.Body != string(want) || post.Header.Get("Content-Type") != "application/json" {
 				t.Errorf("POST %+v", post)
 			}
@@ -90,7 +91,7 @@ func TestSendHTTPError(t *testing.T) {
 					t.Errorf("RPCError = %v, want code %d", he.RPCError, tt.rpcCode)
 				}
 			}
-			if !strings.HasPrefix(err.Error(), "legacy: tools/call (id 5): POST ") {
+			if !strings.HasPrefix(err.Error(), "HTTP+SSE: tools/call (id 5): POST ") {
 				t.Errorf("message %q", err)
 			}
 		})
@@ -184,7 +185,7 @@ func TestHTTPClientAndHeaders(t *testing.T) {
 	if n := rt.count.Load(); n != 3 {
 		t.Errorf("the RoundTripper carried %d requests, want 3", n)
 	}
-	reqs := s.requests()
+	reqs := s.Requests()
 	for _, r := range reqs {
 		if r.Header.Get("Authorization") != "Bearer t0ken" || strings.Join(r.Header.Values("X-Tenant"), ",") != "a,b" {
 			t.Errorf("%s %s without the static headers: %v", r.Method, r.Path, r.Header)
@@ -196,7 +197,7 @@ func TestHTTPClientAndHeaders(t *testing.T) {
 }
 
 // TestSendThrottled: a POST answered 429 (with Retry-After), or 503
-// without Retry-After to a request marked reconnect.WithResendable (after
+// without Retry-After to a request marked retry.WithResendable (after
 // the policy's backoff), is waited out and sent again, the same bytes; one
 // over the cap is not sent again, and Send returns the
 // *reconnect.RetryAfterError. A 503 without Retry-After to a request not
@@ -234,7 +235,7 @@ func TestSendThrottled(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			if tt.resendable {
-				ctx = reconnect.WithResendable(ctx, func() bool { return true })
+				ctx = retry.WithResendable(ctx, func() bool { return true })
 			}
 			err := tr.Send(ctx, request(1, "tools/call"))
 			if tt.wantErr && tt.status == http.StatusServiceUnavailable {
@@ -257,7 +258,7 @@ func TestSendThrottled(t *testing.T) {
 					t.Errorf("got %s", got)
 				}
 			}
-			reqs := s.requests()
+			reqs := s.Requests()
 			if n := int(posts.Load()); n != tt.wantPOSTs {
 				t.Fatalf("%d POSTs, want %d", n, tt.wantPOSTs)
 			}

@@ -129,5 +129,5 @@ func (t *Transport) end(err error) {
 	}
 	t.log.Warn("legacy: the transport is over", "url", t.sseURL, "err", err)
 	t.cancel(err)
-	t.queue.End(fmt.Errorf("legacy: recv: %w", err))
+	t.queue.End(fmt.Errorf("HTTP+SSE: recv: %w", err))
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -58,10 +59,10 @@ func TestTakeAnswers(t *testing.T) {
 				return slices.Clone(log), taken
 			}
 
-			eventually(t, "Recv to wait", tr.queue.Drained)
+			testkit.Eventually(t, wait, "Recv to wait", tr.queue.Drained)
 			s.events <- messageEvent(response("1", `{}`))
 			want := []string{"response 1 {}"}
-			eventually(t, "the first answer", func() bool { l, _ := snapshot(); return len(l) == 1 })
+			testkit.Eventually(t, wait, "the first answer", func() bool { l, _ := snapshot(); return len(l) == 1 })
 			if l, n := snapshot(); !slices.Equal(l, want) || (n == 1) != accept {
 				t.Fatalf("an answer to a waiting Recv: log %q, %d taken; accept %v", l, n, accept)
 			}
@@ -72,7 +73,7 @@ func TestTakeAnswers(t *testing.T) {
 				s.events <- messageEvent(response(fmt.Sprint(i), `{}`))
 				want = append(want, fmt.Sprintf("notification n/%d", i), fmt.Sprintf("response %d {}", i))
 			}
-			eventually(t, "every message", func() bool { l, _ := snapshot(); return len(l) >= len(want) })
+			testkit.Eventually(t, wait, "every message", func() bool { l, _ := snapshot(); return len(l) >= len(want) })
 			l, n := snapshot()
 			if !slices.Equal(l, want) {
 				t.Fatalf("order seen:\n%q\nwant:\n%q", l, want)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -59,16 +60,16 @@ type Options struct {
 // Transport is an HTTP+SSE client transport, connected by Dial. It
 // implements jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	sseURL  string            // the SSE URL for errors and logs: no password, no query values
-	origin  *url.URL          // the SSE URL as the host gave it
-	stream  *http.Client      // the host's client without a Timeout, for the GETs
-	post    *reconnect.Sender // the host's client, re-sending on 429, 503 and refused connections
+	sseURL  string        // the SSE URL for errors and logs: no password, no query values
+	origin  *url.URL      // the SSE URL as the host gave it
+	stream  *http.Client  // the host's client without a Timeout, for the GETs
+	post    *retry.Sender // the host's client, re-sending on 429, 503 and refused connections
 	header  http.Header
 	log     *slog.Logger
 	maxSize int
 
-	reopen  bool               // reconnect when the stream drops (Options.NoReconnect unset)
-	backoff *reconnect.Backoff // used by the stream goroutine only
+	reopen  bool           // reconnect when the stream drops (Options.NoReconnect unset)
+	backoff *retry.Backoff // used by the stream goroutine only
 
 	queue *wire.Queue
 	take  wire.Taker // TakeAnswers
@@ -138,13 +139,13 @@ var (
 func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) {
 	home, err := url.Parse(sseURL)
 	if err != nil {
-		return nil, fmt.Errorf("legacy: SSE URL: %w", origin.RedactError(err)) // url.Parse's error repeats the URL
+		return nil, fmt.Errorf("HTTP+SSE: SSE URL: %w", origin.RedactError(err)) // url.Parse's error repeats the URL
 	}
 	if home.Scheme != "http" && home.Scheme != "https" {
-		return nil, fmt.Errorf("legacy: SSE URL %q: scheme must be http or https", origin.Redact(home))
+		return nil, fmt.Errorf("HTTP+SSE: SSE URL %q: scheme must be http or https", origin.Redact(home))
 	}
 	if home.Host == "" {
-		return nil, fmt.Errorf("legacy: SSE URL %q: no host", origin.Redact(home))
+		return nil, fmt.Errorf("HTTP+SSE: SSE URL %q: no host", origin.Redact(home))
 	}
 	client := origin.Guard(opts.HTTPClient)
 	stream := *client
@@ -162,12 +163,12 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 		sseURL:  origin.Redact(home),
 		origin:  home,
 		stream:  &stream,
-		post:    policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
+		post:    retry.NewSender(policy, opts.HTTPClient, logger), // Sender adds the redirect policy itself
 		header:  opts.Header.Clone(),
 		log:     logger,
 		maxSize: opts.MaxEventSize,
 		reopen:  !opts.NoReconnect,
-		backoff: policy.Start(),
+		backoff: retry.Start(policy),
 		queue:   wire.NewQueue(),
 	}
 	t.ctx, t.cancel = context.WithCancelCause(context.Background())
@@ -179,7 +180,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 	rd, body, u, err := t.open(ctx, sctx)
 	if !stop() && err == nil {
 		// ctx ended just as the endpoint arrived: honour it.
-		err = fmt.Errorf("legacy: GET %s: %w", t.sseURL, ctx.Err())
+		err = fmt.Errorf("HTTP+SSE: GET %s: %w", t.sseURL, ctx.Err())
 	}
 	if err != nil {
 		if body != nil {
@@ -206,7 +207,7 @@ func Dial(ctx context.Context, sseURL string, opts Options) (*Transport, error) 
 func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadCloser, *url.URL, error) {
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, t.origin.String(), nil)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("legacy: %w", err)
+		return nil, nil, nil, fmt.Errorf("HTTP+SSE: %w", err)
 	}
 	for k, v := range t.header {
 		req.Header[k] = v
@@ -218,18 +219,18 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var err error = wire.NewHTTPError(resp, http.MethodGet, t.sseURL)
-		if reconnect.IsThrottle(resp.StatusCode) {
-			if d, ok := reconnect.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+		if retry.IsThrottle(resp.StatusCode) {
+			if d, ok := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 				err = &throttledError{wait: d, err: err}
 			}
 		}
-		return nil, resp.Body, nil, fmt.Errorf("legacy: %w", err)
+		return nil, resp.Body, nil, fmt.Errorf("HTTP+SSE: %w", err)
 	}
 	ct := resp.Header.Get("Content-Type")
 	if wire.MediaType(ct) != "text/event-stream" {
 		wire.Drain(resp.Body)
 		nerr := &NotSSEError{URL: t.sseURL, Status: resp.StatusCode, ContentType: wire.Excerpt([]byte(ct))}
-		return nil, resp.Body, nil, fmt.Errorf("legacy: %w", nerr)
+		return nil, resp.Body, nil, fmt.Errorf("HTTP+SSE: %w", nerr)
 	}
 
 	rd := sse.NewReader(resp.Body, t.maxSize)
@@ -239,16 +240,16 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 			return rd, resp.Body, nil, t.dialFailed(ctx, err)
 		}
 		if errors.Is(err, io.EOF) {
-			return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the stream ended before the endpoint event: %w", t.sseURL, ErrNoEndpoint)
+			return rd, resp.Body, nil, fmt.Errorf("HTTP+SSE: GET %s: the stream ended before the endpoint event: %w", t.sseURL, ErrNoEndpoint)
 		}
-		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the stream broke before the endpoint event: %w: %w", t.sseURL, ErrNoEndpoint, err)
+		return rd, resp.Body, nil, fmt.Errorf("HTTP+SSE: GET %s: the stream broke before the endpoint event: %w: %w", t.sseURL, ErrNoEndpoint, err)
 	}
 	if ev.Type != "endpoint" {
-		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the first event is %q, not \"endpoint\": %w",
+		return rd, resp.Body, nil, fmt.Errorf("HTTP+SSE: GET %s: the first event is %q, not \"endpoint\": %w",
 			t.sseURL, wire.Excerpt([]byte(ev.Type)), ErrNoEndpoint)
 	}
 	if len(ev.Data) > MaxEndpointLen {
-		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: the endpoint event holds %d bytes, more than %d: %w",
+		return rd, resp.Body, nil, fmt.Errorf("HTTP+SSE: GET %s: the endpoint event holds %d bytes, more than %d: %w",
 			t.sseURL, len(ev.Data), MaxEndpointLen, ErrNoEndpoint)
 	}
 	// Relative references resolve against the URL the stream came from,
@@ -259,7 +260,7 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 	}
 	u, err := resolveEndpoint(ev.Data, base, t.origin)
 	if err != nil {
-		return rd, resp.Body, nil, fmt.Errorf("legacy: GET %s: %w", t.sseURL, err)
+		return rd, resp.Body, nil, fmt.Errorf("HTTP+SSE: GET %s: %w", t.sseURL, err)
 	}
 	return rd, resp.Body, u, nil
 }
@@ -268,12 +269,12 @@ func (t *Transport) open(ctx, reqCtx context.Context) (*sse.Reader, io.ReadClose
 // when ctx is what ended it.
 func (t *Transport) dialFailed(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("legacy: GET %s: %w", t.sseURL, ctx.Err())
+		return fmt.Errorf("HTTP+SSE: GET %s: %w", t.sseURL, ctx.Err())
 	}
 	if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
-		return fmt.Errorf("legacy: %w", re) // it names the GET and both URLs
+		return fmt.Errorf("HTTP+SSE: %w", re) // it names the GET and both URLs
 	}
-	return fmt.Errorf("legacy: GET %s: %w", t.sseURL, err)
+	return fmt.Errorf("HTTP+SSE: GET %s: %w", t.sseURL, err)
 }
 
 // Endpoint returns the URL the transport POSTs to: the endpoint event's
@@ -287,7 +288,7 @@ func (t *Transport) Endpoint() string {
 	return t.endpoint
 }
 
-var errRecvClosed = fmt.Errorf("legacy: recv: %w", jsonrpc.ErrClosed)
+var errRecvClosed = fmt.Errorf("HTTP+SSE: recv: %w", jsonrpc.ErrClosed)
 
 // Recv returns the next message from the server, in the order the messages
 // arrived on the stream, waiting until there is one.

@@ -6,7 +6,7 @@ import (
 	"io"
 )
 
-var errTooLarge = errors.New("modern: message body exceeds the size limit")
+var errTooLarge = errors.New("Streamable HTTP: message body exceeds the size limit")
 
 // readBody reads all of r, up to limit bytes, into a buffer of its own that
 // the caller hands over to jsonrpc.DecodeOwned: the messages keep their

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -44,10 +45,10 @@ func TestCloseDELETE(t *testing.T) {
 			if err2 := tr.Close(); err2 != err {
 				t.Errorf("second Close = %v, want %v", err2, err)
 			}
-			if n := s.count(http.MethodDelete); n != 1 {
+			if n := s.Count(http.MethodDelete); n != 1 {
 				t.Fatalf("%d DELETE requests, want 1", n)
 			}
-			for _, r := range s.requests() {
+			for _, r := range s.Requests() {
 				if r.Method == http.MethodDelete && r.Header.Get("Mcp-Session-Id") != "s-del" {
 					t.Errorf("DELETE without the session: %v", r.Header)
 				}
@@ -64,7 +65,7 @@ func TestCloseWithoutSession(t *testing.T) {
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.count(http.MethodDelete); n != 0 {
+	if n := s.Count(http.MethodDelete); n != 0 {
 		t.Errorf("%d DELETE requests, want 0", n)
 	}
 }
@@ -118,7 +119,7 @@ func TestClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	send(t, tr, notification("notifications/initialized"))
-	eventually(t, "the GET stream", func() bool { return s.count(http.MethodGet) == 1 })
+	testkit.Eventually(t, wait, "the GET stream", func() bool { return s.Count(http.MethodGet) == 1 })
 
 	sendDone := make(chan error, 1)
 	go func() { sendDone <- tr.Send(context.Background(), request(2, "tools/call")) }()
@@ -196,7 +197,7 @@ func TestHostClient(t *testing.T) {
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
-	reqs := s.requests()
+	reqs := s.Requests()
 	if int(rt.n.Load()) != len(reqs) || len(reqs) != 5 {
 		t.Errorf("round trips %d, server saw %d, want 5", rt.n.Load(), len(reqs))
 	}
@@ -225,7 +226,7 @@ func TestConnectionReuse(t *testing.T) {
 		tr.WaitDrains() // the stream read to its end: its connection is free
 	}
 	conns := map[string]bool{}
-	for _, r := range s.requests() {
+	for _, r := range s.Requests() {
 		conns[r.Remote] = true
 	}
 	if n := len(conns); n != 1 {

@@ -7,8 +7,8 @@
 // MCP-Protocol-Version), opens the standalone GET stream after
 // notifications/initialized and sends a DELETE at Close. In the modern era
 // (2026-07-28) there is no session: each POST carries the request metadata
-// headers the protocol layer passes in with WithHeaders, and a call is
-// cancelled by closing its response stream.
+// headers the protocol layer passes in on the request's context, and a call
+// is cancelled by closing its response stream.
 //
 // Most hosts never use this package directly: client.Dial picks it for a
 // URL. To run the protocol over one built by hand:

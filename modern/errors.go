@@ -61,7 +61,7 @@ type streamError struct {
 
 func (e *streamError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "modern: %s (id %s): the event stream ended before the response", e.method, e.id)
+	fmt.Fprintf(&b, "Streamable HTTP: %s (id %s): the event stream ended before the response", e.method, e.id)
 	if e.cause != nil && e.cause != io.EOF {
 		b.WriteString(" (")
 		b.WriteString(e.cause.Error())

@@ -29,7 +29,7 @@ const drainTimeout = 250 * time.Millisecond
 // response will be queued. An answer stream that breaks is resumed, and
 // the request is sent again only when the server provably did not run it
 // (a 429, a 503 with Retry-After, a refused connection) or ctx is marked
-// reconnect.WithResendable. An error matching jsonrpc.ErrOutcomeUnknown
+// retry.WithResendable. An error matching jsonrpc.ErrOutcomeUnknown
 // means the request may have run; one matching jsonrpc.ErrSessionExpired
 // means the session is gone (with jsonrpc.ErrNotSent: nothing was sent).
 // For a notification or a response, Send returns once the server accepted
@@ -40,7 +40,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	}
 	body, err := jsonrpc.Encode(m)
 	if err != nil {
-		return fmt.Errorf("modern: %s: %w", wire.Label(m), err)
+		return fmt.Errorf("Streamable HTTP: %s: %w", wire.Label(m), err)
 	}
 
 	isInit := m.IsRequest() && m.Method == "initialize"
@@ -48,7 +48,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if !isInit {
 		var lost, unready bool
 		if sent, lost, unready = t.sessionHeaders(); lost {
-			return fmt.Errorf("modern: %s: %w: %w; initialize first", wire.Label(m), jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
+			return fmt.Errorf("Streamable HTTP: %s: %w: %w; initialize first", wire.Label(m), jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
 		}
 		if unready && m.IsRequest() {
 			// A request that passed the protocol layer's wait for a
@@ -56,7 +56,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 			// out on the new session before its notifications/initialized.
 			// Refused, not sent: the protocol layer sends it again once
 			// the session is ready, as after an expiry.
-			return fmt.Errorf("modern: %s: %w: %w (a new session replaces it, not initialized yet)", wire.Label(m), jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
+			return fmt.Errorf("Streamable HTTP: %s: %w: %w (a new session replaces it, not initialized yet)", wire.Label(m), jsonrpc.ErrNotSent, jsonrpc.ErrSessionExpired)
 		}
 	}
 
@@ -89,10 +89,10 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if resp.StatusCode == http.StatusNotFound && sent.session != nil && !origin.Redirected(resp) {
 		herr := wire.NewHTTPError(resp, http.MethodPost, t.redacted)
 		t.forgetSession(sent.session)
-		return fmt.Errorf("modern: %s: %w: %w", wire.Label(m), jsonrpc.ErrSessionExpired, herr)
+		return fmt.Errorf("Streamable HTTP: %s: %w: %w", wire.Label(m), jsonrpc.ErrSessionExpired, herr)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("modern: %s: %w", wire.Label(m), wire.PostError(resp, t.redacted, m.IsRequest() && sentInFull))
+		return fmt.Errorf("Streamable HTTP: %s: %w", wire.Label(m), wire.PostError(resp, t.redacted, m.IsRequest() && sentInFull))
 	}
 
 	if !m.IsRequest() {
@@ -125,7 +125,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	if isInit {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			if why := sessionIDProblem(sid); why != "" {
-				return fmt.Errorf("modern: %s: %w: %s", wire.Label(m), ErrInvalidSessionID, why)
+				return fmt.Errorf("Streamable HTTP: %s: %w: %s", wire.Label(m), ErrInvalidSessionID, why)
 			}
 			x.newSession = sid
 		}
@@ -154,7 +154,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 		}
 		return err
 	default:
-		return fmt.Errorf("modern: %s: HTTP %d with %w %q (want application/json or text/event-stream)",
+		return fmt.Errorf("Streamable HTTP: %s: HTTP %d with %w %q (want application/json or text/event-stream)",
 			wire.Label(m), resp.StatusCode, ErrContentType, wire.Excerpt([]byte(ct)))
 	}
 }
@@ -162,7 +162,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 // callerScope is a request context that ends with the transport (or, by an
 // AfterFunc, with the caller's context) and also reports the caller's
 // deadline and values: a wait can then tell in advance that it would
-// outlast the caller, and marks the caller set (reconnect.FirstContact)
+// outlast the caller, and marks the caller set (retry.FirstContact)
 // reach the retrying client.
 type callerScope struct {
 	context.Context
@@ -205,7 +205,7 @@ func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error, s
 		return err
 	}
 	if ctx.Err() != nil {
-		return unknown(fmt.Errorf("modern: %s: %w", wire.Label(m), ctx.Err()))
+		return unknown(fmt.Errorf("Streamable HTTP: %s: %w", wire.Label(m), ctx.Err()))
 	}
 	if cerr := t.closedErr(m); cerr != nil {
 		return unknown(cerr)
@@ -213,7 +213,7 @@ func (t *Transport) failed(ctx context.Context, m *jsonrpc.Message, err error, s
 	if redirected {
 		err = re // net/http's *url.Error around it repeats the Location unredacted
 	}
-	return unknown(fmt.Errorf("modern: %s: %w", wire.Label(m), err))
+	return unknown(fmt.Errorf("Streamable HTTP: %s: %w", wire.Label(m), err))
 }
 
 // accepted handles the server's 2xx answer to a notification or a response:
@@ -242,7 +242,7 @@ func (t *Transport) accepted(ctx context.Context, m *jsonrpc.Message, resp *http
 			if cerr := t.closedErr(m); cerr != nil {
 				return cerr
 			}
-			return fmt.Errorf("modern: %s: queueing the messages of its answer: %w", wire.Label(m), err)
+			return fmt.Errorf("Streamable HTTP: %s: queueing the messages of its answer: %w", wire.Label(m), err)
 		}
 	case "text/event-stream":
 		// A stream nobody asked for: reading it could block until the
@@ -294,7 +294,7 @@ type exchange struct {
 
 // noResponse is the error for a 2xx answer without a body.
 func (x *exchange) noResponse(status int) error {
-	return fmt.Errorf("modern: %s: HTTP %d with no body: %w: %w",
+	return fmt.Errorf("Streamable HTTP: %s: HTTP %d with no body: %w: %w",
 		wire.Label(x.req), status, ErrNoResponse, jsonrpc.ErrOutcomeUnknown)
 }
 
@@ -304,7 +304,7 @@ func (x *exchange) noResponse(status int) error {
 // jsonrpc.ErrOutcomeUnknown.
 func (x *exchange) interrupted() error {
 	if x.ctx.Err() != nil {
-		return wire.MayHaveRun(fmt.Errorf("modern: %s: %w", wire.Label(x.req), x.ctx.Err()))
+		return wire.MayHaveRun(fmt.Errorf("Streamable HTTP: %s: %w", wire.Label(x.req), x.ctx.Err()))
 	}
 	return wire.MayHaveRun(x.t.closedErr(x.req))
 }
@@ -349,11 +349,11 @@ func (x *exchange) deliver(msgs []*jsonrpc.Message, size int) (bool, error) {
 		if ierr := x.interrupted(); ierr != nil {
 			return false, ierr
 		}
-		return false, fmt.Errorf("modern: %s: %w", wire.Label(x.req), err)
+		return false, fmt.Errorf("Streamable HTTP: %s: %w", wire.Label(x.req), err)
 	}
 	x.delivered += len(keep)
 	if !found && anonymous != nil {
-		return false, fmt.Errorf("modern: %s: the server answered with an error without an id: %w", wire.Label(x.req), anonymous)
+		return false, fmt.Errorf("Streamable HTTP: %s: the server answered with an error without an id: %w", wire.Label(x.req), anonymous)
 	}
 	return found, nil
 }
@@ -382,7 +382,7 @@ func (x *exchange) readJSON(resp *http.Response) error {
 		if ierr := x.interrupted(); ierr != nil {
 			return ierr
 		}
-		return fmt.Errorf("modern: %s: reading the answer: %w: %w", wire.Label(x.req), err, jsonrpc.ErrOutcomeUnknown)
+		return fmt.Errorf("Streamable HTTP: %s: reading the answer: %w: %w", wire.Label(x.req), err, jsonrpc.ErrOutcomeUnknown)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return x.noResponse(resp.StatusCode)
@@ -397,9 +397,9 @@ func (x *exchange) readJSON(resp *http.Response) error {
 	}
 	if !found {
 		if derr != nil {
-			return fmt.Errorf("modern: %s: the answer holds no valid response: %w: %w", wire.Label(x.req), derr, jsonrpc.ErrOutcomeUnknown)
+			return fmt.Errorf("Streamable HTTP: %s: the answer holds no valid response: %w: %w", wire.Label(x.req), derr, jsonrpc.ErrOutcomeUnknown)
 		}
-		return fmt.Errorf("modern: %s: the answer holds no response to this request: %w", wire.Label(x.req), jsonrpc.ErrOutcomeUnknown)
+		return fmt.Errorf("Streamable HTTP: %s: the answer holds no response to this request: %w", wire.Label(x.req), jsonrpc.ErrOutcomeUnknown)
 	}
 	return nil
 }
@@ -425,7 +425,7 @@ func (x *exchange) readSSE(body io.Reader) error {
 				return ierr
 			}
 			if x.stray != "" && errors.Is(err, io.EOF) {
-				return fmt.Errorf("modern: %s: the event stream ended after a response to id %s, not to this request: %w: %w",
+				return fmt.Errorf("Streamable HTTP: %s: the event stream ended after a response to id %s, not to this request: %w: %w",
 					wire.Label(x.req), wire.Excerpt([]byte(x.stray)), ErrNoResponse, jsonrpc.ErrOutcomeUnknown)
 			}
 			c := cursorAt(rd)

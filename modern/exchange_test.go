@@ -63,7 +63,7 @@ func TestPOSTHeaders(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/progress"}`,
 		`{"jsonrpc":"2.0","id":"s1","result":{}}`,
 	}
-	reqs := s.requests()
+	reqs := s.Requests()
 	if len(reqs) != len(want) {
 		t.Fatalf("server saw %d requests, want %d", len(reqs), len(want))
 	}

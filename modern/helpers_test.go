@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/anymcp/anymcp/internal/logtest"
+	"github.com/anymcp/anymcp/internal/testkit"
 
 	"go.uber.org/goleak"
 
@@ -25,55 +24,14 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // wait bounds every blocking step of a test.
 const wait = 5 * time.Second
 
-// seen is one request as the test server received it.
-type seen struct {
-	Method string
-	Header http.Header
-	Body   string
-	Remote string // the client's address: one per connection
-}
+// The recording server of these tests.
+type (
+	seen    = testkit.Request
+	handler = testkit.Handler
+	server  = testkit.Server
+)
 
-// handler answers one request; body is the request body, already read.
-type handler func(w http.ResponseWriter, r *http.Request, body []byte)
-
-// server is an httptest server on loopback that records every request.
-type server struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []seen
-}
-
-func newServer(t *testing.T, h handler) *server {
-	t.Helper()
-	s := &server{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		s.reqs = append(s.reqs, seen{Method: r.Method, Header: r.Header.Clone(), Body: string(body), Remote: r.RemoteAddr})
-		s.mu.Unlock()
-		h(w, r, body)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-// requests returns what the server received so far.
-func (s *server) requests() []seen {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]seen(nil), s.reqs...)
-}
-
-// count returns how many requests with the HTTP method the server received.
-func (s *server) count(method string) int {
-	n := 0
-	for _, r := range s.requests() {
-		if r.Method == method {
-			n++
-		}
-	}
-	return n
-}
+var newServer = testkit.NewServer
 
 const initResult = `{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"test","version":"1"}}`
 
@@ -258,16 +216,4 @@ type logs = logtest.Recorder
 func tiny() *reconnect.Policy {
 	return &reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
 		Jitter: -1, MaxAttempts: 3, Budget: wait, MaxRetryAfter: time.Second}
-}
-
-// eventually polls cond until it holds or the wait is over.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting for", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }

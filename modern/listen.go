@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
-	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/sse"
 )
 
@@ -128,7 +128,7 @@ type listenAttempt struct {
 // reports a *jsonrpc.SessionLostError, and the stream stays closed until
 // the next notifications/initialized.
 func (t *Transport) listen(ctx context.Context, l *listener, session, version []string, settle func()) {
-	b := t.policy.Start()
+	b := retry.Start(t.policy)
 	var cur streamCursor
 	opened := false // refusals mean "no stream" only before the first stream
 	exhausted := false
@@ -170,7 +170,7 @@ func (t *Transport) listen(ctx context.Context, l *listener, session, version []
 		}
 		t.log.Info("modern: reconnecting the GET stream", "url", t.redacted, "reason", a.reason,
 			"wait", wait, "last_event_id", cur.lastEventID, "attempt", b.Attempts())
-		if reconnect.Sleep(ctx, wait) != nil || !t.current(l) {
+		if retry.Sleep(ctx, wait) != nil || !t.current(l) {
 			return
 		}
 	}
@@ -230,7 +230,7 @@ func (t *Transport) listenOnce(ctx context.Context, session, version []string, c
 		return listenAttempt{stop: true}
 	case code == http.StatusNotFound && session != nil && !origin.Redirected(resp):
 		herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
-		t.sessionLost(session, fmt.Errorf("modern: reopening the GET stream: %w: %w", jsonrpc.ErrSessionExpired, herr))
+		t.sessionLost(session, fmt.Errorf("Streamable HTTP: reopening the GET stream: %w: %w", jsonrpc.ErrSessionExpired, herr))
 		return listenAttempt{stop: true}
 	case code < 200 || code > 299:
 		herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)

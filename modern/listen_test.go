@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -24,13 +25,13 @@ func TestGETStreamRefused(t *testing.T) {
 			l := &logs{}
 			tr, ch := dial(t, s, Options{Logger: slog.New(l)})
 			handshake(t, tr, ch)
-			eventually(t, "the GET", func() bool { return len(l.Messages(slog.LevelDebug)) > 0 })
+			testkit.Eventually(t, wait, "the GET", func() bool { return len(l.Messages(slog.LevelDebug)) > 0 })
 			// A second initialized (as after a re-initialize) does not retry.
 			send(t, tr, notification("notifications/initialized"))
 			send(t, tr, request(2, "tools/list"))
 			next(t, ch)
 			time.Sleep(20 * time.Millisecond)
-			if n := s.count(http.MethodGet); n != 1 {
+			if n := s.Count(http.MethodGet); n != 1 {
 				t.Errorf("%d GET requests, want 1", n)
 			}
 			if d, w := l.Messages(slog.LevelDebug), l.Messages(slog.LevelWarn); len(d) != 1 || len(w) != 0 {
@@ -65,7 +66,7 @@ func TestGETStreamFailure(t *testing.T) {
 			l := &logs{}
 			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
 			handshake(t, tr, ch)
-			eventually(t, "the warning", func() bool { return len(l.Messages(slog.LevelWarn)) > 0 })
+			testkit.Eventually(t, wait, "the warning", func() bool { return len(l.Messages(slog.LevelWarn)) > 0 })
 			send(t, tr, request(2, "tools/list"))
 			next(t, ch)
 			if w := l.Messages(slog.LevelWarn); len(w) != 1 {
@@ -116,7 +117,7 @@ func TestGETStream(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the answer did not reach the server")
 	}
-	for _, r := range s.requests() {
+	for _, r := range s.Requests() {
 		if r.Method == http.MethodGet {
 			if r.Header.Get("Mcp-Session-Id") != "s-42" || r.Header.Get("Mcp-Protocol-Version") != "2025-06-18" {
 				t.Errorf("GET headers: %v", r.Header)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -47,7 +48,7 @@ func TestSendBrokenAfterRequestIsOutcomeUnknown(t *testing.T) {
 	if _, ok := errors.AsType[*jsonrpc.HTTPError](err); ok {
 		t.Errorf("no answer came, yet the error holds an *HTTPError: %v", err)
 	}
-	if n := s.count(http.MethodPost); n != 1 {
+	if n := s.Count(http.MethodPost); n != 1 {
 		t.Errorf("the request was POSTed %d times; want 1", n)
 	}
 }
@@ -67,7 +68,7 @@ func TestSendClientTimeoutAfterRequestIsOutcomeUnknown(t *testing.T) {
 	if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
 		t.Errorf("the error is not the client's timeout any more: %v", err)
 	}
-	if n := s.count(http.MethodPost); n != 1 {
+	if n := s.Count(http.MethodPost); n != 1 {
 		t.Errorf("the request was POSTed %d times; want 1", n)
 	}
 }
@@ -126,7 +127,7 @@ func TestSendRefusedAfterThrottleIsNotSent(t *testing.T) {
 	if err == nil || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error that says the request did not run", err)
 	}
-	if n := s.count(http.MethodPost); n != 1 {
+	if n := s.Count(http.MethodPost); n != 1 {
 		t.Errorf("the server got %d POSTs; want 1", n)
 	}
 }
@@ -149,7 +150,7 @@ func TestSendBrokenAfterThrottleIsOutcomeUnknown(t *testing.T) {
 	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
 	}
-	if n := s.count(http.MethodPost); n != 2 {
+	if n := s.Count(http.MethodPost); n != 2 {
 		t.Errorf("the server got %d POSTs; want 2", n)
 	}
 }
@@ -158,40 +159,22 @@ func TestSendBrokenAfterThrottleIsOutcomeUnknown(t *testing.T) {
 // the server refused it, which leave open that it ran. The error holds the
 // *jsonrpc.HTTPError either way, and the request went out once.
 func TestSendStatusAfterRequest(t *testing.T) {
-	for _, tc := range []struct {
-		status     int
-		retryAfter string
-		body       string
-		unknown    bool
-	}{
-		{status: http.StatusInternalServerError, unknown: true},
-		{status: http.StatusBadGateway, body: "upstream reset", unknown: true},
-		{status: http.StatusGatewayTimeout, unknown: true},
-		{status: http.StatusServiceUnavailable, unknown: true}, // not marked resendable: not sent again
-		{status: http.StatusInternalServerError, body: `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"boom"}}`},
-		{status: http.StatusNotImplemented},
-		{status: http.StatusBadRequest},
-		{status: http.StatusForbidden},
-		{status: http.StatusNotFound}, // no session: not an expiry, a refusal
-	} {
-		t.Run(strconv.Itoa(tc.status)+tc.body, func(t *testing.T) {
+	for _, tc := range testkit.StatusOutcomes {
+		t.Run(strconv.Itoa(tc.Status)+tc.Body, func(t *testing.T) {
 			s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
-				if tc.retryAfter != "" {
-					w.Header().Set("Retry-After", tc.retryAfter)
-				}
-				w.WriteHeader(tc.status)
-				io.WriteString(w, tc.body)
+				w.WriteHeader(tc.Status)
+				io.WriteString(w, tc.Body)
 			})
 			tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
 			err := sendErr(tr, request(5, "tools/call"))
 			herr, ok := errors.AsType[*jsonrpc.HTTPError](err)
-			if !ok || herr.StatusCode != tc.status {
-				t.Fatalf("Send = %v; want a *jsonrpc.HTTPError with status %d", err, tc.status)
+			if !ok || herr.StatusCode != tc.Status {
+				t.Fatalf("Send = %v; want a *jsonrpc.HTTPError with status %d", err, tc.Status)
 			}
-			if got := errors.Is(err, jsonrpc.ErrOutcomeUnknown); got != tc.unknown {
-				t.Errorf("Send = %v: matches ErrOutcomeUnknown: %v; want %v", err, got, tc.unknown)
+			if got := errors.Is(err, jsonrpc.ErrOutcomeUnknown); got != tc.Unknown {
+				t.Errorf("Send = %v: matches ErrOutcomeUnknown: %v; want %v", err, got, tc.Unknown)
 			}
-			if n := s.count(http.MethodPost); n != 1 {
+			if n := s.Count(http.MethodPost); n != 1 {
 				t.Errorf("the request was POSTed %d times; want 1", n)
 			}
 		})
@@ -246,7 +229,7 @@ func TestSendInterruptedAnswerIsOutcomeUnknown(t *testing.T) {
 			res := make(chan error, 1)
 			go func() { res <- tr.Send(ctx, request(5, "tools/call")) }()
 			if tc.full {
-				eventually(t, "a full queue", func() bool { return tr.queue.Len() == wire.MaxQueued })
+				testkit.Eventually(t, wait, "a full queue", func() bool { return tr.queue.Len() == wire.MaxQueued })
 			} else {
 				m, err := tr.Recv() // the stream is open, and read
 				if err != nil || describe(m) != "notification notifications/progress" {

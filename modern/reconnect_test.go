@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/retry"
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
 )
@@ -55,7 +57,7 @@ func TestGETReconnect(t *testing.T) {
 	send(t, tr, request(2, "tools/list"))
 	next(t, ch)
 	var ids []string
-	for _, r := range s.requests() {
+	for _, r := range s.Requests() {
 		if r.Method == http.MethodGet {
 			ids = append(ids, r.Header.Get("Last-Event-Id"))
 			if r.Header.Get("Mcp-Session-Id") != "s-g" {
@@ -112,7 +114,7 @@ func TestGETReconnectServerRetry(t *testing.T) {
 	if gap < 500*time.Millisecond || gap > 700*time.Millisecond {
 		t.Errorf("reconnected %v after the stream with retry: 500", gap)
 	}
-	if id := s.requests()[len(s.requests())-1]; id.Header.Get("Last-Event-Id") != "prime" {
+	if id := s.Requests()[len(s.Requests())-1]; id.Header.Get("Last-Event-Id") != "prime" {
 		t.Errorf("Last-Event-ID = %q", id.Header.Get("Last-Event-Id"))
 	}
 }
@@ -188,7 +190,7 @@ func (ss *sessions) handler(w http.ResponseWriter, r *http.Request, body []byte)
 // getsSince returns the GETs from the i-th request on.
 func getsSince(s *server, i int) []seen {
 	var out []seen
-	for _, r := range s.requests()[i:] {
+	for _, r := range s.Requests()[i:] {
 		if r.Method == http.MethodGet {
 			out = append(out, r)
 		}
@@ -231,7 +233,7 @@ func TestGETSessionLost(t *testing.T) {
 	if tr.SessionID() != "" || tr.ProtocolVersion() != "" {
 		t.Errorf("session kept: %q %q", tr.SessionID(), tr.ProtocolVersion())
 	}
-	before := len(s.requests())
+	before := len(s.Requests())
 	time.Sleep(50 * time.Millisecond) // tiny's delays are 20 ms at most
 	for _, m := range []*jsonrpc.Message{request(2, "tools/call"), notification("notifications/initialized"),
 		{ID: jsonrpc.String("srv"), Result: []byte(`{}`)}} {
@@ -239,7 +241,7 @@ func TestGETSessionLost(t *testing.T) {
 			t.Errorf("Send %s = %v, want ErrSessionExpired", describe(m), err)
 		}
 	}
-	if n := len(s.requests()); n != before {
+	if n := len(s.Requests()); n != before {
 		t.Fatalf("%d requests after the session was lost, want none", n-before)
 	}
 
@@ -279,14 +281,14 @@ func TestSessionRefusedAfter404(t *testing.T) {
 	if err := sendErr(tr, request(2, "tools/call")); !errors.Is(err, jsonrpc.ErrSessionExpired) {
 		t.Fatalf("Send = %v, want ErrSessionExpired", err)
 	}
-	before := len(s.requests())
+	before := len(s.Requests())
 	for _, m := range []*jsonrpc.Message{request(2, "tools/call"), notification("notifications/cancelled")} {
 		err := sendErr(tr, m)
 		if !errors.Is(err, jsonrpc.ErrSessionExpired) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 			t.Errorf("Send %s = %v, want ErrSessionExpired", describe(m), err)
 		}
 	}
-	if n := len(s.requests()); n != before {
+	if n := len(s.Requests()); n != before {
 		t.Fatalf("%d requests sent with the session lost", n-before)
 	}
 
@@ -310,7 +312,7 @@ func TestSessionRefusedAfter404(t *testing.T) {
 // TestThrottled: a POST answered 429, or 503 with Retry-After, was not
 // run: it is sent again after the Retry-After (or the backoff), and the
 // caller sees one answer. So is one answered 503 without Retry-After when
-// its context is marked reconnect.WithResendable (TestSendStatusAfterRequest
+// its context is marked retry.WithResendable (TestSendStatusAfterRequest
 // covers the unmarked one).
 func TestThrottled(t *testing.T) {
 	tests := []struct {
@@ -340,7 +342,7 @@ func TestThrottled(t *testing.T) {
 			l := &logs{}
 			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
 			start := time.Now()
-			ctx, cancel := context.WithTimeout(reconnect.WithResendable(context.Background(), func() bool { return true }), wait)
+			ctx, cancel := context.WithTimeout(retry.WithResendable(context.Background(), func() bool { return true }), wait)
 			defer cancel()
 			if err := tr.Send(ctx, request(5, "tools/call")); err != nil {
 				t.Fatalf("Send: %v", err)
@@ -352,7 +354,7 @@ func TestThrottled(t *testing.T) {
 				t.Fatalf("got %s", got)
 			}
 			none(t, ch)
-			if n := s.count(http.MethodPost); n != tt.refusals+1 {
+			if n := s.Count(http.MethodPost); n != tt.refusals+1 {
 				t.Errorf("%d POSTs, want %d", n, tt.refusals+1)
 			}
 			if n := len(l.Messages(slog.LevelInfo)); n != tt.refusals {
@@ -397,7 +399,7 @@ func TestThrottledGiveUp(t *testing.T) {
 			if d := time.Since(start); d > 200*time.Millisecond {
 				t.Errorf("Send took %v; the wait should not have been started", d)
 			}
-			if n := s.count(http.MethodPost); n != 1 {
+			if n := s.Count(http.MethodPost); n != 1 {
 				t.Errorf("%d POSTs, want 1", n)
 			}
 			if w := l.Messages(slog.LevelWarn); len(w) != 1 {
@@ -506,7 +508,7 @@ func TestThrottledResendSession(t *testing.T) {
 				t.Errorf("Send = %v", err)
 			}
 			var got []string
-			for _, r := range s.requests() {
+			for _, r := range s.Requests() {
 				if m, _ := jsonrpc.DecodeMessage([]byte(r.Body)); r.Method == http.MethodPost && m != nil && m.Method == tt.msg.Method {
 					got = append(got, r.Header.Get("Mcp-Session-Id"))
 				}
@@ -526,7 +528,7 @@ func TestThrottledResendSession(t *testing.T) {
 // attempt had gone out in full, and nothing recorded that a 429 had
 // refused it). An answer that leaves open whether the server ran it — a
 // 503 without Retry-After, sent again only because the request is marked
-// reconnect.WithResendable — keeps ErrOutcomeUnknown.
+// retry.WithResendable — keeps ErrOutcomeUnknown.
 func TestThrottledThenSessionLost(t *testing.T) {
 	const (
 		tooMany     = "429"
@@ -582,7 +584,7 @@ func TestThrottledThenSessionLost(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
-			err := tr.Send(reconnect.WithResendable(ctx, func() bool { return true }), request(5, "tools/call"))
+			err := tr.Send(retry.WithResendable(ctx, func() bool { return true }), request(5, "tools/call"))
 			if !errors.Is(err, jsonrpc.ErrNotSent) || !errors.Is(err, jsonrpc.ErrSessionExpired) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) != tt.unknown {
 				t.Errorf("Send = %v\nwant: not sent, session expired, outcome unknown %v", err, tt.unknown)
 			}
@@ -623,7 +625,7 @@ func TestGETReconnectQuietStreams(t *testing.T) {
 	tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
 	handshake(t, tr, ch)
 	const streams = 6 // twice the policy's attempts, and more
-	eventually(t, "the GET streams", func() bool { return gets.Load() >= streams })
+	testkit.Eventually(t, wait, "the GET streams", func() bool { return gets.Load() >= streams })
 	if w := l.Messages(slog.LevelWarn); len(w) != 0 {
 		t.Errorf("warnings: %q", w)
 	}
@@ -674,7 +676,7 @@ func TestGETReconnectEndedAtOnce(t *testing.T) {
 			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
 			handshake(t, tr, ch)
 			const reconnecting = "modern: reconnecting the GET stream"
-			eventually(t, "the second reconnect", func() bool { return len(l.Durations(reconnecting, "wait")) >= 2 })
+			testkit.Eventually(t, wait, "the second reconnect", func() bool { return len(l.Durations(reconnecting, "wait")) >= 2 })
 			if got := l.Durations(reconnecting, "wait"); fmt.Sprint(got) != fmt.Sprint([]time.Duration{tt.first, p.MaxDelay}) {
 				t.Errorf("reconnect waits %v, want [%v %v]", got, tt.first, p.MaxDelay)
 			}
@@ -745,7 +747,7 @@ func TestGETStreamServerPoll(t *testing.T) {
 			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
 			handshake(t, tr, ch)
 			const reconnecting = "modern: reconnecting the GET stream"
-			eventually(t, "the reconnects", func() bool {
+			testkit.Eventually(t, wait, "the reconnects", func() bool {
 				return len(l.Durations(reconnecting, "wait")) >= len(tt.waits) || len(l.Messages(slog.LevelWarn)) > tt.warns
 			})
 			tr.Close() // ends the wait of an hour
@@ -1033,7 +1035,7 @@ func TestGETStreamGapsCoalesce(t *testing.T) {
 		t.Fatalf("initialize: %v %v", m, err)
 	}
 	send(t, tr, notification("notifications/initialized"))
-	eventually(t, "the GET stream opened 5 times and refused", func() bool { return gets.Load() >= 6 })
+	testkit.Eventually(t, wait, "the GET stream opened 5 times and refused", func() bool { return gets.Load() >= 6 })
 	if _, err := tr.Recv(); !errors.As(err, new(*jsonrpc.GapError)) {
 		t.Fatalf("Recv: %v, want a *jsonrpc.GapError", err)
 	}

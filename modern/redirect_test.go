@@ -173,7 +173,7 @@ func TestRedirectedNotFound(t *testing.T) {
 	}
 	send(t, tr, request(3, "ping"))
 	next(t, ch)
-	reqs := s.requests()
+	reqs := s.Requests()
 	if last := reqs[len(reqs)-1]; last.Header.Get("Mcp-Session-Id") != "s1" {
 		t.Errorf("the request after the 404 carried session %q, want s1", last.Header.Get("Mcp-Session-Id"))
 	}
@@ -289,10 +289,10 @@ func TestRedirectSameOrigin(t *testing.T) {
 					t.Fatalf("err = %v, want a RedirectError with reason %d", err, tc.want)
 				}
 			}
-			if n := s.count(http.MethodPost); n != tc.posts {
+			if n := s.Count(http.MethodPost); n != tc.posts {
 				t.Errorf("%d POSTs, want %d", n, tc.posts)
 			}
-			if n := s.count(http.MethodGet); n != 0 {
+			if n := s.Count(http.MethodGet); n != 0 {
 				t.Errorf("%d GETs: a POST was turned into a GET", n)
 			}
 		})

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/reqmeta"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -72,7 +74,7 @@ func pollWait(p reconnect.Policy, retry time.Duration) time.Duration {
 // the waits and the GETs.
 func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, error) {
 	t := x.t
-	b := t.policy.Start()
+	b := retry.Start(t.policy)
 	session := x.session
 	if x.isInit && x.newSession != "" {
 		session = []string{x.newSession}
@@ -103,7 +105,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 		throttled, poll = throttle{}, false
 		t.log.Info("modern: resuming the event stream of a request", "request", wire.Label(x.req),
 			"reason", reason, "wait", wait, "last_event_id", se.lastEventID, "attempt", se.resumes+1)
-		if err := reconnect.Sleep(ctx, wait); err != nil {
+		if err := retry.Sleep(ctx, wait); err != nil {
 			if ierr := x.interrupted(); ierr != nil {
 				return nil, ierr
 			}
@@ -152,7 +154,7 @@ func (x *exchange) resume(ctx context.Context, se *streamError) (io.ReadCloser, 
 			se.gaveUp = "the session expired while resuming the stream"
 			t.log.Warn("modern: cannot resume the event stream of a request: the session expired",
 				"request", wire.Label(x.req), "last_event_id", se.lastEventID)
-			t.sessionLost(session, fmt.Errorf("modern: resuming %s: %w: %w", wire.Label(x.req), jsonrpc.ErrSessionExpired, herr))
+			t.sessionLost(session, fmt.Errorf("Streamable HTTP: resuming %s: %w: %w", wire.Label(x.req), jsonrpc.ErrSessionExpired, herr))
 			return nil, se
 		case code < 200 || code > 299:
 			herr := wire.NewHTTPError(resp, http.MethodGet, t.redacted)
@@ -217,7 +219,7 @@ type streamEnd struct {
 // no cost; a throttle's Retry-After (see throttle.next); else the server's
 // retry: (minServerRetry at least after a clean end), none when e.atOnce,
 // or the policy's backoff, each a failed attempt.
-func nextGET(b *reconnect.Backoff, e streamEnd) (time.Duration, bool) {
+func nextGET(b *retry.Backoff, e streamEnd) (time.Duration, bool) {
 	switch {
 	case e.poll:
 		b.Progress()
@@ -243,15 +245,15 @@ type throttle struct {
 // throttleOf reads the Retry-After of resp, a 429 or 503 answer to a GET,
 // with the reconnect package's parser: delta-seconds or an HTTP date.
 func throttleOf(resp *http.Response) throttle {
-	if !reconnect.IsThrottle(resp.StatusCode) {
+	if !retry.IsThrottle(resp.StatusCode) {
 		return throttle{}
 	}
-	d, ok := reconnect.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	d, ok := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	return throttle{asked: ok, retryAfter: d}
 }
 
 // next records the answer as a failed attempt of b's run, as the retrying
-// client does for a POST answered so (reconnect.Backoff's throttle): the
+// client does for a POST answered so (retry.Backoff's throttle): the
 // policy's MaxAttempts and Budget bound how long a server may keep a GET
 // waiting, and a resumption that a server throttles for ever ends as
 // outcome unknown. It returns the wait before the next GET: the server's
@@ -259,7 +261,7 @@ func throttleOf(resp *http.Response) throttle {
 // for a Retry-After over the policy's MaxRetryAfter, the cap — where a POST
 // gives up at once, a GET waits the cap, as the stream it resumes or
 // reopens may yet come back. ok is false when the run is over.
-func (th throttle) next(b *reconnect.Backoff) (wait time.Duration, ok bool) {
+func (th throttle) next(b *retry.Backoff) (wait time.Duration, ok bool) {
 	p := b.Policy()
 	wait = p.MaxRetryAfter
 	if th.retryAfter <= p.MaxRetryAfter {
@@ -273,7 +275,7 @@ func (th throttle) next(b *reconnect.Backoff) (wait time.Duration, ok bool) {
 // post sends a POST of body, carrying the session in sent, through the
 // retrying client: the answers that say the server did not run it (429,
 // 503 with Retry-After; a 503 without it too, for a request marked
-// reconnect.WithResendable) are waited out and the POST sent again, as the
+// retry.WithResendable) are waited out and the POST sent again, as the
 // policy says; so is a refused connection. Each time it is sent again it
 // carries the session current then (see resendable), and sent is updated
 // to say which; a resend refused because the session is gone is a
@@ -284,7 +286,7 @@ func (th throttle) next(b *reconnect.Backoff) (wait time.Duration, ok bool) {
 // wire.Delivery); it is false when no request was built.
 func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, sent *carried) (*http.Response, bool, error) {
 	if sent.session != nil {
-		ctx = reconnect.BeforeResend(ctx, func(req *http.Request) error {
+		ctx = retry.BeforeResend(ctx, func(req *http.Request) error {
 			cur, err := t.resendable(*sent, m.IsRequest())
 			if err != nil {
 				t.log.Info("modern: not sending a message again: its session is gone", "message", wire.Label(m), "err", err)
@@ -301,10 +303,10 @@ func (t *Transport) post(ctx context.Context, m *jsonrpc.Message, body []byte, s
 	}
 	req, out, err := wire.NewPost(ctx, http.MethodPost, t.endpoint, body)
 	if err != nil {
-		return nil, false, fmt.Errorf("modern: %w", err)
+		return nil, false, fmt.Errorf("Streamable HTTP: %w", err)
 	}
 	t.setHeaders(req.Header, true, acceptBoth, sent.session, sent.version)
-	for k, v := range requestHeaders(ctx) {
+	for k, v := range reqmeta.From(ctx) {
 		req.Header[k] = v
 	}
 	resp, err := t.poster.Do(req)
@@ -326,7 +328,7 @@ func setOrDelete(h http.Header, key string, v []string) {
 }
 
 // why says why the run b of a policy gave up.
-func why(b *reconnect.Backoff) string {
+func why(b *retry.Backoff) string {
 	p := b.Policy()
 	if p.MaxAttempts > 0 && b.Attempts() > p.MaxAttempts {
 		return fmt.Sprintf("%d attempts in a row without progress", p.MaxAttempts)

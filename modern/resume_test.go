@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -57,7 +58,7 @@ func cut() { panic(http.ErrAbortHandler) }
 // lastEventIDs returns the Last-Event-ID of every GET that carried one.
 func lastEventIDs(s *server) []string {
 	var ids []string
-	for _, r := range s.requests() {
+	for _, r := range s.Requests() {
 		if r.Method == http.MethodGet && r.Header.Get("Last-Event-Id") != "" {
 			ids = append(ids, r.Header.Get("Last-Event-Id"))
 		}
@@ -175,13 +176,13 @@ func TestResume(t *testing.T) {
 			if got := lastEventIDs(s); strings.Join(got, ",") != strings.Join(tt.wantIDs, ",") {
 				t.Errorf("resumed with Last-Event-ID %q, want %q", got, tt.wantIDs)
 			}
-			for _, r := range s.requests() {
+			for _, r := range s.Requests() {
 				if r.Method == http.MethodGet && (r.Header.Get("Mcp-Session-Id") != "s-r" ||
 					r.Header.Get("Mcp-Protocol-Version") != "2025-06-18" || r.Header.Get("Accept") != "text/event-stream") {
 					t.Errorf("resuming GET headers: %v", r.Header)
 				}
 			}
-			if n := s.count(http.MethodPost); n != 2 { // initialize, tools/call
+			if n := s.Count(http.MethodPost); n != 2 { // initialize, tools/call
 				t.Errorf("%d POSTs, want 2", n)
 			}
 			if n := len(l.Messages(slog.LevelInfo)); n < len(tt.wantIDs) {
@@ -261,10 +262,10 @@ func TestResumeFails(t *testing.T) {
 			if errors.Is(err, jsonrpc.ErrSessionExpired) {
 				t.Error("an unknown outcome must not match ErrSessionExpired")
 			}
-			if n := s.count(http.MethodPost); n != 1 {
+			if n := s.Count(http.MethodPost); n != 1 {
 				t.Errorf("%d POSTs, want 1: the request must not be sent again", n)
 			}
-			if n := s.count(http.MethodGet); n != tt.gets {
+			if n := s.Count(http.MethodGet); n != tt.gets {
 				t.Errorf("%d GETs, want %d", n, tt.gets)
 			}
 			if tt.gets > 0 && len(l.Messages(slog.LevelWarn)) != 1 {
@@ -439,7 +440,7 @@ func TestResumeAtOnceThenBackOff(t *testing.T) {
 			next(t, ch)
 			res := make(chan error, 1)
 			go func() { res <- sendErr(tr, request(5, "tools/call")) }()
-			eventually(t, "the resumptions logged", func() bool {
+			testkit.Eventually(t, wait, "the resumptions logged", func() bool {
 				return len(l.Durations(resuming, "wait")) >= len(tt.waits)
 			})
 			if got := l.Durations(resuming, "wait"); fmt.Sprint(got) != fmt.Sprint(tt.waits) {
@@ -629,7 +630,7 @@ func TestResumeServerPoll(t *testing.T) {
 			res := make(chan error, 1)
 			go func() { res <- tr.Send(ctx, request(5, "tools/call")) }()
 			if tt.giveUp {
-				eventually(t, "the polls", func() bool { return gets.Load() >= polls+1 })
+				testkit.Eventually(t, wait, "the polls", func() bool { return gets.Load() >= polls+1 })
 				cancel()
 			}
 			var err error

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -57,12 +58,12 @@ func TestSession(t *testing.T) {
 			send(t, tr, request(2, "tools/list"))
 			next(t, ch)
 			send(t, tr, &jsonrpc.Message{ID: jsonrpc.String("srv"), Result: []byte(`{}`)})
-			eventually(t, "the GET stream", func() bool { return s.count(http.MethodGet) == 1 })
+			testkit.Eventually(t, wait, "the GET stream", func() bool { return s.Count(http.MethodGet) == 1 })
 			if err := tr.Close(); err != nil {
 				t.Fatal(err)
 			}
 
-			reqs := s.requests()
+			reqs := s.Requests()
 			if first := reqs[0]; first.Header.Get("Mcp-Session-Id") != "" || first.Header.Get("Mcp-Protocol-Version") != "" {
 				t.Errorf("initialize carried session headers: %v", first.Header)
 			}
@@ -127,7 +128,7 @@ func TestSessionIDLength(t *testing.T) {
 					t.Errorf("a %d-byte session id was kept", tc.n)
 				}
 				tr.Close()
-				for _, r := range s.requests()[1:] {
+				for _, r := range s.Requests()[1:] {
 					t.Errorf("%s sent after the refused id (session header %d bytes)", r.Method, len(r.Header.Get("Mcp-Session-Id")))
 				}
 				return
@@ -138,7 +139,7 @@ func TestSessionIDLength(t *testing.T) {
 			next(t, ch)
 			send(t, tr, request(2, "ping"))
 			next(t, ch)
-			reqs := s.requests()
+			reqs := s.Requests()
 			if got := reqs[len(reqs)-1].Header.Get("Mcp-Session-Id"); got != id {
 				t.Errorf("sent back %d bytes, want the %d the server gave", len(got), len(id))
 			}
@@ -160,7 +161,7 @@ func TestSessionIDOnlyFromInitialize(t *testing.T) {
 		t.Fatalf("SessionID() = %q after a non-initialize answer", tr.SessionID())
 	}
 	send(t, tr, request(4, "tools/list"))
-	if got := s.requests()[1].Header.Get("Mcp-Session-Id"); got != "" {
+	if got := s.Requests()[1].Header.Get("Mcp-Session-Id"); got != "" {
 		t.Errorf("sent Mcp-Session-Id %q", got)
 	}
 }
@@ -199,7 +200,7 @@ func TestSessionExpired(t *testing.T) {
 	}
 
 	handshake(t, tr, ch)
-	reqs := s.requests()
+	reqs := s.Requests()
 	var reinit seen
 	for _, r := range reqs {
 		if r.Method == http.MethodPost && r.Body == mustEncode(t, initialize()) {
@@ -262,7 +263,7 @@ func TestRequestWaitsForInitialized(t *testing.T) {
 	send(t, tr, request(3, "tools/call"))
 	next(t, ch)
 	var calls []string
-	for _, r := range s.requests() {
+	for _, r := range s.Requests() {
 		if strings.Contains(r.Body, "tools/call") {
 			calls = append(calls, r.Body)
 		}

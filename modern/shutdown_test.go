@@ -53,7 +53,7 @@ func TestShutdownBoundsTheDELETE(t *testing.T) {
 	if err := tr.Shutdown(done); err != nil {
 		t.Errorf("Shutdown with a done context = %v, want nil (nothing was tried)", err)
 	}
-	if n := s.count(http.MethodDelete); n != 1 {
+	if n := s.Count(http.MethodDelete); n != 1 {
 		t.Errorf("%d DELETE requests in all, want 1: none for a done context", n)
 	}
 }

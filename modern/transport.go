@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -27,10 +28,10 @@ type Options struct {
 	// redirect policy (see below), which calls the client's own
 	// CheckRedirect after its own checks. POST and DELETE use that copy (a
 	// POST through a go-retryablehttp client over it, which sends it again
-	// only after a 429, a 503 or a refused connection: see
-	// reconnect.Policy.Retrying); the long-lived GET stream uses a copy
-	// whose Timeout is zero, so that a client-wide timeout does not cut the
-	// stream (its RoundTripper and Jar are kept).
+	// only after a 429, a 503 or a refused connection, as Reconnect says);
+	// the long-lived GET stream uses a copy whose Timeout is zero, so that
+	// a client-wide timeout does not cut the stream (its RoundTripper and
+	// Jar are kept).
 	//
 	// Redirects: a redirect to another origin than the endpoint's, a 301,
 	// 302 or 303 that would turn a POST or a DELETE into a GET, and more than
@@ -67,11 +68,11 @@ const defaultCloseTimeout = 2 * time.Second
 // Transport is a Streamable HTTP client transport. It implements
 // jsonrpc.Transport; all its methods are safe for concurrent use.
 type Transport struct {
-	endpoint     string            // as given to New, for requests
-	redacted     string            // for errors and logs
-	client       *http.Client      // DELETE
-	poster       *reconnect.Sender // POST: waits out 429 and 503
-	streamClient *http.Client      // GET: no Timeout
+	endpoint     string        // as given to New, for requests
+	redacted     string        // for errors and logs
+	client       *http.Client  // DELETE
+	poster       *retry.Sender // POST: waits out 429 and 503
+	streamClient *http.Client  // GET: no Timeout
 	header       http.Header
 	log          *slog.Logger
 	maxSize      int
@@ -116,13 +117,13 @@ func (t *Transport) TakeAnswers(take func(*jsonrpc.Message) bool) { t.take.Set(t
 func New(endpoint string, opts Options) (*Transport, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("modern: endpoint: %w", origin.RedactError(err)) // url.Parse's error repeats the URL
+		return nil, fmt.Errorf("Streamable HTTP: endpoint: %w", origin.RedactError(err)) // url.Parse's error repeats the URL
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("modern: endpoint %q: scheme must be http or https", origin.Redact(u))
+		return nil, fmt.Errorf("Streamable HTTP: endpoint %q: scheme must be http or https", origin.Redact(u))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("modern: endpoint %q: no host", origin.Redact(u))
+		return nil, fmt.Errorf("Streamable HTTP: endpoint %q: no host", origin.Redact(u))
 	}
 	client := origin.Guard(opts.HTTPClient)
 	stream := *client
@@ -148,7 +149,7 @@ func New(endpoint string, opts Options) (*Transport, error) {
 		endpoint:     u.String(),
 		redacted:     origin.Redact(u),
 		client:       client,
-		poster:       policy.Sender(opts.HTTPClient, logger), // Sender adds the redirect policy itself
+		poster:       retry.NewSender(policy, opts.HTTPClient, logger), // Sender adds the redirect policy itself
 		streamClient: &stream,
 		header:       opts.Header.Clone(),
 		log:          logger,
@@ -209,7 +210,7 @@ func (t *Transport) ProtocolVersion() string {
 	return t.version[0]
 }
 
-var errRecvClosed = fmt.Errorf("modern: recv: %w", jsonrpc.ErrClosed)
+var errRecvClosed = fmt.Errorf("Streamable HTTP: recv: %w", jsonrpc.ErrClosed)
 
 // Recv returns the next message from the server, in the order the messages
 // arrived on their stream. It blocks until there is one; after Close it
@@ -276,9 +277,9 @@ func (t *Transport) endSession(ctx context.Context, session, version []string) e
 	resp, err := t.client.Do(req)
 	if err != nil {
 		if re, ok := errors.AsType[*jsonrpc.RedirectError](err); ok {
-			return fmt.Errorf("modern: ending the session: %w", re)
+			return fmt.Errorf("Streamable HTTP: ending the session: %w", re)
 		}
-		return fmt.Errorf("modern: ending the session: %w", origin.RedactError(err))
+		return fmt.Errorf("Streamable HTTP: ending the session: %w", origin.RedactError(err))
 	}
 	defer resp.Body.Close()
 	switch {
@@ -288,7 +289,7 @@ func (t *Transport) endSession(ctx context.Context, session, version []string) e
 		wire.Drain(resp.Body)
 		return nil
 	}
-	return fmt.Errorf("modern: ending the session: %w", wire.NewHTTPError(resp, http.MethodDelete, t.redacted))
+	return fmt.Errorf("Streamable HTTP: ending the session: %w", wire.NewHTTPError(resp, http.MethodDelete, t.redacted))
 }
 
 // spawn runs f in a goroutine Close waits for; it reports false, and does
@@ -417,7 +418,7 @@ func (t *Transport) newRequest(ctx context.Context, method string, body []byte, 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, t.endpoint, r)
 	if err != nil {
-		return nil, fmt.Errorf("modern: %w", err)
+		return nil, fmt.Errorf("Streamable HTTP: %w", err)
 	}
 	t.setHeaders(req.Header, body != nil, accept, session, version)
 	return req, nil
@@ -447,7 +448,7 @@ func (t *Transport) setHeaders(h http.Header, hasBody bool, accept, session, ver
 // or nil.
 func (t *Transport) closedErr(m *jsonrpc.Message) error {
 	if t.ctx.Err() != nil {
-		return fmt.Errorf("modern: %s: %w", wire.Label(m), jsonrpc.ErrClosed)
+		return fmt.Errorf("Streamable HTTP: %s: %w", wire.Label(m), jsonrpc.ErrClosed)
 	}
 	return nil
 }

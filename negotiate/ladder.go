@@ -331,10 +331,10 @@ func (e *attemptError) Error() string {
 }
 
 // cause is the attempt's error without the prefix that names the exchange
-// the attempt already names ("legacy: GET url: ").
+// the attempt already names ("HTTP+SSE: GET url: ").
 func (e *attemptError) cause() string {
 	msg := e.err.Error()
-	for _, pkg := range []string{"legacy: ", "modern: "} {
+	for _, pkg := range []string{"HTTP+SSE: ", "Streamable HTTP: "} {
 		if rest, ok := strings.CutPrefix(msg, pkg+e.method+" "+e.url+": "); ok {
 			return rest
 		}

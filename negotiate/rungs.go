@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/reqmeta"
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/legacy"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/modern"
-	"github.com/anymcp/anymcp/reconnect"
 )
 
 // maxVersionTries bounds the modern probe's retries with another revision.
@@ -42,7 +43,7 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 		}
 		msg := l.request(l.hello.Discover(version))
 		p := newPump(t, l.cfg.Logger)
-		sctx := modern.WithHeaders(reconnect.FirstContact(ctx), modern.MetadataHeaders(version, msg.Method, ""))
+		sctx := reqmeta.With(retry.FirstContact(ctx), reqmeta.Headers(version, msg.Method, ""))
 		resp, err := l.exchange(sctx, t, p, msg)
 		rec.active.Store(false)
 		a.Duration, a.Status = time.Since(start), rec.firstStatus()
@@ -285,7 +286,7 @@ func (l *ladder) trySSE(ctx context.Context, cached bool) (*Result, outcome) {
 // gives is a *NewerServerError.
 func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name string) (*Result, error) {
 	p := newPump(t, l.cfg.Logger)
-	resp, err := l.exchange(reconnect.FirstContact(ctx), t, p, l.request(l.hello.Initialize))
+	resp, err := l.exchange(retry.FirstContact(ctx), t, p, l.request(l.hello.Initialize))
 	if err == nil && modernRefusal(resp.Error) {
 		supported, _ := supportedList(resp.Error)
 		err = &NewerServerError{URL: l.shown, RPCError: resp.Error, Supported: supported}

@@ -1,4 +1,4 @@
-// Package reconnect owns time for the transports: how long to wait before
+// Package reconnect says how the transports retry: how long to wait before
 // trying again, and when to give up.
 //
 // A Policy is a plain value (initial and maximum delay, multiplier,
@@ -9,14 +9,11 @@
 //	p.MaxAttempts = 3
 //	conn, err := client.Dial(ctx, target, client.WithReconnectPolicy(p))
 //
-// A Backoff is one run of a policy: each Next gives the next delay,
-// Progress starts the run over, and a server's SSE retry: field sets the
-// next delay within the cap. Retry-After (seconds or an HTTP date) is
-// honoured within a cap; a wait the cap or the caller's deadline cuts short
-// is a *RetryAfterError that says how long the server asked for.
-//
-// Policy.Retrying and Policy.Sender send an HTTP request again only when
-// the server provably did not run it (a 429, a 503 with Retry-After, a
-// refused connection), so a tools/call is never run twice by a retry. What
-// the Conn does with the policy: docs/resilience.md in the repository.
+// The transports send an HTTP request again only when the server provably
+// did not run it (a 429, a 503 with Retry-After, a refused connection), so
+// a tools/call is never run twice by a retry. Retry-After (seconds or an
+// HTTP date) is honoured within a cap; a wait the cap or the caller's
+// deadline cuts short is a *RetryAfterError that says how long the server
+// asked for. What the Conn does with the policy: docs/resilience.md in the
+// repository.
 package reconnect

@@ -54,7 +54,7 @@ type Event struct {
 // ErrEventTooLarge is matched (errors.Is) by the error Next returns when an
 // event or a line exceeds the size limit. The concrete error is an
 // *EventTooLargeError, which carries the limit.
-var ErrEventTooLarge = errors.New("sse: event too large")
+var ErrEventTooLarge = errors.New("SSE event too large")
 
 // EventTooLargeError is the error Next returns when the event being read (its
 // data so far plus the line being read) grows beyond the Reader's limit. It
@@ -65,7 +65,7 @@ type EventTooLargeError struct {
 
 // Error describes the error and names the limit.
 func (e *EventTooLargeError) Error() string {
-	return fmt.Sprintf("sse: event too large: exceeds the limit of %d bytes", e.Limit)
+	return fmt.Sprintf("SSE event too large: exceeds the limit of %d bytes", e.Limit)
 }
 
 // Is reports whether target is ErrEventTooLarge.
@@ -135,7 +135,7 @@ func NewReader(r io.Reader, maxEventSize int) *Reader {
 }
 
 // errReleased is what Next returns after Release.
-var errReleased = errors.New("sse: Next after Release")
+var errReleased = errors.New("SSE reader: Next after Release")
 
 // Release gives the Reader's buffers back for other Readers to use. Call it
 // once the stream is no longer read (a Reader releases them by itself when
@@ -296,7 +296,7 @@ func (r *Reader) fill() {
 	r.lfPos, r.crPos = -1, -1
 	n, err := r.src.Read(r.buf[r.wpos:])
 	if n < 0 || n > len(r.buf)-r.wpos {
-		r.rerr = errors.New("sse: reader returned an invalid byte count")
+		r.rerr = errors.New("SSE stream: the underlying reader returned an invalid byte count")
 		return
 	}
 	r.wpos += n

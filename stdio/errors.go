@@ -65,7 +65,7 @@ type RestartsExhaustedError struct {
 
 func (e *RestartsExhaustedError) Error() string {
 	var b strings.Builder
-	b.WriteString("stdio: server restarts exhausted: gave up after ")
+	b.WriteString("stdio transport: server restarts exhausted: gave up after ")
 	b.WriteString(strconv.Itoa(e.Attempts))
 	b.WriteString(" restart attempts without progress (")
 	b.WriteString(strconv.Itoa(e.Restarts))
@@ -101,7 +101,7 @@ type LineTooLongError struct {
 }
 
 func (e *LineTooLongError) Error() string {
-	return "stdio: server wrote a stdout line longer than " + strconv.Itoa(e.Limit) + " bytes"
+	return "stdio transport: server wrote a stdout line longer than " + strconv.Itoa(e.Limit) + " bytes"
 }
 
-var errNilMessage = errors.New("stdio: Send of a nil message")
+var errNilMessage = errors.New("stdio transport: Send of a nil message")

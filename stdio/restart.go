@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
 )
@@ -142,7 +143,7 @@ func (s *supervisor) restartCount() int {
 // attempts run out, not restarted at the policy's first wait forever.
 func (s *supervisor) run(l *life) {
 	defer close(s.done)
-	b := s.policy.Start()
+	b := retry.Start(s.policy)
 	for {
 		select {
 		case <-l.t.done:
@@ -211,9 +212,9 @@ func (s *supervisor) run(l *life) {
 // startAfter waits, then starts the command again; a start that fails is
 // a failed attempt too, retried as the policy says. It returns an error
 // when close ends the wait or the policy gives up.
-func (s *supervisor) startAfter(b *reconnect.Backoff, wait time.Duration, ee *ExitError) (*Transport, error) {
+func (s *supervisor) startAfter(b *retry.Backoff, wait time.Duration, ee *ExitError) (*Transport, error) {
 	for {
-		if err := reconnect.Sleep(s.ctx, wait); err != nil {
+		if err := retry.Sleep(s.ctx, wait); err != nil {
 			return nil, err
 		}
 		t, err := startProcess(s.cmd, s.sh)
@@ -230,7 +231,7 @@ func (s *supervisor) startAfter(b *reconnect.Backoff, wait time.Duration, ee *Ex
 }
 
 // exhausted builds the terminal error after b gave up.
-func (s *supervisor) exhausted(b *reconnect.Backoff, ee *ExitError, startErr error) *RestartsExhaustedError {
+func (s *supervisor) exhausted(b *retry.Backoff, ee *ExitError, startErr error) *RestartsExhaustedError {
 	e := &RestartsExhaustedError{Attempts: b.Attempts() - 1, Restarts: s.restartCount(), Exit: ee, StartErr: startErr}
 	s.log.Error("stdio: server process died; giving up restarting it",
 		slog.Int("pid", ee.Pid), slog.String("status", ee.status()),
@@ -323,7 +324,7 @@ func (s *supervisor) send(ctx context.Context, m *jsonrpc.Message) error {
 			case <-changed:
 				continue
 			case <-ctx.Done():
-				return fmt.Errorf("stdio: waiting for the server process to restart: %w", ctx.Err())
+				return fmt.Errorf("stdio transport: waiting for the server process to restart: %w", ctx.Err())
 			}
 		}
 		request := m.IsRequest()

@@ -308,7 +308,7 @@ func (t *Transport) deliver(q queued) bool {
 // readError wraps a failure to read the server's stdout.
 type readError struct{ err error }
 
-func (e *readError) Error() string { return "stdio: reading server stdout: " + e.err.Error() }
+func (e *readError) Error() string { return "stdio transport: reading server stdout: " + e.err.Error() }
 func (e *readError) Unwrap() error { return e.err }
 
 // excerpt bounds s for a log record, cutting at a rune boundary.

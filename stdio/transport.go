@@ -143,7 +143,7 @@ func newShared() *shared { return &shared{interrupt: make(chan struct{}, 1)} }
 // with it.
 func startProcess(cmd Command, sh *shared) (*Transport, error) {
 	if cmd.Path == "" {
-		return nil, errors.New("stdio: Command.Path is empty")
+		return nil, errors.New("stdio transport: Command.Path is empty")
 	}
 	c := exec.Command(cmd.Path, cmd.Args...)
 	c.Dir = cmd.Dir
@@ -165,27 +165,27 @@ func startProcess(cmd Command, sh *shared) (*Transport, error) {
 	}
 	inR, inW, err := pipe()
 	if err != nil {
-		return nil, fmt.Errorf("stdio: %w", err)
+		return nil, fmt.Errorf("stdio transport: %w", err)
 	}
 	outR, outW, err := pipe()
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("stdio: %w", err)
+		return nil, fmt.Errorf("stdio transport: %w", err)
 	}
 	errR, errW, err := pipe()
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("stdio: %w", err)
+		return nil, fmt.Errorf("stdio transport: %w", err)
 	}
 	raw, err := inW.SyscallConn()
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("stdio: %w", err)
+		return nil, fmt.Errorf("stdio transport: %w", err)
 	}
 	c.Stdin, c.Stdout, c.Stderr = inR, outW, errW
 	if err := c.Start(); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("stdio: starting server: %w", err)
+		return nil, fmt.Errorf("stdio transport: starting server: %w", err)
 	}
 	// The child has its copies; the parent keeps only its own ends, so
 	// that the server's exit is seen as EOF.
@@ -313,7 +313,7 @@ func (t *Transport) Send(ctx context.Context, m *jsonrpc.Message) error {
 	buf, err := jsonrpc.Append(t.wbuf[:0], m)
 	if err != nil {
 		<-t.wlock
-		return fmt.Errorf("stdio: %w", err)
+		return fmt.Errorf("stdio transport: %w", err)
 	}
 	// Params and Result were checked to be valid JSON, where a raw newline
 	// can only be whitespace between tokens: a space does as well and
@@ -395,7 +395,7 @@ func (t *Transport) writeSlow(ctx context.Context, buf []byte, sent int) (handed
 type sendCanceled struct{ ctxErr error }
 
 func (e *sendCanceled) Error() string {
-	return "stdio: send interrupted with the message partly written (" + e.ctxErr.Error() + "); the server may still run it"
+	return "stdio transport: send interrupted with the message partly written (" + e.ctxErr.Error() + "); the server may still run it"
 }
 
 // Is makes the error match both the context's error and
@@ -429,7 +429,7 @@ func (t *Transport) waitStopped(ctx context.Context) error {
 	case <-t.stopped:
 		return t.stopErr()
 	case <-ctx.Done():
-		return fmt.Errorf("stdio: server is shutting down: %w", ctx.Err())
+		return fmt.Errorf("stdio transport: server is shutting down: %w", ctx.Err())
 	}
 }
 

@@ -104,10 +104,10 @@ func (o Options) withDefaults() Options {
 // one, when a message cannot reach the client: no stream is open that could
 // carry it (for example a server request in JSON-response mode without a
 // GET stream).
-var ErrNoChannel = errors.New("testservers: no channel to the client")
+var ErrNoChannel = errors.New("test server: no channel to the client")
 
 // errSessionClosed fails server→client requests once the session is closing.
-var errSessionClosed = errors.New("testservers: session closed")
+var errSessionClosed = errors.New("test server: session closed")
 
 // Peer is a front-end's side of one session: how the core's messages reach
 // the client. A Session calls it from many goroutines at once.
@@ -370,7 +370,7 @@ func (ss *Session) response(id jsonrpc.ID, result json.RawMessage, err error) *j
 
 // errCancelledByClient is the cause of a request cancelled by
 // notifications/cancelled.
-var errCancelledByClient = errors.New("testservers: cancelled by the client")
+var errCancelledByClient = errors.New("test server: cancelled by the client")
 
 func (ss *Session) handleNotification(m *jsonrpc.Message) {
 	switch m.Method {

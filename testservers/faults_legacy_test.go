@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/anymcp/anymcp/internal/testkit"
 )
 
 func TestLegacyFaultDropAfterEvents(t *testing.T) {
@@ -24,7 +26,7 @@ func TestLegacyFaultDropAfterEvents(t *testing.T) {
 		t.Fatalf("stream not ended: %v", err)
 	}
 	// The session went with its stream; a new stream is a new session.
-	eventually(t, "the session's end", func() bool { return s.Server().Stats().Sessions == 0 })
+	testkit.Eventually(t, testTimeout, "the session's end", func() bool { return s.Server().Stats().Sessions == 0 })
 	if code, _ := w.post(t, reqJSON(2, "ping", "")); code != http.StatusNotFound {
 		t.Errorf("POST to the old endpoint: %d", code)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/logtest"
+	"github.com/anymcp/anymcp/internal/testkit"
 )
 
 // child is this test binary run as a stdio server in a process group of
@@ -186,7 +187,7 @@ func TestStdioProcessGrandchild(t *testing.T) {
 	}
 	// Closing stdin ends the server, not the grandchild.
 	c.stdin.Close()
-	eventually(t, "the server's exit", func() bool { return exitedProcess(c.cmd.Process.Pid) })
+	testkit.Eventually(t, testTimeout, "the server's exit", func() bool { return exitedProcess(c.cmd.Process.Pid) })
 	time.Sleep(100 * time.Millisecond)
 	if exitedProcess(grandchild) {
 		t.Fatal("the grandchild died with the server")
@@ -198,7 +199,7 @@ func TestStdioProcessGrandchild(t *testing.T) {
 	if err := c.wait(t); err != nil {
 		t.Errorf("server exit: %v", err)
 	}
-	eventually(t, "the grandchild's death", func() bool { return exitedProcess(grandchild) })
+	testkit.Eventually(t, testTimeout, "the grandchild's death", func() bool { return exitedProcess(grandchild) })
 }
 
 // exitedProcess reports whether pid is gone or a zombie.

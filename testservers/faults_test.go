@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -137,7 +138,7 @@ func TestFaultResumeFinishedStream(t *testing.T) {
 	if len(evs) != 1 || evs[0].data != "" || !evs[0].hasID {
 		t.Fatalf("cut stream: %+v", evs)
 	}
-	eventually(t, "the execution", func() bool { return s.Server().Stats().Executions == 1 })
+	testkit.Eventually(t, testTimeout, "the execution", func() bool { return s.Server().Stats().Executions == 1 })
 	time.Sleep(20 * time.Millisecond)
 	get := w.do(t, http.MethodGet, "", lastEventHdr(evs[0].id))
 	rest, err := drain(newSSEReader(get.Body))
@@ -228,7 +229,7 @@ func TestFaultDropWithoutIDs(t *testing.T) {
 		}
 	}
 	// The tool ran all the same; later streams have ids again.
-	eventually(t, "the tool's end", func() bool { return s.Server().Stats().Faults["drop-stream-no-ids"] == 1 })
+	testkit.Eventually(t, testTimeout, "the tool's end", func() bool { return s.Server().Stats().Faults["drop-stream-no-ids"] == 1 })
 	resp = w.do(t, http.MethodPost, reqJSON(4, "tools/call", `{"name":"echo","arguments":{"text":"x"}}`), nil)
 	evs, _ = drain(newSSEReader(resp.Body))
 	resp.Body.Close()
@@ -252,7 +253,7 @@ func TestFaultDropStreamsOnDemand(t *testing.T) {
 	pprime, _ := pev.next()
 	// The initialize answer's stream lets go of its connection when its
 	// handler returns, which may be after the client has read the answer.
-	eventually(t, "only the GET and the tools/call streams to be carried", func() bool { return carried(s) == 2 })
+	testkit.Eventually(t, testTimeout, "only the GET and the tools/call streams to be carried", func() bool { return carried(s) == 2 })
 	if n := s.DropStreams(250 * time.Millisecond); n != 2 {
 		t.Errorf("DropStreams cut %d streams, want 2", n)
 	}
@@ -289,7 +290,7 @@ func TestFaultDropGETFromPOST(t *testing.T) {
 	get := w.do(t, http.MethodGet, "", nil)
 	defer get.Body.Close()
 	events := newSSEReader(get.Body)
-	eventually(t, "the GET stream", func() bool { return s.Handler().sessionFor(w.session).getOpen() })
+	testkit.Eventually(t, testTimeout, "the GET stream", func() bool { return s.Handler().sessionFor(w.session).getOpen() })
 	if m, _ := w.request(t, 2, "tools/call", `{"name":"echo","arguments":{"text":"b"}}`); m.Error != nil {
 		t.Fatal(m.Error)
 	}
@@ -722,7 +723,7 @@ func TestOnceToolCancelled(t *testing.T) {
 	w := newStdioWire(t, t.Context(), Options{})
 	w.initialize(t)
 	w.send(t, reqJSON(1, "tools/call", `{"name":"once","arguments":{"key":"k","delayMs":100000}}`))
-	eventually(t, "the execution", func() bool { return w.srv.Stats().Executions == 1 })
+	testkit.Eventually(t, testTimeout, "the execution", func() bool { return w.srv.Stats().Executions == 1 })
 	w.send(t, notifJSON("notifications/cancelled", `{"requestId":1}`))
 	if m, _ := w.request(t, 2, "ping", ""); m.Error != nil {
 		t.Fatal(m.Error)
@@ -746,7 +747,7 @@ func TestFaultStreamsForgotten(t *testing.T) {
 		w.request(t, i+1, "tools/call", `{"name":"echo","arguments":{"text":"x"}}`)
 	}
 	hs := s.Handler().sessionFor(w.session)
-	eventually(t, "delivered streams forgotten", func() bool { return len(hs.openStreams()) == 0 })
+	testkit.Eventually(t, testTimeout, "delivered streams forgotten", func() bool { return len(hs.openStreams()) == 0 })
 
 	// Streams cut and never resumed are kept, within maxRetained.
 	s.Inject(FaultRule{Fault: FaultDropStream, Method: "tools/call"})
@@ -766,13 +767,13 @@ func TestFaultStreamsForgotten(t *testing.T) {
 		// client read the cut: wait for this one, so that they are
 		// retained (and the oldest dropped) in the order sent.
 		id, _, _ := parseEventID(last)
-		eventually(t, "the cut stream retained", func() bool {
+		testkit.Eventually(t, testTimeout, "the cut stream retained", func() bool {
 			hs.mu.Lock()
 			defer hs.mu.Unlock()
 			return len(hs.retained) > 0 && hs.retained[len(hs.retained)-1].stream.id == id
 		})
 	}
-	eventually(t, "streams finished", func() bool {
+	testkit.Eventually(t, testTimeout, "streams finished", func() bool {
 		hs.mu.Lock()
 		defer hs.mu.Unlock()
 		return len(hs.retained) == maxRetained && len(hs.byID) == maxRetained
@@ -833,7 +834,7 @@ func TestFaultExpireLetRun(t *testing.T) {
 	if got := messagesOf(t, rest); !slices.Equal(got, []string{"response 1"}) {
 		t.Errorf("resumed after the expiry: %d %v", resp.StatusCode, got)
 	}
-	eventually(t, "the session's end", func() bool { return s.Server().Stats().Sessions == 0 })
+	testkit.Eventually(t, testTimeout, "the session's end", func() bool { return s.Server().Stats().Sessions == 0 })
 	st := s.Server().Stats()
 	if st.SessionsExpired != 1 || st.Faults["expire-session"] != 1 || st.Executions != 1 || st.Requests["ping"] != 0 {
 		t.Errorf("expired %d, faults %v, executions %d, pings %d", st.SessionsExpired, st.Faults, st.Executions, st.Requests["ping"])

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -143,18 +144,6 @@ func startLegacy(t *testing.T, opts LegacyOptions) *LegacyServer {
 	return s
 }
 
-// eventually polls cond until it holds or the test times out.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestLegacyHandshake(t *testing.T) {
 	s := startLegacy(t, LegacyOptions{})
 	if !strings.HasSuffix(s.URL, "/sse") {
@@ -285,7 +274,7 @@ func TestLegacyEndpointDelay(t *testing.T) {
 	// A client that gives up during the delay leaves no session behind.
 	resp2 := openStream(t, hc, s.URL)
 	resp2.Body.Close()
-	eventually(t, "the abandoned session to end", func() bool { return s.Server().Stats().Sessions == 1 })
+	testkit.Eventually(t, testTimeout, "the abandoned session to end", func() bool { return s.Server().Stats().Sessions == 1 })
 }
 
 func TestLegacyRefusals(t *testing.T) {
@@ -376,7 +365,7 @@ func TestLegacySessionEndsWithStream(t *testing.T) {
 	// A long tool call is running when the client goes away.
 	w.send(t, reqJSON(3, "tools/call", `{"name":"slow","arguments":{"steps":1000,"delayMs":10}}`))
 	w.resp.Body.Close()
-	eventually(t, "the session to end", func() bool { return s.Server().Stats().Sessions == 0 })
+	testkit.Eventually(t, testTimeout, "the session to end", func() bool { return s.Server().Stats().Sessions == 0 })
 	if status, _ := w.post(t, reqJSON(4, "ping", "")); status != http.StatusNotFound {
 		t.Errorf("POST after the stream ended: %d, want 404", status)
 	}
@@ -412,7 +401,7 @@ func TestLegacyNotifyOutsideRequests(t *testing.T) {
 	// A session whose endpoint event is not out yet gets nothing.
 	hc := newLegacyClient(t)
 	pending := openStream(t, hc, s.URL)
-	eventually(t, "the pending session", func() bool { return s.Server().Stats().Sessions == 1 })
+	testkit.Eventually(t, testTimeout, "the pending session", func() bool { return s.Server().Stats().Sessions == 1 })
 	s.Server().NotifyListChanged()
 	ev, err := newSSEReader(pending.Body).next()
 	if err != nil || ev.event != "endpoint" {
@@ -440,7 +429,7 @@ func TestLegacyCloseWithOpenStreams(t *testing.T) {
 		stuck.send(t, reqJSON(10+i, "tools/call", `{"name":"big","arguments":{"mib":4}}`))
 	}
 	openStream(t, newLegacyClient(t), s.URL) // its endpoint event is not out yet
-	eventually(t, "three sessions", func() bool { return s.Server().Stats().Sessions == 3 })
+	testkit.Eventually(t, testTimeout, "three sessions", func() bool { return s.Server().Stats().Sessions == 3 })
 
 	done := make(chan struct{})
 	start := time.Now()

@@ -68,7 +68,7 @@ func (l *listener) send(method string, params map[string]any) error {
 
 // errNoResponse ends a request whose handler answered it itself, or
 // that gets no answer.
-var errNoResponse = errors.New("testservers: no response")
+var errNoResponse = errors.New("test server: no response")
 
 // accept returns the part of f the server honours: every kind except
 // those of Options.ListenRefuse, the resource URIs it knows (each once)

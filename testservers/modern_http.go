@@ -23,9 +23,9 @@ const (
 
 // Causes of a modern HTTP request's cancellation other than its client.
 var (
-	errStreamCut     = errors.New("testservers: the response stream was cut by a fault")
-	errServerClosing = errors.New("testservers: server closing")
-	errAnswered      = errors.New("testservers: answered")
+	errStreamCut     = errors.New("test server: the response stream was cut by a fault")
+	errServerClosing = errors.New("test server: server closing")
+	errAnswered      = errors.New("test server: answered")
 )
 
 // StartModern starts a Streamable HTTP server that speaks only

@@ -12,7 +12,7 @@ import (
 )
 
 // errStreamClosed: the stream was ended, or broke; nothing more goes on it.
-var errStreamClosed = errors.New("testservers: stream closed")
+var errStreamClosed = errors.New("test server: stream closed")
 
 // sseConn writes server-sent events on one HTTP response: the SSE answer
 // to a POST, a GET stream, or the resumption of a stream. Writers from

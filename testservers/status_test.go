@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -209,7 +210,7 @@ func TestStatusCloseWithHeldPost(t *testing.T) {
 	}()
 	w := dialLegacy(t, s.URL)
 	w.initialize(t)
-	eventually(t, "the POST to be held", func() bool { return s.Hits()["POST /mcp"] == 1 })
+	testkit.Eventually(t, testTimeout, "the POST to be held", func() bool { return s.Hits()["POST /mcp"] == 1 })
 
 	done := make(chan struct{})
 	go func() {

@@ -92,7 +92,7 @@ func (s *Server) readStdio(ctx context.Context, in io.Reader, ss *Session, p *st
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("testservers: reading stdin: %w", err)
+			return fmt.Errorf("test server: reading stdin: %w", err)
 		}
 	}
 }

@@ -81,7 +81,7 @@ const CrashExitCode = 3
 
 // ErrCrashed is matched by the error ServeStdio returns when it crashes as
 // StdioFaults.CrashOnCall or CrashOnOpenFile asks.
-var ErrCrashed = errors.New("testservers: crashed on purpose")
+var ErrCrashed = errors.New("test server: crashed on purpose")
 
 // grandchildLife bounds the life of a grandchild nobody killed, so that
 // a failing test leaves no process behind for long.

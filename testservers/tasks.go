@@ -157,7 +157,7 @@ type taskStore struct {
 }
 
 // errTasksFull refuses a task beyond Options.Tasks.MaxTasks.
-var errTasksFull = errors.New("testservers: too many tasks")
+var errTasksFull = errors.New("test server: too many tasks")
 
 func taskNotFound(id string) *jsonrpc.Error {
 	return invalidParams("Failed to retrieve task: Task not found: " + strconv.Quote(id))

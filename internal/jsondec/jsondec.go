@@ -46,5 +46,5 @@ func Check(data []byte) error {
 	if err := json.Unmarshal(data, &v, opts); err != nil {
 		return err
 	}
-	return errors.New("jsondec: not one JSON value")
+	return errors.New("not one JSON value")
 }

@@ -161,7 +161,7 @@ func Refused(t testing.TB, err error, c Case, method string) *jsonrpc.RedirectEr
 }
 
 // errNoDial ends DialTarget's request at its dial.
-var errNoDial = errors.New("redirecttest: not dialing")
+var errNoDial = errors.New("redirect test server: not dialing")
 
 // DialTarget returns where net/http connects to request u: its scheme and
 // the address its transport dials (the host name as it is looked up, in

@@ -27,7 +27,7 @@ const (
 )
 
 // ErrStopped is returned by Push once the queue has ended or been closed.
-var ErrStopped = errors.New("wire: queue stopped")
+var ErrStopped = errors.New("the transport's message queue stopped")
 
 // Queue is the bounded FIFO between the stream readers of a transport and
 // its Recv. It holds at most MaxQueued messages and MaxQueuedBytes bytes of

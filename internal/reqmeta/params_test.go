@@ -1,4 +1,4 @@
-package modern
+package reqmeta
 
 import (
 	"encoding/base64"
@@ -31,13 +31,13 @@ func TestEncodeHeaderValue(t *testing.T) {
 	}
 }
 
-func TestMetadataHeaders(t *testing.T) {
-	h := MetadataHeaders("2026-07-28", "tools/call", "grüße")
+func TestHeaders(t *testing.T) {
+	h := Headers("2026-07-28", "tools/call", "grüße")
 	if h.Get("MCP-Protocol-Version") != "2026-07-28" || h.Get("Mcp-Method") != "tools/call" ||
 		h.Get("Mcp-Name") != "=?base64?"+base64.StdEncoding.EncodeToString([]byte("grüße"))+"?=" {
 		t.Errorf("headers %v", h)
 	}
-	if _, ok := MetadataHeaders("v", "tools/list", "")[HeaderName]; ok {
+	if _, ok := Headers("v", "tools/list", "")[HeaderName]; ok {
 		t.Error("Mcp-Name without a name")
 	}
 }

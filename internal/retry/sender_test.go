@@ -1,4 +1,4 @@
-package reconnect
+package retry
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ func TestSenderPlainPath(t *testing.T) {
 		seen = r
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	s := fast.Sender(hc, nil)
+	s := NewSender(fast, hc, nil)
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL, strings.NewReader("x"))
 	resp, err := s.Do(req)
 	if err != nil {
@@ -69,7 +69,7 @@ func TestSenderBodyNotReplayable(t *testing.T) {
 		if req.GetBody != nil {
 			t.Fatal("the request's body is replayable; the test shows nothing")
 		}
-		resp, err := fast.Sender(nil, nil).Do(req)
+		resp, err := NewSender(fast, nil, nil).Do(req)
 		if err != nil {
 			t.Fatalf("%d: Do: %v", status, err)
 		}
@@ -91,7 +91,7 @@ func BenchmarkSend(b *testing.B) {
 	defer srv.Close()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
 	b.Run("retrying", func(b *testing.B) {
-		c := fast.Retrying(nil, nil)
+		c := Retrying(fast, nil, nil)
 		b.ReportAllocs()
 		for b.Loop() {
 			req, _ := retryablehttpRequest(srv.URL, body)
@@ -103,7 +103,7 @@ func BenchmarkSend(b *testing.B) {
 		}
 	})
 	b.Run("sender", func(b *testing.B) {
-		s := fast.Sender(nil, nil)
+		s := NewSender(fast, nil, nil)
 		b.ReportAllocs()
 		for b.Loop() {
 			req, _ := http.NewRequest(http.MethodPost, srv.URL, bytesReader(body))

@@ -1,6 +1,8 @@
-package reconnect
+package retry
 
 import (
+	"github.com/anymcp/anymcp/reconnect"
+
 	"bytes"
 	"context"
 	"errors"
@@ -29,7 +31,7 @@ import (
 const ms = time.Millisecond
 
 // fast is the policy of these tests: waits of a few milliseconds.
-var fast = Policy{InitialDelay: 5 * ms, MaxDelay: 20 * ms, Jitter: 0.2, MaxAttempts: 3, MaxRetryAfter: 2 * time.Second}
+var fast = reconnect.Policy{InitialDelay: 5 * ms, MaxDelay: 20 * ms, Jitter: 0.2, MaxAttempts: 3, MaxRetryAfter: 2 * time.Second}
 
 // step is how the test server answers one hit.
 type step func(w http.ResponseWriter, r *http.Request)
@@ -151,7 +153,7 @@ type rig struct {
 // Retrying then holds for Sender too.
 var viaSender bool
 
-func newRig(t *testing.T, p Policy, timeout time.Duration) *rig {
+func newRig(t *testing.T, p reconnect.Policy, timeout time.Duration) *rig {
 	t.Helper()
 	tr := &transport{base: &http.Transport{}}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -159,9 +161,9 @@ func newRig(t *testing.T, p Policy, timeout time.Duration) *rig {
 	hc := &http.Client{Transport: tr, Timeout: timeout}
 	g := &rig{tr: tr, logs: l}
 	if viaSender {
-		g.s = p.Sender(hc, slog.New(l))
+		g.s = NewSender(p, hc, slog.New(l))
 	} else {
-		g.c = p.Retrying(hc, slog.New(l))
+		g.c = Retrying(p, hc, slog.New(l))
 	}
 	return g
 }
@@ -206,7 +208,7 @@ func (g *rig) post(ctx context.Context, url, body string) (status int, answer st
 
 func TestRetryingConfig(t *testing.T) {
 	base := &http.Client{Timeout: time.Second}
-	c := fast.Retrying(base, nil)
+	c := Retrying(fast, base, nil)
 	if c.HTTPClient == base || c.HTTPClient.Timeout != base.Timeout || c.HTTPClient.CheckRedirect == nil {
 		t.Error("HTTPClient is not a copy of base with the redirect policy")
 	}
@@ -222,14 +224,14 @@ func TestRetryingConfig(t *testing.T) {
 	if c.CheckRetry == nil || c.Backoff == nil || c.ErrorHandler == nil || c.RequestLogHook == nil || c.PrepareRetry == nil {
 		t.Error("CheckRetry, Backoff, ErrorHandler, RequestLogHook or PrepareRetry left to go-retryablehttp")
 	}
-	if c := (Policy{}).Retrying(nil, nil); c.HTTPClient.Transport != http.DefaultClient.Transport ||
-		c.HTTPClient.CheckRedirect == nil || c.RetryMax != DefaultPolicy().MaxAttempts {
+	if c := Retrying(reconnect.Policy{}, nil, nil); c.HTTPClient.Transport != http.DefaultClient.Transport ||
+		c.HTTPClient.CheckRedirect == nil || c.RetryMax != reconnect.DefaultPolicy().MaxAttempts {
 		t.Errorf("nil base: HTTPClient %+v, RetryMax %d", c.HTTPClient, c.RetryMax)
 	}
 	if http.DefaultClient.CheckRedirect != nil {
 		t.Error("Retrying changed http.DefaultClient")
 	}
-	if c := (Policy{MaxAttempts: -1}).Retrying(nil, nil); c.RetryMax < 1<<30 {
+	if c := Retrying(reconnect.Policy{MaxAttempts: -1}, nil, nil); c.RetryMax < 1<<30 {
 		t.Errorf("unlimited attempts: RetryMax = %d", c.RetryMax)
 	}
 }
@@ -307,11 +309,11 @@ func TestRetryingGivesUp(t *testing.T) {
 	tests := []struct {
 		name     string
 		step     step
-		p        Policy
+		p        reconnect.Policy
 		timeout  time.Duration // of the request's context
 		cancel   time.Duration // cancel the context after this
 		hits     int
-		wait     time.Duration // the RetryAfterError's; -1: any
+		wait     time.Duration // the reconnect.RetryAfterError's; -1: any
 		reason   string
 		ctxErr   error
 		maxTook  time.Duration
@@ -324,20 +326,20 @@ func TestRetryingGivesUp(t *testing.T) {
 			hits: 1, wait: -1, reason: reasonOverCap, maxTook: 500 * ms},
 		{name: "Retry-After past the deadline", step: answer(429, "Retry-After", "1"), p: fast, timeout: 300 * ms,
 			hits: 1, wait: time.Second, reason: reasonDeadline, maxTook: 200 * ms},
-		{name: "backoff past the deadline", step: answer(503), p: Policy{InitialDelay: time.Second, Jitter: -1}, timeout: 300 * ms,
+		{name: "backoff past the deadline", step: answer(503), p: reconnect.Policy{InitialDelay: time.Second, Jitter: -1}, timeout: 300 * ms,
 			hits: 1, wait: time.Second, reason: reasonDeadline, maxTook: 200 * ms, unknown: true},
 		{name: "cancelled during a Retry-After wait", step: answer(429, "Retry-After", "1"), p: fast, cancel: 30 * ms,
 			hits: 1, wait: time.Second, reason: context.Canceled.Error(), ctxErr: context.Canceled, maxTook: 300 * ms},
-		{name: "cancelled during a backoff wait", step: answer(503), p: Policy{InitialDelay: 10 * time.Second, Jitter: -1}, cancel: 30 * ms,
+		{name: "cancelled during a backoff wait", step: answer(503), p: reconnect.Policy{InitialDelay: 10 * time.Second, Jitter: -1}, cancel: 30 * ms,
 			hits: 1, wait: 10 * time.Second, reason: context.Canceled.Error(), ctxErr: context.Canceled, maxTook: 300 * ms, unknown: true},
 		{name: "always 429: attempts run out", step: answer(429, "Retry-After", "0"), p: fast,
 			hits: 4, wait: 0, reason: reasonAttempts, maxTook: 500 * ms},
-		{name: "always 503: attempts run out", step: answer(503), p: Policy{InitialDelay: ms, Jitter: -1, MaxAttempts: 2},
+		{name: "always 503: attempts run out", step: answer(503), p: reconnect.Policy{InitialDelay: ms, Jitter: -1, MaxAttempts: 2},
 			hits: 3, wait: 0, reason: reasonAttempts, maxTook: 500 * ms, unknown: true},
 		// The budget counts from the first failure: 20 ms fits in 30, and a
 		// second 20 ms after a second failure (at 20 ms or later) never does,
 		// however slow the round trips: two hits on any machine.
-		{name: "always 503: budget spent", step: answer(503), p: Policy{InitialDelay: 20 * ms, Multiplier: 1, Jitter: -1, MaxAttempts: -1, Budget: 30 * ms},
+		{name: "always 503: budget spent", step: answer(503), p: reconnect.Policy{InitialDelay: 20 * ms, Multiplier: 1, Jitter: -1, MaxAttempts: -1, Budget: 30 * ms},
 			hits: 2, wait: 20 * ms, reason: reasonBudget, maxTook: 500 * ms, unknown: true},
 		{name: "the JSON-RPC error of the body", p: fast, step: func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Retry-After", "86400")
@@ -365,15 +367,15 @@ func TestRetryingGivesUp(t *testing.T) {
 			if took := time.Since(began); took > tt.maxTook {
 				t.Errorf("took %v, want at most %v", took, tt.maxTook)
 			}
-			var rae *RetryAfterError
+			var rae *reconnect.RetryAfterError
 			if !errors.As(err, &rae) {
-				t.Fatalf("err = %v, want a *RetryAfterError", err)
+				t.Fatalf("err = %v, want a *reconnect.RetryAfterError", err)
 			}
 			status := 429
 			if strings.Contains(err.Error(), "answered 503") {
 				status = 503
 			}
-			if rae.Status != status || rae.Reason != tt.reason || rae.Cap != tt.p.withDefaults().MaxRetryAfter || (tt.wait >= 0 && rae.Wait != tt.wait) {
+			if rae.Status != status || rae.Reason != tt.reason || rae.Cap != Fill(tt.p).MaxRetryAfter || (tt.wait >= 0 && rae.Wait != tt.wait) {
 				t.Errorf("got %+v, want status %d, wait %v, reason %q", rae, status, tt.wait, tt.reason)
 			}
 			if rae.Wait <= rae.Cap && tt.reason == reasonOverCap {
@@ -434,7 +436,7 @@ func TestRetryingNeverAgain(t *testing.T) {
 			g := newRig(t, fast, tt.timeout)
 			status, body, err := g.post(context.Background(), s.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`)
 			if tt.status == 0 {
-				var rae *RetryAfterError
+				var rae *reconnect.RetryAfterError
 				if err == nil || errors.As(err, &rae) {
 					t.Errorf("err = %v, want the transport's error", err)
 				}
@@ -512,7 +514,7 @@ func TestRetryingConnectionRefused(t *testing.T) {
 			go srv.Serve(ln)
 		})
 		t.Cleanup(func() { <-done; srv.Close() })
-		g := newRig(t, Policy{InitialDelay: 10 * ms, MaxDelay: 10 * ms, Jitter: -1, MaxAttempts: 20}, 0)
+		g := newRig(t, reconnect.Policy{InitialDelay: 10 * ms, MaxDelay: 10 * ms, Jitter: -1, MaxAttempts: 20}, 0)
 		status, body, err := g.post(context.Background(), "http://"+addr, "{}")
 		if err != nil || status != 200 || body != "up" || hits.Load() != 1 {
 			t.Errorf("post = (%d, %q, %v) after %d hits, want one 200", status, body, err, hits.Load())
@@ -520,7 +522,7 @@ func TestRetryingConnectionRefused(t *testing.T) {
 	})
 
 	t.Run("the wait past the deadline is not waited", func(t *testing.T) {
-		g := newRig(t, Policy{InitialDelay: time.Second, Jitter: -1}, 0)
+		g := newRig(t, reconnect.Policy{InitialDelay: time.Second, Jitter: -1}, 0)
 		ctx, cancel := context.WithTimeout(context.Background(), 300*ms)
 		defer cancel()
 		began := time.Now()
@@ -531,7 +533,7 @@ func TestRetryingConnectionRefused(t *testing.T) {
 	})
 
 	t.Run("cancelled during the wait", func(t *testing.T) {
-		g := newRig(t, Policy{InitialDelay: 10 * time.Second, Jitter: -1}, 0)
+		g := newRig(t, reconnect.Policy{InitialDelay: 10 * time.Second, Jitter: -1}, 0)
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(30*ms, cancel)
 		began := time.Now()
@@ -583,15 +585,15 @@ func TestRetryingErrorsRedacted(t *testing.T) {
 		}
 	})
 	t.Run("refused, the wait cut short", func(t *testing.T) {
-		g := newRig(t, Policy{InitialDelay: 10 * time.Second, Jitter: -1}, 0)
+		g := newRig(t, reconnect.Policy{InitialDelay: 10 * time.Second, Jitter: -1}, 0)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		// Cancelled by the retry's log record, just before its wait.
 		hc := &http.Client{Transport: g.tr}
 		if g.s != nil {
-			g.s = g.s.p.Sender(hc, slog.New(cancelOnLog(cancel)))
+			g.s = NewSender(g.s.p, hc, slog.New(cancelOnLog(cancel)))
 		} else {
-			g.c = Policy{InitialDelay: 10 * time.Second, Jitter: -1}.Retrying(hc, slog.New(cancelOnLog(cancel)))
+			g.c = Retrying(reconnect.Policy{InitialDelay: 10 * time.Second, Jitter: -1}, hc, slog.New(cancelOnLog(cancel)))
 		}
 		_, _, err := g.post(ctx, withSecrets(refusedAt), "{}")
 		check(t, err)
@@ -692,8 +694,8 @@ func TestFirstContactDoesNotRetryRefused(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	p := Policy{InitialDelay: 50 * time.Millisecond, MaxAttempts: 5}
-	c := p.Retrying(nil, nil)
+	p := reconnect.Policy{InitialDelay: 50 * time.Millisecond, MaxAttempts: 5}
+	c := Retrying(p, nil, nil)
 	req, _ := retryablehttp.NewRequestWithContext(FirstContact(context.Background()), "POST", "http://"+addr+"/mcp", []byte("{}"))
 	start := time.Now()
 	_, err = c.Do(req)
@@ -720,7 +722,7 @@ func TestFirstContactWaitsOnlyWhenTold(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c := Policy{InitialDelay: 5 * time.Millisecond, MaxAttempts: 5}.Retrying(nil, nil)
+	c := Retrying(reconnect.Policy{InitialDelay: 5 * time.Millisecond, MaxAttempts: 5}, nil, nil)
 	req, _ := retryablehttp.NewRequestWithContext(FirstContact(context.Background()), "POST", srv.URL+"/silent", []byte("{}"))
 	resp, err := c.Do(req)
 	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || hits.Load() != 1 {
@@ -771,7 +773,7 @@ func TestRetryingBeforeResend(t *testing.T) {
 				mu.Unlock()
 				tt.steps[min(n, len(tt.steps))-1](w, r)
 			})
-			g := newRig(t, Policy{InitialDelay: ms, MaxDelay: 2 * ms, MaxAttempts: 5}, 0)
+			g := newRig(t, reconnect.Policy{InitialDelay: ms, MaxDelay: 2 * ms, MaxAttempts: 5}, 0)
 			var headers []http.Header // the header maps each call of f saw
 			calls := 0
 			ctx := BeforeResend(WithResendable(context.Background(), yes), func(req *http.Request) error {
@@ -796,8 +798,8 @@ func TestRetryingBeforeResend(t *testing.T) {
 			switch {
 			case tt.refuse > 0 && (!errors.Is(err, errGone) || resp != nil):
 				t.Errorf("Do = (%v, %v), want f's error and no response", resp, err)
-			case tt.refuse > 0 && (!errors.As(err, new(*ResendRefusedError)) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) != tt.unknown):
-				t.Errorf("Do = %v, want a *ResendRefusedError matching ErrOutcomeUnknown: %v", err, tt.unknown)
+			case tt.refuse > 0 && (!errors.As(err, new(*reconnect.ResendRefusedError)) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) != tt.unknown):
+				t.Errorf("Do = %v, want a *reconnect.ResendRefusedError matching ErrOutcomeUnknown: %v", err, tt.unknown)
 			case tt.refuse == 0 && (err != nil || resp.StatusCode != 200):
 				t.Errorf("Do = (%v, %v), want 200", resp, err)
 			}
@@ -823,7 +825,7 @@ func TestRetryingBeforeResend(t *testing.T) {
 
 // TestRetryAfterErrorRemembersA503: a 503 without Retry-After, sent again
 // (WithResendable), may have come after the server ran the request: the
-// RetryAfterError of a later 429 not waited out still says so, where it
+// reconnect.RetryAfterError of a later 429 not waited out still says so, where it
 // spoke of the last answer alone.
 func TestRetryAfterErrorRemembersA503(t *testing.T) {
 	steps := []step{answer(503), answer(429, "Retry-After", "3600")}
@@ -836,7 +838,7 @@ func TestRetryAfterErrorRemembersA503(t *testing.T) {
 		mu.Unlock()
 		steps[min(n, len(steps))-1](w, r)
 	})
-	g := newRig(t, Policy{InitialDelay: ms, MaxDelay: 2 * ms, MaxAttempts: 5}, 0)
+	g := newRig(t, reconnect.Policy{InitialDelay: ms, MaxDelay: 2 * ms, MaxAttempts: 5}, 0)
 	req, err := retryablehttp.NewRequestWithContext(WithResendable(context.Background(), yes), http.MethodPost, s.URL, []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
@@ -845,9 +847,9 @@ func TestRetryAfterErrorRemembersA503(t *testing.T) {
 	if resp != nil {
 		resp.Body.Close()
 	}
-	var ra *RetryAfterError
+	var ra *reconnect.RetryAfterError
 	if !errors.As(err, &ra) || ra.Status != 429 || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
-		t.Fatalf("Do = %v, want the 429's *RetryAfterError matching ErrOutcomeUnknown", err)
+		t.Fatalf("Do = %v, want the 429's *reconnect.RetryAfterError matching ErrOutcomeUnknown", err)
 	}
 }
 

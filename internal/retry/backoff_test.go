@@ -1,6 +1,8 @@
-package reconnect
+package retry
 
 import (
+	"github.com/anymcp/anymcp/reconnect"
+
 	"math"
 	"testing"
 	"time"
@@ -12,38 +14,38 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time { return c.t }
 
 // start begins a run of p on a fake clock.
-func start(p Policy) (*Backoff, *clock) {
+func start(p reconnect.Policy) (*Backoff, *clock) {
 	c := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	b := p.Start()
+	b := Start(p)
 	b.now = c.now
 	return b, c
 }
 
 func TestPolicyDefaults(t *testing.T) {
-	d := DefaultPolicy()
+	d := reconnect.DefaultPolicy()
 	tests := []struct {
 		name string
-		in   Policy
-		want Policy
+		in   reconnect.Policy
+		want reconnect.Policy
 	}{
-		{"zero value is the defaults", Policy{}, d},
-		{"set fields are kept", Policy{InitialDelay: time.Second, MaxDelay: time.Minute, Multiplier: 1.5, Jitter: 0.5, MaxAttempts: 3, Budget: time.Hour, MaxServerDelay: 5 * time.Second, MaxRetryAfter: 7 * time.Second},
-			Policy{InitialDelay: time.Second, MaxDelay: time.Minute, Multiplier: 1.5, Jitter: 0.5, MaxAttempts: 3, Budget: time.Hour, MaxServerDelay: 5 * time.Second, MaxRetryAfter: 7 * time.Second}},
-		{"negative attempts and budget mean no limit", Policy{MaxAttempts: -1, Budget: -1},
-			func() Policy { p := d; p.MaxAttempts, p.Budget = -1, -1; return p }()},
-		{"negative jitter means none", Policy{Jitter: -0.5}, func() Policy { p := d; p.Jitter = -1; return p }()},
-		{"jitter over 1 is 1", Policy{Jitter: 3}, func() Policy { p := d; p.Jitter = 1; return p }()},
-		{"multiplier below 1 is the default", Policy{Multiplier: 0.5}, d},
-		{"multiplier 1 is constant delay", Policy{Multiplier: 1}, func() Policy { p := d; p.Multiplier = 1; return p }()},
-		{"negative delays are the defaults", Policy{InitialDelay: -1, MaxDelay: -1, MaxServerDelay: -1, MaxRetryAfter: -1}, d},
+		{"zero value is the defaults", reconnect.Policy{}, d},
+		{"set fields are kept", reconnect.Policy{InitialDelay: time.Second, MaxDelay: time.Minute, Multiplier: 1.5, Jitter: 0.5, MaxAttempts: 3, Budget: time.Hour, MaxServerDelay: 5 * time.Second, MaxRetryAfter: 7 * time.Second},
+			reconnect.Policy{InitialDelay: time.Second, MaxDelay: time.Minute, Multiplier: 1.5, Jitter: 0.5, MaxAttempts: 3, Budget: time.Hour, MaxServerDelay: 5 * time.Second, MaxRetryAfter: 7 * time.Second}},
+		{"negative attempts and budget mean no limit", reconnect.Policy{MaxAttempts: -1, Budget: -1},
+			func() reconnect.Policy { p := d; p.MaxAttempts, p.Budget = -1, -1; return p }()},
+		{"negative jitter means none", reconnect.Policy{Jitter: -0.5}, func() reconnect.Policy { p := d; p.Jitter = -1; return p }()},
+		{"jitter over 1 is 1", reconnect.Policy{Jitter: 3}, func() reconnect.Policy { p := d; p.Jitter = 1; return p }()},
+		{"multiplier below 1 is the default", reconnect.Policy{Multiplier: 0.5}, d},
+		{"multiplier 1 is constant delay", reconnect.Policy{Multiplier: 1}, func() reconnect.Policy { p := d; p.Multiplier = 1; return p }()},
+		{"negative delays are the defaults", reconnect.Policy{InitialDelay: -1, MaxDelay: -1, MaxServerDelay: -1, MaxRetryAfter: -1}, d},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.in.Start().Policy()
+			got := Start(tt.in).Policy()
 			if got != tt.want {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
-			if again := got.Start().Policy(); again != got {
+			if again := Start(got).Policy(); again != got {
 				t.Errorf("filled twice: %+v\nonce: %+v", again, got)
 			}
 		})
@@ -51,7 +53,7 @@ func TestPolicyDefaults(t *testing.T) {
 }
 
 func TestBackoffUnlimited(t *testing.T) {
-	b, c := start(Policy{InitialDelay: time.Millisecond, MaxDelay: time.Millisecond, MaxAttempts: -1, Budget: -1})
+	b, c := start(reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: time.Millisecond, MaxAttempts: -1, Budget: -1})
 	for i := range 10_000 {
 		wait, ok := b.Next()
 		if !ok {
@@ -66,7 +68,7 @@ func TestBackoffUnlimited(t *testing.T) {
 
 func TestBackoffJitterBounds(t *testing.T) {
 	for _, jitter := range []float64{0.1, 0.2, 0.5, 1} {
-		p := Policy{InitialDelay: 100 * time.Millisecond, Multiplier: 2, Jitter: jitter, MaxDelay: time.Hour, MaxAttempts: -1, Budget: -1}
+		p := reconnect.Policy{InitialDelay: 100 * time.Millisecond, Multiplier: 2, Jitter: jitter, MaxDelay: time.Hour, MaxAttempts: -1, Budget: -1}
 		spread := false
 		for range 200 {
 			b, _ := start(p)
@@ -96,17 +98,17 @@ func TestBackoffJitterBounds(t *testing.T) {
 func TestBackoffGrowthCapped(t *testing.T) {
 	tests := []struct {
 		name   string
-		p      Policy
+		p      reconnect.Policy
 		waits  []time.Duration
 		jitter bool
 	}{
-		{"×3 to the cap", Policy{InitialDelay: 10 * time.Millisecond, Multiplier: 3, MaxDelay: 100 * time.Millisecond, Jitter: -1},
+		{"×3 to the cap", reconnect.Policy{InitialDelay: 10 * time.Millisecond, Multiplier: 3, MaxDelay: 100 * time.Millisecond, Jitter: -1},
 			[]time.Duration{10, 30, 90, 100, 100, 100}, false},
-		{"×2 from the cap", Policy{InitialDelay: time.Second, Multiplier: 2, MaxDelay: 500 * time.Millisecond, Jitter: -1},
+		{"×2 from the cap", reconnect.Policy{InitialDelay: time.Second, Multiplier: 2, MaxDelay: 500 * time.Millisecond, Jitter: -1},
 			[]time.Duration{500, 500, 500}, false},
-		{"constant", Policy{InitialDelay: 7 * time.Millisecond, Multiplier: 1, MaxDelay: time.Second, Jitter: -1},
+		{"constant", reconnect.Policy{InitialDelay: 7 * time.Millisecond, Multiplier: 1, MaxDelay: time.Second, Jitter: -1},
 			[]time.Duration{7, 7, 7, 7}, false},
-		{"jittered never above the cap", Policy{InitialDelay: 10 * time.Millisecond, Multiplier: 2, MaxDelay: 50 * time.Millisecond, Jitter: 0.5},
+		{"jittered never above the cap", reconnect.Policy{InitialDelay: 10 * time.Millisecond, Multiplier: 2, MaxDelay: 50 * time.Millisecond, Jitter: 0.5},
 			[]time.Duration{15, 30, 50, 50, 50, 50, 50, 50}, true},
 	}
 	for _, tt := range tests {
@@ -135,7 +137,7 @@ func TestBackoffGrowthCapped(t *testing.T) {
 // past the largest Duration made a Duration is not a wait (on amd64 the
 // most negative one, which Sleep takes for none: a retry at once).
 func TestBackoffHugeDelays(t *testing.T) {
-	for _, p := range []Policy{
+	for _, p := range []reconnect.Policy{
 		{InitialDelay: 1 << 62, MaxDelay: math.MaxInt64, Jitter: 0.2},
 		{InitialDelay: math.MaxInt64, MaxDelay: math.MaxInt64, Jitter: 1},
 		{InitialDelay: time.Hour, MaxDelay: math.MaxInt64, Multiplier: 1e9, Jitter: 0.5},
@@ -153,7 +155,7 @@ func TestBackoffHugeDelays(t *testing.T) {
 
 func TestBackoffMaxAttempts(t *testing.T) {
 	for _, max := range []int{1, 3, 10} {
-		b, _ := start(Policy{InitialDelay: time.Millisecond, MaxAttempts: max, Budget: -1})
+		b, _ := start(reconnect.Policy{InitialDelay: time.Millisecond, MaxAttempts: max, Budget: -1})
 		for i := range max {
 			if _, ok := b.Next(); !ok {
 				t.Fatalf("MaxAttempts %d: gave up at failure %d", max, i+1)
@@ -171,7 +173,7 @@ func TestBackoffMaxAttempts(t *testing.T) {
 func TestBackoffBudget(t *testing.T) {
 	// 100ms waits, 1s budget: the 10th wait ends exactly at the budget,
 	// the 11th would end past it.
-	b, c := start(Policy{InitialDelay: 100 * time.Millisecond, Multiplier: 1, Jitter: -1, MaxAttempts: -1, Budget: time.Second})
+	b, c := start(reconnect.Policy{InitialDelay: 100 * time.Millisecond, Multiplier: 1, Jitter: -1, MaxAttempts: -1, Budget: time.Second})
 	for i := range 10 {
 		wait, ok := b.Next()
 		if !ok {
@@ -184,14 +186,14 @@ func TestBackoffBudget(t *testing.T) {
 	}
 
 	// A wait that alone ends past the budget ends the run at once.
-	b, _ = start(Policy{InitialDelay: 2 * time.Second, Jitter: -1, MaxAttempts: -1, Budget: time.Second})
+	b, _ = start(reconnect.Policy{InitialDelay: 2 * time.Second, Jitter: -1, MaxAttempts: -1, Budget: time.Second})
 	if _, ok := b.Next(); ok {
 		t.Error("first wait over the budget was allowed")
 	}
 }
 
 func TestBackoffProgress(t *testing.T) {
-	p := Policy{InitialDelay: 10 * time.Millisecond, Multiplier: 2, MaxDelay: time.Second, Jitter: -1, MaxAttempts: 3, Budget: 100 * time.Millisecond}
+	p := reconnect.Policy{InitialDelay: 10 * time.Millisecond, Multiplier: 2, MaxDelay: time.Second, Jitter: -1, MaxAttempts: 3, Budget: 100 * time.Millisecond}
 	b, c := start(p)
 	for _, want := range []time.Duration{10, 20, 40} {
 		wait, ok := b.Next()
@@ -232,7 +234,7 @@ func TestBackoffServerRetry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, _ := start(Policy{InitialDelay: 10 * ms, Multiplier: 2, MaxDelay: time.Second, Jitter: -1, MaxServerDelay: 5 * time.Second})
+			b, _ := start(reconnect.Policy{InitialDelay: 10 * ms, Multiplier: 2, MaxDelay: time.Second, Jitter: -1, MaxServerDelay: 5 * time.Second})
 			if wait, _ := b.Next(); wait != 10*ms {
 				t.Fatalf("first wait %v, want 10ms", wait)
 			}
@@ -247,7 +249,7 @@ func TestBackoffServerRetry(t *testing.T) {
 	}
 
 	t.Run("survives Progress", func(t *testing.T) {
-		b, _ := start(Policy{InitialDelay: 10 * ms, Jitter: -1})
+		b, _ := start(reconnect.Policy{InitialDelay: 10 * ms, Jitter: -1})
 		b.ServerRetry(500 * ms) // e.g. the priming event: id and retry: together
 		b.Progress()
 		if wait, _ := b.Next(); wait != 500*ms {
@@ -255,7 +257,7 @@ func TestBackoffServerRetry(t *testing.T) {
 		}
 	})
 	t.Run("the last one wins", func(t *testing.T) {
-		b, _ := start(Policy{InitialDelay: 10 * ms, Jitter: -1})
+		b, _ := start(reconnect.Policy{InitialDelay: 10 * ms, Jitter: -1})
 		b.ServerRetry(500 * ms)
 		b.ServerRetry(300 * ms)
 		if wait, _ := b.Next(); wait != 300*ms {
@@ -263,7 +265,7 @@ func TestBackoffServerRetry(t *testing.T) {
 		}
 	})
 	t.Run("counts as an attempt", func(t *testing.T) {
-		b, _ := start(Policy{InitialDelay: 10 * ms, MaxAttempts: 1})
+		b, _ := start(reconnect.Policy{InitialDelay: 10 * ms, MaxAttempts: 1})
 		b.ServerRetry(ms)
 		if _, ok := b.Next(); !ok {
 			t.Fatal("first failure refused")
@@ -280,7 +282,7 @@ func TestBackoffServerRetry(t *testing.T) {
 // InitialDelay; a server's retry: takes precedence.
 func TestBackoffImmediate(t *testing.T) {
 	const ms = time.Millisecond
-	p := Policy{InitialDelay: 10 * ms, Multiplier: 2, MaxDelay: time.Second, Jitter: -1, MaxAttempts: 3}
+	p := reconnect.Policy{InitialDelay: 10 * ms, Multiplier: 2, MaxDelay: time.Second, Jitter: -1, MaxAttempts: 3}
 	tests := []struct {
 		name    string
 		prepare func(b *Backoff)

@@ -1,11 +1,12 @@
-package reconnect
+package retry
 
 import (
+	"github.com/anymcp/anymcp/reconnect"
+
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 )
@@ -104,34 +105,17 @@ func TestSleepDoneContext(t *testing.T) {
 	}
 	throttled := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{}}
 	for i := range 1000 {
-		b := Policy{MaxAttempts: -1, Budget: -1}.Start()
+		b := Start(reconnect.Policy{MaxAttempts: -1, Budget: -1})
 		b.ServerRetry(0)
 		if err := Throttled(ctx, b, throttled, errors.New("429")); !errors.Is(err, context.Canceled) {
-			t.Fatalf("try %d: Throttled on a done context = %v, want a *RetryAfterError matching context.Canceled", i, err)
+			t.Fatalf("try %d: Throttled on a done context = %v, want a *reconnect.RetryAfterError matching context.Canceled", i, err)
 		}
-	}
-}
-
-func TestRetryAfterError(t *testing.T) {
-	httpErr := errors.New("POST http://x → 429")
-	e := &RetryAfterError{Status: 429, Wait: time.Hour, Cap: time.Minute, Reason: reasonOverCap, Err: httpErr}
-	for _, part := range []string{"429", "1h0m0s", "over the cap", "cap 1m0s", httpErr.Error()} {
-		if !strings.Contains(e.Error(), part) {
-			t.Errorf("Error() = %q, lacks %q", e.Error(), part)
-		}
-	}
-	if !errors.Is(e, httpErr) || errors.Is(e, context.Canceled) {
-		t.Error("wraps the HTTP error and nothing else")
-	}
-	e.ctxErr = context.Canceled
-	if !errors.Is(e, httpErr) || !errors.Is(e, context.Canceled) {
-		t.Error("does not wrap both the HTTP error and the context's")
 	}
 }
 
 func TestThrottled(t *testing.T) {
 	const ms = time.Millisecond
-	fast := Policy{InitialDelay: 5 * ms, MaxDelay: 20 * ms, Jitter: -1, MaxAttempts: 3, MaxRetryAfter: time.Second}
+	fast := reconnect.Policy{InitialDelay: 5 * ms, MaxDelay: 20 * ms, Jitter: -1, MaxAttempts: 3, MaxRetryAfter: time.Second}
 	answer := func(status int, retryAfter string) *http.Response {
 		h := http.Header{}
 		if retryAfter != "" {
@@ -170,7 +154,7 @@ func TestThrottled(t *testing.T) {
 			if tt.cancel {
 				time.AfterFunc(20*ms, cancel)
 			}
-			b := fast.Start()
+			b := Start(fast)
 			for range tt.before {
 				b.Next()
 			}
@@ -186,13 +170,17 @@ func TestThrottled(t *testing.T) {
 				}
 				return
 			}
-			var rae *RetryAfterError
+			var rae *reconnect.RetryAfterError
 			if !errors.As(err, &rae) {
-				t.Fatalf("Throttled = %v, want a *RetryAfterError", err)
+				t.Fatalf("Throttled = %v, want a *reconnect.RetryAfterError", err)
 			}
-			want := RetryAfterError{Status: tt.resp.StatusCode, Wait: tt.wantWait, Cap: time.Second, Reason: tt.reason, Err: httpErr, ctxErr: tt.ctxErr}
-			if *rae != want {
-				t.Errorf("got  %+v\nwant %+v", *rae, want)
+			got := reconnect.RetryAfterError{Status: rae.Status, Wait: rae.Wait, Cap: rae.Cap, Reason: rae.Reason, Err: rae.Err}
+			want := reconnect.RetryAfterError{Status: tt.resp.StatusCode, Wait: tt.wantWait, Cap: time.Second, Reason: tt.reason, Err: httpErr}
+			if got != want {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+			if (tt.ctxErr != nil) != errors.Is(err, context.Canceled) {
+				t.Errorf("errors.Is(err, context.Canceled) = %v, want %v", !(tt.ctxErr != nil), tt.ctxErr != nil)
 			}
 		})
 	}

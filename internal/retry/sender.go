@@ -1,4 +1,4 @@
-package reconnect
+package retry
 
 import (
 	"errors"
@@ -10,10 +10,11 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // Sender sends requests that may be sent again only when the server
-// provably did not run them (see Policy.Retrying), at the cost of plain
+// provably did not run them (see Retrying), at the cost of plain
 // net/http when nothing goes wrong: the first attempt is one Do of the
 // guarded base client, with no copy of the request and no hooks. Only when
 // its answer is one the retrying client sends again after (a 429, a 503
@@ -23,18 +24,18 @@ import (
 // errors are the same as if it had sent the request itself.
 type Sender struct {
 	base *http.Client // guarded
-	p    Policy
+	p    reconnect.Policy
 	log  *slog.Logger
 }
 
-// Sender returns a Sender over base (nil means http.DefaultClient), with
+// NewSender returns a Sender over base (nil means http.DefaultClient), with
 // the library's redirect policy, retrying as p says and logging its
 // retries on logger.
-func (p Policy) Sender(base *http.Client, logger *slog.Logger) *Sender {
+func NewSender(p reconnect.Policy, base *http.Client, logger *slog.Logger) *Sender {
 	return &Sender{base: origin.Guard(base), p: p, log: logger}
 }
 
-// Do sends req. It returns what Policy.Retrying's Do would; its errors
+// Do sends req. It returns what Retrying's Do would; its errors
 // name req's URL as origin.RedactError writes it, whichever attempt
 // failed. Only a request whose body can be read again (GetBody set, as
 // http.NewRequest does for a bytes.Reader) is ever sent again: for one
@@ -89,7 +90,7 @@ func (s *Sender) do(req *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	hc.Transport = &primed{resp: resp, err: err, base: base}
-	return s.p.Retrying(&hc, s.log).Do(rreq)
+	return Retrying(s.p, &hc, s.log).Do(rreq)
 }
 
 // primed is a RoundTripper whose first round trip is an answer already

@@ -1,4 +1,4 @@
-package reconnect_test
+package retry_test
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/reconnect"
 )
 
 // A server that answers 429 with Retry-After: 0 gets the same request
 // again; one that answers 500 would not.
-func ExamplePolicy_Retrying() {
+func ExampleRetrying() {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hits.Add(1) == 1 {
@@ -30,7 +31,7 @@ func ExamplePolicy_Retrying() {
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 
-	client := reconnect.Policy{MaxAttempts: 3}.Retrying(&http.Client{Transport: tr}, nil)
+	client := retry.Retrying(reconnect.Policy{MaxAttempts: 3}, &http.Client{Transport: tr}, nil)
 	req, err := retryablehttp.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL,
 		[]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	if err != nil {
@@ -50,7 +51,7 @@ func ExamplePolicy_Retrying() {
 func ExampleParseRetryAfter() {
 	now := time.Date(1994, time.November, 6, 8, 49, 0, 0, time.UTC)
 	for _, v := range []string{"120", "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "yesterday"} {
-		d, ok := reconnect.ParseRetryAfter(v, now)
+		d, ok := retry.ParseRetryAfter(v, now)
 		fmt.Println(d, ok)
 	}
 	// Output:

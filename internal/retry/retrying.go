@@ -1,4 +1,4 @@
-package reconnect
+package retry
 
 import (
 	"context"
@@ -8,29 +8,30 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/retryerr"
 	"github.com/anymcp/anymcp/internal/wire"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
-// Retrying returns a go-retryablehttp client over base (nil means
+// Retrying returns a go-retryablehttp client, retrying as p says, over base (nil means
 // http.DefaultClient) that sends a request again only when the server
 // provably did not run it: after a 429 or a 503 with Retry-After (the wait
 // honoured within the policy's caps), a connection refused before anything
 // was sent, or a 503 without Retry-After to a request marked
 // WithResendable. Anything else comes back as is, so a tools/call is never
-// run twice by a retry. A wait not taken is a *RetryAfterError. The client
+// run twice by a retry. A wait not taken is a *reconnect.RetryAfterError. The client
 // has the library's redirect policy and logs each retry on logger (nil
 // means none); build requests with retryablehttp.NewRequestWithContext and
 // a []byte body, and replace none of its hooks. The rules in full:
 // docs/transports.md.
-func (p Policy) Retrying(base *http.Client, logger *slog.Logger) *retryablehttp.Client {
-	p = p.withDefaults()
+func Retrying(p reconnect.Policy, base *http.Client, logger *slog.Logger) *retryablehttp.Client {
+	p = Fill(p)
 	base = origin.Guard(base)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -54,24 +55,10 @@ func (p Policy) Retrying(base *http.Client, logger *slog.Logger) *retryablehttp.
 	}
 }
 
-// resendKey is the context key of a BeforeResend function.
-type resendKey struct{}
-
-// BeforeResend returns a context for a request sent through a Retrying
-// client: each time the request is about to be sent again (after a 429,
-// a 503 or a refused connection, once the wait is over), f is called with
-// it, and may change its headers (they are the attempt's own) — for
-// example to carry what is current now rather than what was when the
-// request was built. An error from f ends Do with that error: the request
-// is not sent again. f is not called before the first attempt.
-func BeforeResend(ctx context.Context, f func(*http.Request) error) context.Context {
-	return context.WithValue(ctx, resendKey{}, f)
-}
-
 // beforeResend is the PrepareRetry: it runs the request's BeforeResend
 // function on headers of the attempt's own (go-retryablehttp makes a
 // shallow copy of the request, whose header map the attempt before
-// shares). A refusal comes back as a *ResendRefusedError that tells
+// shares). A refusal comes back as a *reconnect.ResendRefusedError that tells
 // whether an earlier answer left open that the server ran the request.
 func beforeResend(req *http.Request) error {
 	f, _ := req.Context().Value(resendKey{}).(func(*http.Request) error)
@@ -81,14 +68,14 @@ func beforeResend(req *http.Request) error {
 	req.Header = req.Header.Clone()
 	if err := f(req); err != nil {
 		st, _ := req.Context().Value(runKey{}).(*run)
-		return &ResendRefusedError{Err: err, mayHaveRun: st == nil || st.mayHaveRun}
+		return retryerr.NewResendRefused(err, st == nil || st.mayHaveRun)
 	}
 	return nil
 }
 
 // retrier holds what every Do of one Retrying client shares.
 type retrier struct {
-	p   Policy
+	p   reconnect.Policy
 	log *slog.Logger
 }
 
@@ -139,17 +126,17 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 	b := st.backoff(r.p)
 	wait, rerr := b.throttle(ctx, resp)
 	if rerr != nil {
-		rerr.Err, rerr.mayHaveRun = herr, st.mayHaveRun
-		return false, rerr
+		rerr.Err, rerr.MayHaveRun = herr, st.mayHaveRun
+		return false, retryerr.NewRetryAfter(*rerr)
 	}
 	reason := "server busy, backing off"
 	if resp.Header.Get("Retry-After") != "" {
 		reason = "server asked to retry after"
 	}
 	r.logRetry(ctx, st, reason, resp.StatusCode, wait, b.Attempts())
-	if err := b.await(ctx, resp.StatusCode, wait, herr); err != nil {
-		err.mayHaveRun = st.mayHaveRun
-		return false, err
+	if rerr := b.await(ctx, resp.StatusCode, wait, herr); rerr != nil {
+		rerr.MayHaveRun = st.mayHaveRun
+		return false, retryerr.NewRetryAfter(*rerr)
 	}
 	return true, nil
 }
@@ -185,29 +172,6 @@ func mayResend(ctx context.Context, resp *http.Response) bool {
 	return r.yes
 }
 
-// resendableKey is the context key of a *resendable.
-type resendableKey struct{}
-
-// resendable is WithResendable's function and, once asked, its answer.
-type resendable struct {
-	ok   func() bool
-	once sync.Once
-	yes  bool
-}
-
-// WithResendable marks ctx as that of a request the caller would send
-// again itself should its outcome be unknown: safe to repeat. A Retrying
-// client (or a Sender) calls ok only when the request meets a 503 without
-// Retry-After — which may come from a gateway after the server ran it —
-// and sends the request again after it only when ok returns true; any
-// other request is given back with that answer. ok is called at most once
-// per context. A 429, and a 503 with
-// Retry-After, say the server did not run the request: they are waited out
-// and the request sent again, marked or not.
-func WithResendable(ctx context.Context, ok func() bool) context.Context {
-	return context.WithValue(ctx, resendableKey{}, &resendable{ok: ok})
-}
-
 // retryRefused waits the backoff after a refused connection, or returns
 // false (the dial error then goes to the caller as is) when the policy
 // gives up or the wait would end past the deadline.
@@ -227,9 +191,9 @@ func (r *retrier) retryRefused(ctx context.Context, st *run, dialErr error) (boo
 	return true, nil
 }
 
-func (st *run) backoff(p Policy) *Backoff {
+func (st *run) backoff(p reconnect.Policy) *Backoff {
 	if st.b == nil {
-		st.b = p.Start()
+		st.b = Start(p)
 	}
 	return st.b
 }
@@ -255,7 +219,7 @@ func giveUp(resp *http.Response, err error, attempts int) (*http.Response, error
 		resp.Body.Close()
 	}
 	if err == nil { // RetryMax reached while check still asked to retry
-		err = fmt.Errorf("reconnect: gave up after %d attempts", attempts)
+		err = fmt.Errorf("gave up resending after %d attempts", attempts)
 	}
 	return nil, origin.RedactError(err)
 }
@@ -265,16 +229,4 @@ func giveUp(resp *http.Response, err error, attempts int) (*http.Response, error
 func refused(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial" && errors.Is(op.Err, syscall.ECONNREFUSED)
-}
-
-// firstContactKey marks the context of a first connection attempt.
-type firstContactKey struct{}
-
-// FirstContact marks ctx as that of a first attempt to reach a server (a
-// negotiation): a refused connection there means nothing is listening, and
-// a 429 or 503 without Retry-After a server that is not up; both are
-// reported at once instead of being retried. A Retry-After is still
-// honoured, within the cap.
-func FirstContact(ctx context.Context) context.Context {
-	return context.WithValue(ctx, firstContactKey{}, true)
 }
