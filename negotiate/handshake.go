@@ -10,22 +10,15 @@ import (
 )
 
 // Handshake finds the era of the server at the other end of t, a transport
-// without HTTP statuses (stdio, or a host's own), as the stdio binding's
-// backward-compatibility rule says: it sends the modern probe
-// (server/discover) and waits for it at most cfg.ProbeTimeout; a
-// DiscoverResult or a recognised modern error means a modern server (a
-// -32022 listing another modern revision we speak is tried again with
-// it); any other error, or silence, means a legacy one, and initialize
-// follows. A server slow to start (npx or uvx fetching it) may answer the
-// probe only after that: its late answer, if modern, still decides (when
-// the server takes initialize, the answer is waited for once more at most
-// cfg.ProbeTimeout), and a server that refuses initialize after a probe it
-// left unanswered is probed once more. A server that refused the probe
-// and then refuses initialize (the probe may have started its session) is
+// without HTTP statuses (stdio, or a host's own), by the stdio binding's
+// backward-compatibility rule: the modern probe (server/discover) first,
+// waited for at most cfg.ProbeTimeout; a result or a recognised modern
+// error means modern, anything else (silence included) means initialize.
+// A late modern answer still decides. A server that refused the probe and
+// then refuses initialize (the probe may have started its session) is
 // started again with cfg.Restart, when set, and sent initialize alone.
-// name is the transport's name for the report; cfg.CacheKey, when
-// set, caches the era so that the next start of the same server skips the
-// probe (and, should the cached era stop working, runs it after all).
+// cfg.CacheKey, when set, caches the era so the next start skips the probe.
+// docs/negotiation.md has the whole rule.
 //
 // On success the caller owns the returned Result's Transport (t, wrapped so
 // that messages received during the handshake come first). On failure t
