@@ -267,7 +267,7 @@ func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) 
 func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
 	a := Attempt{Era: string(mcp.EraLegacy), Transport: h.name, Request: RequestInitialize, URL: h.report.URL}
-	resp, err := h.exchange(ctx, h.t, h.p, h.request(h.hello.Initialize))
+	resp, note, err := h.sendInitialize(ctx, h.t, h.p)
 	a.Duration, a.Answer = time.Since(start), answerOf(resp, err)
 	switch {
 	case err != nil:
@@ -281,7 +281,7 @@ func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 		h.record(a, resp.Error, "")
 		return nil, modernFirst
 	}
-	a.Decision = "initialize answered"
+	a.Decision = note + "initialize answered"
 	h.record(a, nil, "")
 	return &Result{Era: mcp.EraLegacy, Response: resp}, succeeded
 }

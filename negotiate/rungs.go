@@ -148,10 +148,10 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 		l.record(a, err, "")
 		return nil, stopped
 	}
-	res, err := l.initialize(ctx, t, StreamableHTTP)
+	res, note, err := l.initialize(ctx, t, StreamableHTTP)
 	a.Duration, a.Status = time.Since(start), rec.firstStatus()
 	if err == nil {
-		a.Decision = "initialize answered: using Streamable HTTP"
+		a.Decision = note + "initialize answered: using Streamable HTTP"
 		l.record(a, nil, "")
 		return res, succeeded
 	}
@@ -269,10 +269,10 @@ func (l *ladder) trySSE(ctx context.Context, cached bool) (*Result, outcome) {
 		return nil, stopped
 	}
 	endpoint := shownURL(t.Endpoint())
-	res, err := l.initialize(ctx, t, SSE)
+	res, note, err := l.initialize(ctx, t, SSE)
 	a.Duration, a.Status = time.Since(start), rec.firstStatus()
 	if err == nil {
-		a.Decision = "endpoint " + endpoint + "; initialize answered: using HTTP+SSE"
+		a.Decision = "endpoint " + endpoint + "; " + note + "initialize answered: using HTTP+SSE"
 		l.record(a, nil, "")
 		return res, succeeded
 	}
@@ -284,18 +284,18 @@ func (l *ladder) trySSE(ctx context.Context, cached bool) (*Result, outcome) {
 // initialize sends the initialize request over t and waits for its answer;
 // on failure t is closed. A refusal in a 2xx body that only a modern server
 // gives is a *NewerServerError.
-func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name string) (*Result, error) {
+func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name string) (*Result, string, error) {
 	p := newPump(t, l.cfg.Logger)
-	resp, err := l.exchange(retry.FirstContact(ctx), t, p, l.request(l.hello.Initialize))
+	resp, note, err := l.sendInitialize(retry.FirstContact(ctx), t, p)
 	if err == nil && modernRefusal(resp.Error) {
 		supported, _ := supportedList(resp.Error)
 		err = &NewerServerError{URL: l.shown, RPCError: resp.Error, Supported: supported}
 	}
 	if err != nil {
 		p.abandon()
-		return nil, err
+		return nil, note, err
 	}
-	return &Result{Transport: p.handOff(), Name: name, Era: mcp.EraLegacy, Response: resp, DroppedNotifications: p.dropped()}, nil
+	return &Result{Transport: p.handOff(), Name: name, Era: mcp.EraLegacy, Response: resp, DroppedNotifications: p.dropped()}, note, nil
 }
 
 // shownURL is raw for reports, errors and logs, which are meant to be
