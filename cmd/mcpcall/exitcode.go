@@ -109,9 +109,13 @@ func classify(err error, interrupted bool) failure {
 	var rpcErr *jsonrpc.Error
 	var connErr *connectError
 	var netErr net.Error
-	if errors.As(err, &httpErr) {
+	var refused *auth.RefusedError
+	switch {
+	case errors.As(err, &httpErr):
 		f.status = httpErr.StatusCode
 		f.url = httpErr.URL
+	case errors.As(err, &refused): // the server's 401, which the authorizer could not answer
+		f.status = refused.Status
 	}
 	if errors.As(err, &rpcErr) {
 		f.rpcCode = rpcErr.Code
@@ -148,6 +152,13 @@ func classify(err error, interrupted bool) failure {
 	default:
 		f.code, f.kind = exitConnect, kindConnect
 	}
+	var login *auth.InteractionRequiredError
+	if errors.As(err, &login) {
+		// The library's text says that this program cannot ask a
+		// person; mcpcall says what its user can do (the hint names
+		// the login to run).
+		f.message = loginNeeded(login, f.status)
+	}
 	return f
 }
 
@@ -157,6 +168,23 @@ func isAuthError(err error) bool {
 	return errors.As(err, new(*auth.InteractionRequiredError)) || errors.As(err, new(*auth.MetadataError)) ||
 		errors.As(err, new(*auth.GrantError)) || errors.As(err, new(*auth.IssuerMismatchError)) ||
 		errors.As(err, new(*auth.StateMismatchError))
+}
+
+// loginNeeded is the message of a run that needs the user to log in: it
+// never starts a login (only mcpcall auth login does).
+func loginNeeded(e *auth.InteractionRequiredError, status int) string {
+	s := e.Server + " needs you to log in"
+	var why []string
+	if status != 0 {
+		why = append(why, fmt.Sprintf("it answered %d", status))
+	}
+	if e.Issuer != "" {
+		why = append(why, "authorization server "+e.Issuer)
+	}
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, "; ") + ")"
+	}
+	return s + ", and only mcpcall auth login starts a login"
 }
 
 // withoutStderrTail is msg, the text of err, without the stderr tail of
