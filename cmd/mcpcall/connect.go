@@ -142,7 +142,12 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		s.flushStderr()
 		s.trace.Close()
 		var negErr *negotiate.Error
-		if errors.As(err, &negErr) && negErr.Report != nil {
+		var hsErr *client.HandshakeError
+		switch {
+		case errors.As(err, &hsErr): // a transport was chosen, and the handshake on it failed
+			c.showReport(hsErr.Report)
+			c.lastTr = hsErr.Transport
+		case errors.As(err, &negErr) && negErr.Report != nil:
 			c.showReport(negErr.Report)
 			if n := len(negErr.Report.Attempts); n > 0 {
 				c.lastTr = negErr.Report.Attempts[n-1].Transport // the one that failed last

@@ -228,14 +228,14 @@ type errorBody struct {
 	Status    *int    `json:"status"`
 	Code      *int64  `json:"code"`
 	URL       *string `json:"url"`
-	Transport *string `json:"transport"`
-	Login     string  `json:"login,omitempty"` // the mcpcall auth login line to run
+	Transport string  `json:"transport,omitempty"` // the transport in use, or tried last; left out when none was
+	Login     string  `json:"login,omitempty"`     // the mcpcall auth login line to run
 }
 
 // report writes f to w: one JSON line in --json mode, else a sentence.
 func (f failure) report(w io.Writer, asJSON bool) {
 	if asJSON {
-		b := errorBody{Kind: f.kind, Message: f.message, Login: f.login}
+		b := errorBody{Kind: f.kind, Message: f.message, Login: f.login, Transport: f.transport}
 		if f.status != 0 {
 			b.Status = &f.status
 		}
@@ -245,9 +245,6 @@ func (f failure) report(w io.Writer, asJSON bool) {
 		if f.url != "" {
 			u := origin.RedactString(f.url)
 			b.URL = &u
-		}
-		if f.transport != "" {
-			b.Transport = &f.transport
 		}
 		line, err := json.Marshal(errorLine{b})
 		if err != nil { // cannot happen: only strings and numbers

@@ -108,6 +108,11 @@ func TestExitCodeJSONErrors(t *testing.T) {
 	defer srv.Close()
 	unauthorized := testservers.StartStatus(testservers.StatusOptions{PostStatus: http.StatusUnauthorized})
 	defer unauthorized.Close()
+	// initialize refused with a JSON-RPC error: the ladder chose
+	// Streamable HTTP, and the handshake on it failed
+	refusesInit := statusServer(t, testservers.StatusOptions{PostStatus: http.StatusOK, PostContentType: "application/json",
+		PostBody: `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"database down"}}`})
+	_, protected := protectedServer(t, testservers.AuthServerOptions{})
 	cases := []struct {
 		args      []string
 		code      int
@@ -118,6 +123,8 @@ func TestExitCodeJSONErrors(t *testing.T) {
 		url       string
 	}{
 		{[]string{"ping", unauthorized.URL}, exitAuth, kindAuth, 401, 0, "streamable-http", unauthorized.URL},
+		{[]string{"ping", "--era", "legacy", refusesInit}, exitConnect, kindConnect, 0, -32603, "streamable-http", refusesInit},
+		{[]string{"ping", protected.URL}, exitAuth, kindAuth, 401, 0, "streamable-http", protected.URL},
 		{[]string{"call", "bogus/method", srv.URL}, exitRPC, kindRPC, 0, -32601, "streamable-http", srv.URL},
 		{[]string{"tools", "call", "ech", srv.URL}, exitRPC, kindRPC, 0, -32602, "streamable-http", srv.URL},
 		{[]string{"tools", "list"}, exitUsage, kindUsage, 0, 0, "", ""},
@@ -141,10 +148,15 @@ func TestExitCodeJSONErrors(t *testing.T) {
 			continue
 		}
 		e := line.Error
-		for _, k := range []string{"kind", "message", "status", "code", "url", "transport"} {
+		for _, k := range []string{"kind", "message", "status", "code", "url"} {
 			if _, ok := e[k]; !ok {
 				t.Errorf("%v: error has no %q: %v", tc.args, k, e)
 			}
+		}
+		// the transport is named when one was in use or tried, and
+		// left out (never null) when none was
+		if tr, ok := e["transport"]; ok != (tc.transport != "") || ok && tr == nil {
+			t.Errorf("%v: transport %v (present %v), want %q", tc.args, tr, ok, tc.transport)
 		}
 		if e["kind"] != tc.kind || e["message"] == "" {
 			t.Errorf("%v: kind %v, want %s (message %q)", tc.args, e["kind"], tc.kind, e["message"])
