@@ -56,8 +56,9 @@ func (c *cli) toolsCallCommand() *cobra.Command {
 		Use:   "call NAME [key=value | key:=json]... TARGET",
 		Short: "Call a tool; exit status 1 when the tool answers isError",
 		Long: `Call the tool NAME with arguments and print its result: text as text, images,
-audio and blobs summarised, structuredContent pretty-printed; with --json the
-whole result plus "meta". A tool that runs and fails (isError: true) exits 1;
+audio and blobs summarised, structuredContent pretty-printed unless a text
+block already is its JSON (or its one member's value); with --json the whole
+result plus "meta". A tool that runs and fails (isError: true) exits 1;
 an unknown tool or arguments the inputSchema refuses exit 5 before anything is
 called, with the closest tool names suggested (never called in its place).
 
@@ -138,7 +139,9 @@ func (c *cli) printToolResult(s *session, name string, raw json.RawMessage) erro
 		err = s.writeResult(raw)
 	} else {
 		printContent(c.stdout, res.Content)
-		printStructured(c.stdout, res.StructuredContent)
+		if !carriedByText(res.Content, res.StructuredContent) { // said once (structured.go)
+			printStructured(c.stdout, res.StructuredContent)
+		}
 	}
 	if err != nil {
 		return err
