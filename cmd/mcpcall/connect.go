@@ -68,7 +68,7 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		client.WithLogger(c.log),
 		client.WithRequestTimeout(c.f.timeout),
 		client.WithMessageHook(s.hook),
-		client.OnLog(func(p mcp.LoggingMessageParams) { serverLog(c.log, p) }),
+		client.OnLog(func(p mcp.LoggingMessageParams) { serverLog(c.serverLog, p) }),
 	}
 	era, err := negotiate.ParseEraPolicy(c.f.era)
 	if err != nil {
