@@ -39,7 +39,9 @@ const exitCodesHelp = `Exit status:
        an answer that does not decode, or a task that ended without its
        result (the request ran)
   6    timeout (--timeout, --max-time, --connect-timeout)
-  130  interrupted (Ctrl-C); the server is sent notifications/cancelled`
+  130  interrupted (Ctrl-C); the request in flight is cancelled: the server
+       is sent notifications/cancelled, except a 2026-07-28 server over
+       HTTP, which sees the request's stream closed (that revision's way)`
 
 // Error kinds, as the "kind" of a --json error line.
 const (

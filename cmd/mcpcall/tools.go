@@ -62,6 +62,11 @@ result plus "meta". A tool that runs and fails (isError: true) exits 1;
 an unknown tool or arguments the inputSchema refuses exit 5 before anything is
 called, with the closest tool names suggested (never called in its place).
 
+Ctrl-C or --timeout gives the call up and cancels it: the server is sent
+notifications/cancelled (revisions up to 2025-11-25, and 2026-07-28 over
+stdio), except a 2026-07-28 server over HTTP, which sees the call's stream
+closed instead: that revision's way to cancel.
+
 A call the server runs as a task is waited for: each status of the task goes
 to stderr ("task ID: working"), and the result is printed as for any call. Should
 the wait end first (Ctrl-C, --timeout), the task may still run: mcpcall tasks
