@@ -75,6 +75,9 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		return nil, usageErr("--era: %v", err)
 	}
 	opts = append(opts, client.WithEra(era))
+	if c.probeTimeout > 0 {
+		opts = append(opts, client.WithProbeTimeout(c.probeTimeout))
+	}
 	answers, err := c.answerOptions()
 	if err != nil {
 		return nil, err

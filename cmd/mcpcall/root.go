@@ -25,8 +25,12 @@ type cli struct {
 	sec       *secrets  // the credentials of this run, hidden in all it writes
 	stderrTTY bool
 	stdinTTY  bool
-	lookupEnv func(string) (string, bool)
-	places    configPlaces
+	// probeTimeout, when set, replaces the library's default wait for a
+	// stdio server's answer to the modern probe (tests: a test server
+	// that starts slowly on a busy machine is not a silent legacy one).
+	probeTimeout time.Duration
+	lookupEnv    func(string) (string, bool)
+	places       configPlaces
 
 	f           flags
 	answers     answerFlags  // how to answer the server's requests (answers.go)
