@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -160,6 +161,16 @@ func TestInteractionRequired(t *testing.T) {
 	var ir *auth.InteractionRequiredError
 	if !errors.As(err, &ir) || ir.Server != f.ps.URL || ir.Issuer != f.as.Issuer {
 		t.Fatalf("err = %v, want *auth.InteractionRequiredError", err)
+	}
+	// The server's 401 is still known to whoever reports the exchange,
+	// and the text names no Go field for a command line's user to puzzle
+	// over.
+	var refused *auth.RefusedError
+	if !errors.As(err, &refused) || refused.HTTPStatus() != http.StatusUnauthorized {
+		t.Errorf("err = %v, want an *auth.RefusedError with the server's 401", err)
+	}
+	if strings.Contains(ir.Error(), "Authorize") {
+		t.Errorf("the message names the Go field: %s", ir.Error())
 	}
 	if st := f.as.Stats(); st.Registrations+st.Authorizations != 0 {
 		t.Fatalf("%+v", st)

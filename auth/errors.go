@@ -17,7 +17,9 @@ import (
 // InteractionRequiredError says that a person has to authorize the client
 // (an authorization code flow) and none can: Config.Authorize is nil, as in
 // a script or a CI job. Log in first where a person can (mcpcall auth
-// login), then run again: the stored tokens are used and refreshed.
+// login), then run again: the stored tokens are used and refreshed. Its
+// text names no Go field: a command-line tool may show it as it is, or
+// say instead what its user can do.
 type InteractionRequiredError struct {
 	Server string // the MCP server's URL, as origin.Redact shows it
 	Issuer string // the authorization server, when discovery got that far
@@ -28,8 +30,24 @@ func (e *InteractionRequiredError) Error() string {
 	if e.Issuer != "" {
 		s += " at " + e.Issuer
 	}
-	return s + ", and no interaction is possible (no Authorize function)"
+	return s + ", and this program has no way to ask one"
 }
+
+// RefusedError is the error of a request the server refused (401, or 403
+// for scopes) when no credentials to send it again could be had: Status
+// is the server's answer, Err why there were none (typically an
+// *InteractionRequiredError or a *GrantError). Its text is Err's: the
+// status is for whoever reports the exchange (HTTPStatus).
+type RefusedError struct {
+	Status int
+	Err    error
+}
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// HTTPStatus is the status the server answered the request with.
+func (e *RefusedError) HTTPStatus() int { return e.Status }
 
 // MetadataError says that discovery failed or found metadata that must not
 // be used: none at any location, a resource that is not the server, an

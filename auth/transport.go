@@ -135,7 +135,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if err != nil {
 			next.Close()
-			return nil, err
+			return nil, &RefusedError{Status: resp.StatusCode, Err: err}
 		}
 		switch done {
 		case granted:

@@ -316,7 +316,7 @@ func establish(ctx context.Context, res *negotiate.Result, o *options) (*Conn, e
 	}
 	if err != nil {
 		c.Shutdown(ctx) //nolint:errcheck // bounded by ctx: a cancelled Dial returns at once
-		return nil, err
+		return nil, &HandshakeError{Transport: res.Name, Era: string(res.Era), Report: res.Report, Err: err}
 	}
 	return c, nil
 }

@@ -205,7 +205,8 @@ func TestCancelSendsNotification(t *testing.T) {
 }
 
 func TestTimeoutResetByProgress(t *testing.T) {
-	c, p := openScripted(t, WithRequestTimeout(120*time.Millisecond))
+	const timeout = 400 * time.Millisecond
+	c, p := openScripted(t, WithRequestTimeout(timeout))
 	var got atomic.Int32
 	res := make(chan error, 1)
 	go func() {
@@ -223,16 +224,25 @@ func TestTimeoutResetByProgress(t *testing.T) {
 	if tok == "" {
 		t.Fatalf("no progress token in %s", req.Params)
 	}
-	for i := 1; i <= 6; i++ { // 6 × 60ms = 360ms, three times the timeout
-		time.Sleep(60 * time.Millisecond)
-		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"total":6}}`, tok, i))
+	// Progress every 10 ms, each waited for until the Conn has taken it,
+	// for three times the timeout: only a stall of the machine of almost
+	// the whole timeout between two could let the call time out (the
+	// test used gaps of half the timeout, which a busy machine stretched
+	// past it).
+	start := time.Now()
+	sent := int32(0)
+	for time.Since(start) < 3*timeout {
+		sent++
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d}}`, tok, sent))
+		waitFor(t, "the progress callback", func() bool { return got.Load() == sent })
+		time.Sleep(timeout / 40)
 	}
 	p.reply(req.ID, `{"content":[{"type":"text","text":"done"}]}`)
 	if err := <-res; err != nil {
 		t.Fatalf("progress must keep the call alive: %v", err)
 	}
-	if got.Load() != 6 {
-		t.Errorf("progress callbacks: %d, want 6", got.Load())
+	if got.Load() != sent {
+		t.Errorf("progress callbacks: %d, want %d", got.Load(), sent)
 	}
 
 	// Without progress the same call times out and cancels.

@@ -70,7 +70,11 @@ func eraServers(t *testing.T, opts testservers.Options) []struct {
 func TestEraNegotiated(t *testing.T) {
 	for _, s := range eraServers(t, testservers.Options{}) {
 		t.Run(s.name, func(t *testing.T) {
-			c := dialT(t, s.target)
+			// The probe waits as long as the test may: a stdio server
+			// that starts slowly on a busy machine (past the 1 s
+			// default) is not a legacy one, and the report must not
+			// count the attempts of the fallback it would take.
+			c := dialT(t, s.target, client.WithProbeTimeout(15*time.Second))
 			info := c.Info()
 			want := mcp.Version20251125
 			if s.era == mcp.EraModern {

@@ -126,6 +126,22 @@ func (e *SubscriptionRefusedError) Error() string {
 	return "anymcp: the server does not send updates of " + e.URI + " (its subscriptions/listen acknowledgement leaves it out)"
 }
 
+// HandshakeError is the error of a Dial whose negotiation chose a
+// transport and an era, and whose handshake on them then failed (the
+// server refused initialize with a JSON-RPC error, answered a revision
+// this client does not speak, or failed notifications/initialized). Its
+// text is Err's; Transport and Era say what was in use, Report how the
+// negotiation went.
+type HandshakeError struct {
+	Transport string // TransportStdio, negotiate.StreamableHTTP, negotiate.SSE, or the host's name
+	Era       string // "modern" or "legacy"
+	Report    *negotiate.Report
+	Err       error
+}
+
+func (e *HandshakeError) Error() string { return e.Err.Error() }
+func (e *HandshakeError) Unwrap() error { return e.Err }
+
 // ResultError is the error of a call the server answered with a result
 // that is not JSON, or does not decode into the caller's type (a field of
 // the wrong type, say): the request reached the server and ran; only its

@@ -1,6 +1,7 @@
 package negotiate
 
 import (
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -18,14 +19,33 @@ type recorder struct {
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.base.RoundTrip(req)
-	if err == nil && r.active.Load() {
+	if r.active.Load() {
+		status := 0
+		var answered statusError
+		switch {
+		case err == nil:
+			status = resp.StatusCode
+		case errors.As(err, &answered):
+			// The server answered, and a layer under this one (an
+			// authorizer that could not get credentials for a 401)
+			// turned the answer into an error: the answer was still
+			// the server's.
+			status = answered.HTTPStatus()
+		}
 		r.mu.Lock()
 		if r.status == 0 {
-			r.status = resp.StatusCode
+			r.status = status
 		}
 		r.mu.Unlock()
 	}
 	return resp, err
+}
+
+// statusError is an error that says what status the server answered the
+// request with (auth.RefusedError).
+type statusError interface {
+	error
+	HTTPStatus() int
 }
 
 func (r *recorder) firstStatus() int {

@@ -47,6 +47,7 @@ func (c *cli) authCommand() *cobra.Command {
 func (c *cli) authLoginCommand() *cobra.Command {
 	var noBrowser bool
 	var wait time.Duration
+	var callbackPort int
 	cmd := &cobra.Command{
 		Use:   "login TARGET",
 		Short: "Authorize mcpcall with the server's authorization server, in a browser",
@@ -63,11 +64,19 @@ the browser comes back, the tokens are stored for every later command.`,
 			if err != nil {
 				return err
 			}
-			return c.login(cmd.Context(), t, noBrowser, wait)
+			port := -1 // the config entry's, else any
+			if cmd.Flags().Changed("callback-port") {
+				if callbackPort < 0 || callbackPort > 65535 {
+					return usageErr("--callback-port %d: want a TCP port, 1 to 65535, or 0 for any free one", callbackPort)
+				}
+				port = callbackPort
+			}
+			return c.login(cmd.Context(), t, noBrowser, wait, port)
 		}),
 	}
 	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "never open a browser: only print the URL")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the browser to come back (the token endpoint then has 30s of its own)")
+	cmd.Flags().IntVar(&callbackPort, "callback-port", 0, "the `PORT` of the redirect listener, for a client registered with a fixed redirect URI (http://localhost:PORT/callback); 0: any free port (default: the config entry's callbackPort, else any)")
 	return cmd
 }
 
@@ -439,8 +448,10 @@ func shellQuote(s string) string {
 // login runs the interactive authorization for t: the browser has wait
 // to come back, the token endpoint then has its own time
 // (auth.Config.ExchangeTimeout), and the whole login is bounded by both
-// and --connect-timeout for the rest (discovery, registration).
-func (c *cli) login(ctx context.Context, t *target, noBrowser bool, wait time.Duration) error {
+// and --connect-timeout for the rest (discovery, registration). port is
+// the redirect listener's (--callback-port): 0 for any free one, < 0 for
+// the config entry's, else any.
+func (c *cli) login(ctx context.Context, t *target, noBrowser bool, wait time.Duration, port int) error {
 	cfg, err := c.authConfig(t)
 	if err != nil {
 		return err
@@ -449,13 +460,19 @@ func (c *cli) login(ctx context.Context, t *target, noBrowser bool, wait time.Du
 	limit := wait + cmp.Or(cfg.ExchangeTimeout, 30*time.Second) + c.f.connectTimeout
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, errLoginTimeout)
 	defer cancel()
-	var lb *auth.Loopback
-	if t.oauth != nil && t.oauth.CallbackPort > 0 {
-		lb, err = auth.ListenLoopbackPort(ctx, t.oauth.CallbackPort)
-	} else {
-		lb, err = auth.ListenLoopback(ctx)
+	from := "--callback-port"
+	if port < 0 {
+		port, from = 0, "the config entry's callbackPort"
+		if t.oauth != nil && t.oauth.CallbackPort > 0 {
+			port = t.oauth.CallbackPort
+		}
 	}
-	if err != nil {
+	var lb *auth.Loopback
+	if port > 0 {
+		if lb, err = auth.ListenLoopbackPort(ctx, port); err != nil {
+			return fmt.Errorf("%s %d: %w", from, port, err)
+		}
+	} else if lb, err = auth.ListenLoopback(ctx); err != nil {
 		return err
 	}
 	defer lb.Close()

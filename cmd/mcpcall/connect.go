@@ -68,13 +68,16 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		client.WithLogger(c.log),
 		client.WithRequestTimeout(c.f.timeout),
 		client.WithMessageHook(s.hook),
-		client.OnLog(func(p mcp.LoggingMessageParams) { serverLog(c.log, p) }),
+		client.OnLog(func(p mcp.LoggingMessageParams) { serverLog(c.serverLog, p) }),
 	}
 	era, err := negotiate.ParseEraPolicy(c.f.era)
 	if err != nil {
 		return nil, usageErr("--era: %v", err)
 	}
 	opts = append(opts, client.WithEra(era))
+	if c.probeTimeout > 0 {
+		opts = append(opts, client.WithProbeTimeout(c.probeTimeout))
+	}
 	answers, err := c.answerOptions()
 	if err != nil {
 		return nil, err
@@ -144,7 +147,12 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		s.flushStderr()
 		s.trace.Close()
 		var negErr *negotiate.Error
-		if errors.As(err, &negErr) && negErr.Report != nil {
+		var hsErr *client.HandshakeError
+		switch {
+		case errors.As(err, &hsErr): // a transport was chosen, and the handshake on it failed
+			c.showReport(hsErr.Report)
+			c.lastTr = hsErr.Transport
+		case errors.As(err, &negErr) && negErr.Report != nil:
 			c.showReport(negErr.Report)
 			if n := len(negErr.Report.Attempts); n > 0 {
 				c.lastTr = negErr.Report.Attempts[n-1].Transport // the one that failed last

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -19,7 +20,12 @@ func TestProbeEras(t *testing.T) {
 	defer legacy.Close()
 	probe := func(args ...string) (probeResult, result) {
 		t.Helper()
-		res := newRunner(t).run(append([]string{"probe", "--json"}, args...)...)
+		r := newRunner(t)
+		// --era modern over stdio has no fallback: a test server that
+		// starts slowly on a busy machine (past the 1 s default) must
+		// not be taken for one that does not speak the era.
+		r.probeTimeout = 20 * time.Second
+		res := r.run(append([]string{"probe", "--json"}, args...)...)
 		var p probeResult
 		if res.code == 0 {
 			if err := json.Unmarshal([]byte(res.stdout), &p); err != nil {

@@ -40,7 +40,9 @@ const exitCodesHelp = `Exit status:
        an answer that does not decode, or a task that ended without its
        result (the request ran)
   6    timeout (--timeout, --max-time, --connect-timeout)
-  130  interrupted (Ctrl-C); the server is sent notifications/cancelled`
+  130  interrupted (Ctrl-C); the request in flight is cancelled: the server
+       is sent notifications/cancelled, except a 2026-07-28 server over
+       HTTP, which sees the request's stream closed (that revision's way)`
 
 // Error kinds, as the "kind" of a --json error line.
 const (
@@ -112,9 +114,13 @@ func classify(err error, interrupted bool) failure {
 	var rpcErr *jsonrpc.Error
 	var connErr *connectError
 	var netErr net.Error
-	if errors.As(err, &httpErr) {
+	var refused *auth.RefusedError
+	switch {
+	case errors.As(err, &httpErr):
 		f.status = httpErr.StatusCode
 		f.url = httpErr.URL
+	case errors.As(err, &refused): // the server's 401, which the authorizer could not answer
+		f.status = refused.Status
 	}
 	if errors.As(err, &rpcErr) {
 		f.rpcCode = rpcErr.Code
@@ -151,6 +157,13 @@ func classify(err error, interrupted bool) failure {
 	default:
 		f.code, f.kind = exitConnect, kindConnect
 	}
+	var login *auth.InteractionRequiredError
+	if errors.As(err, &login) {
+		// The library's text says that this program cannot ask a
+		// person; mcpcall says what its user can do (the hint names
+		// the login to run).
+		f.message = loginNeeded(login, f.status)
+	}
 	return f
 }
 
@@ -162,6 +175,23 @@ func isAuthError(err error) bool {
 		errors.As(err, new(*auth.GrantError)) || errors.As(err, new(*auth.IssuerMismatchError)) ||
 		errors.As(err, new(*auth.StateMismatchError)) || errors.As(err, new(*auth.ScopeError)) ||
 		errors.As(err, new(*auth.TokenError))
+}
+
+// loginNeeded is the message of a run that needs the user to log in: it
+// never starts a login (only mcpcall auth login does).
+func loginNeeded(e *auth.InteractionRequiredError, status int) string {
+	s := e.Server + " needs you to log in"
+	var why []string
+	if status != 0 {
+		why = append(why, fmt.Sprintf("it answered %d", status))
+	}
+	if e.Issuer != "" {
+		why = append(why, "authorization server "+e.Issuer)
+	}
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, "; ") + ")"
+	}
+	return s + ", and only mcpcall auth login starts a login"
 }
 
 // withoutStderrTail is msg, the text of err, without the stderr tail of
@@ -211,15 +241,15 @@ type errorBody struct {
 	Status    *int    `json:"status"`
 	Code      *int64  `json:"code"`
 	URL       *string `json:"url"`
-	Transport *string `json:"transport"`
-	Login     string  `json:"login,omitempty"`  // the mcpcall auth login line to run
-	Logout    string  `json:"logout,omitempty"` // the mcpcall auth logout line to run, if a kept token's request keeps failing
+	Transport string  `json:"transport,omitempty"` // the transport in use, or tried last; left out when none was
+	Login     string  `json:"login,omitempty"`     // the mcpcall auth login line to run
+	Logout    string  `json:"logout,omitempty"`    // the mcpcall auth logout line to run, if a kept token's request keeps failing
 }
 
 // report writes f to w: one JSON line in --json mode, else a sentence.
 func (f failure) report(w io.Writer, asJSON bool) {
 	if asJSON {
-		b := errorBody{Kind: f.kind, Message: f.message, Login: f.login, Logout: f.logout}
+		b := errorBody{Kind: f.kind, Message: f.message, Login: f.login, Logout: f.logout, Transport: f.transport}
 		if f.status != 0 {
 			b.Status = &f.status
 		}
@@ -229,9 +259,6 @@ func (f failure) report(w io.Writer, asJSON bool) {
 		if f.url != "" {
 			u := origin.RedactString(f.url)
 			b.URL = &u
-		}
-		if f.transport != "" {
-			b.Transport = &f.transport
 		}
 		line, err := json.Marshal(errorLine{b})
 		if err != nil { // cannot happen: only strings and numbers

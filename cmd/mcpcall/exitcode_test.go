@@ -108,6 +108,11 @@ func TestExitCodeJSONErrors(t *testing.T) {
 	defer srv.Close()
 	unauthorized := testservers.StartStatus(testservers.StatusOptions{PostStatus: http.StatusUnauthorized})
 	defer unauthorized.Close()
+	// initialize refused with a JSON-RPC error: the ladder chose
+	// Streamable HTTP, and the handshake on it failed
+	refusesInit := statusServer(t, testservers.StatusOptions{PostStatus: http.StatusOK, PostContentType: "application/json",
+		PostBody: `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"database down"}}`})
+	_, protected := protectedServer(t, testservers.AuthServerOptions{})
 	cases := []struct {
 		args      []string
 		code      int
@@ -118,6 +123,8 @@ func TestExitCodeJSONErrors(t *testing.T) {
 		url       string
 	}{
 		{[]string{"ping", unauthorized.URL}, exitAuth, kindAuth, 401, 0, "streamable-http", unauthorized.URL},
+		{[]string{"ping", "--era", "legacy", refusesInit}, exitConnect, kindConnect, 0, -32603, "streamable-http", refusesInit},
+		{[]string{"ping", protected.URL}, exitAuth, kindAuth, 401, 0, "streamable-http", protected.URL},
 		{[]string{"call", "bogus/method", srv.URL}, exitRPC, kindRPC, 0, -32601, "streamable-http", srv.URL},
 		{[]string{"tools", "call", "ech", srv.URL}, exitRPC, kindRPC, 0, -32602, "streamable-http", srv.URL},
 		{[]string{"tools", "list"}, exitUsage, kindUsage, 0, 0, "", ""},
@@ -141,10 +148,15 @@ func TestExitCodeJSONErrors(t *testing.T) {
 			continue
 		}
 		e := line.Error
-		for _, k := range []string{"kind", "message", "status", "code", "url", "transport"} {
+		for _, k := range []string{"kind", "message", "status", "code", "url"} {
 			if _, ok := e[k]; !ok {
 				t.Errorf("%v: error has no %q: %v", tc.args, k, e)
 			}
+		}
+		// the transport is named when one was in use or tried, and
+		// left out (never null) when none was
+		if tr, ok := e["transport"]; ok != (tc.transport != "") || ok && tr == nil {
+			t.Errorf("%v: transport %v (present %v), want %q", tc.args, tr, ok, tc.transport)
 		}
 		if e["kind"] != tc.kind || e["message"] == "" {
 			t.Errorf("%v: kind %v, want %s (message %q)", tc.args, e["kind"], tc.kind, e["message"])
@@ -165,18 +177,25 @@ func TestExitCodeJSONErrors(t *testing.T) {
 }
 
 // TestInterrupt cancels the context mid-call, as Ctrl-C does: exit 130,
-// and the server is told with notifications/cancelled.
+// and the call is cancelled as --help says: the server is told with
+// notifications/cancelled, except a 2026-07-28 server over HTTP, which
+// sees the call's stream closed (and no notification).
 func TestInterrupt(t *testing.T) {
-	for _, tr := range []string{"http", "sse"} {
+	for _, tr := range []string{"http", "sse", "modern"} {
 		t.Run(tr, func(t *testing.T) {
 			var url string
 			var stats func() testservers.Stats
-			if tr == "http" {
+			switch tr {
+			case "http":
 				srv := testservers.StartStreamable(testservers.HTTPOptions{})
 				defer srv.Close()
 				url, stats = srv.URL, srv.Server().Stats
-			} else {
+			case "sse":
 				srv := testservers.StartLegacy(testservers.LegacyOptions{})
+				defer srv.Close()
+				url, stats = srv.URL, srv.Server().Stats
+			case "modern":
+				srv := testservers.StartModern(testservers.HTTPOptions{})
 				defer srv.Close()
 				url, stats = srv.URL, srv.Server().Stats
 			}
@@ -195,14 +214,31 @@ func TestInterrupt(t *testing.T) {
 			if res.code != exitInterrupt {
 				t.Fatalf("exit %d, want 130; stderr %s", res.code, res.stderr)
 			}
-			deadline := time.Now().Add(2 * time.Second)
-			for stats().Cancelled == 0 && time.Now().Before(deadline) {
+			deadline := time.Now().Add(5 * time.Second)
+			for stats().RequestsCancelled == 0 && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
-			if st := stats(); st.Cancelled != 1 {
-				t.Errorf("the server saw %d notifications/cancelled, want 1", st.Cancelled)
+			wantNotes := 1
+			if tr == "modern" {
+				wantNotes = 0
+			}
+			if st := stats(); st.Cancelled != wantNotes || st.RequestsCancelled != 1 {
+				t.Errorf("the server saw %d notifications/cancelled (want %d) and %d calls cancelled (want 1)", st.Cancelled, wantNotes, st.RequestsCancelled)
 			}
 		})
+	}
+}
+
+// TestCancelHelp: the help of tools call and the exit status table say
+// how a call given up is cancelled in each era, as TestInterrupt sees it.
+func TestCancelHelp(t *testing.T) {
+	for _, args := range [][]string{{"tools", "call", "--help"}, {"--help"}} {
+		out := strings.Join(strings.Fields(newRunner(t).runOK(args...).stdout), " ")
+		for _, want := range []string{"notifications/cancelled", "2026-07-28 server over HTTP", "stream closed"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("mcpcall %s does not say %q", strings.Join(args, " "), want)
+			}
+		}
 	}
 }
 

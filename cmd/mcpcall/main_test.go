@@ -56,6 +56,9 @@ type runner struct {
 	// interactive pretends stdin and stderr are a terminal, where a
 	// person answers the server's questions
 	interactive bool
+	// probeTimeout, when set, is how long a stdio server's answer to the
+	// modern probe is waited for (the library's default, 1 s, when not)
+	probeTimeout time.Duration
 }
 
 func newRunner(t *testing.T) *runner {
@@ -103,6 +106,7 @@ func (r *runner) run(args ...string) result {
 	c := newCLI(stdin, &stdout, errw, r.lookup, places)
 	c.stderrTTY = r.tty || r.interactive
 	c.stdinTTY = r.interactive
+	c.probeTimeout = r.probeTimeout
 	c.openBrowser = r.browser
 	c.exchangeTimeout = r.exchangeTimeout
 	if c.openBrowser == nil {

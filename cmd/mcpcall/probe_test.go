@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -17,6 +18,10 @@ func TestProbeGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			target := tc.target(t)
 			r := newRunner(t)
+			// The report is kept: a stdio test server that starts
+			// slowly on a busy machine must not be taken for a silent
+			// one (past the 1 s default), which changes the report.
+			r.probeTimeout = 20 * time.Second
 			res := r.runOK(append([]string{"probe"}, target...)...)
 			golden(t, "probe_"+tc.name, normalise(res.stdout))
 			res = r.runOK(append([]string{"probe", "--json"}, target...)...)

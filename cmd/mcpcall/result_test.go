@@ -60,3 +60,38 @@ func TestUndecodableListing(t *testing.T) {
 		t.Errorf("exit %d, want %d, with the decoding error\nstderr:\n%s", res.code, exitRPC, res.stderr)
 	}
 }
+
+// TestStructuredContentOnce: in text output, structuredContent is printed
+// after the content blocks only when no text block already carries it, so
+// that the results of server-memory (the text is the JSON of
+// structuredContent, indented) and server-filesystem (structuredContent
+// wraps the text: {"content": text}) are shown once; a text that says
+// something else is followed by structuredContent.
+func TestStructuredContentOnce(t *testing.T) {
+	const tools = `[{"name":"t","inputSchema":{"type":"object"}}]`
+	for _, tc := range []struct{ name, result, want string }{
+		{"memory: the text is its JSON",
+			`{"content":[{"type":"text","text":"{\n  \"entities\": [\n    {\"name\": \"a\", \"n\": 1.0}\n  ]\n}"}],"structuredContent":{"entities":[{"n":1,"name":"a"}]}}`,
+			"{\n  \"entities\": [\n    {\"name\": \"a\", \"n\": 1.0}\n  ]\n}\n"},
+		{"filesystem: it wraps the text",
+			`{"content":[{"type":"text","text":"line 1\nline 2\n"}],"structuredContent":{"content":"line 1\nline 2\n"}}`,
+			"line 1\nline 2\n"},
+		{"a wrapped number",
+			`{"content":[{"type":"text","text":"42"}],"structuredContent":{"result":42}}`,
+			"42\n"},
+		{"a text that says something else",
+			`{"content":[{"type":"text","text":"1+2=3"}],"structuredContent":{"sum":3}}`,
+			"1+2=3\n{\n  \"sum\": 3\n}\n"},
+		{"no text block",
+			`{"content":[],"structuredContent":{"sum":3}}`,
+			"{\n  \"sum\": 3\n}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, _ := rawServer(t, tools, tc.result)
+			res := newRunner(t).runOK("tools", "call", "t", url)
+			if res.stdout != tc.want {
+				t.Errorf("stdout:\n%s\nwant:\n%s", res.stdout, tc.want)
+			}
+		})
+	}
+}

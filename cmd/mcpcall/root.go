@@ -25,15 +25,20 @@ type cli struct {
 	sec       *secrets  // the credentials of this run, hidden in all it writes
 	stderrTTY bool
 	stdinTTY  bool
-	lookupEnv func(string) (string, bool)
-	places    configPlaces
+	// probeTimeout, when set, replaces the library's default wait for a
+	// stdio server's answer to the modern probe (tests: a test server
+	// that starts slowly on a busy machine is not a silent legacy one).
+	probeTimeout time.Duration
+	lookupEnv    func(string) (string, bool)
+	places       configPlaces
 
 	f           flags
-	answers     answerFlags // how to answer the server's requests (answers.go)
-	prompt      *prompter   // asks a person on the terminal
-	log         *slog.Logger
-	ran         bool // a command's RunE started: later errors are not usage errors
-	logLevelSet bool // --log-level was given: ask the server for it too
+	answers     answerFlags  // how to answer the server's requests (answers.go)
+	prompt      *prompter    // asks a person on the terminal
+	log         *slog.Logger // mcpcall's own lines: warnings, and debug with -v
+	serverLog   *slog.Logger // the server's notifications/message, at --log-level
+	ran         bool         // a command's RunE started: later errors are not usage errors
+	logLevelSet bool         // --log-level was given: ask the server for it too
 	lastURL     string
 	lastTr      string  // the transport of the connection, or the one tried
 	lastTarget  *target // the HTTP target of the run, for the login hint
@@ -108,6 +113,7 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (s
 		c.places.getenv = c.getenv
 	}
 	c.log = slog.New(slog.DiscardHandler)
+	c.serverLog = c.log
 	return c
 }
 
@@ -198,7 +204,7 @@ func (c *cli) addFlags(root *cobra.Command) {
 	f := &c.f
 	pf.BoolVar(&f.json, "json", false, "print exactly one JSON document on stdout; errors, logs and progress as JSON lines on stderr")
 	pf.BoolVarP(&f.verbose, "verbose", "v", false, "print the negotiation report, connection details and retries on stderr")
-	pf.StringVar(&f.logLevel, "log-level", "warning", "least severe log shown on stderr ("+strings.Join(logLevels, ", ")+"); when given, also asks the server (logging/setLevel)")
+	pf.StringVar(&f.logLevel, "log-level", "warning", "least severe log of the server's shown on stderr ("+strings.Join(logLevels, ", ")+"); when given, also asks the server (logging/setLevel); mcpcall's own debug lines come with -v")
 	pf.StringVar(&f.trace, "trace", "", "write every JSON-RPC message and HTTP exchange as NDJSON to `FILE` (- for stderr), credentials redacted")
 	pf.StringVar(&f.config, "config", "", "read server names from this config `FILE` only")
 	pf.StringVar(&f.server, "server", "", "the target is the server `NAME` from the config files")
@@ -225,15 +231,21 @@ func (c *cli) addFlags(root *cobra.Command) {
 
 // setup runs before every command: logging, the total time limit.
 func (c *cli) setup(cmd *cobra.Command, _ []string) error {
-	_, level, err := parseLogLevel(c.f.logLevel)
+	_, serverLevel, err := parseLogLevel(c.f.logLevel)
 	if err != nil {
 		return err
 	}
 	c.logLevelSet = cmd.Flags().Changed("log-level")
-	if c.f.verbose && !c.logLevelSet {
-		level = slog.LevelDebug
+	// Two levels, one each: --log-level is the server's (what it is
+	// asked to send, and what of it is shown), -v mcpcall's own
+	// (warnings always, its debug lines with -v).
+	ownLevel := slog.LevelWarn
+	if c.f.verbose {
+		ownLevel = slog.LevelDebug
 	}
-	c.log = newLogger(c.stderr, c.f.json, level, colorWanted(c.stderrTTY, c.getenv))
+	color := colorWanted(c.stderrTTY, c.getenv)
+	c.log = newLogger(c.stderr, c.f.json, ownLevel, color)
+	c.serverLog = newLogger(c.stderr, c.f.json, serverLevel, color)
 	// A negative limit is a slip of the keyboard, not a wish for none: it
 	// was taken as no limit at all, or as one that had already run out.
 	for _, l := range []struct {

@@ -89,6 +89,29 @@ func TestServerLogs(t *testing.T) {
 	}
 }
 
+// TestLogLevelIsTheServers: --log-level is the server's level, not
+// mcpcall's: --log-level debug shows the server's debug logs without
+// mcpcall's own debug lines, which only -v turns on (and -v alone leaves
+// the server's level at its default).
+func TestLogLevelIsTheServers(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	own := "connecting" // mcpcall's first debug line
+	r := newRunner(t)
+	res := r.runOK("tools", "call", "log", "level=debug", "message=cache miss", "--log-level", "debug", srv.URL)
+	if !strings.Contains(res.stderr, "cache miss") || strings.Contains(res.stderr, own) {
+		t.Errorf("--log-level debug: want the server's debug log and none of mcpcall's own; stderr:\n%s", res.stderr)
+	}
+	res = r.runOK("tools", "call", "log", "level=info", "message=chatty", "-v", srv.URL)
+	if !strings.Contains(res.stderr, own) || strings.Contains(res.stderr, "chatty") {
+		t.Errorf("-v: want mcpcall's debug lines and not the server's info log; stderr:\n%s", res.stderr)
+	}
+	res = r.runOK("tools", "call", "log", "level=debug", "message=both", "-v", "--log-level", "debug", srv.URL)
+	if !strings.Contains(res.stderr, own) || !strings.Contains(res.stderr, "both") {
+		t.Errorf("-v --log-level debug: want both; stderr:\n%s", res.stderr)
+	}
+}
+
 // TestColour: colours on a terminal, unless NO_COLOR is set.
 func TestColour(t *testing.T) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{})

@@ -56,10 +56,16 @@ func (c *cli) toolsCallCommand() *cobra.Command {
 		Use:   "call NAME [key=value | key:=json]... TARGET",
 		Short: "Call a tool; exit status 1 when the tool answers isError",
 		Long: `Call the tool NAME with arguments and print its result: text as text, images,
-audio and blobs summarised, structuredContent pretty-printed; with --json the
-whole result plus "meta". A tool that runs and fails (isError: true) exits 1;
+audio and blobs summarised, structuredContent pretty-printed unless a text
+block already is its JSON (or its one member's value); with --json the whole
+result plus "meta". A tool that runs and fails (isError: true) exits 1;
 an unknown tool or arguments the inputSchema refuses exit 5 before anything is
 called, with the closest tool names suggested (never called in its place).
+
+Ctrl-C or --timeout gives the call up and cancels it: the server is sent
+notifications/cancelled (revisions up to 2025-11-25, and 2026-07-28 over
+stdio), except a 2026-07-28 server over HTTP, which sees the call's stream
+closed instead: that revision's way to cancel.
 
 A call the server runs as a task is waited for: each status of the task goes
 to stderr ("task ID: working"), and the result is printed as for any call. Should
@@ -138,7 +144,9 @@ func (c *cli) printToolResult(s *session, name string, raw json.RawMessage) erro
 		err = s.writeResult(raw)
 	} else {
 		printContent(c.stdout, res.Content)
-		printStructured(c.stdout, res.StructuredContent)
+		if !carriedByText(res.Content, res.StructuredContent) { // said once (structured.go)
+			printStructured(c.stdout, res.StructuredContent)
+		}
 	}
 	if err != nil {
 		return err
