@@ -17,7 +17,7 @@ import (
 
 // TestStdioEscapedGrandchild: a stdio server whose helper escaped its
 // process group with setsid and holds its stdout and stderr open. Close
-// cannot kill the helper (documented in SECURITY.md and the stdio package
+// cannot kill the helper (documented in docs/security.md and the stdio package
 // doc) but must not wait for its pipes: it returns, and the Conn is done.
 func TestStdioEscapedGrandchild(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")

@@ -118,7 +118,7 @@ func WithMaxCallTime(d time.Duration) Option {
 // long-lived streams. c itself is never changed: the transports use copies
 // that carry the library's redirect policy (a redirect to another origin,
 // or one that would turn a POST into a GET, is refused with a
-// *jsonrpc.RedirectError, and nothing is sent there; see SECURITY.md),
+// *jsonrpc.RedirectError, and nothing is sent there; see docs/security.md),
 // after which c's own CheckRedirect, if any, still runs.
 func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) { o.httpClient = c }

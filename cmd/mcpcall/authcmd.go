@@ -25,7 +25,7 @@ import (
 	"github.com/anymcp/anymcp/internal/origin"
 )
 
-// authHelp is the auth group's description, also in the README.
+// authHelp is the auth group's description, also in docs/authorization.md.
 const authHelp = `An MCP server that answers 401 wants an OAuth access token. mcpcall auth login
 runs the authorization in a browser once and keeps the tokens; every other
 command then sends them and refreshes them by itself. A run that needs a new

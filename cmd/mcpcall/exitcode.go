@@ -29,7 +29,7 @@ const (
 	exitInterrupt = 130
 )
 
-// exitCodesHelp is the table printed by --help and kept in the README.
+// exitCodesHelp is the table printed by --help and kept in docs/mcpcall.md.
 const exitCodesHelp = `Exit status:
   0    ok
   1    the tool answered isError: true

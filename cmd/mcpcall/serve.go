@@ -12,7 +12,7 @@ import (
 )
 
 // serveDemo runs the built-in Streamable HTTP test server at addr until
-// ctx ends (Ctrl-C), so that the README's examples have a server to talk
+// ctx ends (Ctrl-C), so that the examples of docs/mcpcall.md have a server to talk
 // to: its tools are echo, add, slow, fail, log, content_types and more.
 func (c *cli) serveDemo(ctx context.Context, addr string) error {
 	l, err := net.Listen("tcp", addr)
