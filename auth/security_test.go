@@ -155,7 +155,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 		first.LastToken.Get("code"), first.LastToken.Get("code_verifier"), first.LastAuthorization.Get("state"),
 		f.as.Stats().LastToken.Get("refresh_token")}
 	logged := buf.String()
-	if !strings.Contains(logged, "auth: token refreshed") {
+	if !strings.Contains(logged, "OAuth token refreshed") {
 		t.Fatalf("the flow was not logged:\n%s", logged)
 	}
 	for _, s := range secrets {

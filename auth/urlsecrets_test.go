@@ -79,7 +79,7 @@ func TestServerURLSecretsNotShown(t *testing.T) {
 	}
 
 	text := logs.String()
-	for _, want := range []string{`msg="auth: discovered"`, `msg="auth: authorized"`, `msg="auth: probe failed`} {
+	for _, want := range []string{`msg="OAuth authorization server discovered"`, `msg="OAuth authorization done"`, `msg="OAuth probe failed`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the logs have no %s record: nothing to check there", want)
 		}
