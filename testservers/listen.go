@@ -280,9 +280,5 @@ func (s *Server) discover() any {
 	if s.opts.Tasks.Enabled {
 		caps.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage(`{}`)}
 	}
-	return struct {
-		SupportedVersions []string               `json:"supportedVersions"`
-		Capabilities      mcp.ServerCapabilities `json:"capabilities"`
-		Instructions      string                 `json:"instructions,omitempty"`
-	}{s.supportedVersions(), caps, s.opts.Instructions}
+	return mcp.DiscoverResult{SupportedVersions: s.supportedVersions(), Capabilities: caps, Instructions: s.opts.Instructions}
 }
