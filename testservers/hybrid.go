@@ -59,26 +59,10 @@ func (h *HybridHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
-// Streamable returns the core behind Streamable HTTP, for its Stats.
-func (h *HybridHandler) Streamable() *Server { return h.modern.srv }
-
-// Legacy returns the core behind HTTP+SSE, for its Stats.
-func (h *HybridHandler) Legacy() *Server { return h.legacy.srv }
-
-// StreamableHandler returns the Streamable HTTP front-end, to end its
-// sessions or list them.
-func (h *HybridHandler) StreamableHandler() *StreamableHandler { return h.modern }
-
-// CrossOriginHits returns how many requests reached the other origin of
-// an EndpointCrossOrigin legacy front-end (always 0 otherwise).
-func (h *HybridHandler) CrossOriginHits() int { return h.legacy.cross.count() }
-
-// KillStreams ends every open HTTP+SSE stream now, and their sessions.
-func (h *HybridHandler) KillStreams() { h.legacy.killStreams() }
-
 // Close ends both front-ends' sessions and streams; after it they answer
-// 503. It is idempotent. It waits for the sessions' handlers: a server
-// whose clients may not read cuts their connections if it takes long.
+// 503. It is idempotent. It waits for the handlers of open streams, so a
+// server whose clients may not read should cut their connections if it
+// takes long, as HybridServer.Close does.
 func (h *HybridHandler) Close() {
 	h.once.Do(func() {
 		h.legacy.close()
@@ -86,8 +70,8 @@ func (h *HybridHandler) Close() {
 	})
 }
 
-// HybridServer serves a HybridHandler on one listener at 127.0.0.1 (so a
-// test can tell which front-end a client used).
+// HybridServer serves a HybridHandler on one listener at 127.0.0.1: each
+// front-end has its own core, so a test can tell which one a client used.
 type HybridServer struct {
 	// URL is the Streamable HTTP endpoint, http://127.0.0.1:PORT/mcp.
 	URL string
@@ -113,28 +97,25 @@ func StartHybrid(opts HybridOptions) *HybridServer {
 	return s
 }
 
-// Handler returns the server's handler.
-func (s *HybridServer) Handler() *HybridHandler { return s.h }
-
 // Streamable returns the core behind Streamable HTTP, for its Stats.
-func (s *HybridServer) Streamable() *Server { return s.h.Streamable() }
+func (s *HybridServer) Streamable() *Server { return s.h.modern.srv }
 
 // Legacy returns the core behind HTTP+SSE, for its Stats.
-func (s *HybridServer) Legacy() *Server { return s.h.Legacy() }
+func (s *HybridServer) Legacy() *Server { return s.h.legacy.srv }
 
 // StreamableHandler returns the Streamable HTTP front-end, to end its
 // sessions or list them.
-func (s *HybridServer) StreamableHandler() *StreamableHandler { return s.h.StreamableHandler() }
+func (s *HybridServer) StreamableHandler() *StreamableHandler { return s.h.modern }
 
 // Hits returns how many requests the server got, by "METHOD /path".
 func (s *HybridServer) Hits() map[string]int { return s.hits.snapshot() }
 
 // CrossOriginHits returns how many requests reached the other origin of
 // an EndpointCrossOrigin legacy front-end (always 0 otherwise).
-func (s *HybridServer) CrossOriginHits() int { return s.h.CrossOriginHits() }
+func (s *HybridServer) CrossOriginHits() int { return s.h.legacy.cross.count() }
 
 // KillStreams ends every open HTTP+SSE stream now, and their sessions.
-func (s *HybridServer) KillStreams() { s.h.KillStreams() }
+func (s *HybridServer) KillStreams() { s.h.legacy.killStreams() }
 
 // Close ends both front-ends' sessions and streams, then closes the
 // listener; like HTTPServer.Close, it does not hang. It is idempotent.
