@@ -93,7 +93,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *discovery, c *Cli
 			return nil, &staleClient{why: why}
 		}
 	}
-	a.log.InfoContext(ctx, "auth: authorization needed", "server", d.shownURL, "issuer", m.Issuer, "client", c.ClientID, "scopes", strings.Join(scopes, " "))
+	a.log.InfoContext(ctx, "OAuth authorization needed", "server", d.shownURL, "issuer", m.Issuer, "client", c.ClientID, "scopes", strings.Join(scopes, " "))
 	back, err := a.cfg.Authorize(ctx, authURL)
 	if err != nil {
 		return nil, err

@@ -11,14 +11,14 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/auth"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // PKCE with S256 is used, and an authorization server that does not
 // list S256 is refused before the person is asked anything.
 func TestPKCE(t *testing.T) {
 	t.Run("S256", func(t *testing.T) {
-		f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+		f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 		mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
 		st := f.as.Stats()
 		verifier := st.LastToken.Get("code_verifier")
@@ -30,7 +30,7 @@ func TestPKCE(t *testing.T) {
 	})
 	for name, methods := range map[string][]string{"not advertised": {}, "plain only": {"plain"}} {
 		t.Run(name, func(t *testing.T) {
-			f := setup(t, testservers.AuthServerOptions{PKCEMethods: methods}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{PKCEMethods: methods}, oauthserver.ProtectedOptions{})
 			asked := false
 			a := f.authorizer(t, auth.Config{Authorize: func(context.Context, string) (string, error) {
 				asked = true
@@ -48,7 +48,7 @@ func TestPKCE(t *testing.T) {
 // The resource indicator (RFC 8707) goes on the authorization and the
 // token request: the resource the server's metadata names.
 func TestResourceIndicator(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{PRM: testservers.PRMRoot})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{PRM: oauthserver.PRMRoot})
 	mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
 	st := f.as.Stats()
 	origin := strings.TrimSuffix(f.ps.URL, "/mcp")
@@ -81,7 +81,7 @@ func TestStateChecked(t *testing.T) {
 		"missing": func(q url.Values) { q.Del("state") },
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 			err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{Authorize: tamper(f, change)}))
 			var se *auth.StateMismatchError
 			if !errors.As(err, &se) {
@@ -103,22 +103,22 @@ func TestIssValidation(t *testing.T) {
 	tests := []struct {
 		name       string
 		advertised bool
-		iss        testservers.IssMode
+		iss        oauthserver.IssMode
 		deny       bool
 		wantErr    bool
 	}{
-		{"advertised and correct", true, testservers.IssCorrect, false, false},
-		{"advertised and missing", true, testservers.IssOmit, false, true},
-		{"not advertised, missing", false, testservers.IssOmit, false, false},
-		{"not advertised, present and wrong", false, testservers.IssWrong, false, true},
-		{"not advertised, present and correct", false, testservers.IssCorrect, false, false},
-		{"advertised and wrong", true, testservers.IssWrong, false, true},
-		{"equal only after normalisation", true, testservers.IssNormalized, false, true},
-		{"wrong, on an error response", true, testservers.IssWrong, true, true},
+		{"advertised and correct", true, oauthserver.IssCorrect, false, false},
+		{"advertised and missing", true, oauthserver.IssOmit, false, true},
+		{"not advertised, missing", false, oauthserver.IssOmit, false, false},
+		{"not advertised, present and wrong", false, oauthserver.IssWrong, false, true},
+		{"not advertised, present and correct", false, oauthserver.IssCorrect, false, false},
+		{"advertised and wrong", true, oauthserver.IssWrong, false, true},
+		{"equal only after normalisation", true, oauthserver.IssNormalized, false, true},
+		{"wrong, on an error response", true, oauthserver.IssWrong, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := setup(t, testservers.AuthServerOptions{NoIssAdvertised: !tt.advertised, Iss: tt.iss, Deny: tt.deny}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{NoIssAdvertised: !tt.advertised, Iss: tt.iss, Deny: tt.deny}, oauthserver.ProtectedOptions{})
 			err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
 			st := f.as.Stats()
 			if !tt.wantErr {
@@ -141,7 +141,7 @@ func TestIssValidation(t *testing.T) {
 
 // A person who declines: a typed error with the server's code.
 func TestAuthorizationDenied(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{Deny: true}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{Deny: true}, oauthserver.ProtectedOptions{})
 	err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
 	var ge *auth.GrantError
 	if !errors.As(err, &ge) || ge.Code != "access_denied" || ge.Step != "authorization" {
@@ -152,7 +152,7 @@ func TestAuthorizationDenied(t *testing.T) {
 // Without a way to ask a person, a flow that needs one fails at once,
 // typed, before registering anything.
 func TestInteractionRequired(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 	a, err := auth.New(auth.Config{RedirectURL: redirectURL})
 	if err != nil {
 		t.Fatal(err)

@@ -62,13 +62,13 @@ func (a *Authorizer) key(ctx context.Context) *dpopKey {
 		if ks, ok := a.store.(KeyStore); ok && key == nil {
 			var err error
 			if key, err = ks.DPoPKey(ctx); err != nil {
-				a.log.WarnContext(ctx, "auth: no DPoP key from the store; DPoP-bound tokens cannot be used", "err", err)
+				a.log.WarnContext(ctx, "no DPoP key from the store; DPoP-bound tokens cannot be used", "err", err)
 				return
 			}
 		}
 		k, err := newDPoPKey(key)
 		if err != nil {
-			a.log.WarnContext(ctx, "auth: making the DPoP key; DPoP-bound tokens cannot be used", "err", err)
+			a.log.WarnContext(ctx, "making the DPoP key; DPoP-bound tokens cannot be used", "err", err)
 			return
 		}
 		a.dpopKey = k
@@ -130,7 +130,7 @@ func (a *Authorizer) probe(ctx context.Context, s *serverState) (ch *Challenge, 
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		a.log.DebugContext(ctx, "auth: probe failed; using the well-known locations", "server", s.shown, "err", origin.RedactError(err))
+		a.log.DebugContext(ctx, "OAuth probe failed; using the well-known locations", "server", s.shown, "err", origin.RedactError(err))
 		return nil, false
 	}
 	defer resp.Body.Close()
@@ -239,7 +239,7 @@ func (a *Authorizer) ForgetRegistrations(ctx context.Context, serverURL string) 
 	if d, err := a.discover(dctx, s, ch, nil, ch != nil || refused); err == nil {
 		add(d.server.Issuer)
 	} else {
-		a.log.DebugContext(ctx, "auth: no authorization server found for the server; forgetting only the registrations of its kept tokens' issuers", "server", s.shown, "err", err)
+		a.log.DebugContext(ctx, "no authorization server found for the server; forgetting only the registrations of its kept tokens' issuers", "server", s.shown, "err", err)
 	}
 	var forgot []string
 	for _, is := range issuers {

@@ -12,7 +12,7 @@ import (
 // clientCredentials runs the client_credentials grant.
 func (a *Authorizer) clientCredentials(ctx context.Context, d *discovery, c *ClientInfo, scopes []string) (*Token, error) {
 	if len(d.server.GrantTypesSupported) > 0 && !slices.Contains(d.server.GrantTypesSupported, "client_credentials") {
-		a.log.WarnContext(ctx, "auth: the authorization server does not list client_credentials; trying it anyway", "issuer", d.server.Issuer)
+		a.log.WarnContext(ctx, "the authorization server does not list client_credentials; trying it anyway", "issuer", d.server.Issuer)
 	}
 	return a.tokenCall(ctx, d, "client_credentials", func(octx context.Context) (*oauth2.Token, error) {
 		cc, err := a.tokenRequest(ctx, d, c, url.Values{}, scopes)

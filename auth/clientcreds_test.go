@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/auth"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // The client_credentials grant: no person, credentials of the host's,
@@ -22,21 +22,21 @@ func TestClientCredentials(t *testing.T) {
 	tests := []struct {
 		name    string
 		methods []string
-		client  testservers.RegisteredClient
+		client  oauthserver.RegisteredClient
 		cfg     auth.Config
 		want    string
 	}{
-		{"client_secret_basic", nil, testservers.RegisteredClient{ID: "m2m", Secret: "s3cret"},
+		{"client_secret_basic", nil, oauthserver.RegisteredClient{ID: "m2m", Secret: "s3cret"},
 			auth.Config{ClientID: "m2m", ClientSecret: "s3cret"}, "basic"},
-		{"client_secret_post", []string{"client_secret_post"}, testservers.RegisteredClient{ID: "m2m", Secret: "s3cret", Method: "client_secret_post"},
+		{"client_secret_post", []string{"client_secret_post"}, oauthserver.RegisteredClient{ID: "m2m", Secret: "s3cret", Method: "client_secret_post"},
 			auth.Config{ClientID: "m2m", ClientSecret: "s3cret"}, "post"},
-		{"private_key_jwt", []string{"private_key_jwt"}, testservers.RegisteredClient{ID: "m2m", PublicKey: &key.PublicKey},
+		{"private_key_jwt", []string{"private_key_jwt"}, oauthserver.RegisteredClient{ID: "m2m", PublicKey: &key.PublicKey},
 			auth.Config{ClientID: "m2m", PrivateKey: key, KeyID: "k1"}, "jwt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := setup(t, testservers.AuthServerOptions{ClientCredentials: true, AuthMethods: tt.methods, Clients: []testservers.RegisteredClient{tt.client}},
-				testservers.ProtectedOptions{Scopes: []string{"tools"}, ScopeInChallenge: true})
+			f := setup(t, oauthserver.AuthServerOptions{ClientCredentials: true, AuthMethods: tt.methods, Clients: []oauthserver.RegisteredClient{tt.client}},
+				oauthserver.ProtectedOptions{Scopes: []string{"tools"}, ScopeInChallenge: true})
 			tt.cfg.Grant = auth.GrantClientCredentials
 			a, err := auth.New(tt.cfg) // no Authorize: nobody is there
 			if err != nil {
@@ -56,8 +56,8 @@ func TestClientCredentials(t *testing.T) {
 
 // Wrong credentials: a typed refusal.
 func TestClientCredentialsRefused(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{ClientCredentials: true, Clients: []testservers.RegisteredClient{{ID: "m2m", Secret: "right"}}},
-		testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{ClientCredentials: true, Clients: []oauthserver.RegisteredClient{{ID: "m2m", Secret: "right"}}},
+		oauthserver.ProtectedOptions{})
 	a, err := auth.New(auth.Config{Grant: auth.GrantClientCredentials, ClientID: "m2m", ClientSecret: "wrong"})
 	if err != nil {
 		t.Fatal(err)

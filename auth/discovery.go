@@ -44,7 +44,7 @@ func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge
 		}
 		d.server, d.resource = m, canonicalResource(s.url)
 		d.dpop = a.dpopFor(ctx, s, nil, m)
-		a.log.DebugContext(ctx, "auth: no resource metadata; the server's origin is its authorization server (2025-03-26)", "server", s.shown, "issuer", m.Issuer, "metadata", m.URL)
+		a.log.DebugContext(ctx, "no resource metadata; the server's origin is its authorization server (2025-03-26)", "server", s.shown, "issuer", m.Issuer, "metadata", m.URL)
 		return d, nil
 	}
 	d.prm, d.resource = prm, prm.Resource
@@ -55,7 +55,7 @@ func (a *Authorizer) discover(ctx context.Context, s *serverState, ch *Challenge
 	}
 	d.server = m
 	d.dpop = a.dpopFor(ctx, s, prm, m)
-	a.log.DebugContext(ctx, "auth: discovered", "server", s.shown, "resource_metadata", prm.URL, "issuer", m.Issuer, "metadata", m.URL)
+	a.log.DebugContext(ctx, "OAuth authorization server discovered", "server", s.shown, "resource_metadata", prm.URL, "issuer", m.Issuer, "metadata", m.URL)
 	return d, nil
 }
 

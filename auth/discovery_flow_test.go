@@ -10,6 +10,7 @@ import (
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // Resource metadata comes from the challenge's URL when there is one, else
@@ -17,18 +18,18 @@ import (
 func TestResourceMetadataDiscoveryOrder(t *testing.T) {
 	tests := []struct {
 		name string
-		mode testservers.PRMMode
+		mode oauthserver.PRMMode
 		want []string
 	}{
-		{"challenge names a custom URL", testservers.PRMCustom, []string{"GET /custom/resource-metadata.json"}},
-		{"challenge names the path-based URL", testservers.PRMInChallenge, []string{"GET /.well-known/oauth-protected-resource/mcp"}},
-		{"path-based, not named", testservers.PRMPathBased, []string{"GET /.well-known/oauth-protected-resource/mcp"}},
-		{"root, not named", testservers.PRMRoot, []string{"GET /.well-known/oauth-protected-resource/mcp", "GET /.well-known/oauth-protected-resource"}},
+		{"challenge names a custom URL", oauthserver.PRMCustom, []string{"GET /custom/resource-metadata.json"}},
+		{"challenge names the path-based URL", oauthserver.PRMInChallenge, []string{"GET /.well-known/oauth-protected-resource/mcp"}},
+		{"path-based, not named", oauthserver.PRMPathBased, []string{"GET /.well-known/oauth-protected-resource/mcp"}},
+		{"root, not named", oauthserver.PRMRoot, []string{"GET /.well-known/oauth-protected-resource/mcp", "GET /.well-known/oauth-protected-resource"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recorder
-			f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{PRM: tt.mode, OnRequest: rec.note})
+			f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{PRM: tt.mode, OnRequest: rec.note})
 			mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
 			var got []string
 			for _, r := range rec.requests() {
@@ -49,8 +50,8 @@ func TestResourceMetadataDiscoveryOrder(t *testing.T) {
 // Metadata whose resource is another server is refused before anything
 // is sent to its authorization server.
 func TestResourceMismatchRefused(t *testing.T) {
-	for _, mode := range []testservers.PRMMode{testservers.PRMInChallenge, testservers.PRMPathBased} {
-		f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{PRM: mode, Resource: "https://evil.example.com/mcp"})
+	for _, mode := range []oauthserver.PRMMode{oauthserver.PRMInChallenge, oauthserver.PRMPathBased} {
+		f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{PRM: mode, Resource: "https://evil.example.com/mcp"})
 		err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
 		var me *auth.MetadataError
 		if !errors.As(err, &me) || !strings.Contains(me.Reason, "evil.example.com") {
@@ -67,23 +68,23 @@ func TestResourceMismatchRefused(t *testing.T) {
 func TestServerMetadataDiscoveryOrder(t *testing.T) {
 	tests := []struct {
 		name string
-		opts testservers.AuthServerOptions
+		opts oauthserver.AuthServerOptions
 		want []string
 	}{
-		{"oauth, no path", testservers.AuthServerOptions{}, []string{
+		{"oauth, no path", oauthserver.AuthServerOptions{}, []string{
 			"/.well-known/oauth-authorization-server"}},
-		{"openid, no path", testservers.AuthServerOptions{Discovery: testservers.DiscoveryOIDC}, []string{
+		{"openid, no path", oauthserver.AuthServerOptions{Discovery: oauthserver.DiscoveryOIDC}, []string{
 			"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"}},
-		{"oauth, path inserted", testservers.AuthServerOptions{IssuerPath: "/tenant1"}, []string{
+		{"oauth, path inserted", oauthserver.AuthServerOptions{IssuerPath: "/tenant1"}, []string{
 			"/.well-known/oauth-authorization-server/tenant1"}},
-		{"openid, path appended", testservers.AuthServerOptions{IssuerPath: "/tenant1", Discovery: testservers.DiscoveryOIDC}, []string{
+		{"openid, path appended", oauthserver.AuthServerOptions{IssuerPath: "/tenant1", Discovery: oauthserver.DiscoveryOIDC}, []string{
 			"/.well-known/oauth-authorization-server/tenant1", "/.well-known/openid-configuration/tenant1", "/tenant1/.well-known/openid-configuration"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recorder
 			tt.opts.OnRequest = rec.note
-			f := setup(t, tt.opts, testservers.ProtectedOptions{})
+			f := setup(t, tt.opts, oauthserver.ProtectedOptions{})
 			mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
 			var got []string
 			for _, r := range rec.requests() {
@@ -101,7 +102,7 @@ func TestServerMetadataDiscoveryOrder(t *testing.T) {
 // Metadata claiming another issuer than the one it was fetched for is
 // not used: no registration, authorization or token request follows.
 func TestServerMetadataIssuerMismatchRefused(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{MetadataIssuer: "https://attacker.example.com"}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{MetadataIssuer: "https://attacker.example.com"}, oauthserver.ProtectedOptions{})
 	err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
 	var me *auth.MetadataError
 	if !errors.As(err, &me) || !strings.Contains(me.Reason, "attacker.example.com") {
@@ -119,16 +120,16 @@ func TestServerMetadataIssuerMismatchRefused(t *testing.T) {
 func TestBackCompat20250326(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
-		discovery testservers.Discovery
+		discovery oauthserver.Discovery
 	}{
-		{"metadata at the server's origin", testservers.DiscoveryOAuth},
-		{"default endpoints", testservers.DiscoveryNone},
+		{"metadata at the server's origin", oauthserver.DiscoveryOAuth},
+		{"default endpoints", oauthserver.DiscoveryNone},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recorder
-			f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{
-				PRM:            testservers.PRMNone,
-				SameOriginAuth: &testservers.AuthServerOptions{Discovery: tt.discovery, NoIssAdvertised: true, Iss: testservers.IssOmit},
+			f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{
+				PRM:            oauthserver.PRMNone,
+				SameOriginAuth: &oauthserver.AuthServerOptions{Discovery: tt.discovery, NoIssAdvertised: true, Iss: oauthserver.IssOmit},
 				OnRequest:      rec.note,
 			})
 			mustConnect(t, testContext(t), f.ps.URL+"?api_key=k3y-in-query", f.authorizer(t, auth.Config{}))

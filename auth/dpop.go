@@ -162,7 +162,7 @@ func (t *dpopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, fmt.Errorf("auth: signing the DPoP proof of a token request: %w", err)
+		return nil, fmt.Errorf("signing the DPoP proof of a token request: %w", err)
 	}
 	out := req.Clone(req.Context())
 	out.Header.Set(headerDPoP, p)

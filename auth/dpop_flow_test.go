@@ -14,15 +14,15 @@ import (
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // dpopServers starts an authorization server that takes DPoP proofs and an
 // MCP server that wants DPoP-bound tokens, with the nonce each asks for
 // ("" for none).
 func dpopServers(t *testing.T, asNonce, rsNonce string) *fixture {
-	return setup(t, testservers.AuthServerOptions{DPoP: true, DPoPNonce: asNonce},
-		testservers.ProtectedOptions{DPoP: true, DPoPNonce: rsNonce, Scopes: []string{"mcp"}, ScopeInChallenge: true})
+	return setup(t, oauthserver.AuthServerOptions{DPoP: true, DPoPNonce: asNonce},
+		oauthserver.ProtectedOptions{DPoP: true, DPoPNonce: rsNonce, Scopes: []string{"mcp"}, ScopeInChallenge: true})
 }
 
 // storedToken returns the one token a's store holds.
@@ -80,7 +80,7 @@ func TestDPoPNonces(t *testing.T) {
 // proofs, in front of a server that wants Bearer tokens, gives a Bearer
 // token, asked for without a proof.
 func TestDPoPOnlyWhenAsked(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{DPoP: true}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{DPoP: true}, oauthserver.ProtectedOptions{})
 	a := f.authorizer(t, auth.Config{})
 	mustConnect(t, testContext(t), f.ps.URL, a)
 	if st := f.as.Stats(); st.DPoPProofs != 0 {
@@ -147,9 +147,9 @@ func TestDPoPNonceRequestBuiltAnew(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := setup(t, testservers.AuthServerOptions{ClientCredentials: true, AuthMethods: []string{"private_key_jwt"},
-			Clients: []testservers.RegisteredClient{{ID: "m2m", PublicKey: &key.PublicKey}}, DPoP: true, DPoPNonce: "as-nonce"},
-			testservers.ProtectedOptions{DPoP: true})
+		f := setup(t, oauthserver.AuthServerOptions{ClientCredentials: true, AuthMethods: []string{"private_key_jwt"},
+			Clients: []oauthserver.RegisteredClient{{ID: "m2m", PublicKey: &key.PublicKey}}, DPoP: true, DPoPNonce: "as-nonce"},
+			oauthserver.ProtectedOptions{DPoP: true})
 		a, err := auth.New(auth.Config{Grant: auth.GrantClientCredentials, ClientID: "m2m", PrivateKey: key})
 		if err != nil {
 			t.Fatal(err)
@@ -160,10 +160,10 @@ func TestDPoPNonceRequestBuiltAnew(t *testing.T) {
 		}
 	})
 	t.Run("ID-JAG", func(t *testing.T) {
-		idp := testservers.StartIdP(testservers.IdPOptions{ClientID: "idp-client", ClientSecret: "idp-s3cret", IDToken: idToken, GrantClientID: appID})
+		idp := oauthserver.StartIdP(oauthserver.IdPOptions{ClientID: "idp-client", ClientSecret: "idp-s3cret", IDToken: idToken, GrantClientID: appID})
 		t.Cleanup(idp.Close)
-		f := setup(t, testservers.AuthServerOptions{Assertion: idp.Check, Clients: []testservers.RegisteredClient{{ID: appID, Secret: appSecret}}, DPoP: true, DPoPNonce: "as-nonce"},
-			testservers.ProtectedOptions{DPoP: true})
+		f := setup(t, oauthserver.AuthServerOptions{Assertion: idp.Check, Clients: []oauthserver.RegisteredClient{{ID: appID, Secret: appSecret}}, DPoP: true, DPoPNonce: "as-nonce"},
+			oauthserver.ProtectedOptions{DPoP: true})
 		j := &auth.IDJAG{TokenEndpoint: idp.TokenEndpoint(), ClientID: "idp-client", ClientSecret: "idp-s3cret",
 			IDToken: func(context.Context) (string, error) { return idToken, nil }}
 		a, err := auth.New(auth.Config{Grant: auth.GrantJWTBearer, Assertion: j.Assertion, ClientID: appID, ClientSecret: appSecret})
@@ -217,8 +217,8 @@ func TestDPoPNonceInAnyChallenge(t *testing.T) {
 // token and its refresh token are kept and used, not traded for a new
 // authorization.
 func TestBearerKeptWhereDPoPIsOffered(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{DPoP: true, OnRequest: func(r *http.Request) { r.Header.Del("DPoP") }},
-		testservers.ProtectedOptions{Scopes: []string{"mcp"}, ScopeInChallenge: true})
+	f := setup(t, oauthserver.AuthServerOptions{DPoP: true, OnRequest: func(r *http.Request) { r.Header.Del("DPoP") }},
+		oauthserver.ProtectedOptions{Scopes: []string{"mcp"}, ScopeInChallenge: true})
 	hc := &http.Client{Transport: withChallenge{origin: f.ps.URL, challenge: `DPoP algs="ES256", scope="mcp"`}}
 	a := f.authorizer(t, auth.Config{})
 	mustConnect(t, testContext(t), f.ps.URL, a, client.WithHTTPClient(hc))

@@ -26,7 +26,7 @@ type InteractionRequiredError struct {
 }
 
 func (e *InteractionRequiredError) Error() string {
-	s := "auth: " + e.Server + " needs a person to authorize this client"
+	s := e.Server + " needs a person to authorize this client"
 	if e.Issuer != "" {
 		s += " at " + e.Issuer
 	}
@@ -60,9 +60,9 @@ type MetadataError struct {
 }
 
 func (e *MetadataError) Error() string {
-	s := "auth: metadata: " + e.Reason
+	s := "OAuth metadata: " + e.Reason
 	if e.URL != "" {
-		s = "auth: metadata " + e.URL + ": " + e.Reason
+		s = "OAuth metadata at " + e.URL + ": " + e.Reason
 	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
@@ -84,9 +84,9 @@ type IssuerMismatchError struct {
 
 func (e *IssuerMismatchError) Error() string {
 	if e.Got == "" {
-		return fmt.Sprintf("auth: the authorization response has no iss, but %s says it sends one (RFC 9207): response ignored", e.Expected)
+		return fmt.Sprintf("the authorization response has no iss, but %s says it sends one (RFC 9207): response ignored", e.Expected)
 	}
-	return fmt.Sprintf("auth: the authorization response comes from issuer %q, not %q (RFC 9207): response ignored", e.Got, e.Expected)
+	return fmt.Sprintf("the authorization response comes from issuer %q, not %q (RFC 9207): response ignored", e.Got, e.Expected)
 }
 
 // StateMismatchError says that the authorization response did not carry the
@@ -95,7 +95,7 @@ func (e *IssuerMismatchError) Error() string {
 type StateMismatchError struct{}
 
 func (e *StateMismatchError) Error() string {
-	return "auth: the authorization response does not carry this request's state: response ignored"
+	return "the authorization response does not carry this request's state: response ignored"
 }
 
 // GrantError says that the authorization server refused: the authorization
@@ -117,7 +117,7 @@ func (e *GrantError) Error() string {
 	if e.Step == stepTokenExchange {
 		who = "the identity provider"
 	}
-	b.WriteString("auth: " + who + " refused the " + e.Step)
+	b.WriteString(who + " refused the " + e.Step)
 	if e.Status != 0 {
 		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
 	}
@@ -139,7 +139,7 @@ type AssertionError struct {
 }
 
 func (e *AssertionError) Error() string {
-	return "auth: no assertion for the jwt-bearer grant at " + e.Issuer + ": " + strings.TrimPrefix(e.Err.Error(), "auth: ")
+	return "no assertion for the jwt-bearer grant at " + e.Issuer + ": " + e.Err.Error()
 }
 
 func (e *AssertionError) Unwrap() error { return e.Err }
@@ -160,10 +160,19 @@ func grantError(step string, err error, sent ...string) error {
 		}
 		return ge
 	}
-	// The token request got no answer: net/http's error names the
-	// token endpoint's URL.
-	return fmt.Errorf("auth: %s request: %w", step, origin.RedactError(err))
+	// The token request got no answer (net/http's error names the token
+	// endpoint's URL), or one oauth2 could not use.
+	return fmt.Errorf("%s request: %w", step, oauth2Error{origin.RedactError(err)})
 }
+
+// oauth2Error shows an error of golang.org/x/oauth2 without the package
+// name its messages start with ("oauth2: server response missing
+// access_token"); it unwraps to the error itself.
+type oauth2Error struct{ err error }
+
+func (e oauth2Error) Error() string { return strings.TrimPrefix(e.err.Error(), "oauth2: ") }
+
+func (e oauth2Error) Unwrap() error { return e.err }
 
 // errNotOAuth: a 401 without a Bearer challenge from a server that
 // publishes no OAuth metadata is not an OAuth challenge (an API key
@@ -175,7 +184,7 @@ var errNotOAuth = &MetadataError{Reason: "the server's 401 asks for no Bearer to
 // a client id.
 type ConfigError struct{ Reason string }
 
-func (e *ConfigError) Error() string { return "auth: config: " + e.Reason }
+func (e *ConfigError) Error() string { return "OAuth configuration: " + e.Reason }
 
 // secretFields are the members of an OAuth answer or request whose values
 // are credentials.

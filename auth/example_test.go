@@ -8,7 +8,7 @@ import (
 
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // A client for a server that wants OAuth tokens. The authorization server
@@ -16,9 +16,9 @@ import (
 // a person (see ListenLoopback for the redirect listener) and return the
 // URL the browser came back to.
 func Example() {
-	as := testservers.StartAuthServer(testservers.AuthServerOptions{})
+	as := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{})
 	defer as.Close()
-	srv := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, Scopes: []string{"mcp"}, ScopeInChallenge: true})
+	srv := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: as, Scopes: []string{"mcp"}, ScopeInChallenge: true})
 	defer srv.Close()
 
 	a, err := auth.New(auth.Config{
@@ -51,11 +51,11 @@ func Example() {
 // for the MCP server's authorization server, which the client presents
 // with the jwt-bearer grant. No browser, no consent screen.
 func ExampleIDJAG() {
-	idp := testservers.StartIdP(testservers.IdPOptions{ClientID: "host-at-idp", ClientSecret: "idp-secret", IDToken: "id-token-from-sso", GrantClientID: "mcp-host"})
+	idp := oauthserver.StartIdP(oauthserver.IdPOptions{ClientID: "host-at-idp", ClientSecret: "idp-secret", IDToken: "id-token-from-sso", GrantClientID: "mcp-host"})
 	defer idp.Close()
-	as := testservers.StartAuthServer(testservers.AuthServerOptions{Assertion: idp.Check, Clients: []testservers.RegisteredClient{{ID: "mcp-host", Secret: "as-secret"}}})
+	as := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{Assertion: idp.Check, Clients: []oauthserver.RegisteredClient{{ID: "mcp-host", Secret: "as-secret"}}})
 	defer as.Close()
-	srv := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as})
+	srv := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: as})
 	defer srv.Close()
 
 	sso := &auth.IDJAG{

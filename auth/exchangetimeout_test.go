@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/auth"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // A token endpoint that does not answer the code exchange, once the
@@ -20,12 +20,12 @@ import (
 func TestExchangeTimeout(t *testing.T) {
 	release := make(chan struct{})
 	var exchanges atomic.Int32
-	f := setup(t, testservers.AuthServerOptions{OnRequest: func(r *http.Request) {
+	f := setup(t, oauthserver.AuthServerOptions{OnRequest: func(r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/token") {
 			exchanges.Add(1)
 			<-release // until the test ends
 		}
-	}}, testservers.ProtectedOptions{})
+	}}, oauthserver.ProtectedOptions{})
 	t.Cleanup(func() { close(release) }) // before the servers close
 	a := f.authorizer(t, auth.Config{ExchangeTimeout: 100 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // the person's wait

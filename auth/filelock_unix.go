@@ -18,7 +18,7 @@ import (
 func lockFile(ctx context.Context, path string) (release func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("auth: token store lock: %w", err)
+		return nil, fmt.Errorf("token store lock: %w", err)
 	}
 	wait := time.Millisecond
 	for {
@@ -31,7 +31,7 @@ func lockFile(ctx context.Context, path string) (release func(), err error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			f.Close()
-			return nil, fmt.Errorf("auth: token store lock %s: %w", path, err)
+			return nil, fmt.Errorf("token store lock %s: %w", path, err)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -39,7 +39,7 @@ func lockFile(ctx context.Context, path string) (release func(), err error) {
 		case <-ctx.Done():
 			t.Stop()
 			f.Close()
-			return nil, fmt.Errorf("auth: waiting for the token store lock %s: %w", path, context.Cause(ctx))
+			return nil, fmt.Errorf("waiting for the token store lock %s: %w", path, context.Cause(ctx))
 		}
 		wait = min(2*wait, 50*time.Millisecond)
 	}

@@ -57,7 +57,7 @@ func (f *FileStore) LockTokens(ctx context.Context) (unlock func(), err error) {
 	select {
 	case f.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("auth: waiting for the token store lock %s: %w", f.lockPath(), context.Cause(ctx))
+		return nil, fmt.Errorf("waiting for the token store lock %s: %w", f.lockPath(), context.Cause(ctx))
 	}
 	// mu first: a change that holds mu while it waits for another
 	// process's lock must not find the lock taken by this process under
@@ -90,7 +90,7 @@ func (f *FileStore) LockTokens(ctx context.Context) (unlock func(), err error) {
 // mkdir makes the file's directory, 0700, when it is missing.
 func (f *FileStore) mkdir() error {
 	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
-		return fmt.Errorf("auth: token store: %w", err)
+		return fmt.Errorf("token store: %w", err)
 	}
 	return nil
 }
@@ -120,14 +120,14 @@ func (f *FileStore) load() (*fileData, error) {
 		return &fileData{Version: fileVersion}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("auth: token store: %w", err)
+		return nil, fmt.Errorf("token store: %w", err)
 	}
 	var d fileData
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("auth: token store %s: %w", f.path, err)
+		return nil, fmt.Errorf("token store %s: %w", f.path, err)
 	}
 	if d.Version != fileVersion {
-		return nil, fmt.Errorf("auth: token store %s: version %d, want %d", f.path, d.Version, fileVersion)
+		return nil, fmt.Errorf("token store %s: version %d, want %d", f.path, d.Version, fileVersion)
 	}
 	return &d, nil
 }
@@ -145,7 +145,7 @@ func (f *FileStore) save(d *fileData) error {
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(f.path)+".*")
 	if err != nil {
-		return fmt.Errorf("auth: token store: %w", err)
+		return fmt.Errorf("token store: %w", err)
 	}
 	name := tmp.Name()
 	ok := false
@@ -157,19 +157,19 @@ func (f *FileStore) save(d *fileData) error {
 	}()
 	// CreateTemp makes the file 0600 already; Chmod makes sure on every OS.
 	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("auth: token store: %w", err)
+		return fmt.Errorf("token store: %w", err)
 	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("auth: token store: %w", err)
+		return fmt.Errorf("token store: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("auth: token store: %w", err)
+		return fmt.Errorf("token store: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("auth: token store: %w", err)
+		return fmt.Errorf("token store: %w", err)
 	}
 	if err := os.Rename(name, f.path); err != nil {
-		return fmt.Errorf("auth: token store: %w", err)
+		return fmt.Errorf("token store: %w", err)
 	}
 	ok = true
 	return nil
@@ -309,7 +309,7 @@ func (f *FileStore) DPoPKey(ctx context.Context) (*ecdsa.PrivateKey, error) {
 		}
 	})
 	if err = errors.Join(err, kerr); err != nil {
-		return nil, fmt.Errorf("auth: token store: the DPoP key: %w", err)
+		return nil, fmt.Errorf("token store: the DPoP key: %w", err)
 	}
 	return key, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // redirectURL is the client's redirect URI in the tests: the headless user
@@ -18,21 +18,21 @@ const redirectURL = "http://127.0.0.1:9/callback"
 
 // fixture is an authorization server and a protected MCP server.
 type fixture struct {
-	as *testservers.AuthServer
-	ps *testservers.ProtectedServer
+	as *oauthserver.AuthServer
+	ps *oauthserver.ProtectedServer
 }
 
 // setup starts them; pso.AuthServer is set to the new authorization
 // server unless pso.SameOriginAuth asks for one on the server's origin.
-func setup(t *testing.T, aso testservers.AuthServerOptions, pso testservers.ProtectedOptions) *fixture {
+func setup(t *testing.T, aso oauthserver.AuthServerOptions, pso oauthserver.ProtectedOptions) *fixture {
 	t.Helper()
 	f := &fixture{}
 	if pso.SameOriginAuth == nil {
-		f.as = testservers.StartAuthServer(aso)
+		f.as = oauthserver.StartAuthServer(aso)
 		t.Cleanup(f.as.Close)
 		pso.AuthServer = f.as
 	}
-	f.ps = testservers.StartProtected(pso)
+	f.ps = oauthserver.StartProtected(pso)
 	t.Cleanup(f.ps.Close)
 	if f.as == nil {
 		f.as = f.ps.AuthServer()

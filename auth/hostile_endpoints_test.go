@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/auth"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // Endpoints that the metadata of a hostile authorization server names,
@@ -44,7 +44,7 @@ func TestHostileEndpointsRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var tokenHits int
-			f := setup(t, testservers.AuthServerOptions{
+			f := setup(t, oauthserver.AuthServerOptions{
 				EditMetadata: func(m map[string]any) {
 					m[tt.field] = tt.edit(m[tt.field].(string))
 				},
@@ -55,7 +55,7 @@ func TestHostileEndpointsRefused(t *testing.T) {
 						mu.Unlock()
 					}
 				},
-			}, testservers.ProtectedOptions{})
+			}, oauthserver.ProtectedOptions{})
 			shown := 0
 			a := f.authorizer(t, auth.Config{Authorize: func(ctx context.Context, u string) (string, error) {
 				shown++
@@ -82,13 +82,13 @@ func TestHostileEndpointsRefused(t *testing.T) {
 // endpoints named http://localhost:PORT are reached at 127.0.0.1:PORT,
 // with Host: localhost:PORT, whatever a resolver would say of the name.
 func TestLocalhostNotLookedUp(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{
+	f := setup(t, oauthserver.AuthServerOptions{
 		EditMetadata: func(m map[string]any) {
 			for _, k := range []string{"authorization_endpoint", "token_endpoint", "registration_endpoint"} {
 				m[k] = strings.Replace(m[k].(string), "127.0.0.1", "localhost", 1)
 			}
 		},
-	}, testservers.ProtectedOptions{})
+	}, oauthserver.ProtectedOptions{})
 	var mu sync.Mutex
 	var dialed []string
 	d := &net.Dialer{}

@@ -72,7 +72,7 @@ func clientAssertion(key crypto.Signer, keyID, clientID, audience string, now ti
 	}
 	jwt, err := signJWT(key, alg, header, claims)
 	if err != nil {
-		return "", fmt.Errorf("auth: signing the client assertion: %w", err)
+		return "", fmt.Errorf("signing the client assertion: %w", err)
 	}
 	return jwt, nil
 }

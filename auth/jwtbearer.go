@@ -19,7 +19,7 @@ import (
 // grant is neither tried again nor swapped for another.
 func (a *Authorizer) jwtBearer(ctx context.Context, d *discovery, c *ClientInfo, scopes []string) (*Token, error) {
 	if len(d.server.GrantTypesSupported) > 0 && !slices.Contains(d.server.GrantTypesSupported, grantTypeJWTBearer) {
-		a.log.WarnContext(ctx, "auth: the authorization server does not list the jwt-bearer grant; trying it anyway", "issuer", d.server.Issuer)
+		a.log.WarnContext(ctx, "the authorization server does not list the jwt-bearer grant; trying it anyway", "issuer", d.server.Issuer)
 	}
 	return a.tokenCall(ctx, d, GrantJWTBearer.String(), func(octx context.Context) (*oauth2.Token, error) {
 		// Asked anew for each request: an ID-JAG is good once.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/internal/logtest"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // assertionLog keeps what an AuthServer's Assertion was given, and accepts
@@ -53,8 +53,8 @@ func TestJWTBearerWorkloadToken(t *testing.T) {
 		}
 		return nil
 	}}
-	f := setup(t, testservers.AuthServerOptions{Assertion: log.check, NoRegistration: true, Clients: []testservers.RegisteredClient{{ID: "workload"}}},
-		testservers.ProtectedOptions{Scopes: []string{"tools"}, ScopeInChallenge: true})
+	f := setup(t, oauthserver.AuthServerOptions{Assertion: log.check, NoRegistration: true, Clients: []oauthserver.RegisteredClient{{ID: "workload"}}},
+		oauthserver.ProtectedOptions{Scopes: []string{"tools"}, ScopeInChallenge: true})
 	a, err := auth.New(auth.Config{Grant: auth.GrantJWTBearer, ClientID: "workload", Assertion: auth.AssertionFromFile(file)})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestJWTBearerWorkloadToken(t *testing.T) {
 func TestJWTBearerRefusedOnce(t *testing.T) {
 	const assertion = "expired-workload-jwt-0123456789"
 	log := &assertionLog{accept: func(a string) error { return fmt.Errorf("assertion %s is expired", a) }}
-	f := setup(t, testservers.AuthServerOptions{Assertion: log.check, Clients: []testservers.RegisteredClient{{ID: "workload"}}}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{Assertion: log.check, Clients: []oauthserver.RegisteredClient{{ID: "workload"}}}, oauthserver.ProtectedOptions{})
 	var logs logtest.Buffer
 	a, err := auth.New(auth.Config{
 		Grant: auth.GrantJWTBearer, ClientID: "workload", RedirectURL: redirectURL, Authorize: f.as.Approve,
@@ -123,8 +123,8 @@ func TestJWTBearerRefusedOnce(t *testing.T) {
 // resource, and its failure ends the grant before any token request.
 func TestJWTBearerAssertionRequest(t *testing.T) {
 	log := &assertionLog{accept: func(string) error { return nil }}
-	f := setup(t, testservers.AuthServerOptions{Assertion: log.check, Clients: []testservers.RegisteredClient{{ID: "workload"}}},
-		testservers.ProtectedOptions{Scopes: []string{"tools"}, ScopeInChallenge: true})
+	f := setup(t, oauthserver.AuthServerOptions{Assertion: log.check, Clients: []oauthserver.RegisteredClient{{ID: "workload"}}},
+		oauthserver.ProtectedOptions{Scopes: []string{"tools"}, ScopeInChallenge: true})
 	var asked auth.AssertionRequest
 	failure := errors.New("the platform has no token yet")
 	a, err := auth.New(auth.Config{Grant: auth.GrantJWTBearer, ClientID: "workload",
@@ -191,7 +191,7 @@ func TestAssertionFromFile(t *testing.T) {
 // its ID-JAGs, and a protected MCP server.
 type enterprise struct {
 	*fixture
-	idp *testservers.IdP
+	idp *oauthserver.IdP
 	// seen are the requests the authorization server and the MCP server
 	// got, headers and all.
 	seen recorder
@@ -203,17 +203,17 @@ const (
 	appSecret = "app-s3cret"
 )
 
-func startEnterprise(t *testing.T, idpOpts testservers.IdPOptions) *enterprise {
+func startEnterprise(t *testing.T, idpOpts oauthserver.IdPOptions) *enterprise {
 	e := &enterprise{}
 	idpOpts.ClientID, idpOpts.ClientSecret, idpOpts.GrantClientID = "idp-client", "idp-s3cret", appID
 	if idpOpts.IDToken == "" {
 		idpOpts.IDToken = idToken
 	}
-	e.idp = testservers.StartIdP(idpOpts)
+	e.idp = oauthserver.StartIdP(idpOpts)
 	t.Cleanup(e.idp.Close)
-	e.fixture = setup(t, testservers.AuthServerOptions{Assertion: e.idp.Check, NoRegistration: true,
-		Clients: []testservers.RegisteredClient{{ID: appID, Secret: appSecret}}, OnRequest: e.seen.note},
-		testservers.ProtectedOptions{OnRequest: e.seen.note})
+	e.fixture = setup(t, oauthserver.AuthServerOptions{Assertion: e.idp.Check, NoRegistration: true,
+		Clients: []oauthserver.RegisteredClient{{ID: appID, Secret: appSecret}}, OnRequest: e.seen.note},
+		oauthserver.ProtectedOptions{OnRequest: e.seen.note})
 	return e
 }
 
@@ -235,7 +235,7 @@ func (e *enterprise) idjag() *auth.IDJAG {
 // resource, which the jwt-bearer grant presents with the client's
 // credentials. The ID token goes to the identity provider alone.
 func TestIDJAG(t *testing.T) {
-	e := startEnterprise(t, testservers.IdPOptions{})
+	e := startEnterprise(t, oauthserver.IdPOptions{})
 	mustConnect(t, testContext(t), e.ps.URL, e.authorizer(t, e.idjag()))
 	ist := e.idp.Stats()
 	if ist.Exchanges != 1 {
@@ -268,11 +268,11 @@ func TestIDJAG(t *testing.T) {
 func TestIDJAGRefused(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		idp  testservers.IdPOptions
+		idp  oauthserver.IdPOptions
 		want string
 	}{
-		{"wrong ID token", testservers.IdPOptions{IDToken: "another-persons-token"}, "invalid_grant"},
-		{"not an ID-JAG", testservers.IdPOptions{IssuedTokenType: "urn:ietf:params:oauth:token-type:access_token"}, "not an ID-JAG"},
+		{"wrong ID token", oauthserver.IdPOptions{IDToken: "another-persons-token"}, "invalid_grant"},
+		{"not an ID-JAG", oauthserver.IdPOptions{IssuedTokenType: "urn:ietf:params:oauth:token-type:access_token"}, "not an ID-JAG"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := startEnterprise(t, tt.idp)

@@ -50,7 +50,7 @@ func ListenLoopback(ctx context.Context) (*Loopback, error) {
 // Code's callbackPort setting has it): that is its RedirectURL.
 func ListenLoopbackPort(ctx context.Context, port int) (*Loopback, error) {
 	if port <= 0 || port > 65535 {
-		return nil, fmt.Errorf("auth: loopback redirect listener: port %d", port)
+		return nil, fmt.Errorf("loopback redirect listener: port %d", port)
 	}
 	return listenLoopback(ctx, port, "localhost")
 }
@@ -59,7 +59,7 @@ func listenLoopback(ctx context.Context, port int, host string) (*Loopback, erro
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp4", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
-		return nil, fmt.Errorf("auth: loopback redirect listener: %w", err)
+		return nil, fmt.Errorf("loopback redirect listener: %w", err)
 	}
 	l := &Loopback{
 		url:  fmt.Sprintf("http://%s:%d%s", host, ln.Addr().(*net.TCPAddr).Port, CallbackPath),
@@ -102,7 +102,7 @@ func listenLoopback(ctx context.Context, port int, host string) (*Loopback, erro
 func (l *Loopback) RedirectURL() string { return l.url }
 
 // ErrLoopbackClosed is Wait's error once the listener is closed.
-var ErrLoopbackClosed = errors.New("auth: the loopback redirect listener is closed")
+var ErrLoopbackClosed = errors.New("the loopback redirect listener is closed")
 
 // Wait returns the URL of the callback request (path and query, with
 // http://127.0.0.1:PORT in front), once it has arrived. It returns ctx's

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/auth"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 func status(t *testing.T, u string) int {
@@ -76,7 +76,7 @@ func TestLoopbackContext(t *testing.T) {
 // The whole interactive flow through a loopback listener: the "browser"
 // follows the authorization server's redirect to the listener.
 func TestLoopbackFlow(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 	ctx := testContext(t)
 	lb, err := auth.ListenLoopback(ctx)
 	if err != nil {
@@ -85,7 +85,7 @@ func TestLoopbackFlow(t *testing.T) {
 	defer lb.Close()
 	a, err := auth.New(auth.Config{RedirectURL: lb.RedirectURL(), Authorize: func(ctx context.Context, authURL string) (string, error) {
 		go func() { // the browser: authorize, then follow the redirect home
-			back, err := testservers.FollowAuthorization(ctx, authURL)
+			back, err := oauthserver.FollowAuthorization(ctx, authURL)
 			if err == nil {
 				if resp, err := http.Get(back); err == nil {
 					resp.Body.Close()

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/auth"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // browser follows the authorization server's redirects, as a person's
@@ -18,7 +18,7 @@ func browser(ctx context.Context, authURL string) (string, error) {
 	home, _ := url.Parse(redirectURL)
 	u := authURL
 	for range 5 {
-		next, err := testservers.FollowAuthorization(ctx, u)
+		next, err := oauthserver.FollowAuthorization(ctx, u)
 		if err != nil {
 			return "", err
 		}
@@ -40,8 +40,8 @@ func browser(ctx context.Context, authURL string) (string, error) {
 // that comes back to another's is refused.
 func TestMixUpWithoutIssRefused(t *testing.T) {
 	ctx := testContext(t)
-	noIss := testservers.AuthServerOptions{NoIssAdvertised: true, Iss: testservers.IssOmit}
-	honest := setup(t, noIss, testservers.ProtectedOptions{})
+	noIss := oauthserver.AuthServerOptions{NoIssAdvertised: true, Iss: oauthserver.IssOmit}
+	honest := setup(t, noIss, oauthserver.ProtectedOptions{})
 	store := &auth.MemoryStore{}
 	a := honest.authorizer(t, auth.Config{Store: store, Authorize: browser})
 	mustConnect(t, ctx, honest.ps.URL, a)
@@ -56,7 +56,7 @@ func TestMixUpWithoutIssRefused(t *testing.T) {
 		q.Set("redirect_uri", ci.RedirectURIs[0])
 		return honest.as.URL + "/authorize?" + q.Encode()
 	}
-	attacker := setup(t, attack, testservers.ProtectedOptions{})
+	attacker := setup(t, attack, oauthserver.ProtectedOptions{})
 	err = connect(ctx, attacker.ps.URL, a)
 	var ge *auth.GrantError
 	if !errors.As(err, &ge) || ge.Step != "authorization" || !strings.Contains(err.Error(), "mix-up") {
@@ -79,7 +79,7 @@ func TestMixUpWithoutIssRefused(t *testing.T) {
 // An authorization server that sends iss keeps the configured redirect
 // URI: its responses say whose they are.
 func TestRedirectURIKeptWithIss(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 	mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
 	if got := f.as.Stats().LastAuthorization.Get("redirect_uri"); got != redirectURL {
 		t.Fatalf("redirect_uri %q, want %q", got, redirectURL)

@@ -132,18 +132,18 @@ func register(ctx context.Context, hc *http.Client, m *serverMetadata, cfg *Conf
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("auth: registration: %w", err)
+		return nil, fmt.Errorf("client registration: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("auth: registration at %s: %w", origin.RedactString(m.RegistrationEndpoint), origin.RedactError(err))
+		return nil, fmt.Errorf("client registration at %s: %w", origin.RedactString(m.RegistrationEndpoint), origin.RedactError(err))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata))
 	if err != nil {
-		return nil, fmt.Errorf("auth: registration at %s: %w", origin.RedactString(m.RegistrationEndpoint), err)
+		return nil, fmt.Errorf("client registration at %s: %w", origin.RedactString(m.RegistrationEndpoint), err)
 	}
 	var r registrationResponse
 	jsonErr := json.Unmarshal(raw, &r)
@@ -215,7 +215,7 @@ func (a *Authorizer) client(ctx context.Context, d *discovery) (*ClientInfo, err
 	if err != nil {
 		return nil, err
 	}
-	a.log.InfoContext(ctx, "auth: registered", "issuer", m.Issuer, "client", c.ClientID, "method", c.AuthMethod)
+	a.log.InfoContext(ctx, "OAuth client registered", "issuer", m.Issuer, "client", c.ClientID, "method", c.AuthMethod)
 	if err := a.store.SaveClient(ctx, c); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/auth"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 const cimdURL = "https://client.example.com/anymcp.json"
@@ -16,26 +16,26 @@ const cimdURL = "https://client.example.com/anymcp.json"
 // credentials, a Client ID Metadata Document when the server supports
 // them, then Dynamic Client Registration with application_type.
 func TestRegistrationOrder(t *testing.T) {
-	pre := testservers.RegisteredClient{ID: "pre-id", Secret: "pre-secret"}
+	pre := oauthserver.RegisteredClient{ID: "pre-id", Secret: "pre-secret"}
 	tests := []struct {
 		name       string
-		as         testservers.AuthServerOptions
+		as         oauthserver.AuthServerOptions
 		cfg        auth.Config
 		wantClient string // "" for a dynamically registered one
 		wantAuth   string // how the token request authenticated
 		wantDCR    int
 	}{
-		{"pre-registered, though the server also registers", testservers.AuthServerOptions{Clients: []testservers.RegisteredClient{pre}, CIMD: true},
+		{"pre-registered, though the server also registers", oauthserver.AuthServerOptions{Clients: []oauthserver.RegisteredClient{pre}, CIMD: true},
 			auth.Config{ClientID: "pre-id", ClientSecret: "pre-secret", ClientMetadataURL: cimdURL}, "pre-id", "basic", 0},
-		{"metadata document, supported", testservers.AuthServerOptions{CIMD: true},
+		{"metadata document, supported", oauthserver.AuthServerOptions{CIMD: true},
 			auth.Config{ClientMetadataURL: cimdURL}, cimdURL, "none", 0},
-		{"metadata document, not supported: registration", testservers.AuthServerOptions{},
+		{"metadata document, not supported: registration", oauthserver.AuthServerOptions{},
 			auth.Config{ClientMetadataURL: cimdURL}, "", "none", 1},
-		{"registration", testservers.AuthServerOptions{}, auth.Config{}, "", "none", 1},
+		{"registration", oauthserver.AuthServerOptions{}, auth.Config{}, "", "none", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := setup(t, tt.as, testservers.ProtectedOptions{})
+			f := setup(t, tt.as, oauthserver.ProtectedOptions{})
 			mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, tt.cfg))
 			st := f.as.Stats()
 			id := st.LastAuthorization.Get("client_id")
@@ -72,7 +72,7 @@ func fmtAny(v any) string {
 func TestTokenEndpointAuthMethod(t *testing.T) {
 	for method, want := range map[string]string{"none": "none", "client_secret_basic": "basic", "client_secret_post": "post"} {
 		t.Run(method, func(t *testing.T) {
-			f := setup(t, testservers.AuthServerOptions{AuthMethods: []string{method}}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{AuthMethods: []string{method}}, oauthserver.ProtectedOptions{})
 			mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}))
 			if got := f.as.Stats().LastTokenAuth; got != want {
 				t.Fatalf("authenticated with %q, want %q", got, want)
@@ -80,8 +80,8 @@ func TestTokenEndpointAuthMethod(t *testing.T) {
 		})
 	}
 	t.Run("pre-registered, post only", func(t *testing.T) {
-		f := setup(t, testservers.AuthServerOptions{AuthMethods: []string{"client_secret_post"},
-			Clients: []testservers.RegisteredClient{{ID: "c", Secret: "s", Method: "client_secret_post"}}}, testservers.ProtectedOptions{})
+		f := setup(t, oauthserver.AuthServerOptions{AuthMethods: []string{"client_secret_post"},
+			Clients: []oauthserver.RegisteredClient{{ID: "c", Secret: "s", Method: "client_secret_post"}}}, oauthserver.ProtectedOptions{})
 		mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, auth.Config{ClientID: "c", ClientSecret: "s"}))
 		if got := f.as.Stats().LastTokenAuth; got != "post" {
 			t.Fatalf("authenticated with %q, want post", got)
@@ -91,7 +91,7 @@ func TestTokenEndpointAuthMethod(t *testing.T) {
 
 // No registration possible: the error says a client id is needed.
 func TestNoRegistrationPossible(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{NoRegistration: true}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{NoRegistration: true}, oauthserver.ProtectedOptions{})
 	err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{ClientMetadataURL: cimdURL}))
 	var me *auth.MetadataError
 	if !errors.As(err, &me) || !strings.Contains(me.Reason, "pre-registered client id") {
@@ -101,7 +101,7 @@ func TestNoRegistrationPossible(t *testing.T) {
 
 // Pre-registered credentials bound to an issuer are not sent to another.
 func TestPreRegisteredForAnotherIssuer(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{Clients: []testservers.RegisteredClient{{ID: "c", Secret: "s"}}}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{Clients: []oauthserver.RegisteredClient{{ID: "c", Secret: "s"}}}, oauthserver.ProtectedOptions{})
 	err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{ClientID: "c", ClientSecret: "s", ClientIssuer: "https://as.example.com"}))
 	var me *auth.MetadataError
 	if !errors.As(err, &me) || !strings.Contains(me.Reason, "pre-registered") {
@@ -116,8 +116,8 @@ func TestPreRegisteredForAnotherIssuer(t *testing.T) {
 // authorization server, the client registers there and never presents the
 // first server's client id to it.
 func TestMigrationRegistersAgain(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
-	as2 := testservers.StartAuthServer(testservers.AuthServerOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
+	as2 := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{})
 	defer as2.Close()
 	store := &auth.MemoryStore{}
 	a, err := auth.New(auth.Config{RedirectURL: redirectURL, Store: store, Authorize: func(ctx context.Context, u string) (string, error) {

@@ -78,7 +78,7 @@ func (a *Authorizer) obtain(ctx context.Context, s *serverState, r renewal, prev
 	if err := a.save(ctx, key, nt); err != nil {
 		return 0, nil, nil, err
 	}
-	a.log.InfoContext(ctx, "auth: authorized", "server", s.shown, "issuer", key.Issuer, "grant", a.cfg.Grant.String(), "token", nt)
+	a.log.InfoContext(ctx, "OAuth authorization done", "server", s.shown, "issuer", key.Issuer, "grant", a.cfg.Grant.String(), "token", nt)
 	return granted, nt, d, nil
 }
 
@@ -110,7 +110,7 @@ func (a *Authorizer) storedOrRefreshed(ctx context.Context, s *serverState, d *d
 		}
 	}
 	if stored != nil && (prev == nil || stored.AccessToken != prev.AccessToken) && !stored.RefreshDue(now) {
-		a.log.DebugContext(ctx, "auth: using a stored token", "server", s.shown, "issuer", key.Issuer)
+		a.log.DebugContext(ctx, "using a stored OAuth token", "server", s.shown, "issuer", key.Issuer)
 		return reusedStored, stored, nil
 	}
 	cand := stored
@@ -126,7 +126,7 @@ func (a *Authorizer) storedOrRefreshed(ctx context.Context, s *serverState, d *d
 	}
 	nt, err := a.refresh(ctx, d, c, cand)
 	if err == nil {
-		a.log.InfoContext(ctx, "auth: token refreshed", "server", s.shown, "issuer", key.Issuer, "token", nt)
+		a.log.InfoContext(ctx, "OAuth token refreshed", "server", s.shown, "issuer", key.Issuer, "token", nt)
 		if err := a.save(ctx, key, nt); err != nil {
 			return 0, nil, err
 		}
@@ -136,7 +136,7 @@ func (a *Authorizer) storedOrRefreshed(ctx context.Context, s *serverState, d *d
 	if !errors.As(err, &ge) {
 		return 0, nil, err
 	}
-	a.log.InfoContext(ctx, "auth: refresh refused; the refresh token is dropped", "server", s.shown, "issuer", key.Issuer, "err", err)
+	a.log.InfoContext(ctx, "OAuth refresh refused; the refresh token is dropped", "server", s.shown, "issuer", key.Issuer, "err", err)
 	if why := refusedClient(err); why != "" && c.Registration == RegistrationDynamic {
 		a.forgetClient(ctx, c, why, "the next authorization registers again")
 	}
@@ -183,7 +183,7 @@ func (a *Authorizer) grant(ctx context.Context, d *discovery, scopes []string, c
 		kept := *c
 		kept.ClientSecret = ""
 		if serr := a.store.SaveClient(ctx, &kept); serr != nil {
-			a.log.WarnContext(ctx, "auth: keeping the client identity", "issuer", c.Issuer, "err", serr)
+			a.log.WarnContext(ctx, "keeping the OAuth client identity", "issuer", c.Issuer, "err", serr)
 		}
 	}
 	if why := refusedClient(err); why != "" && c != nil && c.Registration == RegistrationDynamic {

@@ -12,7 +12,7 @@ import (
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/internal/logtest"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // scopeServer asks, for every tools/call, for the scopes more gives it
@@ -27,13 +27,13 @@ type scopeServer struct {
 
 func startScopeServer(t *testing.T, more func(n int) []string) *scopeServer {
 	s := &scopeServer{}
-	s.fixture = setup(t, testservers.AuthServerOptions{OnRequest: func(r *http.Request) {
+	s.fixture = setup(t, oauthserver.AuthServerOptions{OnRequest: func(r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/authorize") {
 			s.mu.Lock()
 			s.longest = max(s.longest, len(r.URL.Query().Get("scope")))
 			s.mu.Unlock()
 		}
-	}}, testservers.ProtectedOptions{ScopeChallenge: func(method string) []string {
+	}}, oauthserver.ProtectedOptions{ScopeChallenge: func(method string) []string {
 		if method != "tools/call" {
 			return nil
 		}

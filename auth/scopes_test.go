@@ -8,7 +8,7 @@ import (
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // Scopes come from the challenge; failing that, from the resource's
@@ -17,22 +17,22 @@ import (
 func TestScopeSelection(t *testing.T) {
 	tests := []struct {
 		name string
-		as   testservers.AuthServerOptions
-		ps   testservers.ProtectedOptions
+		as   oauthserver.AuthServerOptions
+		ps   oauthserver.ProtectedOptions
 		cfg  auth.Config
 		want string // the scope parameter; "-" for none at all
 	}{
-		{"from the challenge", testservers.AuthServerOptions{},
-			testservers.ProtectedOptions{Scopes: []string{"mcp:basic"}, ScopeInChallenge: true, ScopesSupported: []string{"x", "y"}}, auth.Config{}, "mcp:basic"},
-		{"from scopes_supported", testservers.AuthServerOptions{},
-			testservers.ProtectedOptions{ScopesSupported: []string{"mcp:basic", "mcp:read"}}, auth.Config{}, "mcp:basic mcp:read"},
-		{"omitted", testservers.AuthServerOptions{}, testservers.ProtectedOptions{}, auth.Config{}, "-"},
-		{"configured ones too", testservers.AuthServerOptions{},
-			testservers.ProtectedOptions{Scopes: []string{"mcp:basic"}, ScopeInChallenge: true}, auth.Config{Scopes: []string{"extra"}}, "mcp:basic extra"},
-		{"offline_access when supported", testservers.AuthServerOptions{ScopesSupported: []string{"mcp:basic", "offline_access"}},
-			testservers.ProtectedOptions{ScopesSupported: []string{"mcp:basic"}}, auth.Config{}, "mcp:basic offline_access"},
-		{"no offline_access when not", testservers.AuthServerOptions{ScopesSupported: []string{"mcp:basic"}},
-			testservers.ProtectedOptions{ScopesSupported: []string{"mcp:basic"}}, auth.Config{}, "mcp:basic"},
+		{"from the challenge", oauthserver.AuthServerOptions{},
+			oauthserver.ProtectedOptions{Scopes: []string{"mcp:basic"}, ScopeInChallenge: true, ScopesSupported: []string{"x", "y"}}, auth.Config{}, "mcp:basic"},
+		{"from scopes_supported", oauthserver.AuthServerOptions{},
+			oauthserver.ProtectedOptions{ScopesSupported: []string{"mcp:basic", "mcp:read"}}, auth.Config{}, "mcp:basic mcp:read"},
+		{"omitted", oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{}, auth.Config{}, "-"},
+		{"configured ones too", oauthserver.AuthServerOptions{},
+			oauthserver.ProtectedOptions{Scopes: []string{"mcp:basic"}, ScopeInChallenge: true}, auth.Config{Scopes: []string{"extra"}}, "mcp:basic extra"},
+		{"offline_access when supported", oauthserver.AuthServerOptions{ScopesSupported: []string{"mcp:basic", "offline_access"}},
+			oauthserver.ProtectedOptions{ScopesSupported: []string{"mcp:basic"}}, auth.Config{}, "mcp:basic offline_access"},
+		{"no offline_access when not", oauthserver.AuthServerOptions{ScopesSupported: []string{"mcp:basic"}},
+			oauthserver.ProtectedOptions{ScopesSupported: []string{"mcp:basic"}}, auth.Config{}, "mcp:basic"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,7 +66,7 @@ func callTool(t *testing.T, f *fixture, a *auth.Authorizer, tool string) error {
 // A 403 insufficient_scope is answered by authorizing again for the scopes
 // asked before plus the challenged ones, and the call goes through.
 func TestStepUp(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{
 		Scopes: []string{"mcp:basic"}, ScopeInChallenge: true, ToolScopes: map[string][]string{"echo": {"mcp:write"}},
 	})
 	if err := callTool(t, f, f.authorizer(t, auth.Config{}), "echo"); err != nil {
@@ -87,7 +87,7 @@ func TestStepUpBounded(t *testing.T) {
 		wantErr bool
 		auths   int
 	}{{0, true, 3}, {1, true, 2}, {4, false, 5}} {
-		f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{ToolScopes: scopes, IncrementalScopes: true})
+		f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{ToolScopes: scopes, IncrementalScopes: true})
 		err := callTool(t, f, f.authorizer(t, auth.Config{MaxStepUps: tt.max}), "echo")
 		var he *jsonrpc.HTTPError
 		if tt.wantErr != (err != nil) || (err != nil && (!errors.As(err, &he) || he.StatusCode != 403)) {
@@ -102,8 +102,8 @@ func TestStepUpBounded(t *testing.T) {
 // A scope the server keeps refusing after it was granted for this very
 // request is not asked for again.
 func TestStepUpNotRepeated(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{WithholdScopes: []string{"admin"}},
-		testservers.ProtectedOptions{ToolScopes: map[string][]string{"echo": {"admin"}}})
+	f := setup(t, oauthserver.AuthServerOptions{WithholdScopes: []string{"admin"}},
+		oauthserver.ProtectedOptions{ToolScopes: map[string][]string{"echo": {"admin"}}})
 	err := callTool(t, f, f.authorizer(t, auth.Config{MaxStepUps: 5}), "echo")
 	if err == nil || !strings.Contains(err.Error(), "403") {
 		t.Fatalf("err = %v, want the 403", err)

@@ -16,7 +16,7 @@ import (
 	"github.com/anymcp/anymcp/internal/logtest"
 	"github.com/anymcp/anymcp/internal/redirecttest"
 	"github.com/anymcp/anymcp/negotiate"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // The token goes to the server's origin only: not to another origin
@@ -107,7 +107,7 @@ func TestTokenNotToALookalikeHost(t *testing.T) {
 // never to metadata locations or the authorization server.
 func TestStaticHeadersStayWithTheServer(t *testing.T) {
 	var asRec, psRec recorder
-	f := setup(t, testservers.AuthServerOptions{OnRequest: asRec.note}, testservers.ProtectedOptions{OnRequest: psRec.note})
+	f := setup(t, oauthserver.AuthServerOptions{OnRequest: asRec.note}, oauthserver.ProtectedOptions{OnRequest: psRec.note})
 	mustConnect(t, testContext(t), f.ps.URL, f.authorizer(t, auth.Config{}), client.WithHeader("X-Api-Key", "host-secret"))
 	for i, h := range asRec.headers() {
 		if h.Get("X-Api-Key") != "" || h.Get("Authorization") != "" && !strings.HasPrefix(h.Get("Authorization"), "Basic ") {
@@ -138,7 +138,7 @@ func TestStaticHeadersStayWithTheServer(t *testing.T) {
 // the state or the client secret, at debug level, through a registration,
 // an authorization and a refresh.
 func TestSecretsNeverLogged(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{AuthMethods: []string{"client_secret_basic"}}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{AuthMethods: []string{"client_secret_basic"}}, oauthserver.ProtectedOptions{})
 	var buf logtest.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	store := &auth.MemoryStore{}
@@ -155,7 +155,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 		first.LastToken.Get("code"), first.LastToken.Get("code_verifier"), first.LastAuthorization.Get("state"),
 		f.as.Stats().LastToken.Get("refresh_token")}
 	logged := buf.String()
-	if !strings.Contains(logged, "auth: token refreshed") {
+	if !strings.Contains(logged, "OAuth token refreshed") {
 		t.Fatalf("the flow was not logged:\n%s", logged)
 	}
 	for _, s := range secrets {
@@ -176,7 +176,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 // HTTP+SSE is authorized too: its GET stream and its POSTs, and a POST
 // refused after the token was revoked is refreshed and sent again.
 func TestLegacyTransport(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{Scopes: []string{"mcp"}, ScopeInChallenge: true})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{Scopes: []string{"mcp"}, ScopeInChallenge: true})
 	ctx := testContext(t)
 	c, err := client.Dial(ctx, client.URL(f.ps.SSEURL), client.WithAuth(f.authorizer(t, auth.Config{})))
 	if err != nil {

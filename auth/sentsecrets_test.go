@@ -15,7 +15,7 @@ import (
 
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/internal/logtest"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // tokenRequests keeps the credentials in the headers of the token
@@ -81,32 +81,32 @@ func TestSentSecretsNotShown(t *testing.T) {
 	}{
 		{"code with client_secret_basic", func(t *testing.T, log *slog.Logger) run {
 			var q tokenRequests
-			f := setup(t, testservers.AuthServerOptions{QuoteRequests: []string{"authorization_code"}, OnRequest: q.note,
-				Clients: []testservers.RegisteredClient{{ID: "app", Secret: "app-secret-0123"}}}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{QuoteRequests: []string{"authorization_code"}, OnRequest: q.note,
+				Clients: []oauthserver.RegisteredClient{{ID: "app", Secret: "app-secret-0123"}}}, oauthserver.ProtectedOptions{})
 			err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{ClientID: "app", ClientSecret: "app-secret-0123", Logger: log}))
 			return run{err: err, secrets: append(append(sentSecrets(f.as.Stats().LastToken), q.values()...), "app-secret-0123")}
 		}},
 		{"code with client_secret_post", func(t *testing.T, log *slog.Logger) run {
-			f := setup(t, testservers.AuthServerOptions{QuoteRequests: []string{"authorization_code"}, AuthMethods: []string{"client_secret_post"},
-				Clients: []testservers.RegisteredClient{{ID: "app", Secret: "app/secret+&=0123", Method: "client_secret_post"}}}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{QuoteRequests: []string{"authorization_code"}, AuthMethods: []string{"client_secret_post"},
+				Clients: []oauthserver.RegisteredClient{{ID: "app", Secret: "app/secret+&=0123", Method: "client_secret_post"}}}, oauthserver.ProtectedOptions{})
 			err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{ClientID: "app", ClientSecret: "app/secret+&=0123", Logger: log}))
 			return run{err: err, secrets: sentSecrets(f.as.Stats().LastToken)}
 		}},
 		{"code with private_key_jwt", func(t *testing.T, log *slog.Logger) run {
-			f := setup(t, testservers.AuthServerOptions{QuoteRequests: []string{"authorization_code"}, AuthMethods: []string{"private_key_jwt"},
-				Clients: []testservers.RegisteredClient{{ID: "app", PublicKey: &key.PublicKey}}}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{QuoteRequests: []string{"authorization_code"}, AuthMethods: []string{"private_key_jwt"},
+				Clients: []oauthserver.RegisteredClient{{ID: "app", PublicKey: &key.PublicKey}}}, oauthserver.ProtectedOptions{})
 			err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{ClientID: "app", PrivateKey: key, Logger: log}))
 			return run{err: err, secrets: sentSecrets(f.as.Stats().LastToken)}
 		}},
 		{"code with a DPoP proof", func(t *testing.T, log *slog.Logger) run {
 			var q tokenRequests
-			f := setup(t, testservers.AuthServerOptions{QuoteRequests: []string{"authorization_code"}, DPoP: true, OnRequest: q.note},
-				testservers.ProtectedOptions{DPoP: true})
+			f := setup(t, oauthserver.AuthServerOptions{QuoteRequests: []string{"authorization_code"}, DPoP: true, OnRequest: q.note},
+				oauthserver.ProtectedOptions{DPoP: true})
 			err := connect(testContext(t), f.ps.URL, f.authorizer(t, auth.Config{Logger: log}))
 			return run{err: err, secrets: append(sentSecrets(f.as.Stats().LastToken), q.values()...)}
 		}},
 		{"refresh", func(t *testing.T, log *slog.Logger) run {
-			f := setup(t, testservers.AuthServerOptions{QuoteRequests: []string{"refresh_token"}}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{QuoteRequests: []string{"refresh_token"}}, oauthserver.ProtectedOptions{})
 			ctx := testContext(t)
 			a := f.authorizer(t, auth.Config{Logger: log})
 			mustConnect(t, ctx, f.ps.URL, a)
@@ -120,8 +120,8 @@ func TestSentSecretsNotShown(t *testing.T) {
 			return run{err: err, secrets: []string{rt}, quoted: true}
 		}},
 		{"client_credentials", func(t *testing.T, log *slog.Logger) run {
-			f := setup(t, testservers.AuthServerOptions{ClientCredentials: true, QuoteRequests: []string{"client_credentials"}, AuthMethods: []string{"client_secret_post"},
-				Clients: []testservers.RegisteredClient{{ID: "m2m", Secret: "m2m-secret-0123", Method: "client_secret_post"}}}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{ClientCredentials: true, QuoteRequests: []string{"client_credentials"}, AuthMethods: []string{"client_secret_post"},
+				Clients: []oauthserver.RegisteredClient{{ID: "m2m", Secret: "m2m-secret-0123", Method: "client_secret_post"}}}, oauthserver.ProtectedOptions{})
 			a, err := auth.New(auth.Config{Grant: auth.GrantClientCredentials, ClientID: "m2m", ClientSecret: "m2m-secret-0123", Logger: log})
 			if err != nil {
 				t.Fatal(err)
@@ -130,8 +130,8 @@ func TestSentSecretsNotShown(t *testing.T) {
 			return run{err: err, secrets: sentSecrets(f.as.Stats().LastToken)}
 		}},
 		{"jwt-bearer", func(t *testing.T, log *slog.Logger) run {
-			f := setup(t, testservers.AuthServerOptions{QuoteRequests: []string{"urn:ietf:params:oauth:grant-type:jwt-bearer"}, NoRegistration: true,
-				Assertion: func(string, string, string, string) error { return nil }, Clients: []testservers.RegisteredClient{{ID: "wl"}}}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{QuoteRequests: []string{"urn:ietf:params:oauth:grant-type:jwt-bearer"}, NoRegistration: true,
+				Assertion: func(string, string, string, string) error { return nil }, Clients: []oauthserver.RegisteredClient{{ID: "wl"}}}, oauthserver.ProtectedOptions{})
 			a, err := auth.New(auth.Config{Grant: auth.GrantJWTBearer, ClientID: "wl", Logger: log,
 				Assertion: func(context.Context, auth.AssertionRequest) (string, error) { return "eyJ.workload-assertion.sig", nil }})
 			if err != nil {
@@ -141,7 +141,7 @@ func TestSentSecretsNotShown(t *testing.T) {
 			return run{err: err, secrets: sentSecrets(f.as.Stats().LastToken)}
 		}},
 		{"token exchange", func(t *testing.T, log *slog.Logger) run {
-			e := startEnterprise(t, testservers.IdPOptions{QuoteRequests: true})
+			e := startEnterprise(t, oauthserver.IdPOptions{QuoteRequests: true})
 			a, err := auth.New(auth.Config{Grant: auth.GrantJWTBearer, Assertion: e.idjag().Assertion, ClientID: appID, ClientSecret: appSecret, Logger: log})
 			if err != nil {
 				t.Fatal(err)

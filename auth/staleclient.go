@@ -31,7 +31,7 @@ const probeTimeout = 10 * time.Second
 type staleClient struct{ why string }
 
 func (e *staleClient) Error() string {
-	return "auth: the authorization server refused the registered client: " + e.why
+	return "the authorization server refused the registered client: " + e.why
 }
 
 // clientRefused GETs the authorization URL of a kept registration, as the
@@ -50,7 +50,7 @@ func (a *Authorizer) clientRefused(ctx context.Context, d *discovery, authURL st
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := hc.Do(req)
 	if err != nil {
-		a.log.DebugContext(ctx, "auth: checking the kept registration at the authorization endpoint", "issuer", d.server.Issuer, "err", origin.RedactError(err))
+		a.log.DebugContext(ctx, "checking the kept registration at the authorization endpoint", "issuer", d.server.Issuer, "err", origin.RedactError(err))
 		return ""
 	}
 	defer resp.Body.Close()
@@ -87,8 +87,8 @@ func (a *Authorizer) forgetClient(ctx context.Context, c *ClientInfo, why, next 
 		return
 	}
 	if err := a.store.DeleteClient(ctx, c.Issuer); err != nil {
-		a.log.WarnContext(ctx, "auth: forgetting a refused registration", "issuer", c.Issuer, "err", err)
+		a.log.WarnContext(ctx, "forgetting a refused registration", "issuer", c.Issuer, "err", err)
 		return
 	}
-	a.log.WarnContext(ctx, "auth: the authorization server no longer knows this client's registration ("+why+"): it is forgotten; "+next, "issuer", c.Issuer, "client", c.ClientID)
+	a.log.WarnContext(ctx, "the authorization server no longer knows this client's registration ("+why+"): it is forgotten; "+next, "issuer", c.Issuer, "client", c.ClientID)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/internal/logtest"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // warnedRegisteredAgain reports whether logs hold the one Warn line that
@@ -28,7 +28,7 @@ func warnedRegisteredAgain(logs *logtest.Buffer) bool {
 // registers again, saying so; the person is sent there once, with the
 // new client.
 func TestLoginAfterRegistrationsForgotten(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 	ctx := testContext(t)
 	var logs logtest.Buffer
 	store := &auth.MemoryStore{}
@@ -59,7 +59,7 @@ func TestLoginAfterRegistrationsForgotten(t *testing.T) {
 // its token endpoint): the registration is forgotten with the refresh
 // token, and the new authorization registers again.
 func TestRefreshRefusedForUnknownClient(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 	ctx := testContext(t)
 	var logs logtest.Buffer
 	a := f.authorizer(t, auth.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -81,7 +81,7 @@ func TestRefreshRefusedForUnknownClient(t *testing.T) {
 func TestAuthorizationResponseRefusesClient(t *testing.T) {
 	for _, code := range []string{"unauthorized_client", "invalid_client"} {
 		t.Run(code, func(t *testing.T) {
-			f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+			f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 			ctx := testContext(t)
 			var logs logtest.Buffer
 			store := &auth.MemoryStore{}

@@ -76,7 +76,7 @@ func (s *serverState) current(ctx context.Context) (*Token, uint64) {
 	}
 	if tok.RefreshToken != "" {
 		if _, err := s.renew(ctx, gen, renewal{proactive: true}); err != nil {
-			s.a.log.InfoContext(ctx, "auth: refreshing before expiry failed", "server", s.shown, "err", err)
+			s.a.log.InfoContext(ctx, "refreshing the OAuth token before expiry failed", "server", s.shown, "err", err)
 		}
 		tok, gen = s.snapshot()
 	}
@@ -90,7 +90,7 @@ func (s *serverState) current(ctx context.Context) (*Token, uint64) {
 func (s *serverState) find(ctx context.Context) (Key, *Token) {
 	keys, err := s.a.store.Keys(ctx)
 	if err != nil {
-		s.a.log.WarnContext(ctx, "auth: reading the token store", "err", err)
+		s.a.log.WarnContext(ctx, "reading the OAuth token store", "err", err)
 		return Key{}, nil
 	}
 	var best *Token

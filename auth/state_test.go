@@ -7,16 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // A renewal whose caller gives up (its context ends while the person is
 // asked) is taken over by a caller that was waiting for it, instead of
 // failing that caller too.
 func TestRenewalAbandonedIsTakenOver(t *testing.T) {
-	as := testservers.StartAuthServer(testservers.AuthServerOptions{})
+	as := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{})
 	defer as.Close()
-	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as})
+	ps := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: as})
 	defer ps.Close()
 
 	entered := make(chan struct{})

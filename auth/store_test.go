@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/auth"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // Both stores keep tokens by issuer and resource, and registrations by
@@ -120,7 +120,7 @@ func TestFileStoreFile(t *testing.T) {
 // Tokens in a file outlive the process that got them: another Authorizer
 // on the same file sends them without authorizing again.
 func TestFileStoreAcrossAuthorizers(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 	path := filepath.Join(t.TempDir(), "tokens.json")
 	ctx := testContext(t)
 	mustConnect(t, ctx, f.ps.URL, f.authorizer(t, auth.Config{Store: auth.NewFileStore(path)}))
@@ -143,7 +143,7 @@ func TestFileStoreAcrossAuthorizers(t *testing.T) {
 // for it and find the new token (here, Authorizers with a FileStore each
 // on one file stand for the processes: flock(2) keeps open files apart).
 func TestFileStoreOneRefreshAcrossProcesses(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 	path := filepath.Join(t.TempDir(), "tokens.json")
 	ctx := testContext(t)
 	mustConnect(t, ctx, f.ps.URL, f.authorizer(t, auth.Config{Store: auth.NewFileStore(path)}))

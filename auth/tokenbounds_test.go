@@ -12,7 +12,7 @@ import (
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/internal/logtest"
 	"github.com/anymcp/anymcp/jsonrpc"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // badTokens are the token suffixes a hostile authorization server adds.
@@ -58,12 +58,12 @@ func TestBadTokensRefusedOnArrival(t *testing.T) {
 		for _, grant := range []string{"authorization_code", "refresh_token"} {
 			t.Run(bad.name+" from "+grant, func(t *testing.T) {
 				var long longHeaders
-				f := setup(t, testservers.AuthServerOptions{TokenSuffixes: func(g string) (string, string) {
+				f := setup(t, oauthserver.AuthServerOptions{TokenSuffixes: func(g string) (string, string) {
 					if g == grant {
 						return bad.access, bad.refresh
 					}
 					return "", ""
-				}}, testservers.ProtectedOptions{OnRequest: long.note})
+				}}, oauthserver.ProtectedOptions{OnRequest: long.note})
 				ctx := testContext(t)
 				a := f.authorizer(t, auth.Config{})
 				var before *auth.Token
@@ -106,7 +106,7 @@ func TestBadStoredTokenIgnored(t *testing.T) {
 	for _, bad := range badTokens {
 		for _, person := range []bool{true, false} {
 			var long, crlf longHeaders
-			f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{OnRequest: func(r *http.Request) {
+			f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{OnRequest: func(r *http.Request) {
 				long.note(r)
 				if strings.ContainsAny(r.Header.Get("Authorization"), "\r\n\x00") {
 					crlf.note(r)

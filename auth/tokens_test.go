@@ -7,12 +7,12 @@ import (
 
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // A token about to expire is refreshed before it is sent: no 401.
 func TestRefreshBeforeExpiry(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 	ctx := testContext(t)
 	store := &auth.MemoryStore{}
 	mustConnect(t, ctx, f.ps.URL, f.authorizer(t, auth.Config{Store: store}))
@@ -39,7 +39,7 @@ func TestRefreshBeforeExpiry(t *testing.T) {
 // rotated refresh tokens are kept (the old one is dead after use).
 func TestRefreshOn401WithRotation(t *testing.T) {
 	for _, rotation := range []bool{true, false} {
-		f := setup(t, testservers.AuthServerOptions{NoRotation: !rotation}, testservers.ProtectedOptions{})
+		f := setup(t, oauthserver.AuthServerOptions{NoRotation: !rotation}, oauthserver.ProtectedOptions{})
 		ctx := testContext(t)
 		a := f.authorizer(t, auth.Config{})
 		mustConnect(t, ctx, f.ps.URL, a)
@@ -56,7 +56,7 @@ func TestRefreshOn401WithRotation(t *testing.T) {
 
 // A refused refresh token leads to a new authorization.
 func TestRefreshRefused(t *testing.T) {
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 	ctx := testContext(t)
 	a := f.authorizer(t, auth.Config{})
 	mustConnect(t, ctx, f.ps.URL, a)
@@ -71,7 +71,7 @@ func TestRefreshRefused(t *testing.T) {
 // refresh, or one authorization when there is no refresh token.
 func TestOneRenewalForConcurrentCallers(t *testing.T) {
 	for _, noRefresh := range []bool{false, true} {
-		f := setup(t, testservers.AuthServerOptions{NoRefresh: noRefresh}, testservers.ProtectedOptions{})
+		f := setup(t, oauthserver.AuthServerOptions{NoRefresh: noRefresh}, oauthserver.ProtectedOptions{})
 		ctx := testContext(t)
 		c, err := client.Dial(ctx, client.URL(f.ps.URL), client.WithAuth(f.authorizer(t, auth.Config{})))
 		if err != nil {

@@ -112,7 +112,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if _, err := s.renewFor(ctx, gen, r); errors.Is(err, errNotOAuth) {
 				s.notOAuth.Store(true)
 			} else if err != nil {
-				s.a.log.InfoContext(ctx, "auth: renewing after a refusal", "server", s.shown, "err", err)
+				s.a.log.InfoContext(ctx, "renewing the OAuth token after a refusal", "server", s.shown, "err", err)
 			}
 			return resp, nil
 		}
@@ -158,11 +158,11 @@ func (a *Authorizer) present(req *http.Request, t *Token) error {
 		return nil
 	}
 	if !a.usable(ctx, t) {
-		return errors.New("auth: the token is bound to a DPoP key this Authorizer does not hold")
+		return errors.New("the token is bound to a DPoP key this Authorizer does not hold")
 	}
 	p, err := a.key(ctx).proof(req.Method, req.URL, t.AccessToken, time.Now())
 	if err != nil {
-		return fmt.Errorf("auth: signing the DPoP proof: %w", err)
+		return fmt.Errorf("signing the DPoP proof: %w", err)
 	}
 	req.Header.Set("Authorization", tokenTypeDPoP+" "+t.AccessToken)
 	req.Header.Set(headerDPoP, p)

@@ -12,7 +12,7 @@ import (
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/internal/logtest"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // TestServerURLSecretsNotShown: the server URL the host gives may hold a
@@ -30,7 +30,7 @@ func TestServerURLSecretsNotShown(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var shown []string // errors
 
-	f := setup(t, testservers.AuthServerOptions{}, testservers.ProtectedOptions{})
+	f := setup(t, oauthserver.AuthServerOptions{}, oauthserver.ProtectedOptions{})
 	u := withSecrets(f.ps.URL)
 
 	// No Authorize function: a person is needed, and none can come.
@@ -79,7 +79,7 @@ func TestServerURLSecretsNotShown(t *testing.T) {
 	}
 
 	text := logs.String()
-	for _, want := range []string{`msg="auth: discovered"`, `msg="auth: authorized"`, `msg="auth: probe failed`} {
+	for _, want := range []string{`msg="OAuth authorization server discovered"`, `msg="OAuth authorization done"`, `msg="OAuth probe failed`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the logs have no %s record: nothing to check there", want)
 		}

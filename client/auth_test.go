@@ -11,16 +11,16 @@ import (
 	"github.com/anymcp/anymcp/auth"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // A 401 is an authorization challenge, never a reason to try HTTP+SSE:
 // without WithAuth it is reported as itself; with an Authorizer that
 // cannot authorize, its typed error reaches the caller of Dial.
 func TestAuthNoTransportFallback(t *testing.T) {
-	as := testservers.StartAuthServer(testservers.AuthServerOptions{})
+	as := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{})
 	defer as.Close()
-	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as})
+	ps := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: as})
 	defer ps.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -55,9 +55,9 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // WithAuth keeps WithHTTPClient's RoundTripper under its own: every
 // request, the authorization ones included, goes through it.
 func TestAuthKeepsTheHTTPClient(t *testing.T) {
-	as := testservers.StartAuthServer(testservers.AuthServerOptions{})
+	as := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{})
 	defer as.Close()
-	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as})
+	ps := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: as})
 	defer ps.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -53,8 +53,8 @@ type Options struct {
 	// CacheTTLs overrides it per method.
 	CacheTTL  time.Duration
 	CacheTTLs map[string]time.Duration
-	// CacheScope is the cacheScope of those results: CachePublic (the
-	// default) or CachePrivate.
+	// CacheScope is the cacheScope of those results: mcp.CachePublic (the
+	// default) or mcp.CachePrivate.
 	CacheScope string
 	// InvalidHeaderTools adds to the modern tools/list the tools of
 	// InvalidHeaderToolNames, whose x-mcp-header annotations break the
@@ -91,10 +91,10 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if len(o.ModernVersions) == 0 {
-		o.ModernVersions = []string{mcp.Version20260728}
+		o.ModernVersions = slices.Clone(mcp.ModernVersions)
 	}
 	if o.CacheScope == "" {
-		o.CacheScope = CachePublic
+		o.CacheScope = mcp.CachePublic
 	}
 	o.Tasks = o.Tasks.withDefaults()
 	return o

@@ -8,8 +8,9 @@
 //   - StartStreamable, StartModern, StartDualEra: Streamable HTTP;
 //   - StartLegacy: HTTP+SSE (2024-11-05); StartHybrid: both on one listener;
 //   - StartStatus: a URL that always fails with a chosen status;
-//   - StartAuthServer and StartProtected: an OAuth 2.1 authorization server
-//     and the HTTP front-ends behind its tokens;
+//   - NewHybridHandler: both HTTP transports as one http.Handler, for a
+//     server that mounts a check in front of them (package oauthserver's
+//     protected server, behind OAuth tokens, does);
 //   - StartStreamableTLS, StartLegacyTLS, StartH2Faults: HTTPS with HTTP/2;
 //   - ServeStdio, RunFromEnv, StdioCommand: stdio, in-process or as a child
 //     process that is the test binary itself.

@@ -81,7 +81,7 @@ func TestDualEraHTTP(t *testing.T) {
 		if ev.data == "" {
 			continue
 		}
-		if m := mustDecode(t, ev.data); m.Method != "notifications/tools/list_changed" || strings.Contains(ev.data, MetaSubscriptionID) {
+		if m := mustDecode(t, ev.data); m.Method != "notifications/tools/list_changed" || strings.Contains(ev.data, mcp.MetaSubscriptionID) {
 			t.Errorf("GET stream: %s", ev.data)
 		}
 		break

@@ -74,16 +74,6 @@ const (
 	InitializeLikeGoSDK
 )
 
-// Keys of _meta reserved by revision 2026-07-28.
-const (
-	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
-	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
-	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
-)
-
 // era is the era one request is served in.
 type era uint8
 
@@ -160,7 +150,7 @@ func metaOf(params json.RawMessage) (meta requestMeta, modern, ok bool) {
 		// names a version at all.
 		var loose map[string]json.RawMessage
 		if json.Unmarshal(p.Meta, &loose) == nil {
-			_, modern = loose[MetaProtocolVersion]
+			_, modern = loose[mcp.MetaProtocolVersion]
 		}
 		return meta, modern, false
 	}
@@ -229,7 +219,7 @@ func (s *Server) classify(m *jsonrpc.Message) (*reqInfo, *jsonrpc.Error) {
 // speaks, client capabilities, a known log level.
 func (s *Server) modernInfo(meta requestMeta, hasVersion bool) (*reqInfo, *jsonrpc.Error) {
 	if !hasVersion || meta.ProtocolVersion == nil {
-		return nil, invalidParams("_meta." + MetaProtocolVersion + " is required")
+		return nil, invalidParams("_meta." + mcp.MetaProtocolVersion + " is required")
 	}
 	v := *meta.ProtocolVersion
 	s.count(func(st *Stats) { st.VersionsSeen[v]++ })
@@ -239,16 +229,16 @@ func (s *Server) modernInfo(meta requestMeta, hasVersion bool) (*reqInfo, *jsonr
 	rq := &reqInfo{era: eraModern, version: v, clientInfo: meta.ClientInfo, logLevel: -1}
 	caps := bytes.TrimSpace(meta.ClientCapabilities)
 	if len(caps) == 0 || caps[0] != '{' {
-		return nil, invalidParams("_meta." + MetaClientCapabilities + " is required (an object)")
+		return nil, invalidParams("_meta." + mcp.MetaClientCapabilities + " is required (an object)")
 	}
 	if err := json.Unmarshal(caps, &rq.caps); err != nil {
-		return nil, invalidParams("_meta." + MetaClientCapabilities + ": " + err.Error())
+		return nil, invalidParams("_meta." + mcp.MetaClientCapabilities + ": " + err.Error())
 	}
 	rq.rawCaps = json.RawMessage(caps)
 	if meta.LogLevel != nil {
 		rq.logLevel = severity(mcp.LoggingLevel(*meta.LogLevel))
 		if rq.logLevel < 0 {
-			return nil, invalidParams("_meta." + MetaLogLevel + ": unknown level " + strconv.Quote(*meta.LogLevel))
+			return nil, invalidParams("_meta." + mcp.MetaLogLevel + ": unknown level " + strconv.Quote(*meta.LogLevel))
 		}
 	}
 	s.count(func(st *Stats) {
@@ -265,12 +255,6 @@ func (s *Server) modernInfo(meta requestMeta, hasVersion bool) (*reqInfo, *jsonr
 func (s *Server) serverInfo() mcp.Implementation {
 	return mcp.Implementation{Name: s.opts.Name, Title: "anymcp test server", Version: ServerVersion}
 }
-
-// Cache scopes of cacheable results.
-const (
-	CachePublic  = "public"
-	CachePrivate = "private"
-)
 
 // cacheable are the methods whose complete results carry ttlMs and
 // cacheScope.
@@ -295,7 +279,7 @@ func (s *Server) ttlFor(method string) int64 {
 // 2026-07-28 carries: resultType, _meta with serverInfo and, for
 // cacheable ones, ttlMs and cacheScope. res must be a JSON object.
 func (s *Server) decorate(res json.RawMessage, method string) (json.RawMessage, error) {
-	head := map[string]any{"resultType": "complete"}
+	head := map[string]any{"resultType": mcp.ResultComplete}
 	if cacheable[method] {
 		head["ttlMs"] = s.ttlFor(method)
 		head["cacheScope"] = s.opts.CacheScope
@@ -314,7 +298,7 @@ func (s *Server) withResultFields(res json.RawMessage, fields map[string]any) (j
 	if !bytes.Contains(res, []byte(`"_meta"`)) && !bytes.Contains(res, []byte(`"resultType"`)) {
 		// The common case, without decoding the result: the fields go in
 		// front of the object's own.
-		fields["_meta"] = map[string]any{MetaServerInfo: info}
+		fields["_meta"] = map[string]any{mcp.MetaServerInfo: info}
 		head, err := json.Marshal(fields)
 		if err != nil {
 			return nil, err
@@ -335,9 +319,9 @@ func (s *Server) withResultFields(res json.RawMessage, fields map[string]any) (j
 	if raw, ok := obj["_meta"]; ok {
 		_ = json.Unmarshal(raw, &meta)
 	}
-	if _, ok := meta[MetaServerInfo]; !ok {
+	if _, ok := meta[mcp.MetaServerInfo]; !ok {
 		b, _ := json.Marshal(info)
-		meta[MetaServerInfo] = b
+		meta[mcp.MetaServerInfo] = b
 	}
 	for k, v := range fields {
 		if _, ok := obj[k]; !ok {

@@ -20,9 +20,58 @@ type HybridOptions struct {
 	SamePath bool
 }
 
-// HybridServer serves one Streamable HTTP front-end and one HTTP+SSE
-// front-end on one listener at 127.0.0.1, each with its own core (so a
-// test can tell which one a client used).
+// HybridHandler serves both HTTP transports as one http.Handler, each
+// with its own core: Streamable HTTP at /mcp, HTTP+SSE at /sse and
+// /message (or, with SamePath, both at /mcp). A server that puts
+// something in front of them, such as an authorization check, mounts it.
+type HybridHandler struct {
+	modern *StreamableHandler
+	legacy *legacyHandler
+	mux    *http.ServeMux
+	once   sync.Once
+}
+
+// NewHybridHandler returns a handler of both transports, configured by
+// opts. Close ends its sessions and streams.
+func NewHybridHandler(opts HybridOptions) *HybridHandler {
+	h := &HybridHandler{modern: NewStreamableHandler(opts.Streamable), mux: http.NewServeMux()}
+	if opts.SamePath {
+		h.legacy = newLegacyHandler(opts.Legacy, "/mcp/message")
+		h.mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet && r.Header.Get(HeaderSessionID) == "" {
+				h.legacy.stream(w, r)
+				return
+			}
+			h.modern.ServeHTTP(w, r)
+		})
+		h.mux.HandleFunc("/mcp/message", h.legacy.message)
+		return h
+	}
+	h.legacy = newLegacyHandler(opts.Legacy, "/message")
+	h.mux.Handle("/mcp", h.modern)
+	h.mux.HandleFunc("/sse", h.legacy.stream)
+	h.mux.HandleFunc("/message", h.legacy.message)
+	return h
+}
+
+// ServeHTTP serves the request with the front-end of its path.
+func (h *HybridHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mux.ServeHTTP(w, r)
+}
+
+// Close ends both front-ends' sessions and streams; after it they answer
+// 503. It is idempotent. It waits for the handlers of open streams, so a
+// server whose clients may not read should cut their connections if it
+// takes long, as HybridServer.Close does.
+func (h *HybridHandler) Close() {
+	h.once.Do(func() {
+		h.legacy.close()
+		h.modern.Close()
+	})
+}
+
+// HybridServer serves a HybridHandler on one listener at 127.0.0.1: each
+// front-end has its own core, so a test can tell which one a client used.
 type HybridServer struct {
 	// URL is the Streamable HTTP endpoint, http://127.0.0.1:PORT/mcp.
 	URL string
@@ -30,34 +79,16 @@ type HybridServer struct {
 	// URL with SamePath.
 	SSEURL string
 
-	ts     *httptest.Server
-	modern *StreamableHandler
-	legacy *legacyHandler
-	hits   hitCounter
-	once   sync.Once
+	ts   *httptest.Server
+	h    *HybridHandler
+	hits hitCounter
+	once sync.Once
 }
 
 // StartHybrid starts a server hosting both transports, configured by opts.
 func StartHybrid(opts HybridOptions) *HybridServer {
-	s := &HybridServer{modern: NewStreamableHandler(opts.Streamable)}
-	mux := http.NewServeMux()
-	if opts.SamePath {
-		s.legacy = newLegacyHandler(opts.Legacy, "/mcp/message")
-		mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodGet && r.Header.Get(HeaderSessionID) == "" {
-				s.legacy.stream(w, r)
-				return
-			}
-			s.modern.ServeHTTP(w, r)
-		})
-		mux.HandleFunc("/mcp/message", s.legacy.message)
-	} else {
-		s.legacy = newLegacyHandler(opts.Legacy, "/message")
-		mux.Handle("/mcp", s.modern)
-		mux.HandleFunc("/sse", s.legacy.stream)
-		mux.HandleFunc("/message", s.legacy.message)
-	}
-	s.ts = httptest.NewServer(s.hits.wrap(mux))
+	s := &HybridServer{h: NewHybridHandler(opts)}
+	s.ts = httptest.NewServer(s.hits.wrap(s.h))
 	s.URL = s.ts.URL + "/mcp"
 	s.SSEURL = s.ts.URL + "/sse"
 	if opts.SamePath {
@@ -67,33 +98,30 @@ func StartHybrid(opts HybridOptions) *HybridServer {
 }
 
 // Streamable returns the core behind Streamable HTTP, for its Stats.
-func (s *HybridServer) Streamable() *Server { return s.modern.srv }
+func (s *HybridServer) Streamable() *Server { return s.h.modern.srv }
 
 // Legacy returns the core behind HTTP+SSE, for its Stats.
-func (s *HybridServer) Legacy() *Server { return s.legacy.srv }
+func (s *HybridServer) Legacy() *Server { return s.h.legacy.srv }
 
 // StreamableHandler returns the Streamable HTTP front-end, to end its
 // sessions or list them.
-func (s *HybridServer) StreamableHandler() *StreamableHandler { return s.modern }
+func (s *HybridServer) StreamableHandler() *StreamableHandler { return s.h.modern }
 
 // Hits returns how many requests the server got, by "METHOD /path".
 func (s *HybridServer) Hits() map[string]int { return s.hits.snapshot() }
 
 // CrossOriginHits returns how many requests reached the other origin of
 // an EndpointCrossOrigin legacy front-end (always 0 otherwise).
-func (s *HybridServer) CrossOriginHits() int { return s.legacy.cross.count() }
+func (s *HybridServer) CrossOriginHits() int { return s.h.legacy.cross.count() }
 
 // KillStreams ends every open HTTP+SSE stream now, and their sessions.
-func (s *HybridServer) KillStreams() { s.legacy.killStreams() }
+func (s *HybridServer) KillStreams() { s.h.legacy.killStreams() }
 
 // Close ends both front-ends' sessions and streams, then closes the
 // listener; like HTTPServer.Close, it does not hang. It is idempotent.
 func (s *HybridServer) Close() {
 	s.once.Do(func() {
-		within(func() {
-			s.legacy.close()
-			s.modern.Close()
-		}, closeGrace, s.ts.CloseClientConnections)
+		within(s.h.Close, closeGrace, s.ts.CloseClientConnections)
 		within(s.ts.Close, closeGrace, s.ts.CloseClientConnections)
 	})
 }

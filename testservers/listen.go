@@ -54,7 +54,7 @@ func (l *listener) end() { l.once.Do(func() { close(l.stop) }) }
 
 // meta is the _meta that tags the subscription's messages.
 func (l *listener) meta() map[string]json.RawMessage {
-	return map[string]json.RawMessage{MetaSubscriptionID: json.RawMessage(l.id.Raw())}
+	return map[string]json.RawMessage{mcp.MetaSubscriptionID: json.RawMessage(l.id.Raw())}
 }
 
 // send sends one notification of the subscription, tagged.
@@ -164,7 +164,7 @@ func (ss *Session) listen(ctx context.Context, m *jsonrpc.Message, rq *reqInfo) 
 		return nil, errNoResponse
 	}
 	meta, _ := json.Marshal(l.meta())
-	res, err := s.withResultFields(json.RawMessage(`{"_meta":`+string(meta)+`}`), map[string]any{"resultType": "complete"})
+	res, err := s.withResultFields(json.RawMessage(`{"_meta":`+string(meta)+`}`), map[string]any{"resultType": mcp.ResultComplete})
 	if err != nil {
 		return nil, err
 	}
@@ -280,9 +280,5 @@ func (s *Server) discover() any {
 	if s.opts.Tasks.Enabled {
 		caps.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage(`{}`)}
 	}
-	return struct {
-		SupportedVersions []string               `json:"supportedVersions"`
-		Capabilities      mcp.ServerCapabilities `json:"capabilities"`
-		Instructions      string                 `json:"instructions,omitempty"`
-	}{s.supportedVersions(), caps, s.opts.Instructions}
+	return mcp.DiscoverResult{SupportedVersions: s.supportedVersions(), Capabilities: caps, Instructions: s.opts.Instructions}
 }

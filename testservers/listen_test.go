@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 )
 
 // listenStream is an open subscriptions/listen stream read by a test.
@@ -53,7 +54,7 @@ func subscriptionID(t *testing.T, raw json.RawMessage) string {
 	if err := json.Unmarshal(raw, &p); err != nil {
 		t.Fatalf("%s: %v", raw, err)
 	}
-	return string(p.Meta[MetaSubscriptionID])
+	return string(p.Meta[mcp.MetaSubscriptionID])
 }
 
 // wantNote reads the next message and checks it is method, tagged id.
@@ -109,7 +110,7 @@ func TestModernListen(t *testing.T) {
 
 	// Tools trigger changes too; request-scoped messages (logs) stay on
 	// their own request's stream.
-	w.metaMore = map[string]any{MetaLogLevel: "debug"}
+	w.metaMore = map[string]any{mcp.MetaLogLevel: "debug"}
 	_, others := w.ok(t, 2, "tools/call", map[string]any{"name": "log", "arguments": map[string]any{"level": "info", "message": "hi"}})
 	if len(others) != 1 || others[0].Method != "notifications/message" {
 		t.Errorf("log on its own stream: %v", others)

@@ -23,9 +23,9 @@ var allCaps = map[string]any{
 // modernMeta returns the _meta of a modern request.
 func modernMeta(version string, caps map[string]any, extra map[string]any) map[string]any {
 	meta := map[string]any{
-		MetaProtocolVersion:    version,
-		MetaClientInfo:         map[string]any{"name": "raw-test", "version": "0"},
-		MetaClientCapabilities: caps,
+		mcp.MetaProtocolVersion:    version,
+		mcp.MetaClientInfo:         map[string]any{"name": "raw-test", "version": "0"},
+		mcp.MetaClientCapabilities: caps,
 	}
 	maps.Copy(meta, extra)
 	return meta
@@ -164,8 +164,8 @@ func checkModernResult(t *testing.T, m *jsonrpc.Message, resultType string, ttl 
 	if err := json.Unmarshal(f["_meta"], &meta); err != nil {
 		t.Fatalf("_meta %s: %v", f["_meta"], err)
 	}
-	if err := json.Unmarshal(meta[MetaServerInfo], &si); err != nil || si.Name != DefaultName || si.Version != ServerVersion {
-		t.Errorf("serverInfo %s: %v", meta[MetaServerInfo], err)
+	if err := json.Unmarshal(meta[mcp.MetaServerInfo], &si); err != nil || si.Name != DefaultName || si.Version != ServerVersion {
+		t.Errorf("serverInfo %s: %v", meta[mcp.MetaServerInfo], err)
 	}
 	if ttl < 0 {
 		if _, ok := f["ttlMs"]; ok {

@@ -160,7 +160,7 @@ func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) 
 		return nil, http.StatusBadRequest, s.unsupportedVersion(hv, "")
 	}
 	if !modern || meta.ProtocolVersion == nil {
-		return nil, http.StatusBadRequest, invalidParams("_meta." + MetaProtocolVersion + " is required")
+		return nil, http.StatusBadRequest, invalidParams("_meta." + mcp.MetaProtocolVersion + " is required")
 	}
 	if *meta.ProtocolVersion != hv {
 		return h.headerMismatch("MCP-Protocol-Version", "MCP-Protocol-Version header value "+strconv.Quote(hv)+

@@ -210,7 +210,7 @@ func TestStdioDualEra(t *testing.T) {
 
 func TestStdioEnvEras(t *testing.T) {
 	opts := Options{Eras: DualEra, ModernVersions: []string{"2026-07-28", "2027-01-01"}, ModernInitialize: InitializeMethodNotFound, SilentBeforeInitialize: true,
-		CacheTTL: 90 * time.Second, CacheScope: CachePrivate, InvalidHeaderTools: true}
+		CacheTTL: 90 * time.Second, CacheScope: mcp.CachePrivate, InvalidHeaderTools: true}
 	for _, kv := range StdioEnv(opts) {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
@@ -220,7 +220,7 @@ func TestStdioEnvEras(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Eras != DualEra || !slices.Equal(got.ModernVersions, opts.ModernVersions) || got.ModernInitialize != InitializeMethodNotFound ||
-		got.CacheTTL != opts.CacheTTL || got.CacheScope != CachePrivate || !got.InvalidHeaderTools || !got.SilentBeforeInitialize {
+		got.CacheTTL != opts.CacheTTL || got.CacheScope != mcp.CachePrivate || !got.InvalidHeaderTools || !got.SilentBeforeInitialize {
 		t.Errorf("OptionsFromEnv: %+v", got)
 	}
 	t.Setenv(EnvEras, "future")

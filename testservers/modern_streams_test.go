@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 )
 
 func TestModernProgressOnItsStream(t *testing.T) {
@@ -44,7 +45,7 @@ func TestModernLogLevel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, w := startModernHTTP(t, HTTPOptions{})
 			if tt.level != "" {
-				w.metaMore = map[string]any{MetaLogLevel: tt.level}
+				w.metaMore = map[string]any{mcp.MetaLogLevel: tt.level}
 			}
 			m, others := w.ok(t, 1, "tools/call", map[string]any{"name": "log", "arguments": map[string]any{"level": tt.logAt, "message": "m"}})
 			if text, _ := toolText(t, m); text != tt.wantText {

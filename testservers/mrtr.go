@@ -137,7 +137,7 @@ func (s *Server) inputRequiredResult(ir *inputRequired) (json.RawMessage, error)
 	if err != nil {
 		return nil, err
 	}
-	return s.withResultFields(body, map[string]any{"resultType": "input_required"})
+	return s.withResultFields(body, map[string]any{"resultType": mcp.ResultInputRequired})
 }
 
 // ask1 gets the client's answer to one request: legacy, by sending it to

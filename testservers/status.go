@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 )
 
 // StatusOptions configure a StatusServer: a URL whose POST always fails
@@ -212,9 +213,7 @@ func UnsupportedVersionBody(supported ...string) func(req *jsonrpc.Message) []by
 	if supported == nil {
 		supported = []string{}
 	}
-	data, _ := json.Marshal(struct {
-		Supported []string `json:"supported"`
-	}{supported})
+	data, _ := json.Marshal(mcp.UnsupportedVersionData{Supported: supported})
 	return func(req *jsonrpc.Message) []byte {
 		e := jsonrpc.NewError(jsonrpc.CodeUnsupportedProtocolVersion, "Unsupported protocol version")
 		e.Data = data

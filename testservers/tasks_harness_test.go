@@ -173,7 +173,7 @@ func modernTask(t *testing.T, m *jsonrpc.Message, resultType string) (mcp.Task, 
 	f := resultFields(t, m)
 	var meta map[string]json.RawMessage
 	_ = json.Unmarshal(f["_meta"], &meta)
-	if string(f["resultType"]) != `"`+resultType+`"` || meta[MetaServerInfo] == nil || f["cacheScope"] != nil {
+	if string(f["resultType"]) != `"`+resultType+`"` || meta[mcp.MetaServerInfo] == nil || f["cacheScope"] != nil {
 		t.Errorf("want a %s result with serverInfo: %s", resultType, m.Result)
 	}
 	var tk mcp.Task

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // desktopRunner is a runner on a desktop whose person approves in the
@@ -27,8 +27,8 @@ func desktopRunner(t *testing.T) *runner {
 // none of it shown by login: not the code, its verifier or the client
 // secret, in text or --json.
 func TestAuthLoginSentSecretsNotShown(t *testing.T) {
-	as, ps := protectedServer(t, testservers.AuthServerOptions{QuoteRequests: []string{"authorization_code"},
-		Clients: []testservers.RegisteredClient{{ID: "app", Secret: "app-secret-0123"}}})
+	as, ps := protectedServer(t, oauthserver.AuthServerOptions{QuoteRequests: []string{"authorization_code"},
+		Clients: []oauthserver.RegisteredClient{{ID: "app", Secret: "app-secret-0123"}}})
 	for _, asJSON := range []bool{false, true} {
 		r := desktopRunner(t)
 		r.env["APP_SECRET"] = "app-secret-0123"
@@ -69,13 +69,13 @@ func TestAuthLoginSentSecretsNotShown(t *testing.T) {
 // authorization error (exit 3) that says how many scopes and bytes, not
 // which; the token file does not grow.
 func TestAuthHugeScopeChallenge(t *testing.T) {
-	as := testservers.StartAuthServer(testservers.AuthServerOptions{})
+	as := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{})
 	t.Cleanup(as.Close)
 	var scopes []string
 	for i := range 20000 {
 		scopes = append(scopes, "scope-"+strings.Repeat("x", 8)+"-"+strconv.Itoa(i))
 	}
-	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, ScopeChallenge: func(method string) []string {
+	ps := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: as, ScopeChallenge: func(method string) []string {
 		if method == "tools/call" {
 			return scopes
 		}

@@ -13,15 +13,16 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // protectedServer starts an authorization server and an MCP server that
 // wants its tokens.
-func protectedServer(t *testing.T, aso testservers.AuthServerOptions) (*testservers.AuthServer, *testservers.ProtectedServer) {
+func protectedServer(t *testing.T, aso oauthserver.AuthServerOptions) (*oauthserver.AuthServer, *oauthserver.ProtectedServer) {
 	t.Helper()
-	as := testservers.StartAuthServer(aso)
+	as := oauthserver.StartAuthServer(aso)
 	t.Cleanup(as.Close)
-	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, Scopes: []string{"mcp"}, ScopeInChallenge: true})
+	ps := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: as, Scopes: []string{"mcp"}, ScopeInChallenge: true})
 	t.Cleanup(ps.Close)
 	return as, ps
 }
@@ -31,7 +32,7 @@ func protectedServer(t *testing.T, aso testservers.AuthServerOptions) (*testserv
 func headlessBrowser(t *testing.T, opened *int) func(ctx context.Context, u string) error {
 	return func(ctx context.Context, u string) error {
 		*opened++
-		back, err := testservers.FollowAuthorization(ctx, u)
+		back, err := oauthserver.FollowAuthorization(ctx, u)
 		if err != nil {
 			return err
 		}
@@ -66,7 +67,7 @@ func loggedIn(t *testing.T, url string, flags ...string) *runner {
 // refused, listed, forgotten; then a command that needs a login fails at
 // once, naming the login to run.
 func TestAuthLoginLifecycle(t *testing.T) {
-	as, ps := protectedServer(t, testservers.AuthServerOptions{})
+	as, ps := protectedServer(t, oauthserver.AuthServerOptions{})
 	r := newRunner(t)
 	r.goos = "linux"
 	r.env["DISPLAY"] = ":0"
@@ -152,7 +153,7 @@ func (u *urlTap) Write(p []byte) (int, error) {
 		u.wg.Add(1)
 		go func() {
 			defer u.wg.Done()
-			back, err := testservers.FollowAuthorization(context.Background(), m)
+			back, err := oauthserver.FollowAuthorization(context.Background(), m)
 			if err != nil {
 				u.t.Error(err)
 				return
@@ -180,7 +181,7 @@ func TestAuthLoginPrintsURL(t *testing.T) {
 		{"--no-browser on a desktop", map[string]string{"WAYLAND_DISPLAY": "wayland-0"}, []string{"--no-browser"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, ps := protectedServer(t, testservers.AuthServerOptions{})
+			_, ps := protectedServer(t, oauthserver.AuthServerOptions{})
 			r := newRunner(t)
 			r.goos = "linux"
 			for k, v := range tt.env {
@@ -198,7 +199,7 @@ func TestAuthLoginPrintsURL(t *testing.T) {
 // A run that needs a login exits 3 at once and names the exact login to
 // run, client flags and config names included; --json carries it too.
 func TestAuthLoginNeeded(t *testing.T) {
-	as, ps := protectedServer(t, testservers.AuthServerOptions{Clients: []testservers.RegisteredClient{{ID: "my app"}}})
+	as, ps := protectedServer(t, oauthserver.AuthServerOptions{Clients: []oauthserver.RegisteredClient{{ID: "my app"}}})
 	r := newRunner(t)
 	res := r.run("tools", "list", "--client-id", "my app", "--scope", "a b", ps.URL)
 	want := "mcpcall auth login --client-id 'my app' --scope 'a b' " + ps.URL
@@ -220,7 +221,7 @@ func TestAuthLoginNeeded(t *testing.T) {
 // The OAuth fields of config entries: Claude Code's "oauth" and Cursor's
 // "auth" (its secret expanded from the environment) name the client.
 func TestAuthConfigFields(t *testing.T) {
-	as, ps := protectedServer(t, testservers.AuthServerOptions{Clients: []testservers.RegisteredClient{
+	as, ps := protectedServer(t, oauthserver.AuthServerOptions{Clients: []oauthserver.RegisteredClient{
 		{ID: "claude-client"}, {ID: "cursor-client", Secret: "cursor-secret"},
 	}})
 	r := newRunner(t)
@@ -252,7 +253,7 @@ func TestAuthConfigFields(t *testing.T) {
 // Credentials of the user's own (--bearer-env) are sent as given: no
 // OAuth on top.
 func TestAuthNotWithBearerEnv(t *testing.T) {
-	_, ps := protectedServer(t, testservers.AuthServerOptions{})
+	_, ps := protectedServer(t, oauthserver.AuthServerOptions{})
 	r := newRunner(t)
 	r.env["TOKEN"] = "not-a-valid-token"
 	res := r.run("ping", "--bearer-env", "TOKEN", ps.URL)
@@ -263,7 +264,7 @@ func TestAuthNotWithBearerEnv(t *testing.T) {
 
 // The trace shows the authorization's exchanges, never a token.
 func TestAuthTraceRedacted(t *testing.T) {
-	_, ps := protectedServer(t, testservers.AuthServerOptions{AuthMethods: []string{"client_secret_basic"}})
+	_, ps := protectedServer(t, oauthserver.AuthServerOptions{AuthMethods: []string{"client_secret_basic"}})
 	r := newRunner(t)
 	r.goos = "linux"
 	r.env["DISPLAY"] = ":0"
@@ -311,7 +312,7 @@ func TestAuthTraceRedacted(t *testing.T) {
 // A token from a pre-registered public client (--client-id) is refreshed
 // by later commands that do not repeat the flag.
 func TestAuthRefreshWithoutClientFlags(t *testing.T) {
-	as, ps := protectedServer(t, testservers.AuthServerOptions{Clients: []testservers.RegisteredClient{{ID: "public-app"}}})
+	as, ps := protectedServer(t, oauthserver.AuthServerOptions{Clients: []oauthserver.RegisteredClient{{ID: "public-app"}}})
 	r := loggedIn(t, ps.URL, "--client-id", "public-app")
 	as.Revoke()
 	r.runOK("tools", "list", ps.URL)
@@ -335,9 +336,9 @@ func TestAuthLoginUnprotected(t *testing.T) {
 // the token file, so a later command sends the token with proofs of the
 // same key, refreshes it with them, and nobody is asked again.
 func TestAuthDPoPTokenOutlivesTheRun(t *testing.T) {
-	as := testservers.StartAuthServer(testservers.AuthServerOptions{DPoP: true})
+	as := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{DPoP: true})
 	t.Cleanup(as.Close)
-	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, DPoP: true})
+	ps := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: as, DPoP: true})
 	t.Cleanup(ps.Close)
 	r := loggedIn(t, ps.URL)
 	if res := r.runOK("tools", "call", "echo", "text=hi", ps.URL); res.stdout != "hi\n" {
@@ -359,9 +360,9 @@ func TestAuthDPoPTokenOutlivesTheRun(t *testing.T) {
 // first; the assertion never shows, in a result or in --trace.
 func TestAuthGrantFlags(t *testing.T) {
 	const assertion = "workload-jwt-8d3f0a77"
-	as := testservers.StartAuthServer(testservers.AuthServerOptions{
+	as := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{
 		ClientCredentials: true,
-		Clients:           []testservers.RegisteredClient{{ID: "m2m", Secret: "m2m-s3cret"}, {ID: "workload"}},
+		Clients:           []oauthserver.RegisteredClient{{ID: "m2m", Secret: "m2m-s3cret"}, {ID: "workload"}},
 		Assertion: func(a, clientID, _, _ string) error {
 			if a != assertion || clientID != "workload" {
 				return errors.New("not this workload's token")
@@ -370,7 +371,7 @@ func TestAuthGrantFlags(t *testing.T) {
 		},
 	})
 	t.Cleanup(as.Close)
-	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as})
+	ps := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: as})
 	t.Cleanup(ps.Close)
 
 	r := newRunner(t)
@@ -419,7 +420,7 @@ func TestAuthGrantFlags(t *testing.T) {
 // refused, and a server that takes a reused refresh token for a stolen one
 // revokes the whole login.
 func TestAuthParallelRunsRefreshOnce(t *testing.T) {
-	as, ps := protectedServer(t, testservers.AuthServerOptions{})
+	as, ps := protectedServer(t, oauthserver.AuthServerOptions{})
 	r := loggedIn(t, ps.URL)
 	as.Revoke()
 	const n = 4
@@ -444,9 +445,9 @@ func TestAuthParallelRunsRefreshOnce(t *testing.T) {
 // server (one that would take the client id, as an attacker's does) gets
 // neither a token request nor the secret.
 func TestAuthClientSecretBoundToIssuer(t *testing.T) {
-	clients := []testservers.RegisteredClient{{ID: "conf", Secret: "conf-s3cret"}}
-	as1, ps1 := protectedServer(t, testservers.AuthServerOptions{Clients: clients})
-	as2, ps2 := protectedServer(t, testservers.AuthServerOptions{Clients: clients})
+	clients := []oauthserver.RegisteredClient{{ID: "conf", Secret: "conf-s3cret"}}
+	as1, ps1 := protectedServer(t, oauthserver.AuthServerOptions{Clients: clients})
+	as2, ps2 := protectedServer(t, oauthserver.AuthServerOptions{Clients: clients})
 	client := []string{"--client-id", "conf", "--client-secret-env", "CONF_SECRET"}
 	desktop := func() *runner {
 		r := newRunner(t)
@@ -457,7 +458,7 @@ func TestAuthClientSecretBoundToIssuer(t *testing.T) {
 		r.browser = headlessBrowser(t, &opened)
 		return r
 	}
-	refused := func(what string, as *testservers.AuthServer, res result) {
+	refused := func(what string, as *oauthserver.AuthServer, res result) {
 		t.Helper()
 		st := as.Stats()
 		if res.code == 0 || st.Authorizations != 0 || len(st.Tokens) != 0 || st.LastTokenAuth != "" || !strings.Contains(res.stderr, "pre-registered client is for") {
@@ -492,7 +493,7 @@ func TestAuthClientSecretBoundToIssuer(t *testing.T) {
 // redirect URI of that server's own, below the listener's, and the
 // browser comes back there.
 func TestAuthLoginWithoutIss(t *testing.T) {
-	as, ps := protectedServer(t, testservers.AuthServerOptions{NoIssAdvertised: true, Iss: testservers.IssOmit})
+	as, ps := protectedServer(t, oauthserver.AuthServerOptions{NoIssAdvertised: true, Iss: oauthserver.IssOmit})
 	r := loggedIn(t, ps.URL, "--wait", "20s")
 	r.runOK("tools", "list", ps.URL)
 	got := as.Stats().LastAuthorization.Get("redirect_uri")
@@ -507,9 +508,9 @@ func TestAuthLoginWithoutIss(t *testing.T) {
 // reused the forgotten client id, whose authorization page answers 400
 // invalid_client, and waited for --wait.
 func TestAuthLoginAfterServerForgot(t *testing.T) {
-	as := testservers.StartAuthServer(testservers.AuthServerOptions{})
+	as := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{})
 	t.Cleanup(as.Close)
-	ps := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: as, StaleTokenStatus: http.StatusInternalServerError})
+	ps := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: as, StaleTokenStatus: http.StatusInternalServerError})
 	t.Cleanup(ps.Close)
 	r := loggedIn(t, ps.URL)
 	as.Forget()
@@ -535,7 +536,7 @@ func TestAuthLoginAfterServerForgot(t *testing.T) {
 // logout --forget-client forgets the registration too: the next login
 // registers again, without a warning.
 func TestAuthLogoutForgetClient(t *testing.T) {
-	as, ps := protectedServer(t, testservers.AuthServerOptions{})
+	as, ps := protectedServer(t, oauthserver.AuthServerOptions{})
 	r := loggedIn(t, ps.URL)
 	res := r.runOK("auth", "logout", "--forget-client", ps.URL)
 	if !strings.Contains(res.stdout, "forgot the client registration at "+as.Issuer) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // The authorization URL is the authorization server's text: what in it
@@ -47,7 +47,7 @@ func TestAuthLoginRefusesHostileAuthorizationURL(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			as, ps := protectedServer(t, testservers.AuthServerOptions{EditMetadata: func(m map[string]any) {
+			as, ps := protectedServer(t, oauthserver.AuthServerOptions{EditMetadata: func(m map[string]any) {
 				m["authorization_endpoint"] = edit(m["authorization_endpoint"].(string))
 			}})
 			r := newRunner(t)

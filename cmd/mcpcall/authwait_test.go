@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // A token endpoint that hangs once the browser came back ends the login
@@ -17,7 +17,7 @@ import (
 func TestAuthLoginTokenEndpointHangs(t *testing.T) {
 	release := make(chan struct{})
 	var exchanges atomic.Int32
-	_, ps := protectedServer(t, testservers.AuthServerOptions{OnRequest: func(r *http.Request) {
+	_, ps := protectedServer(t, oauthserver.AuthServerOptions{OnRequest: func(r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/token") {
 			exchanges.Add(1)
 			<-release // until the test ends

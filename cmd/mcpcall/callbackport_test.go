@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // freePort returns a loopback port the OS had free a moment ago: listened
@@ -29,7 +29,7 @@ func freePort(t *testing.T) int {
 // port (http://127.0.0.1:PORT/callback); a value that is not a port is a
 // usage error, before anything is asked.
 func TestAuthLoginCallbackPort(t *testing.T) {
-	as, ps := protectedServer(t, testservers.AuthServerOptions{})
+	as, ps := protectedServer(t, oauthserver.AuthServerOptions{})
 	r := newRunner(t)
 	r.goos = "linux"
 	r.env["DISPLAY"] = ":0"

@@ -15,6 +15,7 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 func (c *cli) demoCommand() *cobra.Command {
@@ -56,9 +57,9 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 			defer legacySrv.Close()
 			hybrid := testservers.StartHybrid(testservers.HybridOptions{})
 			defer hybrid.Close()
-			authSrv := testservers.StartAuthServer(testservers.AuthServerOptions{ScopesSupported: []string{"mcp", "offline_access"}})
+			authSrv := oauthserver.StartAuthServer(oauthserver.AuthServerOptions{ScopesSupported: []string{"mcp", "offline_access"}})
 			defer authSrv.Close()
-			protected := testservers.StartProtected(testservers.ProtectedOptions{AuthServer: authSrv, Scopes: []string{"mcp"}, ScopeInChallenge: true})
+			protected := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: authSrv, Scopes: []string{"mcp"}, ScopeInChallenge: true})
 			defer protected.Close()
 			path, args, env := testservers.StdioCommand()
 
@@ -95,7 +96,7 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 
 // demoAuthorizer authorizes the demo's protected server: a memory store,
 // and a "user" who approves at once (no browser).
-func (c *cli) demoAuthorizer(as *testservers.AuthServer) *auth.Authorizer {
+func (c *cli) demoAuthorizer(as *oauthserver.AuthServer) *auth.Authorizer {
 	a, err := auth.New(auth.Config{
 		ClientName:  "mcpcall-demo",
 		RedirectURL: "http://127.0.0.1:9/callback", // the headless user reads the redirect instead of following it

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // refusedURL is a URL on a loopback port nothing listens on.
@@ -112,7 +113,7 @@ func TestExitCodeJSONErrors(t *testing.T) {
 	// Streamable HTTP, and the handshake on it failed
 	refusesInit := statusServer(t, testservers.StatusOptions{PostStatus: http.StatusOK, PostContentType: "application/json",
 		PostBody: `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"database down"}}`})
-	_, protected := protectedServer(t, testservers.AuthServerOptions{})
+	_, protected := protectedServer(t, oauthserver.AuthServerOptions{})
 	cases := []struct {
 		args      []string
 		code      int

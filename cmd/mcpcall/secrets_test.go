@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // echoingServer answers every request with a 500 whose body repeats the
@@ -158,7 +159,7 @@ func TestSecretsScrub(t *testing.T) {
 // result that carries the stored access token (the one the server was
 // sent) does not show it.
 func TestStoredTokenHidden(t *testing.T) {
-	_, ps := protectedServer(t, testservers.AuthServerOptions{})
+	_, ps := protectedServer(t, oauthserver.AuthServerOptions{})
 	r := loggedIn(t, ps.URL)
 	raw, err := os.ReadFile(filepath.Join(r.home, ".config", "mcpcall", "tokens.json"))
 	if err != nil {

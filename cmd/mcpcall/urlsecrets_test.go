@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
 
 // TestURLSecretsNotShown: a target URL's user, password, query values
@@ -57,7 +57,7 @@ func TestURLSecretsNotShown(t *testing.T) {
 // written; servers keeps a ${VAR} template, which is no secret, and hides
 // a config entry's literal credential variable as it hides its headers.
 func TestLoginAndServersHideURLSecrets(t *testing.T) {
-	_, ps := protectedServer(t, testservers.AuthServerOptions{})
+	_, ps := protectedServer(t, oauthserver.AuthServerOptions{})
 	r := newRunner(t)
 	r.goos = "linux"
 	r.env["DISPLAY"] = ":0"

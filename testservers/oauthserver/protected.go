@@ -1,4 +1,4 @@
-package testservers
+package oauthserver
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/testservers"
 )
 
 // PRMMode is where a ProtectedServer publishes its Protected Resource
@@ -44,9 +45,9 @@ const customPRMPath = "/custom/resource-metadata.json"
 // ProtectedOptions configure a ProtectedServer.
 type ProtectedOptions struct {
 	// HTTPOptions configure the Streamable HTTP endpoint, /mcp.
-	HTTPOptions HTTPOptions
+	HTTPOptions testservers.HTTPOptions
 	// Legacy configures the HTTP+SSE endpoint, /sse (stream) and /message.
-	Legacy LegacyOptions
+	Legacy testservers.LegacyOptions
 	// AuthServer issues the tokens the server accepts. Or SameOriginAuth
 	// starts one on the server's own origin (endpoints and metadata next
 	// to /mcp), as servers of 2025-03-26 had.
@@ -117,11 +118,10 @@ type ProtectedServer struct {
 	URL    string
 	SSEURL string
 
-	opts   ProtectedOptions
-	ts     *httptest.Server
-	modern *StreamableHandler
-	legacy *legacyHandler
-	hits   hitCounter
+	opts ProtectedOptions
+	ts   *httptest.Server
+	mcp  *testservers.HybridHandler
+	hits hitCounter
 
 	mu       sync.Mutex
 	as       *AuthServer
@@ -135,17 +135,16 @@ type ProtectedServer struct {
 func StartProtected(opts ProtectedOptions) *ProtectedServer {
 	p := &ProtectedServer{opts: opts, as: opts.AuthServer, refusals: map[int]int{}, proofs: jtiCache{}}
 	p.dpop.Schemes = map[string]int{}
-	p.modern = NewStreamableHandler(opts.HTTPOptions)
-	p.legacy = newLegacyHandler(opts.Legacy, "/message")
+	p.mcp = testservers.NewHybridHandler(testservers.HybridOptions{Streamable: opts.HTTPOptions, Legacy: opts.Legacy})
 	var sameOrigin *AuthServer
 	if opts.SameOriginAuth != nil {
 		sameOrigin = newAuthServer(*opts.SameOriginAuth)
 		p.as = sameOrigin
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", p.guard(p.modern))
-	mux.Handle("/sse", p.guard(http.HandlerFunc(p.legacy.stream)))
-	mux.Handle("/message", p.guard(http.HandlerFunc(p.legacy.message)))
+	for _, path := range []string{"/mcp", "/sse", "/message"} {
+		mux.Handle(path, p.guard(p.mcp))
+	}
 	mux.HandleFunc("/.well-known/oauth-protected-resource/", p.metadata)
 	mux.HandleFunc("/.well-known/oauth-protected-resource", p.metadata)
 	mux.HandleFunc(customPRMPath, p.metadata)
@@ -170,8 +169,7 @@ func StartProtected(opts ProtectedOptions) *ProtectedServer {
 // Close stops the server, and an authorization server of its own origin.
 func (p *ProtectedServer) Close() {
 	p.once.Do(func() {
-		within(p.modern.Close, closeGrace, p.ts.CloseClientConnections)
-		within(p.legacy.close, closeGrace, p.ts.CloseClientConnections)
+		within(p.mcp.Close, closeGrace, p.ts.CloseClientConnections)
 		within(p.ts.Close, closeGrace, p.ts.CloseClientConnections)
 	})
 }
@@ -490,4 +488,29 @@ func (p *ProtectedServer) refuse(w http.ResponseWriter, r *http.Request, status 
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
 	http.Error(w, http.StatusText(status), status)
+}
+
+// maxBody bounds the body of a POST the guard reads for its tool.
+const maxBody = 256 << 20
+
+// closeGrace is how long Close lets sessions and handlers end by
+// themselves before cutting the client connections.
+const closeGrace = 500 * time.Millisecond
+
+// within runs f; if it takes longer than d, it calls unstick and keeps
+// waiting for f.
+func within(f func(), d time.Duration, unstick func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		unstick()
+		<-done
+	}
 }

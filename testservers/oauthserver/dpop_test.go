@@ -1,4 +1,4 @@
-package testservers
+package oauthserver
 
 import (
 	"crypto/ecdsa"
@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -399,7 +398,7 @@ func TestAuthServerDPoPRefresh(t *testing.T) {
 type dpopResource struct {
 	as    *AuthServer
 	ps    *ProtectedServer
-	wire  *httpWire
+	hc    *http.Client
 	key   *proofKey
 	token string
 }
@@ -408,9 +407,9 @@ func startDPoPResource(t *testing.T, nonce string) *dpopResource {
 	as := startDPoPAuth(t, AuthServerOptions{})
 	ps := StartProtected(ProtectedOptions{AuthServer: as, DPoP: true, DPoPNonce: nonce})
 	t.Cleanup(ps.Close)
-	d := &dpopResource{as: as, ps: ps, wire: newHTTPWire(t, ps.URL), key: newProofKey(t)}
+	d := &dpopResource{as: as, ps: ps, hc: newTestClient(t), key: newProofKey(t)}
 	endpoint := as.URL + "/token"
-	a := postToken(t, d.wire.hc, endpoint, ccForm(ps.URL), d.key.proof(t, "POST", endpoint, "", nil))
+	a := postToken(t, d.hc, endpoint, ccForm(ps.URL), d.key.proof(t, "POST", endpoint, "", nil))
 	if a.status != http.StatusOK || a.str("token_type") != "DPoP" {
 		t.Fatalf("token: %d %v", a.status, a.body)
 	}
@@ -422,14 +421,7 @@ func startDPoPResource(t *testing.T, nonce string) *dpopResource {
 // status and WWW-Authenticate of the answer.
 func (d *dpopResource) initialize(t *testing.T, hdr map[string]string) (int, http.Header) {
 	t.Helper()
-	resp := d.wire.do(t, http.MethodPost, reqJSON(1, "initialize", initParams), hdr)
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		if m, _ := readAnswer(t, resp, nil); m.Error != nil {
-			t.Fatalf("initialize: %v", m.Error)
-		}
-	}
-	io.Copy(io.Discard, resp.Body)
+	resp := postInitialize(t, d.hc, d.ps.URL, hdr)
 	return resp.StatusCode, resp.Header
 }
 
@@ -490,7 +482,7 @@ func TestProtectedDPoP(t *testing.T) {
 	}
 
 	// A Bearer token (no proof at the token endpoint) is not enough either.
-	a := postToken(t, d.wire.hc, d.as.URL+"/token", ccForm(d.ps.URL))
+	a := postToken(t, d.hc, d.as.URL+"/token", ccForm(d.ps.URL))
 	bearer := a.str("access_token")
 	hdr := map[string]string{"Authorization": "DPoP " + bearer, "DPoP": d.key.proof(t, "POST", d.ps.URL, bearer, nil)}
 	if status, h := d.initialize(t, hdr); status != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), `error="invalid_token"`) {
@@ -528,13 +520,11 @@ func TestProtectedDPoPScopes(t *testing.T) {
 	as := startDPoPAuth(t, AuthServerOptions{})
 	ps := StartProtected(ProtectedOptions{AuthServer: as, DPoP: true, Scopes: []string{"admin"}})
 	t.Cleanup(ps.Close)
-	w := newHTTPWire(t, ps.URL)
+	hc := newTestClient(t)
 	k := newProofKey(t)
-	a := postToken(t, w.hc, as.URL+"/token", ccForm(ps.URL), k.proof(t, "POST", as.URL+"/token", "", nil))
+	a := postToken(t, hc, as.URL+"/token", ccForm(ps.URL), k.proof(t, "POST", as.URL+"/token", "", nil))
 	tok := a.str("access_token")
-	resp := w.do(t, http.MethodPost, reqJSON(1, "initialize", initParams), map[string]string{"Authorization": "DPoP " + tok, "DPoP": k.proof(t, "POST", ps.URL, tok, nil)})
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp := postInitialize(t, hc, ps.URL, map[string]string{"Authorization": "DPoP " + tok, "DPoP": k.proof(t, "POST", ps.URL, tok, nil)})
 	ch := resp.Header.Get("WWW-Authenticate")
 	if resp.StatusCode != http.StatusForbidden || !strings.HasPrefix(ch, `DPoP error="insufficient_scope", algs="ES256", scope="admin"`) {
 		t.Errorf("missing scope: %d %q", resp.StatusCode, ch)

@@ -1,4 +1,4 @@
-package testservers
+package oauthserver
 
 import (
 	"fmt"
