@@ -25,7 +25,7 @@ func TestErrorTextNamesNoPackage(t *testing.T) {
 		want string
 	}{
 		{&InteractionRequiredError{Server: "https://mcp.example/mcp", Issuer: "https://as.example"},
-			"https://mcp.example/mcp needs a person to authorize this client at https://as.example, and no interaction is possible (no Authorize function)"},
+			"https://mcp.example/mcp needs a person to authorize this client at https://as.example, and this program has no way to ask one"},
 		{&MetadataError{URL: "https://as.example/.well-known/oauth-authorization-server", Reason: "no token_endpoint"},
 			"OAuth metadata at https://as.example/.well-known/oauth-authorization-server: no token_endpoint"},
 		{&MetadataError{Reason: "none found", Err: cause},
