@@ -21,7 +21,10 @@ import (
 	"github.com/anymcp/anymcp/testservers"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testservers.RunFromEnv() // this test binary doubles as the stdio test server (dial_test.go)
+	goleak.VerifyTestMain(m)
+}
 
 func initRequest() *jsonrpc.Message {
 	params, _ := json.Marshal(mcp.InitializeParams{
