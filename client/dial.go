@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
@@ -151,15 +152,12 @@ func config(o *options) negotiate.Config {
 		hc = sharedHTTP
 	}
 	return negotiate.Config{
-		HTTPClient:   hc,
-		Header:       o.header,
-		Logger:       o.logger,
+		Common:       httpopt.Common{HTTPClient: hc, Header: o.header, Logger: o.logger, Reconnect: o.reconnect},
 		Policy:       o.policy,
 		Era:          o.era,
 		Version:      o.version,
 		ProbeTimeout: o.probeTimeout,
 		Cache:        o.cache,
-		Reconnect:    o.reconnect,
 		Hook:         o.hook,
 		// The GET stream opens when the host listens (see openStream).
 		StreamOnDemand: true,
