@@ -63,8 +63,8 @@ type Result struct {
 	// message the server sent before the answer is still waiting in its
 	// Recv.
 	Transport jsonrpc.Transport
-	// Name is StreamableHTTP or SSE for a URL, or the name Handshake was
-	// given.
+	// Name is StreamableHTTP or SSE for a URL, Stdio for a command, or
+	// the name Handshake was given.
 	Name string
 	// Era is the era the server speaks to this client.
 	Era mcp.Era
