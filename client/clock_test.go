@@ -160,7 +160,7 @@ func TestClockStopAndClose(t *testing.T) {
 // A real Conn: a call that gets no answer ends with its request timeout,
 // through the clock's real timer, and the Conn goes on.
 func TestClockTimesOutACall(t *testing.T) {
-	c, err := Open(context.Background(), newMuteTransport(), WithRequestTimeout(20*time.Millisecond),
+	c, err := Open(context.Background(), newMuteTransport(), WithDefaultTimeout(20*time.Millisecond),
 		WithEra(negotiate.LegacyOnly)) // no server/discover probe to wait out
 
 	if err != nil {

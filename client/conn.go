@@ -103,7 +103,7 @@ func Open(ctx context.Context, t jsonrpc.Transport, opts ...Option) (*Conn, erro
 	}
 	ctx, cancel := bounded(ctx, o)
 	defer cancel()
-	return handshake(ctx, t, o, "", o.transportName, nil)
+	return handshake(ctx, t, o)
 }
 
 // newConn starts the Conn's read loop over t.

@@ -32,7 +32,7 @@ func TestLogsHoldNoCredentials(t *testing.T) {
 		client.WithHeader("Authorization", "Bearer "+token),
 		client.WithHeader("X-Api-Key", apiKey),
 		client.WithLogger(logger),
-		client.WithRequestTimeout(10 * time.Second),
+		client.WithDefaultTimeout(10 * time.Second),
 		client.WithReconnectPolicy(reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond, MaxAttempts: 20}),
 	}
 	var errs []string

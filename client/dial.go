@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"path/filepath"
 	"strings"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
@@ -93,7 +92,7 @@ func (t Target) String() string {
 const (
 	TransportStreamableHTTP = negotiate.StreamableHTTP
 	TransportSSE            = negotiate.SSE
-	TransportStdio          = "stdio"
+	TransportStdio          = negotiate.Stdio
 )
 
 // ErrNoTarget is returned by Dial for an empty Target.
@@ -109,36 +108,10 @@ func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 	o := newOptions(opts)
 	ctx, cancel := bounded(ctx, o)
 	defer cancel()
-	switch {
-	case target.cmd != nil:
-		cmd := *target.cmd
-		if cmd.Logger == nil {
-			cmd.Logger = o.logger
-		}
-		st, err := stdio.Start(cmd)
-		if err != nil {
-			return nil, err
-		}
-		o.transportName = TransportStdio
-		line := strings.Join(append([]string{filepath.Base(cmd.Path)}, cmd.Args...), " ")
-		restart := func(ctx context.Context, old jsonrpc.Transport) (jsonrpc.Transport, error) {
-			// The old process is stopped before the new one starts:
-			// never two at once.
-			if err := jsonrpc.Shutdown(ctx, old); err != nil {
-				o.logger.Debug("anymcp: the stdio server stopped to be started again ended so", "err", err)
-			}
-			return stdio.Start(cmd)
-		}
-		return handshake(ctx, st, o, "stdio:"+strings.Join(append([]string{cmd.Path}, cmd.Args...), " "), "stdio:"+line, restart)
-	case target.url != "":
-		u, err := url.Parse(target.url)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("anymcp: %q is not an http(s) URL", origin.RedactString(target.url))
-		}
-		return dialHTTP(ctx, target.url, o)
-	default:
+	if target.cmd == nil && target.url == "" {
 		return nil, ErrNoTarget
 	}
+	return dial(ctx, negotiate.Target{URL: target.url, Command: target.cmd}, o)
 }
 
 // hello builds the opening requests of both eras, as the options say.
@@ -179,15 +152,12 @@ func config(o *options) negotiate.Config {
 		hc = sharedHTTP
 	}
 	return negotiate.Config{
-		HTTPClient:   hc,
-		Header:       o.header,
-		Logger:       o.logger,
+		Common:       httpopt.Common{HTTPClient: hc, Header: o.header, Logger: o.logger, Reconnect: o.reconnect},
 		Policy:       o.policy,
 		Era:          o.era,
 		Version:      o.version,
 		ProbeTimeout: o.probeTimeout,
 		Cache:        o.cache,
-		Reconnect:    o.reconnect,
 		Hook:         o.hook,
 		// The GET stream opens when the host listens (see openStream).
 		StreamOnDemand: true,
@@ -204,30 +174,16 @@ func bounded(ctx context.Context, o *options) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, o.requestTimeout)
 }
 
-// handshake finds the era of the server behind t (stdio, or a host's own
-// transport) and finishes the handshake; on failure t is closed. key names
-// the server in the negotiation cache ("" for none). restart, when not
-// nil, stops the server behind a transport and starts it again
-// (negotiate.Config.Restart).
-func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key, label string,
-	restart func(context.Context, jsonrpc.Transport) (jsonrpc.Transport, error)) (*Conn, error) {
+// handshake finds the era of the server behind t, a host's own
+// transport, and finishes the handshake; on failure t is closed.
+func handshake(ctx context.Context, t jsonrpc.Transport, o *options) (*Conn, error) {
 	h, err := hello(o)
 	if err != nil {
 		jsonrpc.Shutdown(ctx, t) //nolint:errcheck // the handshake's error is the one to report
 		return nil, err
 	}
 	cfg := config(o)
-	cfg.CacheKey, cfg.Label = key, label
-	if restart != nil {
-		cfg.Restart = func(ctx context.Context) (jsonrpc.Transport, error) {
-			next, err := restart(ctx, t)
-			if err != nil {
-				return nil, err
-			}
-			t = next // the one to close on failure
-			return next, nil
-		}
-	}
+	cfg.Label = o.transportName
 	res, err := negotiate.Handshake(ctx, t, o.transportName, h, cfg)
 	if err != nil {
 		jsonrpc.Shutdown(ctx, t) //nolint:errcheck // bounded by ctx: a cancelled Dial returns at once
@@ -236,34 +192,38 @@ func handshake(ctx context.Context, t jsonrpc.Transport, o *options, key, label 
 	return establish(ctx, res, o)
 }
 
-// dialHTTP runs the ladder for an http(s) URL, then finishes the handshake
-// on whichever era and transport answered.
-func dialHTTP(ctx context.Context, rawURL string, o *options) (*Conn, error) {
+// dial runs the ladder for target (negotiate.Dial: a URL, or a command it
+// starts), then finishes the handshake on whichever era and transport
+// answered.
+func dial(ctx context.Context, target negotiate.Target, o *options) (*Conn, error) {
 	h, err := hello(o)
 	if err != nil {
 		return nil, err
 	}
 	cfg := config(o)
-	if cfg.HTTPClient, err = o.authorizedClient(rawURL); err != nil {
-		return nil, err
+	if target.URL != "" {
+		if cfg.HTTPClient, err = o.authorizedClient(target.URL); err != nil {
+			return nil, err
+		}
 	}
-	res, err := negotiate.Connect(ctx, rawURL, h, cfg)
+	res, err := negotiate.Dial(ctx, target, h, cfg)
 	if err != nil {
 		return nil, err
 	}
 	o.transportName = res.Name
 	c, err := establish(ctx, res, o)
-	if err == nil || res.Era != mcp.EraLegacy || h.Discover == nil || cfg.Era == negotiate.LegacyOnly || !refusedAsModern(err) {
+	if err == nil || target.URL == "" || res.Era != mcp.EraLegacy || h.Discover == nil || cfg.Era == negotiate.LegacyOnly || !refusedAsModern(err) {
 		return c, err
 	}
 	// The server took initialize, then refused what followed as only a
 	// modern server does (a modern-only server that answers initialize to
 	// tell old clients its revision, then rejects the rest): it is a
 	// modern server after all.
+	rawURL := target.URL
 	o.logger.Info("anymcp: the server took initialize but refused the handshake as a modern server does; trying the modern request", "url", origin.RedactString(rawURL), "err", err)
 	cfg.Cache.Forget(rawURL)
 	cfg.Era = negotiate.ModernOnly
-	res2, err2 := negotiate.Connect(ctx, rawURL, h, cfg)
+	res2, err2 := negotiate.Dial(ctx, target, h, cfg)
 	if err2 != nil {
 		return nil, fmt.Errorf("%w; then the modern request: %w", err, err2)
 	}

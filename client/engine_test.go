@@ -206,7 +206,7 @@ func TestCancelSendsNotification(t *testing.T) {
 
 func TestTimeoutResetByProgress(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	c, p := openScripted(t, WithRequestTimeout(timeout))
+	c, p := openScripted(t, WithDefaultTimeout(timeout))
 	var got atomic.Int32
 	res := make(chan error, 1)
 	go func() {
@@ -259,7 +259,7 @@ func TestTimeoutResetByProgress(t *testing.T) {
 }
 
 func TestMaxCallTime(t *testing.T) {
-	c, p := openScripted(t, WithRequestTimeout(time.Second), WithMaxCallTime(150*time.Millisecond))
+	c, p := openScripted(t, WithDefaultTimeout(time.Second), WithDefaultMaxTime(150*time.Millisecond))
 	res := make(chan error, 1)
 	go func() {
 		_, err := c.CallTool(context.Background(), "slow", nil, WithProgress(func(mcp.ProgressParams) {}))

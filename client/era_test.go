@@ -383,7 +383,7 @@ func TestSlowAnswerToServerRequestDoesNotTimeOut(t *testing.T) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{})
 	defer srv.Close()
 	const timeout = 100 * time.Millisecond
-	c := dialT(t, client.URL(srv.URL), client.WithRequestTimeout(timeout),
+	c := dialT(t, client.URL(srv.URL), client.WithDefaultTimeout(timeout),
 		client.WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			time.Sleep(3 * timeout) // a person, thinking
 			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "ada"}}, nil

@@ -504,7 +504,7 @@ func TestServerToClientRequests(t *testing.T) {
 
 func TestProgressAndCancel(t *testing.T) {
 	eachServer(t, testservers.Options{}, func(t *testing.T, s server) {
-		c := dial(t, s, client.WithRequestTimeout(300*time.Millisecond))
+		c := dial(t, s, client.WithDefaultTimeout(300*time.Millisecond))
 		ctx := ctxT(t)
 		var mu sync.Mutex
 		var steps []float64

@@ -110,7 +110,7 @@ func floodClient(scenario, url string) floodReport {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := Dial(ctx, target, append(opts, WithRequestTimeout(time.Minute))...)
+	c, err := Dial(ctx, target, append(opts, WithDefaultTimeout(time.Minute))...)
 	if err != nil {
 		return floodReport{Err: "dial: " + err.Error()}
 	}

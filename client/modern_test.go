@@ -587,7 +587,7 @@ func TestModernReissue(t *testing.T) {
 	}
 	rediscovered()
 
-	go func() { _, err := c.CallTool(context.Background(), "pay", nil, Repeatable()); results <- err }()
+	go func() { _, err := c.CallTool(context.Background(), "pay", nil, AsReplayable()); results <- err }()
 	p.expect("tools/call")
 	p.lost <- &jsonrpc.SessionLostError{Cause: errors.New("process restarted")}
 	rediscovered()

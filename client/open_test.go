@@ -14,7 +14,7 @@ func TestOpenBoundedByRequestTimeout(t *testing.T) {
 	st := newSilentTransport()
 	res := make(chan error, 1)
 	go func() {
-		c, err := Open(context.Background(), st, WithRequestTimeout(50*time.Millisecond))
+		c, err := Open(context.Background(), st, WithDefaultTimeout(50*time.Millisecond))
 		if err == nil {
 			c.Close()
 		}

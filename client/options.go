@@ -12,14 +12,23 @@ import (
 	"github.com/anymcp/anymcp/reconnect"
 )
 
-// Option configures a Conn, in Dial or Open.
+// Option configures a Conn, in Dial or Open. An Option that sets a
+// default for every call is named WithDefault…; the CallOption that
+// overrides it for one call has the same name without Default
+// (WithDefaultTimeout, WithTimeout).
 type Option func(*options)
 
 // Default settings.
 const (
-	// DefaultRequestTimeout is how long a call waits for its answer when
-	// WithRequestTimeout is not given. Each progress notification restarts it.
-	DefaultRequestTimeout = 60 * time.Second
+	// DefaultTimeout is how long a call waits for its answer when neither
+	// WithDefaultTimeout nor WithTimeout is given. Each progress
+	// notification restarts it.
+	DefaultTimeout = 60 * time.Second
+
+	// DefaultRequestTimeout is the old name of DefaultTimeout.
+	//
+	// Deprecated: use DefaultTimeout.
+	DefaultRequestTimeout = DefaultTimeout
 )
 
 // Host handlers for server→client requests.
@@ -72,7 +81,7 @@ func newOptions(opts []Option) *options {
 	o := &options{
 		logger:         slog.New(slog.DiscardHandler),
 		clientInfo:     mcp.Implementation{Name: "anymcp", Version: Version},
-		requestTimeout: DefaultRequestTimeout,
+		requestTimeout: DefaultTimeout,
 	}
 	for _, opt := range opts {
 		opt(o)
@@ -98,20 +107,32 @@ func WithClientInfo(name, version string) Option {
 	return func(o *options) { o.clientInfo = mcp.Implementation{Name: name, Version: version} }
 }
 
-// WithRequestTimeout sets how long a call waits for its answer; each
+// WithDefaultTimeout sets how long a call waits for its answer; each
 // progress notification for the call restarts the wait, and the wait does
 // not run out while the host answers a request of the server's (an
 // elicitation a person fills in may take minutes). Zero or less means
-// no timeout. The default is DefaultRequestTimeout.
-func WithRequestTimeout(d time.Duration) Option {
+// no timeout. The default is DefaultTimeout; WithTimeout overrides it for
+// one call.
+func WithDefaultTimeout(d time.Duration) Option {
 	return func(o *options) { o.requestTimeout = d }
 }
 
-// WithMaxCallTime bounds a call's total time, progress or not. Zero (the
-// default) means no bound beyond the call's context.
-func WithMaxCallTime(d time.Duration) Option {
+// WithDefaultMaxTime bounds a call's total time, progress or not. Zero
+// (the default) means no bound beyond the call's context; WithMaxTime
+// overrides it for one call.
+func WithDefaultMaxTime(d time.Duration) Option {
 	return func(o *options) { o.maxCallTime = d }
 }
+
+// WithRequestTimeout is the old name of WithDefaultTimeout.
+//
+// Deprecated: use WithDefaultTimeout.
+func WithRequestTimeout(d time.Duration) Option { return WithDefaultTimeout(d) }
+
+// WithMaxCallTime is the old name of WithDefaultMaxTime.
+//
+// Deprecated: use WithDefaultMaxTime.
+func WithMaxCallTime(d time.Duration) Option { return WithDefaultMaxTime(d) }
 
 // WithHTTPClient makes HTTP transports use c for every request: its
 // RoundTripper, proxy and TLS settings apply. Its Timeout is not applied to
@@ -207,7 +228,7 @@ func WithTransportPolicy(p negotiate.Policy) Option { return func(o *options) { 
 // WithReconnectPolicy sets how HTTP transports retry once connected:
 // resuming a broken stream, reconnecting the GET or HTTP+SSE stream,
 // waiting out 429 and 503 (a 503 without Retry-After only for a call the
-// Conn would replay anyway: see WithReplay and Repeatable); and how long the Conn keeps re-initializing
+// Conn would replay anyway: see WithReplay and AsReplayable); and how long the Conn keeps re-initializing
 // and sending again a call that sessions keep refusing as expired (its
 // MaxAttempts count the sessions that refused the call, its Budget runs
 // from the first refusal). The default is reconnect.DefaultPolicy(). (A
@@ -247,7 +268,9 @@ func WithCache(c *negotiate.Cache) Option { return func(o *options) { o.cache = 
 // WithTransportName sets the name Info reports for a custom transport.
 func WithTransportName(name string) Option { return func(o *options) { o.transportName = name } }
 
-// CallOption configures one call.
+// CallOption configures one call: With… sets what the call carries or
+// how long it may take, As… how it is treated (AsTask, AsReplayable), On…
+// what it calls back (OnTask).
 type CallOption func(*callOptions)
 
 type callOptions struct {
@@ -262,12 +285,17 @@ type callOptions struct {
 	retried *bool
 }
 
-// Repeatable says the host knows this call is safe to run twice: should
-// its answer be lost (a broken stream, a lost connection), the Conn sends
-// it again as a new request instead of failing with an error matching
-// jsonrpc.ErrOutcomeUnknown. Without it only requests that are safe by
-// their nature are sent again (see WithReplay).
-func Repeatable() CallOption { return func(c *callOptions) { c.repeatable = true } }
+// AsReplayable says the host knows this call is safe to run twice:
+// should its answer be lost (a broken stream, a lost connection), the Conn
+// sends it again as a new request instead of failing with an error
+// matching jsonrpc.ErrOutcomeUnknown. Without it only requests that are
+// safe by their nature are sent again (see WithReplay).
+func AsReplayable() CallOption { return func(c *callOptions) { c.repeatable = true } }
+
+// Repeatable is the old name of AsReplayable.
+//
+// Deprecated: use AsReplayable.
+func Repeatable() CallOption { return AsReplayable() }
 
 // WithProgress attaches a progress token to the call and delivers the
 // server's notifications/progress for it to f, in order. Updates that travel
@@ -281,14 +309,14 @@ func WithProgress(f func(mcp.ProgressParams)) CallOption {
 	return func(c *callOptions) { c.progress = f }
 }
 
-// WithTimeout overrides the Conn's request timeout (WithRequestTimeout)
+// WithTimeout overrides the Conn's default timeout (WithDefaultTimeout)
 // for this call: how long to wait for the answer, restarted by progress.
 func WithTimeout(d time.Duration) CallOption {
 	return func(c *callOptions) { c.timeout = d }
 }
 
-// WithMaxTime overrides the Conn's maximum call time (WithMaxCallTime)
-// for this call.
+// WithMaxTime overrides the Conn's default maximum time
+// (WithDefaultMaxTime) for this call.
 func WithMaxTime(d time.Duration) CallOption {
 	return func(c *callOptions) { c.maxTime = d }
 }

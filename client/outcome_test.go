@@ -127,7 +127,7 @@ func TestCall503WithoutRetryAfterSendsAgainOnlySafeRequests(t *testing.T) {
 	t.Run("tools/call Repeatable", func(t *testing.T) {
 		g, s := startGateway(t, "tools/call", 5, false, 503)
 		c := dial(t, server{target: client.URL(s.URL)}, client.WithReconnectPolicy(fastPolicy))
-		if _, err := c.CallTool(ctxT(t), "once", map[string]any{"key": "pay"}, client.Repeatable()); err != nil {
+		if _, err := c.CallTool(ctxT(t), "once", map[string]any{"key": "pay"}, client.AsReplayable()); err != nil {
 			t.Fatalf("CallTool: %v", err)
 		}
 		if n := g.posts.Load(); n != 6 {

@@ -11,8 +11,8 @@ import (
 // decoding the result, over a transport that answers inside Send.
 func BenchmarkCallOverhead(b *testing.B) {
 	b.Run("default", func(b *testing.B) { benchOverhead(b) })
-	b.Run("no-timeout", func(b *testing.B) { benchOverhead(b, WithRequestTimeout(0)) })
-	b.Run("max-time", func(b *testing.B) { benchOverhead(b, WithMaxCallTime(time.Hour)) })
+	b.Run("no-timeout", func(b *testing.B) { benchOverhead(b, WithDefaultTimeout(0)) })
+	b.Run("max-time", func(b *testing.B) { benchOverhead(b, WithDefaultMaxTime(time.Hour)) })
 }
 
 func benchOverhead(b *testing.B, opts ...Option) {

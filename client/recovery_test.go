@@ -256,7 +256,7 @@ func TestCloseFromHandlers(t *testing.T) {
 }
 
 func TestOutcomeOfAbandonedCalls(t *testing.T) {
-	c, p := openScripted(t, WithRequestTimeout(50*time.Millisecond))
+	c, p := openScripted(t, WithDefaultTimeout(50*time.Millisecond))
 	// Sent, then timed out: it may have run.
 	_, err := c.CallTool(context.Background(), "pay", nil)
 	p.expect("tools/call")

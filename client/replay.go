@@ -17,7 +17,7 @@ import (
 // (2026-07-28) has no resumable streams, and the specification tells
 // clients to send such a request again, so there the Conn does it for safe
 // requests whether or not WithReplay is given. For any other call, the
-// Repeatable call option says the host knows it is safe.
+// AsReplayable call option says the host knows it is safe.
 func WithReplay() Option { return func(o *options) { o.replay = true } }
 
 // repeatable are the methods that change nothing on the server.

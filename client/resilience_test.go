@@ -215,7 +215,7 @@ func TestStdioCrashDuringReinitialization(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "crash-on-open")
 			target := stdioTarget(testservers.Options{Eras: tt.eras, Stdio: testservers.StdioFaults{CrashOnCall: 2, CrashOnOpenFile: file}}).Supervised(fastPolicy)
-			c := dial(t, server{name: "stdio", target: target}, client.WithRequestTimeout(10*time.Minute))
+			c := dial(t, server{name: "stdio", target: target}, client.WithDefaultTimeout(10*time.Minute))
 			if err := echo(t, c, "before"); err != nil {
 				t.Fatal(err)
 			}

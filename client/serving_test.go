@@ -209,7 +209,7 @@ func TestHandlerPanicAnswered(t *testing.T) {
 // outlives a minute of pings.
 func TestServerPingKeepsNoCallAlive(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	c, p := openScripted(t, WithRequestTimeout(timeout))
+	c, p := openScripted(t, WithDefaultTimeout(timeout))
 	res := make(chan error, 1)
 	go func() { _, err := c.CallTool(context.Background(), "hang", nil); res <- err }()
 	call := p.expect("tools/call") // never answered

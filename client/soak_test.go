@@ -115,7 +115,7 @@ func soak(t *testing.T, sc soakCase) {
 	ctx := context.Background()
 	var reinits atomic.Int64
 	c, err := client.Dial(ctx, client.URL(srv.URL), client.WithReplay(),
-		client.WithRequestTimeout(10*time.Second), client.WithReconnectPolicy(policy),
+		client.WithDefaultTimeout(10*time.Second), client.WithReconnectPolicy(policy),
 		client.WithTaskPolicy(client.TaskPolicy{MinPoll: 2 * time.Millisecond}),
 		client.OnReinitialized(func(client.Info) { reinits.Add(1) }))
 	if err != nil {

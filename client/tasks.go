@@ -130,7 +130,7 @@ func (e *TaskError) Is(target error) bool { return target == jsonrpc.ErrOutcomeU
 // getTask is tasks/get.
 func (c *Conn) getTask(ctx context.Context, id string) (*mcp.Task, error) {
 	var t mcp.Task
-	if err := c.Call(ctx, "tasks/get", &mcp.TaskIDParams{TaskID: id}, &t, Repeatable()); err != nil {
+	if err := c.Call(ctx, "tasks/get", &mcp.TaskIDParams{TaskID: id}, &t, AsReplayable()); err != nil {
 		return nil, err
 	}
 	return &t, nil

@@ -302,7 +302,7 @@ func TestTaskResultSilentPollsAgain(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Open(ctx, srv, WithTaskPolicy(TaskPolicy{MinPoll: time.Millisecond}), WithRequestTimeout(100*time.Millisecond))
+	c, err := Open(ctx, srv, WithTaskPolicy(TaskPolicy{MinPoll: time.Millisecond}), WithDefaultTimeout(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

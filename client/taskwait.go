@@ -206,7 +206,7 @@ func (w *taskWait) result(ctx context.Context) (json.RawMessage, error) {
 			return nil, &rpcErr
 		}
 	}
-	raw, err := w.c.callRaw(ctx, "tasks/result", &mcp.TaskIDParams{TaskID: t.TaskID}, Repeatable())
+	raw, err := w.c.callRaw(ctx, "tasks/result", &mcp.TaskIDParams{TaskID: t.TaskID}, AsReplayable())
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		switch {
@@ -261,7 +261,7 @@ func (w *taskWait) answerInputs(ctx context.Context) error {
 		}
 		answers[k] = a
 	}
-	if err := w.c.Call(ctx, "tasks/update", &mcp.UpdateTaskParams{TaskID: t.TaskID, InputResponses: answers}, nil, Repeatable()); err != nil {
+	if err := w.c.Call(ctx, "tasks/update", &mcp.UpdateTaskParams{TaskID: t.TaskID, InputResponses: answers}, nil, AsReplayable()); err != nil {
 		return w.failed(ctx, "sending its input failed", err)
 	}
 	if w.answered == nil {

@@ -45,7 +45,7 @@ func TestURLSecretsNotShown(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := []client.Option{
 		client.WithLogger(logger),
-		client.WithRequestTimeout(10 * time.Second),
+		client.WithDefaultTimeout(10 * time.Second),
 		client.WithReconnectPolicy(reconnect.Policy{InitialDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond, MaxAttempts: 20}),
 	}
 	var shown []string // errors and reports

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	rt := &http.Transport{}
 	b.Cleanup(rt.CloseIdleConnections)
 
-	tr, err := Dial(context.Background(), srv.URL+"/sse", Options{HTTPClient: &http.Client{Transport: rt}})
+	tr, err := Dial(context.Background(), srv.URL+"/sse", Options{Common: httpopt.Common{HTTPClient: &http.Client{Transport: rt}}})
 	if err != nil {
 		b.Fatal(err)
 	}

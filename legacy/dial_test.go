@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -52,7 +53,7 @@ func TestDialEndpoint(t *testing.T) {
 func TestDialDefaultPort(t *testing.T) {
 	s := newSSEServer(t)
 	s.endpoint = "http://mcp.test:80/p?s=1"
-	tr, _ := dial(t, "http://mcp.test/sse", Options{HTTPClient: redirectTo(t, s.URL)})
+	tr, _ := dial(t, "http://mcp.test/sse", Options{Common: httpopt.Common{HTTPClient: redirectTo(t, s.URL)}})
 	if tr.Endpoint() != s.endpoint {
 		t.Errorf("Endpoint() = %q, want %q", tr.Endpoint(), s.endpoint)
 	}
@@ -168,7 +169,7 @@ func TestDialCrossOrigin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSSEServer(t)
 			s.endpoint = tt.endpoint(s)
-			err := dialErr(t, s.URL+"/sse", Options{Header: http.Header{"Authorization": {"Bearer secret"}}})
+			err := dialErr(t, s.URL+"/sse", Options{Common: httpopt.Common{Header: http.Header{"Authorization": {"Bearer secret"}}}})
 			var ce *CrossOriginError
 			if !errors.As(err, &ce) {
 				t.Fatalf("Dial = %v, want a *CrossOriginError", err)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/legacy"
 	"github.com/anymcp/anymcp/reconnect"
@@ -100,7 +101,7 @@ func Example_reconnect() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	policy := reconnect.Policy{InitialDelay: 10 * time.Millisecond}
-	t, err := legacy.Dial(ctx, srv.URL+"/sse", legacy.Options{Reconnect: &policy})
+	t, err := legacy.Dial(ctx, srv.URL+"/sse", legacy.Options{Common: httpopt.Common{Reconnect: &policy}})
 	if err != nil {
 		panic(err)
 	}

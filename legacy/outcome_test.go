@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -22,7 +23,7 @@ func TestSendBrokenAfterRequestIsOutcomeUnknown(t *testing.T) {
 	l.post = func(w http.ResponseWriter, r *http.Request, body []byte) {
 		panic(http.ErrAbortHandler) // the body is read: drop the connection, no answer
 	}
-	tr, _ := dial(t, l.URL+"/sse", Options{Reconnect: fast()})
+	tr, _ := dial(t, l.URL+"/sse", Options{Common: httpopt.Common{Reconnect: fast()}})
 	err := sendErr(tr, request(5, "tools/call"))
 	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
@@ -41,7 +42,7 @@ func TestSendClientTimeoutAfterRequestIsOutcomeUnknown(t *testing.T) {
 		<-r.Context().Done()
 	}
 	hc := &http.Client{Timeout: 50 * time.Millisecond} // the SSE stream runs without it
-	tr, _ := dial(t, l.URL+"/sse", Options{Reconnect: fast(), HTTPClient: hc})
+	tr, _ := dial(t, l.URL+"/sse", Options{Common: httpopt.Common{Reconnect: fast(), HTTPClient: hc}})
 	err := sendErr(tr, request(5, "tools/call"))
 	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
@@ -63,7 +64,7 @@ func TestSendCancelledAfterRequestIsOutcomeUnknown(t *testing.T) {
 		close(got)
 		<-r.Context().Done()
 	}
-	tr, _ := dial(t, l.URL+"/sse", Options{Reconnect: fast()})
+	tr, _ := dial(t, l.URL+"/sse", Options{Common: httpopt.Common{Reconnect: fast()}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -87,7 +88,7 @@ func TestSendStatusAfterRequest(t *testing.T) {
 				w.WriteHeader(tc.Status)
 				io.WriteString(w, tc.Body)
 			}
-			tr, _ := dial(t, l.URL+"/sse", Options{Reconnect: fast()})
+			tr, _ := dial(t, l.URL+"/sse", Options{Common: httpopt.Common{Reconnect: fast()}})
 			err := sendErr(tr, request(5, "tools/call"))
 			herr, ok := errors.AsType[*jsonrpc.HTTPError](err)
 			if !ok || herr.StatusCode != tc.Status {

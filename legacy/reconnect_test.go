@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -26,7 +27,7 @@ func TestReconnectAfterDrop(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			f := newFlaky(t)
 			var rec logs
-			tr, fd := dialFlaky(t, f, Options{Reconnect: fast(), Logger: slog.New(&rec)})
+			tr, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: fast(), Logger: slog.New(&rec)}})
 			s1 := f.next(t)
 			s1.events <- messageEvent(note("notifications/one"))
 			s1.events <- messageEvent(note("notifications/two"))
@@ -92,7 +93,7 @@ func TestSessionRulesWhileDown(t *testing.T) {
 		}
 		return 0, false
 	}
-	tr, fd := dialFlaky(t, f, Options{Reconnect: fast()})
+	tr, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: fast()}})
 	close(f.next(t).end)
 	fd.lost(t)
 
@@ -154,7 +155,7 @@ func TestSessionRulesAfterReconnect(t *testing.T) {
 		}
 		f.echo(w, r, body)
 	}
-	tr, fd := dialFlaky(t, f, Options{Reconnect: fast()})
+	tr, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: fast()}})
 	close(f.next(t).end)
 	fd.lost(t)
 	f.next(t)
@@ -195,7 +196,7 @@ func TestPostInFlightAtDrop(t *testing.T) {
 		close(posted)
 		<-r.Context().Done()
 	}
-	tr, fd := dialFlaky(t, f, Options{Reconnect: fast()})
+	tr, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: fast()}})
 	s1 := f.next(t)
 	sent := make(chan error, 1)
 	go func() { sent <- sendErr(tr, request(1, "tools/call")) }()
@@ -223,7 +224,7 @@ func TestReconnectServerRetry(t *testing.T) {
 		}
 		return ""
 	}
-	_, fd := dialFlaky(t, f, Options{Reconnect: fast()})
+	_, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: fast()}})
 	s1 := f.next(t)
 	close(s1.end)
 	fd.lost(t)
@@ -249,7 +250,7 @@ func TestReconnectBackoff(t *testing.T) {
 	}
 	var rec logs
 	p := &reconnect.Policy{InitialDelay: first, Multiplier: 2, MaxDelay: time.Second, Jitter: -1, MaxAttempts: 5}
-	tr, fd := dialFlaky(t, f, Options{Reconnect: p, Logger: slog.New(&rec)})
+	tr, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: p, Logger: slog.New(&rec)}})
 	s1 := f.next(t)
 	close(s1.end)
 	fd.lost(t)
@@ -298,7 +299,7 @@ func TestReconnectGivesUp(t *testing.T) {
 	}
 	p := fast()
 	p.MaxAttempts = 3
-	tr, fd := dialFlaky(t, f, Options{Reconnect: p})
+	tr, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: p}})
 	close(f.next(t).end)
 	fd.lost(t)
 	sent := make(chan error, 1)
@@ -351,7 +352,7 @@ func TestReconnectRefused(t *testing.T) {
 				}
 				return "/message?sessionId=s1"
 			}
-			_, fd := dialFlaky(t, f, Options{Reconnect: fast()})
+			_, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: fast()}})
 			close(f.next(t).end)
 			fd.lost(t)
 			err := fd.terminal(t)
@@ -386,7 +387,7 @@ func TestReconnectRetryAfter(t *testing.T) {
 			}
 			return 0, false
 		}
-		tr, fd := dialFlaky(t, f, Options{Reconnect: fast()})
+		tr, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: fast()}})
 		close(f.next(t).end)
 		fd.lost(t)
 		f.next(t)
@@ -407,7 +408,7 @@ func TestReconnectRetryAfter(t *testing.T) {
 		}
 		p := fast()
 		p.MaxRetryAfter = time.Minute
-		_, fd := dialFlaky(t, f, Options{Reconnect: p})
+		_, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: p}})
 		close(f.next(t).end)
 		fd.lost(t)
 		err := fd.terminal(t)
@@ -421,7 +422,7 @@ func TestReconnectRetryAfter(t *testing.T) {
 // transport: no SessionLostError, no second GET.
 func TestNoReconnect(t *testing.T) {
 	f := newFlaky(t)
-	tr, fd := dialFlaky(t, f, Options{NoReconnect: true, Reconnect: fast()})
+	tr, fd := dialFlaky(t, f, Options{NoReconnect: true, Common: httpopt.Common{Reconnect: fast()}})
 	s1 := f.next(t)
 	s1.events <- messageEvent(note("notifications/last"))
 	fd.msg(t)
@@ -450,7 +451,7 @@ func TestCloseWhileReconnecting(t *testing.T) {
 				p.InitialDelay, p.MaxDelay, p.Budget = time.Hour, time.Hour, 2*time.Hour
 			}
 			f.onGET = func(n int, _ http.Header) (int, bool) { return 0, n > 1 }
-			tr, fd := dialFlaky(t, f, Options{Reconnect: p})
+			tr, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: p}})
 			close(f.next(t).end)
 			fd.lost(t)
 			if where == "GET" {
@@ -489,7 +490,7 @@ func TestReconnectUselessSessionsBackOff(t *testing.T) {
 		return ""
 	}
 	p := fast() // 5 attempts
-	_, fd := dialFlaky(t, f, Options{Reconnect: p})
+	_, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: p}})
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	defer func() { close(stop); <-stopped }()
 	go func() { // every stream ends at once

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -64,7 +65,7 @@ func TestRecvIgnores(t *testing.T) {
 		send(messageEvent(note("notifications/last")))
 	}
 	var rec logs
-	tr, loop := dial(t, s.URL+"/sse", Options{Logger: slog.New(&rec)})
+	tr, loop := dial(t, s.URL+"/sse", Options{Common: httpopt.Common{Logger: slog.New(&rec)}})
 	for _, w := range []string{"notification notifications/good", "notification notifications/last"} {
 		if got := describe(loop.next(t)); got != w {
 			t.Fatalf("got %s, want %s", got, w)
@@ -106,7 +107,7 @@ func TestRecvBoundedWarning(t *testing.T) {
 		send(messageEvent(note("notifications/after")))
 	}
 	var rec logs
-	_, loop := dial(t, s.URL+"/sse", Options{Logger: slog.New(&rec)})
+	_, loop := dial(t, s.URL+"/sse", Options{Common: httpopt.Common{Logger: slog.New(&rec)}})
 	loop.next(t)
 	for _, r := range rec.Records() {
 		r.Attrs(func(a slog.Attr) bool {
@@ -210,7 +211,7 @@ func TestEventTooLarge(t *testing.T) {
 		send(messageEvent(note("notifications/small")))
 		send(messageEvent(`{"jsonrpc":"2.0","method":"big","params":{"x":"` + strings.Repeat("x", 4096) + `"}}`))
 	}
-	_, loop := dial(t, s.URL+"/sse", Options{MaxEventSize: 1024, NoReconnect: true})
+	_, loop := dial(t, s.URL+"/sse", Options{Common: httpopt.Common{MaxEventSize: 1024}, NoReconnect: true})
 	loop.next(t)
 	err := loop.ended(t)
 	if !errors.Is(err, ErrConnectionLost) || !errors.Is(err, sse.ErrEventTooLarge) {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/redirecttest"
 )
 
@@ -59,7 +60,7 @@ func TestRedirectGET(t *testing.T) {
 	for _, c := range redirecttest.Cases() {
 		t.Run(c.Name(), func(t *testing.T) {
 			h := newHostileSSE(t, c, false, 0, false)
-			err := dialErr(t, h.URL+"/sse", Options{Header: hostileHeaders()})
+			err := dialErr(t, h.URL+"/sse", Options{Common: httpopt.Common{Header: hostileHeaders()}})
 			redirecttest.Refused(t, err, c, http.MethodGet)
 			if strings.Count(err.Error(), "GET") != 1 {
 				t.Errorf("the error names the GET more than once: %v", err)
@@ -78,7 +79,7 @@ func TestRedirectEndpointPOST(t *testing.T) {
 	for _, c := range redirecttest.Cases() {
 		t.Run(c.Name(), func(t *testing.T) {
 			h := newHostileSSE(t, c, true, 1, false)
-			tr, _ := dial(t, h.URL+"/sse", Options{Header: hostileHeaders()})
+			tr, _ := dial(t, h.URL+"/sse", Options{Common: httpopt.Common{Header: hostileHeaders()}})
 			err := sendErr(tr, request(1, "initialize"))
 			redirecttest.Refused(t, err, c, http.MethodPost)
 			if strings.Contains(err.Error(), "s1") {
@@ -102,7 +103,7 @@ func TestRedirectReconnect(t *testing.T) {
 			h := newHostileSSE(t, c, false, 1, true)
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
-			tr, err := Dial(ctx, h.URL+"/sse", Options{Header: hostileHeaders(), Reconnect: fast()})
+			tr, err := Dial(ctx, h.URL+"/sse", Options{Common: httpopt.Common{Header: hostileHeaders(), Reconnect: fast()}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
@@ -169,7 +170,7 @@ func TestHTTPClientAndHeaders(t *testing.T) {
 	t.Cleanup(rt.rt.CloseIdleConnections)
 	client := &http.Client{Transport: rt, Timeout: 300 * time.Millisecond}
 	header := http.Header{"Authorization": {"Bearer t0ken"}, "X-Tenant": {"a", "b"}}
-	tr, loop := dial(t, s.URL+"/sse", Options{HTTPClient: client, Header: header})
+	tr, loop := dial(t, s.URL+"/sse", Options{Common: httpopt.Common{HTTPClient: client, Header: header}})
 	header.Set("Authorization", "changed after Dial")
 
 	time.Sleep(400 * time.Millisecond) // longer than the client's Timeout
@@ -231,7 +232,7 @@ func TestSendThrottled(t *testing.T) {
 				}
 				s.echo(w, body)
 			}
-			tr, loop := dial(t, s.URL+"/sse", Options{Reconnect: fast()})
+			tr, loop := dial(t, s.URL+"/sse", Options{Common: httpopt.Common{Reconnect: fast()}})
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			if tt.resendable {
@@ -280,7 +281,7 @@ func TestSendThrottledContext(t *testing.T) {
 		w.Header().Set("Retry-After", "30")
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	tr, _ := dial(t, s.URL+"/sse", Options{Reconnect: fast()})
+	tr, _ := dial(t, s.URL+"/sse", Options{Common: httpopt.Common{Reconnect: fast()}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/wire"
@@ -20,36 +21,16 @@ import (
 )
 
 // Options configure Dial. The zero value works.
+//
+// Of Common: the POSTs go through a go-retryablehttp client over the copy
+// of HTTPClient, which sends a POST again only after a 429, a 503 or a
+// refused connection, as Reconnect says; the redirect policy holds for
+// the GET and every POST, so the endpoint's POSTs stay on the SSE URL's
+// origin. Reconnect also says how the stream is reopened when it drops
+// after Dial (the server's retry: field overrides the first wait); Dial
+// itself never retries.
 type Options struct {
-	// HTTPClient sends every request. Nil means http.DefaultClient. The
-	// transport never changes it: it uses a shallow copy with the library's
-	// redirect policy, which calls the client's own CheckRedirect after its
-	// own checks. The POSTs go through a go-retryablehttp client over that
-	// copy, which sends a POST again only after a 429, a 503 or a refused
-	// connection, as the Reconnect policy says; the long-lived GET stream
-	// uses a copy whose Timeout is zero, so that a client-wide timeout does
-	// not cut the stream (its RoundTripper and Jar are kept).
-	//
-	// Redirects, of the GET and of every POST: one to another origin than
-	// the SSE URL's, a 301, 302 or 303 that would turn a POST into a GET,
-	// and more than five in a row are refused with a *jsonrpc.RedirectError;
-	// nothing is sent to the refused Location. So the endpoint's POSTs stay
-	// on the SSE URL's origin even when the server redirects them.
-	HTTPClient *http.Client
-	// Header holds static headers sent on the GET and on every POST, e.g.
-	// Authorization. Dial copies it.
-	Header http.Header
-	// Logger receives what the transport ignores, drops or gives up on.
-	// Nil discards.
-	Logger *slog.Logger
-	// MaxEventSize bounds one SSE event. Zero means sse.DefaultMaxEventSize.
-	MaxEventSize int
-	// Reconnect says how the transport reopens the stream when it drops
-	// after Dial: how long to wait between attempts (the server's retry:
-	// field overrides the first wait after a drop) and when to give up; and
-	// how long a throttled POST may wait (MaxRetryAfter) and be sent again.
-	// Nil means reconnect.DefaultPolicy(). Dial itself never retries.
-	Reconnect *reconnect.Policy
+	httpopt.Common
 	// NoReconnect turns reconnection of the stream off: once the stream
 	// has ended, Recv (after the messages already queued) and Send return
 	// errors wrapping ErrConnectionLost for good. Throttled POSTs are still

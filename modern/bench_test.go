@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -55,7 +56,7 @@ func benchRoundTrip(b *testing.B, sse bool) {
 	s := benchServer(b, sse)
 	rt := &http.Transport{}
 	b.Cleanup(rt.CloseIdleConnections)
-	tr, err := New(s.URL, Options{HTTPClient: &http.Client{Transport: rt}})
+	tr, err := New(s.URL, Options{Common: httpopt.Common{HTTPClient: &http.Client{Transport: rt}}})
 	if err != nil {
 		b.Fatal(err)
 	}

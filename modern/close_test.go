@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -187,7 +188,7 @@ func TestHostClient(t *testing.T) {
 	})
 	rt := &countingTransport{base: http.DefaultTransport}
 	client := &http.Client{Transport: rt, Timeout: 200 * time.Millisecond}
-	tr, ch := dial(t, s, Options{HTTPClient: client, Header: http.Header{"Authorization": {"Bearer t0ken"}}})
+	tr, ch := dial(t, s, Options{Common: httpopt.Common{HTTPClient: client, Header: http.Header{"Authorization": {"Bearer t0ken"}}}})
 	handshake(t, tr, ch)
 	send(t, tr, request(2, "tools/call"))
 	next(t, ch)

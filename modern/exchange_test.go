@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -52,7 +53,7 @@ func TestNew(t *testing.T) {
 // Accept and Content-Type the specification asks for and the static headers.
 func TestPOSTHeaders(t *testing.T) {
 	s := newServer(t, mcp(""))
-	tr, ch := dial(t, s, Options{Header: http.Header{"X-Static": {"yes"}}})
+	tr, ch := dial(t, s, Options{Common: httpopt.Common{Header: http.Header{"X-Static": {"yes"}}}})
 	send(t, tr, request(7, "tools/call"))
 	next(t, ch)
 	send(t, tr, notification("notifications/progress"))
@@ -299,7 +300,7 @@ func TestRequestFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t, tt.answer)
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tiny()}})
 			err := sendErr(tr, request(5, "tools/call"))
 			if err == nil {
 				t.Fatal("Send succeeded")
@@ -435,7 +436,7 @@ func TestInvalidEvents(t *testing.T) {
 		ev(data(`{"jsonrpc":"2.0","method":"big","params":"` + strings.Repeat("x", 4096) + `"}`))
 	})
 	l := &logs{}
-	tr, ch := dial(t, s, Options{Logger: slog.New(l), MaxEventSize: 1024})
+	tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), MaxEventSize: 1024}})
 	err := sendErr(tr, request(5, "tools/call"))
 	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v, want ErrOutcomeUnknown", err)

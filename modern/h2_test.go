@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -21,7 +22,7 @@ import (
 func TestSendHTTP2StreamResetAfterRequestIsNotSentAgain(t *testing.T) {
 	srv := testservers.StartH2Faults(testservers.H2Fault{Reset: testservers.H2ProtocolError})
 	t.Cleanup(srv.Close)
-	tr := newTransport(t, srv.URL, Options{HTTPClient: srv.Client(), Reconnect: tiny()})
+	tr := newTransport(t, srv.URL, Options{Common: httpopt.Common{HTTPClient: srv.Client(), Reconnect: tiny()}})
 	err := sendErr(tr, request(5, "tools/call"))
 	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Errorf("Send = %v; want an error matching ErrOutcomeUnknown", err)
@@ -67,7 +68,7 @@ func TestRedirectOverHTTP2(t *testing.T) {
 		return out
 	}
 
-	tr := newTransport(t, srv.URL+"/moved", Options{HTTPClient: srv.Client(), Header: hostileHeaders(), Reconnect: tiny()})
+	tr := newTransport(t, srv.URL+"/moved", Options{Common: httpopt.Common{HTTPClient: srv.Client(), Header: hostileHeaders(), Reconnect: tiny()}})
 	if err := sendErr(tr, request(2, "tools/call")); err != nil {
 		t.Fatalf("a POST redirected to its own origin over HTTP/2: %v", err)
 	}
@@ -76,7 +77,7 @@ func TestRedirectOverHTTP2(t *testing.T) {
 		t.Errorf("the server got %q; want the POST to /moved, then the same over HTTP/2 to /mcp", got)
 	}
 
-	tr = newTransport(t, srv.URL+"/downgrade", Options{HTTPClient: srv.Client(), Header: hostileHeaders(), Reconnect: tiny()})
+	tr = newTransport(t, srv.URL+"/downgrade", Options{Common: httpopt.Common{HTTPClient: srv.Client(), Header: hostileHeaders(), Reconnect: tiny()}})
 	err := sendErr(tr, request(3, "tools/call"))
 	re, ok := errors.AsType[*jsonrpc.RedirectError](err)
 	if !ok || re.Reason != jsonrpc.RedirectCrossOrigin || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -23,7 +24,7 @@ func TestGETStreamRefused(t *testing.T) {
 				mcp("s1")(w, r, body)
 			})
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l)})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l)}})
 			handshake(t, tr, ch)
 			testkit.Eventually(t, wait, "the GET", func() bool { return len(l.Messages(slog.LevelDebug)) > 0 })
 			// A second initialized (as after a re-initialize) does not retry.
@@ -64,7 +65,7 @@ func TestGETStreamFailure(t *testing.T) {
 				mcp("")(w, r, body)
 			})
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tiny()}})
 			handshake(t, tr, ch)
 			testkit.Eventually(t, wait, "the warning", func() bool { return len(l.Messages(slog.LevelWarn)) > 0 })
 			send(t, tr, request(2, "tools/list"))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -37,7 +38,7 @@ func TestSendBrokenAfterRequestIsOutcomeUnknown(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		panic(http.ErrAbortHandler) // the body is read: drop the connection, no answer
 	})
-	tr := newTransport(t, s.URL+"/mcp?key=sekrit", Options{Reconnect: tiny()})
+	tr := newTransport(t, s.URL+"/mcp?key=sekrit", Options{Common: httpopt.Common{Reconnect: tiny()}})
 	err := sendErr(tr, request(5, "tools/call"))
 	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
@@ -60,7 +61,7 @@ func TestSendClientTimeoutAfterRequestIsOutcomeUnknown(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		<-r.Context().Done() // works until the client gives up
 	})
-	tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny(), HTTPClient: &http.Client{Timeout: 50 * time.Millisecond}})
+	tr := newTransport(t, s.URL+"/mcp", Options{Common: httpopt.Common{Reconnect: tiny(), HTTPClient: &http.Client{Timeout: 50 * time.Millisecond}}})
 	err := sendErr(tr, request(5, "tools/call"))
 	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
@@ -81,7 +82,7 @@ func TestSendCancelledAfterRequestIsOutcomeUnknown(t *testing.T) {
 		close(got)
 		<-r.Context().Done()
 	})
-	tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+	tr := newTransport(t, s.URL+"/mcp", Options{Common: httpopt.Common{Reconnect: tiny()}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -103,7 +104,7 @@ func TestSendRefusedConnectionIsNotSent(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	tr := newTransport(t, "http://"+addr+"/mcp", Options{Reconnect: tiny()})
+	tr := newTransport(t, "http://"+addr+"/mcp", Options{Common: httpopt.Common{Reconnect: tiny()}})
 	err = sendErr(tr, request(5, "tools/call"))
 	if err == nil || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error that says the request was not sent", err)
@@ -122,7 +123,7 @@ func TestSendRefusedAfterThrottleIsNotSent(t *testing.T) {
 		w.Header().Set("Retry-After", "0")
 		w.WriteHeader(http.StatusTooManyRequests)
 	})
-	tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+	tr := newTransport(t, s.URL+"/mcp", Options{Common: httpopt.Common{Reconnect: tiny()}})
 	err := sendErr(tr, request(5, "tools/call"))
 	if err == nil || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error that says the request did not run", err)
@@ -145,7 +146,7 @@ func TestSendBrokenAfterThrottleIsOutcomeUnknown(t *testing.T) {
 		}
 		panic(http.ErrAbortHandler)
 	})
-	tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+	tr := newTransport(t, s.URL+"/mcp", Options{Common: httpopt.Common{Reconnect: tiny()}})
 	err := sendErr(tr, request(5, "tools/call"))
 	if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want an error matching ErrOutcomeUnknown", err)
@@ -165,7 +166,7 @@ func TestSendStatusAfterRequest(t *testing.T) {
 				w.WriteHeader(tc.Status)
 				io.WriteString(w, tc.Body)
 			})
-			tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+			tr := newTransport(t, s.URL+"/mcp", Options{Common: httpopt.Common{Reconnect: tiny()}})
 			err := sendErr(tr, request(5, "tools/call"))
 			herr, ok := errors.AsType[*jsonrpc.HTTPError](err)
 			if !ok || herr.StatusCode != tc.Status {
@@ -187,7 +188,7 @@ func TestSendNotificationStatusIsNoOutcome(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		w.WriteHeader(http.StatusInternalServerError)
 	})
-	tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+	tr := newTransport(t, s.URL+"/mcp", Options{Common: httpopt.Common{Reconnect: tiny()}})
 	err := sendErr(tr, notification("notifications/cancelled"))
 	if _, ok := errors.AsType[*jsonrpc.HTTPError](err); !ok || errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("Send = %v; want a *jsonrpc.HTTPError that does not match ErrOutcomeUnknown", err)
@@ -223,7 +224,7 @@ func TestSendInterruptedAnswerIsOutcomeUnknown(t *testing.T) {
 				}
 				<-r.Context().Done()
 			})
-			tr := newTransport(t, s.URL+"/mcp", Options{Reconnect: tiny()})
+			tr := newTransport(t, s.URL+"/mcp", Options{Common: httpopt.Common{Reconnect: tiny()}})
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			res := make(chan error, 1)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -47,7 +48,7 @@ func TestGETReconnect(t *testing.T) {
 		}
 	})
 	l := &logs{}
-	tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+	tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tiny()}})
 	handshake(t, tr, ch)
 	for _, want := range []string{"notification n1", "notification n3", "notification n4"} {
 		if got := describe(next(t, ch)); got != want {
@@ -103,7 +104,7 @@ func TestGETReconnectServerRetry(t *testing.T) {
 	})
 	// A policy whose own delays would be far off the window, jitter on.
 	p := &reconnect.Policy{InitialDelay: 5 * time.Second, Jitter: 0.5}
-	tr, ch := dial(t, s, Options{Reconnect: p})
+	tr, ch := dial(t, s, Options{Common: httpopt.Common{Reconnect: p}})
 	handshake(t, tr, ch)
 	if got := describe(next(t, ch)); got != "notification back" {
 		t.Fatalf("got %s", got)
@@ -137,7 +138,7 @@ func TestGETReconnectExhausted(t *testing.T) {
 		<-r.Context().Done()
 	})
 	l := &logs{}
-	tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+	tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tiny()}})
 	handshake(t, tr, ch)
 	if got := describe(next(t, ch)); got != "notification up" {
 		t.Fatalf("got %s", got)
@@ -215,7 +216,7 @@ func TestGETSessionLost(t *testing.T) {
 		}
 		ss.handler(w, r, body)
 	})
-	tr, ch, lost := dialLost(t, s, Options{Reconnect: tiny()})
+	tr, ch, lost := dialLost(t, s, Options{Common: httpopt.Common{Reconnect: tiny()}})
 	handshake(t, tr, ch)
 	if got := describe(next(t, ch)); got != "notification on-s1" {
 		t.Fatalf("got %s", got)
@@ -272,7 +273,7 @@ func TestGETSessionLost(t *testing.T) {
 func TestSessionRefusedAfter404(t *testing.T) {
 	ss := &sessions{hold: true}
 	s := newServer(t, ss.handler)
-	tr, ch := dial(t, s, Options{Reconnect: tiny()})
+	tr, ch := dial(t, s, Options{Common: httpopt.Common{Reconnect: tiny()}})
 	handshake(t, tr, ch)
 	if got := describe(next(t, ch)); got != "notification on-s1" {
 		t.Fatalf("got %s", got)
@@ -340,7 +341,7 @@ func TestThrottled(t *testing.T) {
 				mcp("")(w, r, body)
 			})
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tiny()}})
 			start := time.Now()
 			ctx, cancel := context.WithTimeout(retry.WithResendable(context.Background(), func() bool { return true }), wait)
 			defer cancel()
@@ -384,7 +385,7 @@ func TestThrottledGiveUp(t *testing.T) {
 				http.Error(w, "slow down", http.StatusTooManyRequests)
 			})
 			l := &logs{}
-			tr, _ := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			tr, _ := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tiny()}})
 			ctx, cancel := context.WithTimeout(context.Background(), tt.timeout)
 			defer cancel()
 			start := time.Now()
@@ -482,7 +483,7 @@ func TestThrottledResendSession(t *testing.T) {
 				}
 			})
 			h := &onRetry{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(h), Reconnect: tiny()})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(h), Reconnect: tiny()}})
 			handshake(t, tr, ch)
 			h.f = func() {
 				mu.Lock()
@@ -572,7 +573,7 @@ func TestThrottledThenSessionLost(t *testing.T) {
 				}
 			})
 			h := &onRetry{at: len(tt.answers)}
-			tr, ch := dial(t, s, Options{Logger: slog.New(h), Reconnect: tiny()})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(h), Reconnect: tiny()}})
 			handshake(t, tr, ch)
 			h.f = func() {
 				mu.Lock()
@@ -622,7 +623,7 @@ func TestGETReconnectQuietStreams(t *testing.T) {
 	l := &logs{}
 	p := &reconnect.Policy{InitialDelay: 5 * time.Millisecond, MaxDelay: time.Hour,
 		Jitter: -1, MaxAttempts: 2, Budget: time.Hour}
-	tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
+	tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: p}})
 	handshake(t, tr, ch)
 	const streams = 6 // twice the policy's attempts, and more
 	testkit.Eventually(t, wait, "the GET streams", func() bool { return gets.Load() >= streams })
@@ -673,7 +674,7 @@ func TestGETReconnectEndedAtOnce(t *testing.T) {
 				startSSE(w)(tt.event(n)) // and the end
 			})
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: p}})
 			handshake(t, tr, ch)
 			const reconnecting = "modern: reconnecting the GET stream"
 			testkit.Eventually(t, wait, "the second reconnect", func() bool { return len(l.Durations(reconnecting, "wait")) >= 2 })
@@ -744,7 +745,7 @@ func TestGETStreamServerPoll(t *testing.T) {
 				startSSE(w)(tt.event(gets.Add(1))) // and the end
 			})
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: p}})
 			handshake(t, tr, ch)
 			const reconnecting = "modern: reconnecting the GET stream"
 			testkit.Eventually(t, wait, "the reconnects", func() bool {
@@ -821,7 +822,7 @@ func TestGETRetryAfter(t *testing.T) {
 				}
 			})
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tt.policy})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tt.policy}})
 			msg := "modern: reconnecting the GET stream"
 			if tt.resume {
 				msg = "modern: resuming the event stream of a request"
@@ -900,7 +901,7 @@ func TestGETRetryAfterBounded(t *testing.T) {
 				}
 			})
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tt.policy})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tt.policy}})
 			if !tt.resume {
 				handshake(t, tr, ch)
 				if got := describe(next(t, ch)); got != "notification back" {
@@ -974,7 +975,7 @@ func TestGETStreamGap(t *testing.T) {
 					t.Errorf("GET #%d: unexpected", n)
 				}
 			})
-			tr, ch, lost := dialLost(t, s, Options{Reconnect: tiny()})
+			tr, ch, lost := dialLost(t, s, Options{Common: httpopt.Common{Reconnect: tiny()}})
 			handshake(t, tr, ch)
 			for _, want := range []string{"notification n1", "notification n2", "notification n3"} {
 				if got := describe(next(t, ch)); got != want {
@@ -1025,7 +1026,7 @@ func TestGETStreamGapsCoalesce(t *testing.T) {
 		}
 		startSSE(w) // and ended at once, no ids
 	})
-	tr, err := New(s.URL+"/mcp", Options{Reconnect: tiny()})
+	tr, err := New(s.URL+"/mcp", Options{Common: httpopt.Common{Reconnect: tiny()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/redirecttest"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -54,7 +55,7 @@ func (c *methodCounts) add(method string, m *jsonrpc.Message) {
 
 func newHostile(t *testing.T, url string) *Transport {
 	t.Helper()
-	tr, err := New(url+"/mcp", Options{Header: hostileHeaders(), Reconnect: tiny()})
+	tr, err := New(url+"/mcp", Options{Common: httpopt.Common{Header: hostileHeaders(), Reconnect: tiny()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestRedirectMidSession(t *testing.T) {
 			s, counts := hostileMCP(t, c, func(r *http.Request, m *jsonrpc.Message) bool {
 				return m != nil && m.Method == "tools/call"
 			})
-			tr, err := New(s.URL+"/mcp", Options{Header: hostileHeaders(), Reconnect: tiny()})
+			tr, err := New(s.URL+"/mcp", Options{Common: httpopt.Common{Header: hostileHeaders(), Reconnect: tiny()}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +274,7 @@ func TestRedirectSameOrigin(t *testing.T) {
 				}
 				http.Redirect(w, r, "/real", tc.status)
 			})
-			tr, ch := dial(t, s, Options{Header: hostileHeaders()})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Header: hostileHeaders()}})
 			err := sendErr(tr, initialize())
 			if tc.want == 0 {
 				if err != nil {

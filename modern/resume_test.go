@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -163,7 +164,7 @@ func TestResume(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t, tt.rs.handler(t))
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tiny()}})
 			send(t, tr, initialize())
 			next(t, ch)
 			send(t, tr, request(5, "tools/call"))
@@ -254,7 +255,7 @@ func TestResumeFails(t *testing.T) {
 				mcp("")(w, r, body)
 			})
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tiny()}})
 			err := sendErr(tr, request(5, "tools/call"))
 			if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) || !strings.Contains(err.Error(), tt.say) {
 				t.Fatalf("Send = %v, want ErrOutcomeUnknown saying %q", err, tt.say)
@@ -307,7 +308,7 @@ func TestResumeServerRetry(t *testing.T) {
 		}},
 	}
 	s := newServer(t, rs.handler(t))
-	tr, ch := dial(t, s, Options{Reconnect: tiny()})
+	tr, ch := dial(t, s, Options{Common: httpopt.Common{Reconnect: tiny()}})
 	send(t, tr, request(5, "tools/call"))
 	next(t, ch)
 	mu.Lock()
@@ -333,7 +334,7 @@ func TestResumeSessionExpired(t *testing.T) {
 			mcp("s-x")(w, r, body)
 		}
 	})
-	tr, ch, lost := dialLost(t, s, Options{Reconnect: tiny()})
+	tr, ch, lost := dialLost(t, s, Options{Common: httpopt.Common{Reconnect: tiny()}})
 	send(t, tr, initialize())
 	next(t, ch)
 	err := sendErr(tr, request(5, "tools/call"))
@@ -365,7 +366,7 @@ func TestResumeInterrupted(t *testing.T) {
 				}
 				t.Error("resumed although interrupted")
 			})
-			tr, _ := dial(t, s, Options{Reconnect: tiny()})
+			tr, _ := dial(t, s, Options{Common: httpopt.Common{Reconnect: tiny()}})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			time.AfterFunc(50*time.Millisecond, func() {
@@ -435,7 +436,7 @@ func TestResumeAtOnceThenBackOff(t *testing.T) {
 			l := &logs{}
 			p := tiny()
 			p.InitialDelay, p.MaxDelay, p.Budget = time.Hour, time.Hour, 2*time.Hour
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: p}})
 			send(t, tr, initialize())
 			next(t, ch)
 			res := make(chan error, 1)
@@ -519,7 +520,7 @@ func TestResumeEndedStreamsBackOff(t *testing.T) {
 			})
 			l := &logs{}
 			p := tiny() // 1 ms doubling, no jitter, 3 attempts
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: p})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: p}})
 			send(t, tr, initialize())
 			next(t, ch)
 			err := sendErr(tr, request(5, "tools/call"))
@@ -622,7 +623,7 @@ func TestResumeServerPoll(t *testing.T) {
 				}
 			})
 			l := &logs{}
-			tr, ch := dial(t, s, Options{Logger: slog.New(l), Reconnect: tiny()})
+			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l), Reconnect: tiny()}})
 			send(t, tr, initialize())
 			next(t, ch)
 			ctx, cancel := context.WithTimeout(context.Background(), wait)

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/retry"
 	"github.com/anymcp/anymcp/internal/wire"
@@ -22,31 +23,15 @@ import (
 )
 
 // Options configure a Transport. The zero value works.
+//
+// Of Common: POST and DELETE use the copy of HTTPClient (a POST through a
+// go-retryablehttp client over it, which sends it again only after a 429,
+// a 503 or a refused connection, as Reconnect says); the GET stream uses
+// the copy without Timeout. A 404 that came after a redirect is a
+// *jsonrpc.HTTPError, never a lost session. Header goes on POST, GET and
+// DELETE.
 type Options struct {
-	// HTTPClient sends every request. Nil means http.DefaultClient. The
-	// transport never changes it: it uses a shallow copy with the library's
-	// redirect policy (see below), which calls the client's own
-	// CheckRedirect after its own checks. POST and DELETE use that copy (a
-	// POST through a go-retryablehttp client over it, which sends it again
-	// only after a 429, a 503 or a refused connection, as Reconnect says);
-	// the long-lived GET stream uses a copy whose Timeout is zero, so that
-	// a client-wide timeout does not cut the stream (its RoundTripper and
-	// Jar are kept).
-	//
-	// Redirects: a redirect to another origin than the endpoint's, a 301,
-	// 302 or 303 that would turn a POST or a DELETE into a GET, and more than
-	// five redirects in a row are refused with a *jsonrpc.RedirectError;
-	// nothing is sent to the refused Location. A 404 that came after a
-	// redirect is a *jsonrpc.HTTPError, never a lost session.
-	HTTPClient *http.Client
-	// Header holds static headers sent on every request (POST, GET and
-	// DELETE), e.g. Authorization. New copies it.
-	Header http.Header
-	// Logger receives what the transport drops or gives up on. Nil discards.
-	Logger *slog.Logger
-	// MaxEventSize bounds one SSE event, and one application/json body.
-	// Zero means sse.DefaultMaxEventSize.
-	MaxEventSize int
+	httpopt.Common
 	// CloseTimeout bounds the DELETE that ends the session at Close.
 	// Zero means 2 seconds.
 	CloseTimeout time.Duration
@@ -56,11 +41,6 @@ type Options struct {
 	// notifications/initialized, as the specification allows a server to
 	// expect.
 	StreamOnDemand bool
-	// Reconnect says how long to wait before resuming a broken event
-	// stream, reopening the GET stream, or sending a POST the server
-	// answered with 429 or 503 again, and when to give up. Nil means
-	// reconnect.DefaultPolicy().
-	Reconnect *reconnect.Policy
 }
 
 const defaultCloseTimeout = 2 * time.Second

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
@@ -37,7 +38,7 @@ func benchNegotiate(b *testing.B, url string, cache *negotiate.Cache) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := negotiate.Connect(ctx, url, dualHello(), negotiate.Config{HTTPClient: hc, Cache: cache})
+		res, err := negotiate.Connect(ctx, url, dualHello(), negotiate.Config{Common: httpopt.Common{HTTPClient: hc}, Cache: cache})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,9 +7,11 @@
 // reports every attempt and why the next one followed (Report).
 //
 // Hosts reach it through client.Dial, and set it with client.WithCache,
-// WithTransportPolicy, WithEra and WithProtocolVersion. Connect runs the
-// ladder for a URL; Handshake runs the probe over a transport without HTTP
-// statuses (stdio, or a host's own).
+// WithTransportPolicy, WithEra and WithProtocolVersion. Dial is the one
+// door: a Target, a URL or a command (which it starts, and starts again
+// when the probe left it refusing initialize), in; a live transport, its
+// era and a Report out. Handshake runs the probe over a host's own
+// transport without HTTP statuses.
 //
 // For a URL, in the order of the specification's backward-compatibility
 // rules:

@@ -31,7 +31,7 @@ func Handshake(ctx context.Context, t jsonrpc.Transport, name string, hello Hell
 	if cfg.Label != "" {
 		l.report.URL = cfg.Label
 	}
-	h := &handshake{ladder: l, t: t, name: name, p: newPump(t, l.cfg.Logger)}
+	h := &handshake{ladder: l, t: t, name: name, p: newPump(t, l.cfg.Logger), restartServer: cfg.Restart}
 	return h.run(ctx)
 }
 
@@ -41,6 +41,9 @@ type handshake struct {
 	name string
 	p    *pump
 	late *lateProbe // the probe whose answer did not come in time, if any
+	// restartServer stops the server and starts it again (see restart):
+	// cfg.Restart for Handshake, Dial's own for a command; nil for none.
+	restartServer func(ctx context.Context) (jsonrpc.Transport, error)
 }
 
 // lateProbe is a probe given up on: a server slow to start (npx or uvx
@@ -70,7 +73,7 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 		return nil, h.failure()
 	}
 	res, out := h.initialize(ctx)
-	if probeFirst && h.late == nil && out == succeeded && res.Response.Error != nil && h.cfg.Restart != nil {
+	if probeFirst && h.late == nil && out == succeeded && res.Response.Error != nil && h.restartServer != nil {
 		res, out = h.restart(ctx, "refused after the probe, which may have started the session: starting the server again for initialize alone")
 	}
 	if h.late != nil && (out == succeeded || out == modernFirst) {
@@ -97,7 +100,7 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 			switch {
 			case pout == succeeded:
 				return h.done(mres), nil
-			case pout == movedOn && out == succeeded && res.Response.Error != nil && h.cfg.Restart != nil:
+			case pout == movedOn && out == succeeded && res.Response.Error != nil && h.restartServer != nil:
 				// A legacy server that refuses initialize after the
 				// probe: the probe may have started its session.
 				if res, out = h.restart(ctx, "not a modern server either, and it refused initialize after the probe, which may have started its session: starting the server again for initialize alone"); out == succeeded {
@@ -240,7 +243,7 @@ func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Re
 // initialize with a JSON-RPC error: the probe may have started its
 // session (a stdio face over another server does so on any first
 // message, and then refuses initialize as a second one). The server is
-// stopped and started again (cfg.Restart), and initialize alone is sent
+// stopped and started again (restartServer), and initialize alone is sent
 // to the new process; its answer stands, whatever it is, and so the era
 // cached for the server is the legacy one, which skips the probe next
 // time.
@@ -249,7 +252,7 @@ func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) 
 	h.report.Attempts[len(h.report.Attempts)-1].Decision = why
 	start := time.Now()
 	old := h.p
-	t, err := h.cfg.Restart(ctx)
+	t, err := h.restartServer(ctx)
 	old.abandon() // Restart closed it: this only waits for its reader
 	if err != nil {
 		h.record(Attempt{Era: string(mcp.EraLegacy), Transport: h.name, Request: RequestInitialize, URL: h.report.URL,

@@ -11,25 +11,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
-	"github.com/anymcp/anymcp/reconnect"
 )
 
 // Config is what the ladder needs besides the target. The zero value works.
 type Config struct {
-	HTTPClient   *http.Client // used for every request, of every rung
-	Header       http.Header  // static headers, e.g. Authorization
-	Logger       *slog.Logger // nil discards
-	Policy       Policy       // which HTTP transports, in what order
-	Era          EraPolicy    // which protocol eras
-	Cache        *Cache       // nil: no cache
-	MaxEventSize int          // SSE event limit for both transports; 0 = default
-	// Reconnect is the transports' retry policy once connected (resuming
-	// streams, reconnecting, waiting out 429/503); nil = the default. During
-	// the negotiation itself a refused connection is reported at once.
-	Reconnect *reconnect.Policy
+	// Common is passed on to the transport of every rung: HTTPClient is
+	// used for every request; Reconnect is the retry policy once connected
+	// (during the negotiation itself a refused connection is reported at
+	// once). Logger gets the ladder's own attempts too.
+	httpopt.Common
+	Policy Policy    // which HTTP transports, in what order
+	Era    EraPolicy // which protocol eras
+	Cache  *Cache    // nil: no cache
 	// StreamOnDemand leaves Streamable HTTP's standalone GET stream closed
 	// until the protocol layer asks for it (see modern.Options).
 	StreamOnDemand bool
@@ -40,20 +37,19 @@ type Config struct {
 	// a transport without HTTP statuses (Handshake); 0 means
 	// DefaultProbeTimeout.
 	ProbeTimeout time.Duration
-	// CacheKey is the key Handshake caches its outcome under (for a stdio
-	// server, its command line); "" caches nothing. Connect uses the URL.
+	// CacheKey is the key Handshake caches its outcome under; "" caches
+	// nothing. Connect uses the URL, Dial a command's CommandKey.
 	CacheKey string
-	// Label names the server in Handshake's report (for a stdio server, the
-	// program's name and arguments); "" means CacheKey.
+	// Label names the server in Handshake's report; "" means CacheKey.
 	Label string
-	// Restart, when set, stops the server Handshake was given (closing
-	// its transport, as the caller would) and starts it again, returning
-	// the new process's transport, which the caller then owns instead.
+	// Restart, when set, stops the server behind the transport Handshake
+	// was given (closing it, as the caller would) and starts it again,
+	// returning the new transport, which the caller then owns instead.
 	// Handshake uses it for a server that refused initialize after it
 	// refused the modern probe (a stdio face over another server, such as
-	// supergateway, takes the probe for the start of its session and
-	// then refuses initialize as a second one): the new process gets
-	// initialize alone. Connect does not use it.
+	// supergateway, takes the probe for the start of its session): the
+	// new one gets initialize alone. Dial restarts a command itself;
+	// Connect does not restart.
 	Restart func(ctx context.Context) (jsonrpc.Transport, error)
 	// Hook, when set, sees every message the ladder sends (out true) and
 	// every answer it reads, for tracing.
@@ -67,8 +63,8 @@ type Result struct {
 	// message the server sent before the answer is still waiting in its
 	// Recv.
 	Transport jsonrpc.Transport
-	// Name is StreamableHTTP or SSE for a URL, or the name Handshake was
-	// given.
+	// Name is StreamableHTTP or SSE for a URL, Stdio for a command, or
+	// the name Handshake was given.
 	Name string
 	// Era is the era the server speaks to this client.
 	Era mcp.Era

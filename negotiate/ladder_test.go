@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/legacy"
 	"github.com/anymcp/anymcp/mcp"
@@ -21,7 +22,10 @@ import (
 	"github.com/anymcp/anymcp/testservers"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testservers.RunFromEnv() // this test binary doubles as the stdio test server (dial_test.go)
+	goleak.VerifyTestMain(m)
+}
 
 func initRequest() *jsonrpc.Message {
 	params, _ := json.Marshal(mcp.InitializeParams{
@@ -226,7 +230,7 @@ func TestNewerServer(t *testing.T) {
 func TestCrossOriginEndpointRefused(t *testing.T) {
 	srv := testservers.StartLegacy(testservers.LegacyOptions{Endpoint: testservers.EndpointCrossOrigin})
 	defer srv.Close()
-	_, err := connect(t, srv.URL, negotiate.Config{Policy: negotiate.SSEOnly, Header: http.Header{"Authorization": {"Bearer secret"}}})
+	_, err := connect(t, srv.URL, negotiate.Config{Policy: negotiate.SSEOnly, Common: httpopt.Common{Header: http.Header{"Authorization": {"Bearer secret"}}}})
 	var co *legacy.CrossOriginError
 	if !errors.As(err, &co) {
 		t.Fatalf("want CrossOriginError, got %v", err)
@@ -395,7 +399,7 @@ func TestHostClientAndHeadersOnEveryRung(t *testing.T) {
 		n.Add(1)
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	res, err := connect(t, srv.URL, negotiate.Config{HTTPClient: hc, Header: http.Header{"Authorization": {"Bearer t"}}})
+	res, err := connect(t, srv.URL, negotiate.Config{Common: httpopt.Common{HTTPClient: hc, Header: http.Header{"Authorization": {"Bearer t"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

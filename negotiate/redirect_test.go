@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/redirecttest"
 	"github.com/anymcp/anymcp/negotiate"
 )
@@ -41,7 +42,7 @@ func TestRedirectLadder(t *testing.T) {
 					w.WriteHeader(http.StatusMethodNotAllowed)
 				}))
 				_, err := connect(t, s.URL+"/mcp", negotiate.Config{
-					Header: http.Header{"Authorization": {"Bearer s3cret"}, "X-Custom": {"private"}},
+					Common: httpopt.Common{Header: http.Header{"Authorization": {"Bearer s3cret"}, "X-Custom": {"private"}}},
 				})
 				redirecttest.Refused(t, err, c, rung.redirect)
 				var ne *negotiate.Error

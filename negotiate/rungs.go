@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/internal/reqmeta"
 	"github.com/anymcp/anymcp/internal/retry"
@@ -120,6 +121,14 @@ func errOf(resp *jsonrpc.Message, err error) error {
 	return nil
 }
 
+// common is the transports' share of the configuration, with hc (the
+// recording client of one rung) as the HTTP client.
+func (l *ladder) common(hc *http.Client) httpopt.Common {
+	c := l.cfg.Common
+	c.HTTPClient = hc
+	return c
+}
+
 func rpcErrorOf(resp *jsonrpc.Message, err error) *jsonrpc.Error {
 	var he *jsonrpc.HTTPError
 	switch {
@@ -132,8 +141,7 @@ func rpcErrorOf(resp *jsonrpc.Message, err error) *jsonrpc.Error {
 }
 
 func (l *ladder) modernOptions(hc *http.Client) modern.Options {
-	return modern.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize,
-		Reconnect: l.cfg.Reconnect, StreamOnDemand: l.cfg.StreamOnDemand}
+	return modern.Options{Common: l.common(hc), StreamOnDemand: l.cfg.StreamOnDemand}
 }
 
 // tryStreamable POSTs initialize to the URL.
@@ -233,7 +241,7 @@ func (l *ladder) trySSE(ctx context.Context, cached bool) (*Result, outcome) {
 		dctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	t, err := legacy.Dial(dctx, l.url, legacy.Options{HTTPClient: hc, Header: l.cfg.Header, Logger: l.cfg.Logger, MaxEventSize: l.cfg.MaxEventSize, Reconnect: l.cfg.Reconnect})
+	t, err := legacy.Dial(dctx, l.url, legacy.Options{Common: l.common(hc)})
 	if err != nil {
 		a.Duration, a.Status = time.Since(start), rec.firstStatus()
 		var notSSE *legacy.NotSSEError

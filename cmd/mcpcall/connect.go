@@ -66,7 +66,7 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	opts := []client.Option{
 		client.WithClientInfo("mcpcall", moduleVersion()),
 		client.WithLogger(c.log),
-		client.WithRequestTimeout(c.f.timeout),
+		client.WithDefaultTimeout(c.f.timeout),
 		client.WithMessageHook(s.hook),
 		client.OnLog(func(p mcp.LoggingMessageParams) { serverLog(c.serverLog, p) }),
 	}

@@ -224,7 +224,7 @@ func (c *cli) addFlags(root *cobra.Command) {
 	pf.StringVar(&f.cwd, "cwd", "", "stdio: the server's working `DIR`")
 	pf.BoolVar(&f.inherit, "inherit-env", false, "stdio: give the server this whole environment (default: PATH, HOME, USER, LOGNAME, SHELL, TERM only)")
 	pf.DurationVar(&f.connectTimeout, "connect-timeout", 30*time.Second, "limit on connecting and the handshake (0: none)")
-	pf.DurationVar(&f.timeout, "timeout", client.DefaultRequestTimeout, "limit on waiting for each answer, restarted by every progress notification (0: none)")
+	pf.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "limit on waiting for each answer, restarted by every progress notification (0: none)")
 	pf.DurationVar(&f.maxTime, "max-time", 0, "limit on the whole run, progress or not (0: none)")
 	c.addAnswerFlags(pf)
 }
