@@ -338,9 +338,7 @@ func decodeResult(method string, r callResult, result any) error {
 // ran says whether the request may have reached the server.
 func (c *Conn) abandon(cctx context.Context, method string, id int64, ran bool, d *dialect) error {
 	cause := context.Cause(cctx)
-	// The lifecycle forbids cancelling initialize; a modern request over
-	// Streamable HTTP was cancelled by closing its stream.
-	if ran && method != "initialize" && d.cancelNotify {
+	if ran && d.cancelsByNotice(method) {
 		c.sendCancelled(id, cause.Error())
 	}
 	if te, ok := cause.(*TimeoutError); ok {

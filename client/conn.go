@@ -134,20 +134,6 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 	return c
 }
 
-// initializeParams are what initialize offers: the latest revision, the
-// host's client info, and the capabilities its handlers provide.
-func initializeParams(o *options) *mcp.InitializeParams {
-	version := mcp.LatestVersion
-	if mcp.EraOf(o.version) == mcp.EraLegacy {
-		version = o.version
-	}
-	return &mcp.InitializeParams{
-		ProtocolVersion: version,
-		Capabilities:    capabilities(o, mcp.EraLegacy),
-		ClientInfo:      o.clientInfo,
-	}
-}
-
 // finishInitialize checks the initialize result, records what it says and
 // sends notifications/initialized.
 func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.RawMessage) error {
@@ -159,14 +145,17 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 		return &VersionError{Offered: offered, Got: res.ProtocolVersion, Pinned: c.opts.version != ""}
 	}
 	c.mu.Lock()
-	c.info.Era = mcp.EraLegacy
+	transport := c.info.Transport
+	c.mu.Unlock()
+	d := newDialect(mcp.EraLegacy, res.ProtocolVersion, transport, &res.Capabilities, c.opts)
+	c.mu.Lock()
+	c.info.Era = d.era
 	c.info.ProtocolVersion = res.ProtocolVersion
 	c.info.ServerInfo = res.ServerInfo
 	c.info.Capabilities = res.Capabilities
 	c.info.Instructions = res.Instructions
-	transport := c.info.Transport
 	c.mu.Unlock()
-	c.d.Store(newDialect(mcp.EraLegacy, res.ProtocolVersion, transport, &res.Capabilities, c.opts))
+	c.d.Store(d)
 	c.results.clear() // a new session may see other lists
 	c.gen.Add(1)
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
@@ -216,29 +205,28 @@ func (c *Conn) finishDiscover(version string, resp *jsonrpc.Message) error {
 // server/discover), and ready.
 func (c *Conn) noteDiscovered(version string, res *mcp.DiscoverResult) {
 	c.mu.Lock()
-	c.info.Era = mcp.EraModern
+	transport := c.info.Transport
+	c.mu.Unlock()
+	d := newDialect(mcp.EraModern, version, transport, &res.Capabilities, c.opts)
+	c.mu.Lock()
+	c.info.Era = d.era
 	c.info.ProtocolVersion = version
 	c.info.SupportedVersions = res.SupportedVersions
 	c.info.ServerInfo = res.Server()
 	c.info.Capabilities = res.Capabilities
 	c.info.Instructions = res.Instructions
-	transport := c.info.Transport
 	c.mu.Unlock()
-	c.d.Store(newDialect(mcp.EraModern, version, transport, &res.Capabilities, c.opts))
+	c.d.Store(d)
 	c.gen.Add(1)
 	c.setState(StateReady)
 }
-
-// legacyDialect is what the Conn speaks before it knows the era: only the
-// legacy handshake's own requests go out then.
-var legacyDialect = &dialect{era: mcp.EraLegacy, sessions: true, cancelNotify: true, ping: "ping", setLevel: true, rootsChanged: true}
 
 // dialect returns the rules of the era in use.
 func (c *Conn) dialect() *dialect {
 	if d := c.d.Load(); d != nil {
 		return d
 	}
-	return legacyDialect
+	return preEraDialect
 }
 
 // logLevelFor returns the log level a modern request carries in _meta:
@@ -255,32 +243,6 @@ func (c *Conn) logLevelFor(d *dialect) mcp.LoggingLevel {
 		return mcp.LevelInfo
 	}
 	return ""
-}
-
-// capabilities declares what the host's handlers can answer and, in the
-// modern era, the extensions the Conn speaks (tasks, unless the host turned
-// them off: tasks.go).
-func capabilities(o *options, era mcp.Era) mcp.ClientCapabilities {
-	var caps mcp.ClientCapabilities
-	if era == mcp.EraModern && !o.tasks.Never {
-		caps.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage(`{}`)}
-	}
-	if o.roots != nil {
-		caps.Roots = &mcp.RootsCap{ListChanged: true}
-	}
-	if o.sampling != nil {
-		caps.Sampling = &mcp.SamplingCap{}
-	}
-	if o.elicitForm != nil || o.elicitURL != nil {
-		caps.Elicitation = &mcp.ElicitCap{}
-		if o.elicitForm != nil {
-			caps.Elicitation.Form = &struct{}{}
-		}
-		if o.elicitURL != nil {
-			caps.Elicitation.URL = &struct{}{}
-		}
-	}
-	return caps
 }
 
 // Info returns what was negotiated.
