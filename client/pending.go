@@ -7,8 +7,9 @@ import "sync"
 // listen stream, a request sent aside), which removes it when it stops
 // waiting, so the table holds no more than the callers waiting at once.
 //
-// Invariant: once closed (the Conn is done), nothing joins the table; a
-// caller whose request would is told why the Conn is done instead.
+// Invariant: once closed (the Conn is done), no call joins the table (add
+// tells the caller why the Conn is done instead); only a request sent
+// aside while the Conn closes does (put), as Close lets those go out.
 // Its lock is a leaf: nothing else is locked while it is held.
 type pendingTable struct {
 	mu     sync.Mutex
@@ -30,6 +31,15 @@ func (p *pendingTable) add(id int64, cl *call) error {
 	}
 	p.calls[id] = cl
 	return nil
+}
+
+// put enters cl as waiting for the answer to request id, closed or not:
+// for a request sent aside (requestAside), which a closing Conn still
+// sends.
+func (p *pendingTable) put(id int64, cl *call) {
+	p.mu.Lock()
+	p.calls[id] = cl
+	p.mu.Unlock()
 }
 
 // take removes and returns the call waiting for the answer to id (nil:

@@ -351,9 +351,7 @@ func (c *Conn) requestAside(ctx context.Context, method string, params any) erro
 	}
 	id := c.nextID.Add(1)
 	cl := &call{method: method, ch: make(chan callResult, 1)}
-	if err := c.pending.add(id, cl); err != nil {
-		return err
-	}
+	c.pending.put(id, cl)
 	defer c.pending.remove(id)
 	if err := c.t.Send(ctx, &jsonrpc.Message{ID: jsonrpc.Int(id), Method: method, Params: raw}); err != nil {
 		return err
