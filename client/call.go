@@ -19,7 +19,7 @@ import (
 )
 
 // call is one request waiting for its answer (pending, by id), or the
-// progress receiver of a call (tokens, by progress token: watchProgress).
+// progress receiver of a call (tokens, by progress token: progress_tokens.go).
 type call struct {
 	method   string
 	ch       chan callResult // buffered: finish never blocks
@@ -91,7 +91,7 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 	d := c.dialect()
 	var token int64
 	if co.progress != nil {
-		token = c.nextToken.Add(1)
+		token = c.tokens.issue()
 		if d.sessions {
 			c.openStream() // a server that answers with JSON sends progress on the GET stream
 		}
@@ -116,7 +116,7 @@ func (c *Conn) send(ctx context.Context, method string, params any, opts ...Call
 	if token != 0 {
 		// The token is the call's, through every attempt, input round
 		// and the task it may become.
-		defer c.watchProgress(token, &call{method: method, progress: co.progress, timing: timing})()
+		defer c.tokens.watch(token, &call{method: method, progress: co.progress, timing: timing})()
 	}
 
 	recovering := ctx.Value(recoveringKey{}) != nil // the recovery's own requests
@@ -214,20 +214,6 @@ func isCode(err error, code int64) bool {
 	return errors.As(err, &rpcErr) && rpcErr.Code == code
 }
 
-// watchProgress routes the server's notifications/progress for token to
-// cl (its callback, and its timeout restarted) until the func it returns
-// is called.
-func (c *Conn) watchProgress(token int64, cl *call) (unwatch func()) {
-	c.mu.Lock()
-	c.tokens[token] = cl
-	c.mu.Unlock()
-	return func() {
-		c.mu.Lock()
-		delete(c.tokens, token)
-		c.mu.Unlock()
-	}
-}
-
 // maxReplays bounds how often one call is replayed after losing its answer.
 const maxReplays = 3
 
@@ -247,19 +233,10 @@ func (c *Conn) attempt(cctx context.Context, timing *timeouts, method string, ra
 	}
 	id := c.nextID.Add(1)
 	cl := &call{method: method, ch: make(chan callResult, 1), timing: timing, recovery: recovering}
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
+	if err := c.pending.add(id, cl); err != nil {
 		return callResult{}, named(method, err)
 	}
-	c.pending[id] = cl
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}()
+	defer c.pending.remove(id)
 
 	c.clock.waiting(timing, true) // the request timeout runs from here
 	defer c.clock.waiting(timing, false)
@@ -338,9 +315,7 @@ func decodeResult(method string, r callResult, result any) error {
 // ran says whether the request may have reached the server.
 func (c *Conn) abandon(cctx context.Context, method string, id int64, ran bool, d *dialect) error {
 	cause := context.Cause(cctx)
-	// The lifecycle forbids cancelling initialize; a modern request over
-	// Streamable HTTP was cancelled by closing its stream.
-	if ran && method != "initialize" && d.cancelNotify {
+	if ran && d.cancelsByNotice(method) {
 		c.sendCancelled(id, cause.Error())
 	}
 	if te, ok := cause.(*TimeoutError); ok {

@@ -42,24 +42,26 @@ type Conn struct {
 
 	droppedNotifications atomic.Int64           // dropped because the handlers were behind
 	listChangePending    [listKinds]atomic.Bool // a list_changed of the kind waits for its handler
-	nextToken            atomic.Int64           // progress tokens, one per call that asks for progress
-	mu                   sync.Mutex
-	pending              map[int64]*call               // by request id
-	tokens               map[int64]*call               // by progress token
-	served               map[string]context.CancelFunc // server→client requests in progress, by id
-	servingBytes         int                           // bytes of params of the requests in served (maxServingBytes)
-	refusing             int                           // refusals of server requests being sent (maxServing)
-	handlers             map[uint64]bool               // goroutines running server requests' handlers
-	err                  error                         // why the Conn is done; nil while it lives
-	info                 Info
-	states               stateWatch
-	recovery             *recovery                  // the re-initialization in progress, if any
-	subs                 map[string]bool            // resource subscriptions to restore after re-initializing
-	tools                toolNotes                  // what tools/list said of each tool (toolnotes.go)
-	taskWakes            map[string][]chan struct{} // calls waiting for a task, by its id (taskwait.go)
-	listen               *listener                  // the subscriptions/listen stream (modern era)
-	results              *resultCache
-	clock                clock // the calls' timeouts
+
+	// What the Conn tracks, each with a lock of its own (a leaf: nothing
+	// else is locked while one is held) and its own bound.
+	pending   pendingTable   // requests waiting for answers, by id (pending.go)
+	tokens    progressTokens // calls that want progress, by token (progress_tokens.go)
+	served    servedTable    // the server's requests being answered (served.go)
+	taskWakes taskWakes      // calls waiting for a task, by its id (task_wakes.go)
+	subs      subscriptions  // resources subscribed to (subscriptions.go)
+	results   *resultCache   // cached list and read answers (cache.go)
+	states    stateWatch     // the Conn's State, and who waits for a change (state.go)
+	clock     clock          // the calls' timeouts (clock.go)
+
+	// mu guards the Conn's own state below. Lock order: mu may be held
+	// while one of the tables above is locked, never the other way.
+	mu       sync.Mutex
+	err      error // why the Conn is done; nil while it lives
+	info     Info
+	recovery *recovery // the re-initialization in progress, if any
+	tools    toolNotes // what tools/list said of each tool (toolnotes.go)
+	listen   *listener // the subscriptions/listen stream (modern era)
 
 	ctx     context.Context // cancelled by Close: stops handlers
 	cancel  context.CancelFunc
@@ -114,11 +116,10 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 	c := &Conn{
 		t:             t,
 		opts:          o,
-		pending:       make(map[int64]*call),
-		tokens:        make(map[int64]*call),
-		served:        make(map[string]context.CancelFunc),
-		handlers:      make(map[uint64]bool),
-		subs:          make(map[string]bool),
+		pending:       newPendingTable(),
+		tokens:        newProgressTokens(),
+		served:        newServedTable(),
+		subs:          newSubscriptions(),
 		results:       newResultCache(),
 		events:        newEventQueue(o.logger),
 		usefulSession: usefulSession,
@@ -134,20 +135,6 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 	return c
 }
 
-// initializeParams are what initialize offers: the latest revision, the
-// host's client info, and the capabilities its handlers provide.
-func initializeParams(o *options) *mcp.InitializeParams {
-	version := mcp.LatestVersion
-	if mcp.EraOf(o.version) == mcp.EraLegacy {
-		version = o.version
-	}
-	return &mcp.InitializeParams{
-		ProtocolVersion: version,
-		Capabilities:    capabilities(o, mcp.EraLegacy),
-		ClientInfo:      o.clientInfo,
-	}
-}
-
 // finishInitialize checks the initialize result, records what it says and
 // sends notifications/initialized.
 func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.RawMessage) error {
@@ -159,14 +146,17 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 		return &VersionError{Offered: offered, Got: res.ProtocolVersion, Pinned: c.opts.version != ""}
 	}
 	c.mu.Lock()
-	c.info.Era = mcp.EraLegacy
+	transport := c.info.Transport
+	c.mu.Unlock()
+	d := newDialect(mcp.EraLegacy, res.ProtocolVersion, transport, &res.Capabilities, c.opts)
+	c.mu.Lock()
+	c.info.Era = d.era
 	c.info.ProtocolVersion = res.ProtocolVersion
 	c.info.ServerInfo = res.ServerInfo
 	c.info.Capabilities = res.Capabilities
 	c.info.Instructions = res.Instructions
-	transport := c.info.Transport
 	c.mu.Unlock()
-	c.d.Store(newDialect(mcp.EraLegacy, res.ProtocolVersion, transport, &res.Capabilities, c.opts))
+	c.d.Store(d)
 	c.results.clear() // a new session may see other lists
 	c.gen.Add(1)
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
@@ -216,29 +206,28 @@ func (c *Conn) finishDiscover(version string, resp *jsonrpc.Message) error {
 // server/discover), and ready.
 func (c *Conn) noteDiscovered(version string, res *mcp.DiscoverResult) {
 	c.mu.Lock()
-	c.info.Era = mcp.EraModern
+	transport := c.info.Transport
+	c.mu.Unlock()
+	d := newDialect(mcp.EraModern, version, transport, &res.Capabilities, c.opts)
+	c.mu.Lock()
+	c.info.Era = d.era
 	c.info.ProtocolVersion = version
 	c.info.SupportedVersions = res.SupportedVersions
 	c.info.ServerInfo = res.Server()
 	c.info.Capabilities = res.Capabilities
 	c.info.Instructions = res.Instructions
-	transport := c.info.Transport
 	c.mu.Unlock()
-	c.d.Store(newDialect(mcp.EraModern, version, transport, &res.Capabilities, c.opts))
+	c.d.Store(d)
 	c.gen.Add(1)
 	c.setState(StateReady)
 }
-
-// legacyDialect is what the Conn speaks before it knows the era: only the
-// legacy handshake's own requests go out then.
-var legacyDialect = &dialect{era: mcp.EraLegacy, sessions: true, cancelNotify: true, ping: "ping", setLevel: true, rootsChanged: true}
 
 // dialect returns the rules of the era in use.
 func (c *Conn) dialect() *dialect {
 	if d := c.d.Load(); d != nil {
 		return d
 	}
-	return legacyDialect
+	return preEraDialect
 }
 
 // logLevelFor returns the log level a modern request carries in _meta:
@@ -255,32 +244,6 @@ func (c *Conn) logLevelFor(d *dialect) mcp.LoggingLevel {
 		return mcp.LevelInfo
 	}
 	return ""
-}
-
-// capabilities declares what the host's handlers can answer and, in the
-// modern era, the extensions the Conn speaks (tasks, unless the host turned
-// them off: tasks.go).
-func capabilities(o *options, era mcp.Era) mcp.ClientCapabilities {
-	var caps mcp.ClientCapabilities
-	if era == mcp.EraModern && !o.tasks.Never {
-		caps.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage(`{}`)}
-	}
-	if o.roots != nil {
-		caps.Roots = &mcp.RootsCap{ListChanged: true}
-	}
-	if o.sampling != nil {
-		caps.Sampling = &mcp.SamplingCap{}
-	}
-	if o.elicitForm != nil || o.elicitURL != nil {
-		caps.Elicitation = &mcp.ElicitCap{}
-		if o.elicitForm != nil {
-			caps.Elicitation.Form = &struct{}{}
-		}
-		if o.elicitURL != nil {
-			caps.Elicitation.URL = &struct{}{}
-		}
-	}
-	return caps
 }
 
 // Info returns what was negotiated.
@@ -397,7 +360,9 @@ func (c *Conn) fail(err error, lost bool) {
 	if c.err == nil {
 		c.err = err
 	}
+	first := c.err
 	c.mu.Unlock()
+	c.pending.close(first) // no call joins the table from now on
 	c.failPending(err, lost)
 	c.setState(StateClosed)
 }
@@ -407,11 +372,9 @@ func (c *Conn) fail(err error, lost bool) {
 // tell (a supervised stdio server's dead process), else all but those a
 // re-initialization sends (they belong to the next session).
 func (c *Conn) failPending(err error, lost bool) {
-	c.mu.Lock()
-	pending := c.pending
-	c.pending = make(map[int64]*call)
+	var keep func(id int64, cl *call) bool // nil: none
 	if sl, session := err.(*jsonrpc.SessionLostError); session {
-		keep := func(id int64, cl *call) bool { return cl.recovery }
+		keep = func(id int64, cl *call) bool { return cl.recovery }
 		if sl.UnansweredKnown {
 			gone := make(map[int64]bool, len(sl.Unanswered))
 			for _, id := range sl.Unanswered {
@@ -421,15 +384,8 @@ func (c *Conn) failPending(err error, lost bool) {
 			}
 			keep = func(id int64, _ *call) bool { return !gone[id] }
 		}
-		for id, cl := range pending {
-			if keep(id, cl) {
-				c.pending[id] = cl
-				delete(pending, id)
-			}
-		}
 	}
-	c.mu.Unlock()
-	for _, cl := range pending {
+	for _, cl := range c.pending.drain(keep) {
 		var e error = err
 		if lost {
 			e = &LostError{Method: cl.method, Err: err}
@@ -477,12 +433,10 @@ func (c *Conn) readLoop() {
 			} else {
 				// Calls waiting for an answer fail with err, which says
 				// it to their callers; with none, only the log does.
-				c.mu.Lock()
 				level := slog.LevelWarn
-				if len(c.pending) > 0 {
+				if c.pending.len() > 0 {
 					level = slog.LevelDebug
 				}
-				c.mu.Unlock()
 				c.opts.logger.Log(context.Background(), level, "anymcp: transport ended", "err", err)
 				c.fail(err, true)
 			}
@@ -521,12 +475,7 @@ func (c *Conn) take(msg *jsonrpc.Message) bool {
 	if !ok {
 		return false
 	}
-	c.mu.Lock()
-	cl := c.pending[id]
-	if cl != nil {
-		delete(c.pending, id)
-	}
-	c.mu.Unlock()
+	cl := c.pending.take(id)
 	if cl == nil {
 		return false
 	}

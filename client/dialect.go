@@ -60,6 +60,10 @@ type dialect struct {
 	// taskResults: every request declares the tasks extension of
 	// 2026-07-28, and a result of type task is awaited.
 	taskResults bool
+	// noRequestedTasks: the revision has no tasks of revision 2025-11-25,
+	// so a tool a server offers only as such a task cannot run
+	// (explainTaskRefusal).
+	noRequestedTasks bool
 }
 
 // newDialect returns the rules for era and revision over the named
@@ -79,6 +83,8 @@ func newDialect(era mcp.Era, version, transport string, caps *mcp.ServerCapabili
 			reissue:       true,
 			ping:          "server/discover",
 			taskResults:   !o.tasks.Never,
+
+			noRequestedTasks: true,
 		}
 	}
 	return &dialect{
@@ -91,6 +97,72 @@ func newDialect(era mcp.Era, version, transport string, caps *mcp.ServerCapabili
 		rootsChanged: true,
 		askTasks:     !o.tasks.Never && caps != nil && caps.Tasks.ToolCalls(),
 	}
+}
+
+// preEraDialect is what the Conn speaks before it knows the era: only the
+// legacy handshake's own requests go out then.
+var preEraDialect = &dialect{era: mcp.EraLegacy, sessions: true, cancelNotify: true, ping: "ping", setLevel: true, rootsChanged: true}
+
+// initializeParams are what initialize offers: the latest revision (or
+// the legacy one the host pinned), the host's client info, and the
+// capabilities its handlers provide.
+func initializeParams(o *options) *mcp.InitializeParams {
+	version := mcp.LatestVersion
+	if mcp.EraOf(o.version) == mcp.EraLegacy {
+		version = o.version
+	}
+	return &mcp.InitializeParams{
+		ProtocolVersion: version,
+		Capabilities:    capabilities(o, mcp.EraLegacy),
+		ClientInfo:      o.clientInfo,
+	}
+}
+
+// capabilities declares what the host's handlers can answer and, in the
+// modern era, the extensions the Conn speaks (tasks, unless the host turned
+// them off: tasks.go).
+func capabilities(o *options, era mcp.Era) mcp.ClientCapabilities {
+	var caps mcp.ClientCapabilities
+	if era == mcp.EraModern && !o.tasks.Never {
+		caps.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage(`{}`)}
+	}
+	if o.roots != nil {
+		caps.Roots = &mcp.RootsCap{ListChanged: true}
+	}
+	if o.sampling != nil {
+		caps.Sampling = &mcp.SamplingCap{}
+	}
+	if o.elicitForm != nil || o.elicitURL != nil {
+		caps.Elicitation = &mcp.ElicitCap{}
+		if o.elicitForm != nil {
+			caps.Elicitation.Form = &struct{}{}
+		}
+		if o.elicitURL != nil {
+			caps.Elicitation.URL = &struct{}{}
+		}
+	}
+	return caps
+}
+
+// awaitDesign is the design a task known only by its id is waited by, the
+// server's capabilities being caps: the extension when the server declared
+// it, else the design of 2025-11-25 when it offers that, else the era's.
+func (d *dialect) awaitDesign(caps *mcp.ServerCapabilities) taskDesign {
+	switch {
+	case d.taskResults && caps.HasExtension(mcp.ExtensionTasks):
+		return tasksExtension
+	case caps.Tasks.ToolCalls() || !d.taskResults:
+		return tasksRequested
+	}
+	return tasksExtension
+}
+
+// cancelsByNotice reports whether a request of method that is given up
+// after it may have reached the server is cancelled with
+// notifications/cancelled. The lifecycle forbids cancelling initialize; a
+// modern request over Streamable HTTP is cancelled by closing its stream.
+func (d *dialect) cancelsByNotice(method string) bool {
+	return d.cancelNotify && method != "initialize"
 }
 
 // modernMeta encodes the _meta members of every modern request.

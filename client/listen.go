@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -203,20 +202,14 @@ func (c *Conn) listenOnce(ctx context.Context, l *listener) (acked bool, err err
 	if params, err = withMeta(params, d.requestMeta(0, "")); err != nil {
 		return false, err
 	}
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		return false, c.err
+	if err := c.pending.add(id, cl); err != nil {
+		return false, err
 	}
-	c.pending[id] = cl
-	c.mu.Unlock()
 	l.mu.Lock()
 	l.id = id
 	l.mu.Unlock()
 	defer func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
+		c.pending.remove(id)
 		l.mu.Lock()
 		acked = l.ackedID == id
 		l.mu.Unlock()
@@ -262,9 +255,7 @@ func (c *Conn) listenCancelled(id json.RawMessage) bool {
 	if err != nil {
 		return false
 	}
-	c.mu.Lock()
-	cl := c.pending[n]
-	c.mu.Unlock()
+	cl := c.pending.get(n)
 	if cl == nil || cl.method != "subscriptions/listen" {
 		return false
 	}
@@ -311,16 +302,7 @@ func (c *Conn) acknowledged(params json.RawMessage) {
 
 // subscribed returns the URIs of the resources subscribed to, sorted (nil
 // for none).
-func (c *Conn) subscribed() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.subs) == 0 {
-		return nil
-	}
-	uris := slices.Collect(maps.Keys(c.subs))
-	slices.Sort(uris)
-	return uris
-}
+func (c *Conn) subscribed() []string { return c.subs.sorted() }
 
 // announced is every change the server says it announces: the lists it
 // sends list_changed for, and the resources subscribed to.

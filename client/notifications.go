@@ -27,12 +27,7 @@ func (c *Conn) notification(msg *jsonrpc.Message) {
 		if c.listenCancelled(p.RequestID) {
 			return
 		}
-		c.mu.Lock()
-		cancel := c.served[string(p.RequestID)]
-		c.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
+		c.served.cancel(string(p.RequestID))
 		if o.onCancelled != nil {
 			c.offer(msg, func() { o.onCancelled(p) })
 		}
@@ -134,9 +129,7 @@ func (c *Conn) progress(raw json.RawMessage) {
 		c.opts.logger.Debug("anymcp: progress for a token we did not issue", "token", string(p.ProgressToken))
 		return
 	}
-	c.mu.Lock()
-	cl := c.tokens[id]
-	c.mu.Unlock()
+	cl := c.tokens.lookup(id)
 	if cl == nil || cl.progress == nil {
 		c.opts.logger.Debug("anymcp: progress for no waiting call", "token", id)
 		return

@@ -328,12 +328,7 @@ func transient(err error) bool {
 
 // resubscribe restores every resource subscription on the new session.
 func (c *Conn) resubscribe(ctx context.Context) (int, error) {
-	c.mu.Lock()
-	uris := make([]string, 0, len(c.subs))
-	for uri := range c.subs {
-		uris = append(uris, uri)
-	}
-	c.mu.Unlock()
+	uris := c.subs.sorted()
 	for _, uri := range uris {
 		if err := c.Call(ctx, "resources/subscribe", &mcp.SubscribeParams{URI: uri}, nil); err != nil {
 			return 0, fmt.Errorf("re-subscribing to %s: %w", uri, err)

@@ -58,10 +58,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption)
 // with a *SubscriptionRefusedError when the acknowledgement leaves the URI
 // out.
 func (c *Conn) Subscribe(ctx context.Context, uri string) error {
-	c.mu.Lock()
-	had := c.subs[uri]
-	c.subs[uri] = true // before the call, so that a re-initialization meanwhile restores it
-	c.mu.Unlock()
+	had := c.subs.add(uri) // before the call, so that a re-initialization meanwhile restores it
 	var err error
 	if c.dialect().listen {
 		var l *listener
@@ -73,9 +70,7 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 		err = c.Call(ctx, "resources/subscribe", &mcp.SubscribeParams{URI: uri}, nil)
 	}
 	if err != nil && !had {
-		c.mu.Lock()
-		delete(c.subs, uri)
-		c.mu.Unlock()
+		c.subs.remove(uri)
 		c.startListening()
 	}
 	return err
@@ -84,17 +79,13 @@ func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 // Unsubscribe ends a subscription made with Subscribe.
 func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
 	if c.dialect().listen {
-		c.mu.Lock()
-		delete(c.subs, uri)
-		c.mu.Unlock()
+		c.subs.remove(uri)
 		_, err := c.awaitListening(ctx, c.startListening())
 		return err
 	}
 	if err := c.Call(ctx, "resources/unsubscribe", &mcp.SubscribeParams{URI: uri}, nil); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	delete(c.subs, uri)
-	c.mu.Unlock()
+	c.subs.remove(uri)
 	return nil
 }

@@ -36,36 +36,27 @@ var maxServingBytes = 16 << 20
 // else with -32601.
 func (c *Conn) serve(msg *jsonrpc.Message) {
 	key := msg.ID.Raw()
-	c.mu.Lock()
+	size := len(msg.Params)
+	c.mu.Lock() // so that wg.Add comes before Close waits
 	if c.err != nil {
 		c.mu.Unlock()
 		return
 	}
-	size := len(msg.Params)
-	switch _, dup := c.served[key]; {
-	case dup:
-		c.refuse(msg, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "a request with this id is already in progress")) // unlocks c.mu
-		return
-	case len(c.served) >= maxServing:
-		c.refuse(msg, jsonrpc.NewError(jsonrpc.CodeInternalError,
-			fmt.Sprintf("the client is answering %d requests of the server's already", maxServing))) // unlocks c.mu
-		return
-	case len(c.served) > 0 && c.servingBytes+size > maxServingBytes:
-		c.refuse(msg, jsonrpc.NewError(jsonrpc.CodeInternalError,
-			fmt.Sprintf("the client is answering requests of the server's with %d MiB of params already", maxServingBytes>>20))) // unlocks c.mu
+	ctx, cancel := context.WithCancel(c.ctx)
+	verdict, why := c.served.admit(key, size, cancel)
+	if verdict != serveDropped {
+		c.wg.Add(1)
+	}
+	c.mu.Unlock()
+	if verdict != serveAdmitted {
+		cancel()
+		c.refuse(msg, verdict, why)
 		return
 	}
-	ctx, cancel := context.WithCancel(c.ctx)
-	c.served[key] = cancel
-	c.servingBytes += size
-	c.wg.Add(1)
-	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
 		gid := goid()
-		c.mu.Lock()
-		c.handlers[gid] = true
-		c.mu.Unlock()
+		c.served.running(gid)
 		c.answering.Add(1)
 		result, err := c.answer(ctx, msg)
 		if c.hostAnswers(msg.Method) {
@@ -89,11 +80,7 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 		cancelled := ctx.Err() != nil && c.ctx.Err() == nil
 		// The request is done, and its id free again, before the answer
 		// leaves: the server may reuse the id as soon as it has the answer.
-		c.mu.Lock()
-		delete(c.served, key)
-		c.servingBytes -= size
-		delete(c.handlers, gid)
-		c.mu.Unlock()
+		c.served.done(key, size, gid)
 		cancel()
 		if cancelled {
 			return // the server cancelled it: no answer is expected
@@ -103,27 +90,20 @@ func (c *Conn) serve(msg *jsonrpc.Message) {
 }
 
 // refuse answers a server request the Conn will not serve with why, in
-// the background; called with c.mu held, it unlocks it. The refusal keeps
-// the request's method and id only, not its params.
-func (c *Conn) refuse(msg *jsonrpc.Message, why *jsonrpc.Error) {
-	if c.refusing >= maxServing {
-		c.mu.Unlock()
+// the background (verdict serveRefused: its wg place is taken), or logs that
+// it dropped it (verdict serveDropped). The refusal keeps the request's method
+// and id only, not its params.
+func (c *Conn) refuse(msg *jsonrpc.Message, verdict admission, why *jsonrpc.Error) {
+	if verdict == serveDropped {
 		c.opts.logger.Warn("anymcp: dropped a request of the server's: too many in progress", "method", msg.Method, "id", msg.ID.String())
 		return
 	}
-	c.refusing++
-	c.wg.Add(1)
-	c.mu.Unlock()
 	req := &jsonrpc.Message{ID: msg.ID, Method: msg.Method}
 	resp := &jsonrpc.Message{ID: msg.ID, Error: why}
 	c.opts.logger.Debug("anymcp: refused a request of the server's", "method", msg.Method, "id", msg.ID.String(), "reason", why.Message)
 	go func() {
 		defer c.wg.Done()
-		defer func() {
-			c.mu.Lock()
-			c.refusing--
-			c.mu.Unlock()
-		}()
+		defer c.served.refusalSent()
 		c.reply(req, resp)
 	}()
 }
@@ -238,33 +218,20 @@ func (c *Conn) NotifyRootsChanged(ctx context.Context) error {
 // handler. The goroutine id (a stack trace) is read only when one of them
 // runs host code.
 func (c *Conn) inHandler() bool {
-	if !c.events.running.Load() {
-		c.mu.Lock()
-		idle := len(c.handlers) == 0
-		c.mu.Unlock()
-		if idle {
-			return false
-		}
+	if !c.events.running.Load() && c.served.idle() {
+		return false
 	}
 	g := goid()
 	if g == c.events.gid.Load() {
 		return true
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.handlers[g]
+	return c.served.isHandler(g)
 }
 
 // touchPending restarts the request timeout of every call waiting for an
 // answer.
 func (c *Conn) touchPending() {
-	c.mu.Lock()
-	timings := make([]*timeouts, 0, len(c.pending))
-	for _, cl := range c.pending {
-		timings = append(timings, cl.timing)
-	}
-	c.mu.Unlock()
-	for _, t := range timings {
+	for _, t := range c.pending.timings() {
 		c.clock.touch(t)
 	}
 }

@@ -144,7 +144,7 @@ func refusedAsPlainCall(raw json.RawMessage) bool {
 func (c *Conn) explainTaskRefusal(err error) error {
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound ||
-		c.dialect().era != mcp.EraModern || !c.Info().Capabilities.Tasks.ToolCalls() {
+		!c.dialect().noRequestedTasks || !c.Info().Capabilities.Tasks.ToolCalls() {
 		return err
 	}
 	return fmt.Errorf("%w (the server offers the tasks of revision 2025-11-25, which 2026-07-28 does not have: a tool that runs only as such a task needs the legacy era, client.WithEra(negotiate.LegacyOnly))", err)
@@ -192,19 +192,4 @@ func extensionTask(method string, raw json.RawMessage) (*mcp.Task, error) {
 		return nil, &ResultError{Method: method, Err: errors.New("task handle without a taskId")}
 	}
 	return &t, nil
-}
-
-// awaitDesign is the design AwaitTask waits by, for a task it knows only
-// by its id: the extension when the server declared it, else the design of
-// 2025-11-25 when it offers that, else the era's.
-func (c *Conn) awaitDesign() taskDesign {
-	d := c.dialect()
-	caps := c.Info().Capabilities
-	switch {
-	case d.taskResults && caps.HasExtension(mcp.ExtensionTasks):
-		return tasksExtension
-	case caps.Tasks.ToolCalls() || !d.taskResults:
-		return tasksRequested
-	}
-	return tasksExtension
 }

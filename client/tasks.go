@@ -166,7 +166,8 @@ func (c *Conn) AwaitTask(ctx context.Context, id string, opts ...CallOption) (*m
 	if c.opts.tasks.Never {
 		return nil, errors.New("anymcp: AwaitTask: tasks are off (TaskPolicy.Never)")
 	}
-	design := c.awaitDesign()
+	caps := c.Info().Capabilities
+	design := c.dialect().awaitDesign(&caps)
 	w := &taskWait{c: c, design: design, method: "tools/call", co: &co, last: mcp.Task{TaskID: id}}
 	first, err := c.getTask(ctx, id)
 	if err != nil {

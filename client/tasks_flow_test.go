@@ -377,3 +377,45 @@ func TestTaskKeepsProgress(t *testing.T) {
 		t.Fatalf("%v, %v: want the task's result once its progress came", res, err)
 	}
 }
+
+// A tasks/cancel sent aside goes out though the Conn failed its calls
+// already: Close fails them first, then lets what was sent aside go out
+// before it closes the transport.
+func TestTaskCancelSentWhileClosing(t *testing.T) {
+	s := &taskScript{required: true}
+	srv := newInstantTransport()
+	srv.result = func(m *jsonrpc.Message) json.RawMessage {
+		if m.Method == "tasks/cancel" {
+			return json.RawMessage(`{"taskId":"t1","status":"cancelled","createdAt":"now","lastUpdatedAt":"now","ttl":null}`)
+		}
+		return s.result(m)
+	}
+	cancelled := make(chan string, 1)
+	srv.fail = func(m *jsonrpc.Message) *jsonrpc.Error {
+		if m.Method == "tasks/cancel" {
+			var p mcp.TaskIDParams
+			_ = json.Unmarshal(m.Params, &p)
+			cancelled <- p.TaskID
+		}
+		return s.fail(m)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Open(ctx, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.fail(ErrClosed, true) // what Close does first
+	if err := c.requestAside(ctx, "tasks/cancel", &mcp.TaskIDParams{TaskID: "t1"}); err != nil {
+		t.Errorf("tasks/cancel sent aside while closing: %v", err)
+	}
+	select {
+	case id := <-cancelled:
+		if id != "t1" {
+			t.Errorf("tasks/cancel for %q, want t1", id)
+		}
+	case <-ctx.Done():
+		t.Fatal("no tasks/cancel reached the server")
+	}
+}

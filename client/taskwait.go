@@ -39,13 +39,8 @@ type taskWait struct {
 // returns the result the call would have had.
 func (c *Conn) awaitTask(ctx context.Context, method string, first *mcp.Task, design taskDesign, co *callOptions) (json.RawMessage, error) {
 	w := &taskWait{c: c, design: design, method: method, co: co, last: *first, wake: make(chan struct{}, 1)}
-	c.mu.Lock()
-	if c.taskWakes == nil {
-		c.taskWakes = make(map[string][]chan struct{})
-	}
-	c.taskWakes[first.TaskID] = append(c.taskWakes[first.TaskID], w.wake)
-	c.mu.Unlock()
-	defer c.unwatchTask(first.TaskID, w.wake)
+	c.taskWakes.watch(first.TaskID, w.wake)
+	defer c.taskWakes.unwatch(first.TaskID, w.wake)
 	w.tell()
 	c.opts.logger.Debug("anymcp: the call runs as a task", "method", method, "task", first.TaskID, "status", first.Status)
 	return w.run(ctx)
@@ -356,14 +351,8 @@ func (c *Conn) requestAside(ctx context.Context, method string, params any) erro
 	}
 	id := c.nextID.Add(1)
 	cl := &call{method: method, ch: make(chan callResult, 1)}
-	c.mu.Lock()
-	c.pending[id] = cl
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}()
+	c.pending.put(id, cl)
+	defer c.pending.remove(id)
 	if err := c.t.Send(ctx, &jsonrpc.Message{ID: jsonrpc.Int(id), Method: method, Params: raw}); err != nil {
 		return err
 	}
@@ -386,24 +375,5 @@ func (c *Conn) wakeTask(params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ch := range c.taskWakes[p.TaskID] {
-		select {
-		case ch <- struct{}{}:
-		default: // woken already
-		}
-	}
-}
-
-// unwatchTask forgets the wake channel of a wait for the task id.
-func (c *Conn) unwatchTask(id string, ch chan struct{}) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ws := slices.DeleteFunc(c.taskWakes[id], func(w chan struct{}) bool { return w == ch })
-	if len(ws) == 0 {
-		delete(c.taskWakes, id)
-	} else {
-		c.taskWakes[id] = ws
-	}
+	c.taskWakes.wake(p.TaskID)
 }
