@@ -233,7 +233,7 @@ const maxReplays = 3
 
 // replayable reports whether a call whose outcome is unknown may be sent
 // again: the host said it is repeatable, or replay is on (WithReplay, or a
-// modern server) and the request is safe to repeat.
+// stateless server) and the request is safe to repeat.
 func (c *Conn) replayable(method string, params json.RawMessage, co *callOptions, d *dialect) bool {
 	return co.repeatable || ((c.opts.replay || d.reissue) && c.safeToRepeat(method, params))
 }
@@ -338,7 +338,7 @@ func decodeResult(method string, r callResult, result any) error {
 // ran says whether the request may have reached the server.
 func (c *Conn) abandon(cctx context.Context, method string, id int64, ran bool, d *dialect) error {
 	cause := context.Cause(cctx)
-	// The lifecycle forbids cancelling initialize; a modern request over
+	// The lifecycle forbids cancelling initialize; a stateless request over
 	// Streamable HTTP was cancelled by closing its stream.
 	if ran && method != "initialize" && d.cancelNotify {
 		c.sendCancelled(id, cause.Error())

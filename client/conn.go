@@ -57,7 +57,7 @@ type Conn struct {
 	subs                 map[string]bool            // resource subscriptions to restore after re-initializing
 	tools                toolNotes                  // what tools/list said of each tool (toolnotes.go)
 	taskWakes            map[string][]chan struct{} // calls waiting for a task, by its id (taskwait.go)
-	listen               *listener                  // the subscriptions/listen stream (modern era)
+	listen               *listener                  // the subscriptions/listen stream (stateless era)
 	results              *resultCache
 	clock                clock // the calls' timeouts
 
@@ -74,12 +74,12 @@ type Conn struct {
 // Info describes what was negotiated with the server.
 type Info struct {
 	Transport string  // "streamable-http", "sse", "stdio", or a custom transport's name
-	Era       mcp.Era // mcp.EraModern (2026-07-28 on: stateless) or mcp.EraLegacy (initialize)
-	// ProtocolVersion is the revision in use: the one every modern request
+	Era       mcp.Era // mcp.EraStateless (2026-07-28 on: stateless) or mcp.EraInitialize (initialize)
+	// ProtocolVersion is the revision in use: the one every stateless request
 	// carries, or the one the initialize answer named.
 	ProtocolVersion string
-	// SupportedVersions are the revisions a modern server listed in its
-	// server/discover answer; nil for a legacy server.
+	// SupportedVersions are the revisions a stateless server listed in its
+	// server/discover answer; nil for an initialize-era server.
 	SupportedVersions []string
 	ServerInfo        mcp.Implementation
 	Capabilities      mcp.ServerCapabilities
@@ -91,8 +91,8 @@ type Info struct {
 }
 
 // Open connects over t, a transport the host made: it finds the server's
-// era (the modern probe, server/discover, then initialize if that is not
-// answered as a modern server answers; see WithProbeTimeout) and finishes
+// era (the stateless probe, server/discover, then initialize if that is not
+// answered as a stateless server answers; see WithProbeTimeout) and finishes
 // the handshake. On success the Conn owns t; on failure t is closed. ctx
 // bounds the handshake only (when ctx has no deadline, the request timeout
 // does, as for Dial).
@@ -138,12 +138,12 @@ func newConn(t jsonrpc.Transport, o *options) *Conn {
 // host's client info, and the capabilities its handlers provide.
 func initializeParams(o *options) *mcp.InitializeParams {
 	version := mcp.LatestVersion
-	if mcp.EraOf(o.version) == mcp.EraLegacy {
+	if mcp.EraOf(o.version) == mcp.EraInitialize {
 		version = o.version
 	}
 	return &mcp.InitializeParams{
 		ProtocolVersion: version,
-		Capabilities:    capabilities(o, mcp.EraLegacy),
+		Capabilities:    capabilities(o, mcp.EraInitialize),
 		ClientInfo:      o.clientInfo,
 	}
 }
@@ -159,14 +159,14 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 		return &VersionError{Offered: offered, Got: res.ProtocolVersion, Pinned: c.opts.version != ""}
 	}
 	c.mu.Lock()
-	c.info.Era = mcp.EraLegacy
+	c.info.Era = mcp.EraInitialize
 	c.info.ProtocolVersion = res.ProtocolVersion
 	c.info.ServerInfo = res.ServerInfo
 	c.info.Capabilities = res.Capabilities
 	c.info.Instructions = res.Instructions
 	transport := c.info.Transport
 	c.mu.Unlock()
-	c.d.Store(newDialect(mcp.EraLegacy, res.ProtocolVersion, transport, &res.Capabilities, c.opts))
+	c.d.Store(newDialect(mcp.EraInitialize, res.ProtocolVersion, transport, &res.Capabilities, c.opts))
 	c.results.clear() // a new session may see other lists
 	c.gen.Add(1)
 	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
@@ -197,8 +197,8 @@ func (c *Conn) openStream() {
 	}
 }
 
-// finishDiscover records what a modern server's server/discover answer
-// says (a modern server without server/discover answered -32601: then
+// finishDiscover records what a stateless server's server/discover answer
+// says (a stateless server without server/discover answered -32601: then
 // there is nothing to record) and makes the Conn speak revision version.
 func (c *Conn) finishDiscover(version string, resp *jsonrpc.Message) error {
 	var res mcp.DiscoverResult
@@ -211,12 +211,12 @@ func (c *Conn) finishDiscover(version string, resp *jsonrpc.Message) error {
 	return nil
 }
 
-// noteDiscovered makes the Conn speak revision version of the modern era to
+// noteDiscovered makes the Conn speak revision version of the stateless era to
 // the server that answered res (the zero result for one without
 // server/discover), and ready.
 func (c *Conn) noteDiscovered(version string, res *mcp.DiscoverResult) {
 	c.mu.Lock()
-	c.info.Era = mcp.EraModern
+	c.info.Era = mcp.EraStateless
 	c.info.ProtocolVersion = version
 	c.info.SupportedVersions = res.SupportedVersions
 	c.info.ServerInfo = res.Server()
@@ -224,24 +224,24 @@ func (c *Conn) noteDiscovered(version string, res *mcp.DiscoverResult) {
 	c.info.Instructions = res.Instructions
 	transport := c.info.Transport
 	c.mu.Unlock()
-	c.d.Store(newDialect(mcp.EraModern, version, transport, &res.Capabilities, c.opts))
+	c.d.Store(newDialect(mcp.EraStateless, version, transport, &res.Capabilities, c.opts))
 	c.gen.Add(1)
 	c.setState(StateReady)
 }
 
-// legacyDialect is what the Conn speaks before it knows the era: only the
-// legacy handshake's own requests go out then.
-var legacyDialect = &dialect{era: mcp.EraLegacy, sessions: true, cancelNotify: true, ping: "ping", setLevel: true, rootsChanged: true}
+// initializeDialect is what the Conn speaks before it knows the era: only the
+// initialize handshake's own requests go out then.
+var initializeDialect = &dialect{era: mcp.EraInitialize, sessions: true, cancelNotify: true, ping: "ping", setLevel: true, rootsChanged: true}
 
 // dialect returns the rules of the era in use.
 func (c *Conn) dialect() *dialect {
 	if d := c.d.Load(); d != nil {
 		return d
 	}
-	return legacyDialect
+	return initializeDialect
 }
 
-// logLevelFor returns the log level a modern request carries in _meta:
+// logLevelFor returns the log level a stateless request carries in _meta:
 // the one SetLogLevel chose, else info when the host listens to logs
 // (OnLog), else none (and the server sends no log records).
 func (c *Conn) logLevelFor(d *dialect) mcp.LoggingLevel {
@@ -258,11 +258,11 @@ func (c *Conn) logLevelFor(d *dialect) mcp.LoggingLevel {
 }
 
 // capabilities declares what the host's handlers can answer and, in the
-// modern era, the extensions the Conn speaks (tasks, unless the host turned
+// stateless era, the extensions the Conn speaks (tasks, unless the host turned
 // them off: tasks.go).
 func capabilities(o *options, era mcp.Era) mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
-	if era == mcp.EraModern && !o.tasks.Never {
+	if era == mcp.EraStateless && !o.tasks.Never {
 		caps.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage(`{}`)}
 	}
 	if o.roots != nil {

@@ -385,7 +385,7 @@ func TestHandlerMayCallConn(t *testing.T) {
 }
 
 func TestMetaMerged(t *testing.T) {
-	tok := func(n int64) []byte { return legacyDialect.requestMeta(n, "") }
+	tok := func(n int64) []byte { return initializeDialect.requestMeta(n, "") }
 	a, _ := withMeta(json.RawMessage(`{"name":"x"}`), tok(1))
 	b, _ := withMeta(json.RawMessage(`{"name":"x","_meta":{"k":"v","progressToken":9}}`), tok(2))
 	e, _ := withMeta(nil, tok(3))

@@ -44,8 +44,8 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 			if serve != "" {
 				return c.serveDemo(cmd.Context(), serve)
 			}
-			modernSrv := testservers.StartModern(testservers.HTTPOptions{})
-			defer modernSrv.Close()
+			statelessSrv := testservers.StartStateless(testservers.HTTPOptions{})
+			defer statelessSrv.Close()
 			dualSrv := testservers.StartDualEra(testservers.HTTPOptions{})
 			defer dualSrv.Close()
 			sseSrv := testservers.StartStreamable(testservers.HTTPOptions{Priming: true})
@@ -62,23 +62,23 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 			defer protected.Close()
 			path, args, env := testservers.StdioCommand()
 
-			modernEnv := testservers.StdioEnv(testservers.Options{Eras: testservers.ModernOnly})
+			statelessEnv := testservers.StdioEnv(testservers.Options{Eras: testservers.StatelessOnly})
 			targets := []struct {
 				label  string
 				target client.Target
 				policy negotiate.Policy
 				auth   *auth.Authorizer
 			}{
-				{"2026-07-28 server (modern, stateless), Streamable HTTP", client.URL(modernSrv.URL), negotiate.Auto, nil},
-				{"2026-07-28 server (modern), stdio child process", client.Command(path, args...).WithEnv(modernEnv...), negotiate.Auto, nil},
-				{"dual-era server (2026-07-28 and 2025-11-25), Streamable HTTP", client.URL(dualSrv.URL), negotiate.Auto, nil},
-				{"2025-11-25 server, Streamable HTTP, SSE answers", client.URL(sseSrv.URL), negotiate.Auto, nil},
-				{"2025-11-25 server, Streamable HTTP, JSON answers", client.URL(jsonSrv.URL), negotiate.Auto, nil},
-				{"2024-11-05 HTTP+SSE server, found by fallback", client.URL(legacySrv.URL), negotiate.Auto, nil},
-				{"hybrid server, Streamable HTTP path", client.URL(hybrid.URL), negotiate.Auto, nil},
+				{"2026-07-28 server (stateless), Streamable HTTP", client.URL(statelessSrv.URL), negotiate.TransportAuto, nil},
+				{"2026-07-28 server (stateless), stdio child process", client.Command(path, args...).WithEnv(statelessEnv...), negotiate.TransportAuto, nil},
+				{"dual-era server (2026-07-28 and 2025-11-25), Streamable HTTP", client.URL(dualSrv.URL), negotiate.TransportAuto, nil},
+				{"2025-11-25 server, Streamable HTTP, SSE answers", client.URL(sseSrv.URL), negotiate.TransportAuto, nil},
+				{"2025-11-25 server, Streamable HTTP, JSON answers", client.URL(jsonSrv.URL), negotiate.TransportAuto, nil},
+				{"2024-11-05 HTTP+SSE server, found by fallback", client.URL(legacySrv.URL), negotiate.TransportAuto, nil},
+				{"hybrid server, Streamable HTTP path", client.URL(hybrid.URL), negotiate.TransportAuto, nil},
 				{"hybrid server, HTTP+SSE path (--transport sse)", client.URL(hybrid.SSEURL), negotiate.SSEOnly, nil},
-				{"OAuth-protected 2025-11-25 server (401, then authorized)", client.URL(protected.URL), negotiate.Auto, c.demoAuthorizer(authSrv)},
-				{"2025-11-25 server, stdio child process", client.Command(path, args...).WithEnv(env...), negotiate.Auto, nil},
+				{"OAuth-protected 2025-11-25 server (401, then authorized)", client.URL(protected.URL), negotiate.TransportAuto, c.demoAuthorizer(authSrv)},
+				{"2025-11-25 server, stdio child process", client.Command(path, args...).WithEnv(env...), negotiate.TransportAuto, nil},
 			}
 			for _, tg := range targets {
 				if err := c.demoOne(cmd.Context(), c.stdout, tg.label, tg.target, tg.policy, tg.auth); err != nil {
