@@ -23,11 +23,11 @@ func (c *cli) demoCommand() *cobra.Command {
 		Use:   "demo",
 		Short: "Start the built-in test servers and show the library working against each",
 		Long: `demo starts, inside this process, servers of every era and kind the library
-speaks to: a 2026-07-28 (stateless, modern) server over Streamable HTTP and over
+speaks to: a 2026-07-28 (stateless) server over Streamable HTTP and over
 stdio, a dual-era server, 2025-11-25 Streamable HTTP answering with SSE and with
 JSON, a 2024-11-05 HTTP+SSE server (found by the fallback after its POST is
-refused), a hybrid server hosting both legacy transports (once at its Streamable
-HTTP path, once forced onto HTTP+SSE), and a legacy stdio server (this binary
+refused), a hybrid server hosting both initialize-era transports (once at its Streamable
+HTTP path, once forced onto HTTP+SSE), and an initialize-era stdio server (this binary
 started again as a child). It connects to each, prints how the era and the
 transport were negotiated, lists the tools and calls two of them, one with
 progress. A server that wants OAuth tokens (with its own authorization server,
