@@ -192,7 +192,7 @@ func TestLegacyTransport(t *testing.T) {
 	}
 	hits := f.ps.Hits()
 	st := f.as.Stats()
-	// POST /sse: the modern probe refused 401, then (authorized) 405;
+	// POST /sse: the stateless probe refused 401, then (authorized) 405;
 	// initialize 405; the GET stream; initialize, initialized, tools/call
 	// refused (401), tools/call again.
 	if hits["POST /sse"] != 3 || hits["GET /sse"] != 1 || hits["POST /message"] != 4 || f.ps.Refusals()[401] != 2 ||

@@ -13,7 +13,7 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// longCursors is a legacy server's tools/list (instantTransport.result)
+// longCursors is an initialize-era server's tools/list (instantTransport.result)
 // whose pages take turns: asked without a cursor or with a short one, it
 // answers a page that may not be cached with a nextCursor of cursorLen
 // bytes; asked with such a long cursor, it answers a small page that may
@@ -170,7 +170,7 @@ func TestCacheDropsExpiredFirst(t *testing.T) {
 // number it is (a huge one keeps the result fresh for a day), where the
 // whole listing failed with a *ResultError for its cache hint.
 func TestCacheHintAnyNumber(t *testing.T) {
-	c, p := openModern(t)
+	c, p := openStateless(t)
 	for _, tc := range []struct {
 		ttl  string
 		want time.Duration

@@ -219,7 +219,7 @@ const maxReplays = 3
 
 // replayable reports whether a call whose outcome is unknown may be sent
 // again: the host said it is repeatable, or replay is on (WithReplay, or a
-// modern server) and the request is safe to repeat.
+// stateless server) and the request is safe to repeat.
 func (c *Conn) replayable(method string, params json.RawMessage, co *callOptions, d *dialect) bool {
 	return co.repeatable || ((c.opts.replay || d.reissue) && c.safeToRepeat(method, params))
 }

@@ -161,7 +161,7 @@ func TestClockStopAndClose(t *testing.T) {
 // through the clock's real timer, and the Conn goes on.
 func TestClockTimesOutACall(t *testing.T) {
 	c, err := Open(context.Background(), newMuteTransport(), WithDefaultTimeout(20*time.Millisecond),
-		WithEra(negotiate.LegacyOnly)) // no server/discover probe to wait out
+		WithEra(negotiate.InitializeOnly)) // no server/discover probe to wait out
 
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ type Conn struct {
 	info     Info
 	recovery *recovery // the re-initialization in progress, if any
 	tools    toolNotes // what tools/list said of each tool (toolnotes.go)
-	listen   *listener // the subscriptions/listen stream (modern era)
+	listen   *listener // the subscriptions/listen stream (stateless era)
 
 	ctx     context.Context // cancelled by Close: stops handlers
 	cancel  context.CancelFunc
@@ -76,12 +76,12 @@ type Conn struct {
 // Info describes what was negotiated with the server.
 type Info struct {
 	Transport string  // "streamable-http", "sse", "stdio", or a custom transport's name
-	Era       mcp.Era // mcp.EraModern (2026-07-28 on: stateless) or mcp.EraLegacy (initialize)
-	// ProtocolVersion is the revision in use: the one every modern request
+	Era       mcp.Era // mcp.EraStateless (2026-07-28 on: stateless) or mcp.EraInitialize (initialize)
+	// ProtocolVersion is the revision in use: the one every stateless request
 	// carries, or the one the initialize answer named.
 	ProtocolVersion string
-	// SupportedVersions are the revisions a modern server listed in its
-	// server/discover answer; nil for a legacy server.
+	// SupportedVersions are the revisions a stateless server listed in its
+	// server/discover answer; nil for an initialize-era server.
 	SupportedVersions []string
 	ServerInfo        mcp.Implementation
 	Capabilities      mcp.ServerCapabilities
@@ -93,8 +93,8 @@ type Info struct {
 }
 
 // Open connects over t, a transport the host made: it finds the server's
-// era (the modern probe, server/discover, then initialize if that is not
-// answered as a modern server answers; see WithProbeTimeout) and finishes
+// era (the stateless probe, server/discover, then initialize if that is not
+// answered as a stateless server answers; see WithProbeTimeout) and finishes
 // the handshake. On success the Conn owns t; on failure t is closed. ctx
 // bounds the handshake only (when ctx has no deadline, the request timeout
 // does, as for Dial).
@@ -148,7 +148,7 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 	c.mu.Lock()
 	transport := c.info.Transport
 	c.mu.Unlock()
-	d := newDialect(mcp.EraLegacy, res.ProtocolVersion, transport, &res.Capabilities, c.opts)
+	d := newDialect(mcp.EraInitialize, res.ProtocolVersion, transport, &res.Capabilities, c.opts)
 	c.mu.Lock()
 	c.info.Era = d.era
 	c.info.ProtocolVersion = res.ProtocolVersion
@@ -187,8 +187,8 @@ func (c *Conn) openStream() {
 	}
 }
 
-// finishDiscover records what a modern server's server/discover answer
-// says (a modern server without server/discover answered -32601: then
+// finishDiscover records what a stateless server's server/discover answer
+// says (a stateless server without server/discover answered -32601: then
 // there is nothing to record) and makes the Conn speak revision version.
 func (c *Conn) finishDiscover(version string, resp *jsonrpc.Message) error {
 	var res mcp.DiscoverResult
@@ -201,14 +201,14 @@ func (c *Conn) finishDiscover(version string, resp *jsonrpc.Message) error {
 	return nil
 }
 
-// noteDiscovered makes the Conn speak revision version of the modern era to
+// noteDiscovered makes the Conn speak revision version of the stateless era to
 // the server that answered res (the zero result for one without
 // server/discover), and ready.
 func (c *Conn) noteDiscovered(version string, res *mcp.DiscoverResult) {
 	c.mu.Lock()
 	transport := c.info.Transport
 	c.mu.Unlock()
-	d := newDialect(mcp.EraModern, version, transport, &res.Capabilities, c.opts)
+	d := newDialect(mcp.EraStateless, version, transport, &res.Capabilities, c.opts)
 	c.mu.Lock()
 	c.info.Era = d.era
 	c.info.ProtocolVersion = version
@@ -230,7 +230,7 @@ func (c *Conn) dialect() *dialect {
 	return preEraDialect
 }
 
-// logLevelFor returns the log level a modern request carries in _meta:
+// logLevelFor returns the log level a stateless request carries in _meta:
 // the one SetLogLevel chose, else info when the host listens to logs
 // (OnLog), else none (and the server sends no log records).
 func (c *Conn) logLevelFor(d *dialect) mcp.LoggingLevel {

@@ -99,7 +99,7 @@ const (
 var ErrNoTarget = errors.New("anymcp: no target: give client.URL or client.Command")
 
 // Dial connects to target and finds out what it speaks: the era (the
-// modern request first — server/discover — then the legacy initialize) and,
+// stateless request first — server/discover — then the initialize) and,
 // for a URL, the transport (Streamable HTTP, then HTTP+SSE), as the
 // specification's backward-compatibility rules say; Info().Negotiation tells
 // how it went. ctx bounds the connecting and the handshake (when ctx has no
@@ -123,7 +123,7 @@ func hello(o *options) (negotiate.Hello, error) {
 	}
 	h.Initialize = &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "initialize", Params: params}
 	h.Discover = func(version string) *jsonrpc.Message {
-		d := newDialect(mcp.EraModern, version, "", nil, o)
+		d := newDialect(mcp.EraStateless, version, "", nil, o)
 		params, _ := withMeta(nil, d.meta)
 		return &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "server/discover", Params: params}
 	}
@@ -212,31 +212,31 @@ func dial(ctx context.Context, target negotiate.Target, o *options) (*Conn, erro
 	}
 	o.transportName = res.Name
 	c, err := establish(ctx, res, o)
-	if err == nil || target.URL == "" || res.Era != mcp.EraLegacy || h.Discover == nil || cfg.Era == negotiate.LegacyOnly || !refusedAsModern(err) {
+	if err == nil || target.URL == "" || res.Era != mcp.EraInitialize || h.Discover == nil || cfg.Era == negotiate.InitializeOnly || !refusedAsStateless(err) {
 		return c, err
 	}
 	// The server took initialize, then refused what followed as only a
-	// modern server does (a modern-only server that answers initialize to
+	// stateless server does (a stateless-only server that answers initialize to
 	// tell old clients its revision, then rejects the rest): it is a
-	// modern server after all.
+	// stateless server after all.
 	rawURL := target.URL
-	o.logger.Info("anymcp: the server took initialize but refused the handshake as a modern server does; trying the modern request", "url", origin.RedactString(rawURL), "err", err)
+	o.logger.Info("anymcp: the server took initialize but refused the handshake as a stateless server does; trying the stateless request", "url", origin.RedactString(rawURL), "err", err)
 	cfg.Cache.Forget(rawURL)
-	cfg.Era = negotiate.ModernOnly
+	cfg.Era = negotiate.StatelessOnly
 	res2, err2 := negotiate.Dial(ctx, target, h, cfg)
 	if err2 != nil {
-		return nil, fmt.Errorf("%w; then the modern request: %w", err, err2)
+		return nil, fmt.Errorf("%w; then the stateless request: %w", err, err2)
 	}
 	res2.Report.Attempts = append(res.Report.Attempts, res2.Report.Attempts...)
 	cfg.Cache.Store(rawURL, res2.Name, res2.Era)
 	return establish(ctx, res2, o)
 }
 
-// refusedAsModern reports whether err, the failure of a legacy handshake
+// refusedAsStateless reports whether err, the failure of an initialize handshake
 // after initialize was answered, is a refusal that says the server speaks a
-// modern revision: a 400 (or a JSON-RPC error) naming an unsupported
+// stateless revision: a 400 (or a JSON-RPC error) naming an unsupported
 // protocol version.
-func refusedAsModern(err error) bool {
+func refusedAsStateless(err error) bool {
 	var he *jsonrpc.HTTPError
 	if errors.As(err, &he) && (he.StatusCode == 400 || he.StatusCode == 404) {
 		if he.RPCError != nil && he.RPCError.Code == jsonrpc.CodeUnsupportedProtocolVersion {
@@ -250,8 +250,8 @@ func refusedAsModern(err error) bool {
 }
 
 // establish makes a Conn of a negotiated transport and finishes the era's
-// handshake: for a legacy server, checks the initialize answer and sends
-// notifications/initialized; for a modern one, records its discover answer.
+// handshake: for an initialize-era server, checks the initialize answer and sends
+// notifications/initialized; for a stateless one, records its discover answer.
 func establish(ctx context.Context, res *negotiate.Result, o *options) (*Conn, error) {
 	c := newConn(res.Transport, o)
 	c.nextID.Store(res.NextID - 1)
@@ -262,7 +262,7 @@ func establish(ctx context.Context, res *negotiate.Result, o *options) (*Conn, e
 	c.mu.Unlock()
 	var err error
 	switch res.Era {
-	case mcp.EraModern:
+	case mcp.EraStateless:
 		err = c.finishDiscover(res.Version, res.Response)
 		if err == nil {
 			c.startListening()

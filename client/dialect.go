@@ -10,22 +10,22 @@ import (
 )
 
 // dialect is every rule that differs between the protocol eras — and,
-// within the modern era, between Streamable HTTP and other transports — as
+// within the stateless era, between Streamable HTTP and other transports — as
 // one value the Conn consults. It is chosen once the server's era is known
 // and never changes; nothing else in the Conn asks which era it speaks.
 type dialect struct {
 	era     mcp.Era
 	version string // the revision in use
 
-	// meta holds the _meta members every modern request carries (its
+	// meta holds the _meta members every stateless request carries (its
 	// revision, the client's info and capabilities), as JSON object members
-	// without braces; nil in the legacy era, whose requests carry none.
+	// without braces; nil in the initialize era, whose requests carry none.
 	meta []byte
-	// headers: mirror the request metadata into HTTP headers (modern over
+	// headers: mirror the request metadata into HTTP headers (stateless over
 	// Streamable HTTP), and leave out tools whose x-mcp-header annotations
 	// break the rules.
 	headers bool
-	// sessions: the legacy lifecycle, initialize then
+	// sessions: the initialize-era lifecycle, initialize then
 	// notifications/initialized, on a session that may be lost and then
 	// initialized again.
 	sessions bool
@@ -34,26 +34,26 @@ type dialect struct {
 	// requests of its own.
 	inputRequired bool
 	// cancelNotify: a call given up is cancelled with
-	// notifications/cancelled. Modern Streamable HTTP cancels by closing
+	// notifications/cancelled. Stateless Streamable HTTP cancels by closing
 	// the request's own response stream instead.
 	cancelNotify bool
 	// listen: change notifications come on subscriptions/listen, opened
-	// with a filter; the legacy era has resources/subscribe and the GET
+	// with a filter; the initialize era has resources/subscribe and the GET
 	// stream.
 	listen bool
 	// reissue: a request whose answer was lost is sent again, with a new
-	// id, when it is safe to repeat (the modern rule: a broken stream loses
+	// id, when it is safe to repeat (the stateless rule: a broken stream loses
 	// the request, and there is no resumption).
 	reissue bool
-	// ping is the request Ping sends: modern revisions have no ping, and
+	// ping is the request Ping sends: stateless revisions have no ping, and
 	// server/discover is as cheap.
 	ping string
-	// setLevel: logging/setLevel exists. Modern requests carry the level
+	// setLevel: logging/setLevel exists. Stateless requests carry the level
 	// in _meta instead.
 	setLevel bool
 	// rootsChanged: notifications/roots/list_changed exists.
 	rootsChanged bool
-	// askTasks: a legacy server offers the tasks of revision 2025-11-25
+	// askTasks: an initialize-era server offers the tasks of revision 2025-11-25
 	// for tools/call, so a call to a tool that must run as a task asks
 	// for one (taskcall.go).
 	askTasks bool
@@ -70,12 +70,12 @@ type dialect struct {
 // transport, with a server whose capabilities are caps (nil: not known
 // yet), for a client with options o.
 func newDialect(era mcp.Era, version, transport string, caps *mcp.ServerCapabilities, o *options) *dialect {
-	if era == mcp.EraModern {
+	if era == mcp.EraStateless {
 		http := transport == TransportStreamableHTTP
 		return &dialect{
 			era:           era,
 			version:       version,
-			meta:          modernMeta(version, o),
+			meta:          statelessMeta(version, o),
 			headers:       http,
 			inputRequired: true,
 			cancelNotify:  !http,
@@ -88,7 +88,7 @@ func newDialect(era mcp.Era, version, transport string, caps *mcp.ServerCapabili
 		}
 	}
 	return &dialect{
-		era:          mcp.EraLegacy,
+		era:          mcp.EraInitialize,
 		version:      version,
 		sessions:     true,
 		cancelNotify: true,
@@ -100,30 +100,30 @@ func newDialect(era mcp.Era, version, transport string, caps *mcp.ServerCapabili
 }
 
 // preEraDialect is what the Conn speaks before it knows the era: only the
-// legacy handshake's own requests go out then.
-var preEraDialect = &dialect{era: mcp.EraLegacy, sessions: true, cancelNotify: true, ping: "ping", setLevel: true, rootsChanged: true}
+// initialize handshake's own requests go out then.
+var preEraDialect = &dialect{era: mcp.EraInitialize, sessions: true, cancelNotify: true, ping: "ping", setLevel: true, rootsChanged: true}
 
 // initializeParams are what initialize offers: the latest revision (or
-// the legacy one the host pinned), the host's client info, and the
+// the initialize-era one the host pinned), the host's client info, and the
 // capabilities its handlers provide.
 func initializeParams(o *options) *mcp.InitializeParams {
 	version := mcp.LatestVersion
-	if mcp.EraOf(o.version) == mcp.EraLegacy {
+	if mcp.EraOf(o.version) == mcp.EraInitialize {
 		version = o.version
 	}
 	return &mcp.InitializeParams{
 		ProtocolVersion: version,
-		Capabilities:    capabilities(o, mcp.EraLegacy),
+		Capabilities:    capabilities(o, mcp.EraInitialize),
 		ClientInfo:      o.clientInfo,
 	}
 }
 
 // capabilities declares what the host's handlers can answer and, in the
-// modern era, the extensions the Conn speaks (tasks, unless the host turned
+// stateless era, the extensions the Conn speaks (tasks, unless the host turned
 // them off: tasks.go).
 func capabilities(o *options, era mcp.Era) mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
-	if era == mcp.EraModern && !o.tasks.Never {
+	if era == mcp.EraStateless && !o.tasks.Never {
 		caps.Extensions = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage(`{}`)}
 	}
 	if o.roots != nil {
@@ -160,15 +160,15 @@ func (d *dialect) awaitDesign(caps *mcp.ServerCapabilities) taskDesign {
 // cancelsByNotice reports whether a request of method that is given up
 // after it may have reached the server is cancelled with
 // notifications/cancelled. The lifecycle forbids cancelling initialize; a
-// modern request over Streamable HTTP is cancelled by closing its stream.
+// stateless request over Streamable HTTP is cancelled by closing its stream.
 func (d *dialect) cancelsByNotice(method string) bool {
 	return d.cancelNotify && method != "initialize"
 }
 
-// modernMeta encodes the _meta members of every modern request.
-func modernMeta(version string, o *options) []byte {
+// statelessMeta encodes the _meta members of every stateless request.
+func statelessMeta(version string, o *options) []byte {
 	info, _ := json.Marshal(o.clientInfo)
-	caps, _ := json.Marshal(capabilities(o, mcp.EraModern))
+	caps, _ := json.Marshal(capabilities(o, mcp.EraStateless))
 	b := make([]byte, 0, 128+len(info)+len(caps))
 	b = append(b, `"`+mcp.MetaProtocolVersion+`":`...)
 	b = strconv.AppendQuote(b, version)

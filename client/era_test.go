@@ -52,9 +52,9 @@ func eraServers(t *testing.T, opts testservers.Options) []struct {
 		era  mcp.Era
 		n    int
 	}{
-		{"modern", testservers.ModernOnly, mcp.EraModern, 1},
-		{"dual", testservers.DualEra, mcp.EraModern, 1},
-		{"legacy", testservers.LegacyOnly, mcp.EraLegacy, 2},
+		{"stateless", testservers.StatelessOnly, mcp.EraStateless, 1},
+		{"dual", testservers.DualEra, mcp.EraStateless, 1},
+		{"initialize", testservers.InitializeOnly, mcp.EraInitialize, 2},
 	} {
 		o := opts
 		o.Eras = e.eras
@@ -72,12 +72,12 @@ func TestEraNegotiated(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			// The probe waits as long as the test may: a stdio server
 			// that starts slowly on a busy machine (past the 1 s
-			// default) is not a legacy one, and the report must not
+			// default) is not an initialize-era one, and the report must not
 			// count the attempts of the fallback it would take.
 			c := dialT(t, s.target, client.WithProbeTimeout(15*time.Second))
 			info := c.Info()
 			want := mcp.Version20251125
-			if s.era == mcp.EraModern {
+			if s.era == mcp.EraStateless {
 				want = mcp.Version20260728
 			}
 			if info.Era != s.era || info.Transport != s.transport || info.ProtocolVersion != want || info.ServerInfo.Name != testservers.DefaultName {
@@ -113,7 +113,7 @@ func TestEraNegotiated(t *testing.T) {
 			if steps.Load() != 3 {
 				t.Errorf("%d progress notifications, want 3", steps.Load())
 			}
-			if s.srv != nil && s.era == mcp.EraModern {
+			if s.srv != nil && s.era == mcp.EraStateless {
 				st := s.srv.Stats()
 				if st.Initializations != 0 || len(st.HeaderRejects) != 0 || st.ModernClientInfo.Name != "anymcp" {
 					t.Errorf("server saw initialize %d, header rejects %v, client %+v", st.Initializations, st.HeaderRejects, st.ModernClientInfo)
@@ -123,7 +123,7 @@ func TestEraNegotiated(t *testing.T) {
 	}
 }
 
-func TestModernInputRequiredOverEveryTransport(t *testing.T) {
+func TestStatelessInputRequiredOverEveryTransport(t *testing.T) {
 	opts := []client.Option{
 		client.WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "ada", "confirm": true, "number": 2}}, nil
@@ -134,7 +134,7 @@ func TestModernInputRequiredOverEveryTransport(t *testing.T) {
 		client.WithRoots(func(context.Context) ([]mcp.Root, error) { return []mcp.Root{{URI: "file:///w"}}, nil }),
 	}
 	for _, s := range eraServers(t, testservers.Options{}) {
-		if s.era != mcp.EraModern {
+		if s.era != mcp.EraStateless {
 			continue
 		}
 		t.Run(s.name, func(t *testing.T) {
@@ -169,10 +169,10 @@ func TestModernInputRequiredOverEveryTransport(t *testing.T) {
 	}
 }
 
-// A modern server does not ask for what the client did not declare; one
+// A stateless server does not ask for what the client did not declare; one
 // that needs it refuses with -32021, which reaches the caller typed.
-func TestModernMissingCapability(t *testing.T) {
-	hs := testservers.StartModern(testservers.HTTPOptions{})
+func TestStatelessMissingCapability(t *testing.T) {
+	hs := testservers.StartStateless(testservers.HTTPOptions{})
 	defer hs.Close()
 	c := dialT(t, client.URL(hs.URL))
 	_, err := c.CallTool(ctxT(t), "sample", nil)
@@ -185,8 +185,8 @@ func TestModernMissingCapability(t *testing.T) {
 // x-mcp-header: parameters go out as Mcp-Param-* (the server checks them
 // against the body), names as Mcp-Name with the Base64 sentinel, and tools
 // whose annotations break the rules are left out of the list.
-func TestModernHeaders(t *testing.T) {
-	hs := testservers.StartModern(testservers.HTTPOptions{Options: testservers.Options{InvalidHeaderTools: true}})
+func TestStatelessHeaders(t *testing.T) {
+	hs := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{InvalidHeaderTools: true}})
 	defer hs.Close()
 	c := dialT(t, client.URL(hs.URL))
 	tools, err := c.AllTools(ctxT(t))
@@ -221,9 +221,9 @@ func TestModernHeaders(t *testing.T) {
 	}
 }
 
-func TestModernListen(t *testing.T) {
+func TestStatelessListen(t *testing.T) {
 	for _, s := range eraServers(t, testservers.Options{}) {
-		if s.era != mcp.EraModern || s.srv == nil {
+		if s.era != mcp.EraStateless || s.srv == nil {
 			continue
 		}
 		t.Run(s.name, func(t *testing.T) {
@@ -266,10 +266,10 @@ func TestModernListen(t *testing.T) {
 	}
 }
 
-// Cancelling a modern call over HTTP closes its stream: the server sees
+// Cancelling a stateless call over HTTP closes its stream: the server sees
 // the request cancelled, and no notifications/cancelled is POSTed.
-func TestModernCancelClosesTheStream(t *testing.T) {
-	hs := testservers.StartModern(testservers.HTTPOptions{})
+func TestStatelessCancelClosesTheStream(t *testing.T) {
+	hs := testservers.StartStateless(testservers.HTTPOptions{})
 	defer hs.Close()
 	c := dialT(t, client.URL(hs.URL))
 	ctx, cancel := context.WithCancel(ctxT(t))
@@ -300,33 +300,33 @@ func TestModernCancelClosesTheStream(t *testing.T) {
 	}
 }
 
-// The go-sdk v1.8 modern-only server answers initialize to tell old clients
+// The go-sdk v1.8 stateless-only server answers initialize to tell old clients
 // its revision, then refuses everything after it. A client that tried
-// initialize (here: a cache that says legacy) detects it and goes modern.
-func TestModernServerThatAnswersInitialize(t *testing.T) {
-	hs := testservers.StartModern(testservers.HTTPOptions{Options: testservers.Options{ModernInitialize: testservers.InitializeLikeGoSDK}})
+// initialize (here: a cache that says initialize-era) detects it and goes stateless.
+func TestStatelessServerThatAnswersInitialize(t *testing.T) {
+	hs := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{ModernInitialize: testservers.InitializeLikeGoSDK}})
 	defer hs.Close()
 	cache := negotiate.NewCache(time.Minute)
-	cache.Store(hs.URL, client.TransportStreamableHTTP, mcp.EraLegacy)
+	cache.Store(hs.URL, client.TransportStreamableHTTP, mcp.EraInitialize)
 	c := dialT(t, client.URL(hs.URL), client.WithCache(cache))
-	if c.Info().Era != mcp.EraModern {
+	if c.Info().Era != mcp.EraStateless {
 		t.Fatalf("era %s, report %s", c.Info().Era, c.Info().Negotiation)
 	}
 	if _, err := c.CallTool(ctxT(t), "echo", map[string]any{"text": "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, era, _ := cache.Lookup(hs.URL); era != mcp.EraModern {
+	if _, era, _ := cache.Lookup(hs.URL); era != mcp.EraStateless {
 		t.Errorf("cache still says %s", era)
 	}
 }
 
-// A legacy stdio server that ignores requests before initialize: the probe
+// An initialize-era stdio server that ignores requests before initialize: the probe
 // times out and initialize follows.
-func TestSilentLegacyStdio(t *testing.T) {
+func TestSilentInitializeStdio(t *testing.T) {
 	path, args, _ := testservers.StdioCommand()
 	c := dialT(t, client.Command(path, args...).WithEnv(testservers.StdioEnv(testservers.Options{SilentBeforeInitialize: true})...),
 		client.WithProbeTimeout(100*time.Millisecond))
-	if c.Info().Era != mcp.EraLegacy {
+	if c.Info().Era != mcp.EraInitialize {
 		t.Fatalf("era %s", c.Info().Era)
 	}
 	if _, err := c.CallTool(ctxT(t), "echo", map[string]any{"text": "x"}); err != nil {
@@ -335,8 +335,8 @@ func TestSilentLegacyStdio(t *testing.T) {
 }
 
 // Cacheable lists: inside the TTL, a repeated listing costs no request.
-func TestModernCachedLists(t *testing.T) {
-	hs := testservers.StartModern(testservers.HTTPOptions{Options: testservers.Options{CacheTTL: time.Minute}})
+func TestStatelessCachedLists(t *testing.T) {
+	hs := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{CacheTTL: time.Minute}})
 	defer hs.Close()
 	c := dialT(t, client.URL(hs.URL))
 	for range 3 {
@@ -353,11 +353,11 @@ func TestModernCachedLists(t *testing.T) {
 	}
 }
 
-// A broken answer stream of a modern server (no resumption in 2026-07-28):
+// A broken answer stream of a stateless server (no resumption in 2026-07-28):
 // a request safe to repeat goes out again as a new request; a tool call
 // that may have run fails as "may have run" and runs once.
-func TestModernBrokenStream(t *testing.T) {
-	hs := testservers.StartModern(testservers.HTTPOptions{Faults: testservers.Faults{Rules: []testservers.FaultRule{
+func TestStatelessBrokenStream(t *testing.T) {
+	hs := testservers.StartStateless(testservers.HTTPOptions{Faults: testservers.Faults{Rules: []testservers.FaultRule{
 		{Fault: testservers.FaultDropStreamNoIDs, Method: "tools/list", Count: 1},
 		{Fault: testservers.FaultDropStreamNoIDs, Method: "tools/call", Count: 1},
 	}}})
@@ -376,7 +376,7 @@ func TestModernBrokenStream(t *testing.T) {
 	}
 }
 
-// A legacy server's elicitation that a person takes longer to answer than
+// An initialize-era server's elicitation that a person takes longer to answer than
 // the request timeout does not time the call out: the server is waiting
 // on the host.
 func TestSlowAnswerToServerRequestDoesNotTimeOut(t *testing.T) {

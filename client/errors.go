@@ -134,7 +134,7 @@ func (e *SubscriptionRefusedError) Error() string {
 // negotiation went.
 type HandshakeError struct {
 	Transport string // TransportStdio, negotiate.StreamableHTTP, negotiate.SSE, or the host's name
-	Era       string // "modern" or "legacy"
+	Era       string // "stateless" or "initialize"
 	Report    *negotiate.Report
 	Err       error
 }

@@ -103,7 +103,7 @@ func ExampleConn_Tools() {
 // result; OnTask gives the host the task's id (to await it again later,
 // with AwaitTask, should the wait end first) and each status seen.
 func ExampleOnTask() {
-	srv := testservers.StartModern(testservers.HTTPOptions{Options: testservers.Options{
+	srv := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{
 		Tasks: testservers.TaskOptions{Enabled: true}, // its task tools run as tasks of the 2026-07-28 extension
 	}})
 	defer srv.Close()

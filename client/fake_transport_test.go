@@ -10,7 +10,7 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// instantTransport is a legacy server inside Send: it answers the requests
+// instantTransport is an initialize-era server inside Send: it answers the requests
 // its policy lets through before Send returns, straight to the Conn once
 // the Conn takes answers (jsonrpc.AnswerTaker), through Recv before. Calls
 // over it cost the protocol layer's own work and nothing else: no I/O, no

@@ -99,10 +99,10 @@ func TestInfo(t *testing.T) {
 			info.Capabilities.Tools == nil || info.Capabilities.Resources == nil || !info.Capabilities.Resources.Subscribe {
 			t.Errorf("info = %+v", info)
 		}
-		if info.Negotiation == nil || info.Negotiation.Chosen != s.transport || info.Negotiation.Era != string(mcp.EraLegacy) {
+		if info.Negotiation == nil || info.Negotiation.Chosen != s.transport || info.Negotiation.Era != string(mcp.EraInitialize) {
 			t.Errorf("negotiation report %+v", info.Negotiation)
 		}
-		if info.Era != mcp.EraLegacy {
+		if info.Era != mcp.EraInitialize {
 			t.Errorf("era %q", info.Era)
 		}
 	})
@@ -197,7 +197,7 @@ func TestCacheAcrossDials(t *testing.T) {
 		}
 		c.Close()
 	}
-	// Cold: the modern probe and initialize, both refused; then the GET.
+	// Cold: the stateless probe and initialize, both refused; then the GET.
 	// Warm: the GET at once.
 	if n := srv.Hits()["POST /mcp"]; n != 2 {
 		t.Errorf("%d POST probes for three dials with a shared cache, want 2 (the first dial's)", n)

@@ -88,11 +88,11 @@ func TestHTTP2EveryServerKind(t *testing.T) {
 		}
 	}
 	for _, k := range []kind{
-		{"streamable sse", streamable(testservers.HTTPOptions{Priming: true}), client.TransportStreamableHTTP, mcp.EraLegacy},
-		{"streamable json", streamable(testservers.HTTPOptions{JSONResponse: true}), client.TransportStreamableHTTP, mcp.EraLegacy},
-		{"modern", streamable(testservers.HTTPOptions{Options: testservers.Options{Eras: testservers.ModernOnly}}), client.TransportStreamableHTTP, mcp.EraModern},
-		{"legacy sse relative endpoint", legacy(testservers.EndpointRelative), client.TransportSSE, mcp.EraLegacy},
-		{"legacy sse absolute endpoint", legacy(testservers.EndpointAbsolute), client.TransportSSE, mcp.EraLegacy},
+		{"streamable sse", streamable(testservers.HTTPOptions{Priming: true}), client.TransportStreamableHTTP, mcp.EraInitialize},
+		{"streamable json", streamable(testservers.HTTPOptions{JSONResponse: true}), client.TransportStreamableHTTP, mcp.EraInitialize},
+		{"stateless", streamable(testservers.HTTPOptions{Options: testservers.Options{Eras: testservers.StatelessOnly}}), client.TransportStreamableHTTP, mcp.EraStateless},
+		{"legacy sse relative endpoint", legacy(testservers.EndpointRelative), client.TransportSSE, mcp.EraInitialize},
+		{"legacy sse absolute endpoint", legacy(testservers.EndpointAbsolute), client.TransportSSE, mcp.EraInitialize},
 	} {
 		t.Run(k.name, func(t *testing.T) {
 			var p protocols
@@ -202,10 +202,10 @@ func TestHTTP2Resilience(t *testing.T) {
 }
 
 // A call cancelled by its caller over HTTP/2: the server is told (for the
-// legacy era, notifications/cancelled; for 2026-07-28, the stream's reset)
+// initialize era, notifications/cancelled; for 2026-07-28, the stream's reset)
 // once, the call's error says it may have run, and the Conn goes on.
 func TestHTTP2CancelledCall(t *testing.T) {
-	for _, eras := range []testservers.Eras{testservers.LegacyOnly, testservers.ModernOnly} {
+	for _, eras := range []testservers.Eras{testservers.InitializeOnly, testservers.StatelessOnly} {
 		t.Run(eras.String(), func(t *testing.T) {
 			srv := testservers.StartStreamableTLS(testservers.HTTPOptions{Options: testservers.Options{Eras: eras}, Priming: true})
 			t.Cleanup(srv.Close)
@@ -222,7 +222,7 @@ func TestHTTP2CancelledCall(t *testing.T) {
 				t.Fatalf("a call cancelled in flight: %v; want context.Canceled and outcome unknown", err)
 			}
 			st := waitServer(t, srv.Server(), func(st testservers.Stats) bool { return st.RequestsCancelled == 1 })
-			if eras == testservers.LegacyOnly && st.Cancelled != 1 {
+			if eras == testservers.InitializeOnly && st.Cancelled != 1 {
 				t.Errorf("notifications/cancelled received %d times; want 1", st.Cancelled)
 			}
 			if err := echo(t, c, "after"); err != nil {

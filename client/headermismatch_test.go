@@ -24,7 +24,7 @@ import (
 // later call to the tool did too until the host listed the tools itself.
 // The tool runs once; the next call goes out with its headers at once.
 func TestHeaderMismatchListsAgain(t *testing.T) {
-	hs := testservers.StartModern(testservers.HTTPOptions{})
+	hs := testservers.StartStateless(testservers.HTTPOptions{})
 	defer hs.Close()
 	c := dialT(t, client.URL(hs.URL))
 	args := map[string]any{"region": "eu-west-1", "priority": 3, "query": "SELECT 1"}
@@ -45,7 +45,7 @@ func TestHeaderMismatchListsAgain(t *testing.T) {
 // the listing gives the call no other headers is not sent the call again:
 // the listing happens once, the refusal reaches the caller.
 func TestHeaderMismatchOnce(t *testing.T) {
-	h := testservers.NewStreamableHandler(testservers.HTTPOptions{Options: testservers.Options{Eras: testservers.ModernOnly}})
+	h := testservers.NewStreamableHandler(testservers.HTTPOptions{Options: testservers.Options{Eras: testservers.StatelessOnly}})
 	defer h.Close()
 	var calls atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

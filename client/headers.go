@@ -11,7 +11,7 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// Request metadata headers (modern revisions over Streamable HTTP): every
+// Request metadata headers (stateless revisions over Streamable HTTP): every
 // POST carries MCP-Protocol-Version and Mcp-Method, tools/call, prompts/get
 // and resources/read carry Mcp-Name (and so do tasks/get, tasks/update and
 // tasks/cancel, with the task's id), and tools/call carries Mcp-Param-*
@@ -149,7 +149,7 @@ func (c *Conn) toolGen() uint64 {
 // rememberTools records what the Conn needs to know of listed tools (which
 // are safe to repeat, which parameters go into headers; toolnotes.go says
 // how much it keeps) and returns the tools to show the host: on Streamable
-// HTTP in a modern revision, a tool whose x-mcp-header annotations break
+// HTTP in a stateless revision, a tool whose x-mcp-header annotations break
 // the rules is left out (and logged), as the specification requires, so
 // that one malformed tool does not keep the others from being used.
 //

@@ -10,7 +10,7 @@ import (
 )
 
 // idleServers are the HTTP servers an idle Conn is measured against: the
-// legacy HTTP+SSE stream, Streamable HTTP (2025-11-25) and 2026-07-28.
+// initialize-era HTTP+SSE stream, Streamable HTTP (2025-11-25) and 2026-07-28.
 var idleServers = []struct {
 	name  string
 	start func() (url string, stop func())
@@ -23,14 +23,14 @@ var idleServers = []struct {
 		s := testservers.StartStreamable(testservers.HTTPOptions{})
 		return s.URL, s.Close
 	}},
-	{"modern", func() (string, func()) {
-		s := testservers.StartModern(testservers.HTTPOptions{})
+	{"stateless", func() (string, func()) {
+		s := testservers.StartStateless(testservers.HTTPOptions{})
 		return s.URL, s.Close
 	}},
 }
 
 // BenchmarkIdleConnHeap reports the heap an idle connection holds, per
-// connection, over 50 connections to one server: the legacy HTTP+SSE
+// connection, over 50 connections to one server: the initialize-era HTTP+SSE
 // stream, and Streamable HTTP with its GET stream.
 func BenchmarkIdleConnHeap(b *testing.B) {
 	for _, tc := range idleServers {

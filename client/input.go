@@ -14,10 +14,10 @@ import (
 )
 
 // Multi round-trip requests (revision 2026-07-28): instead of sending the
-// client requests of its own, a modern server answers tools/call,
+// client requests of its own, a stateless server answers tools/call,
 // prompts/get or resources/read with an input_required result listing what
 // it needs (elicitation, sampling, roots). The Conn answers each with the
-// same handlers that serve a legacy server's requests (WithElicitation,
+// same handlers that serve an initialize-era server's requests (WithElicitation,
 // WithSampling, WithRoots), and sends the original request again — a new
 // request, with a new id — carrying the answers as inputResponses and the
 // server's requestState exactly as received. A server may ask again; the
@@ -60,11 +60,11 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
-// resultKind reads the resultType of a modern result: "" for a complete
+// resultKind reads the resultType of a stateless result: "" for a complete
 // one ("complete", or none at all, as from a server of an earlier
 // revision), mcp.ResultInputRequired, mcp.ResultTask (when the Conn
 // declares the tasks extension), or a *ResultError for any other value,
-// which the specification makes invalid. A legacy result is always
+// which the specification makes invalid. An initialize-era result is always
 // complete. It reads the result once, without decoding it.
 func (d *dialect) resultKind(method string, raw json.RawMessage) (string, error) {
 	if !d.inputRequired {

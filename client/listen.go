@@ -17,7 +17,7 @@ import (
 	"github.com/anymcp/anymcp/reconnect"
 )
 
-// Change notifications in the modern era come on a subscriptions/listen
+// Change notifications in the stateless era come on a subscriptions/listen
 // stream: one request that stays open (over HTTP, its response stream;
 // over stdio, until it is cancelled) and carries the notifications the
 // client opted in to — list changes for the handlers the host set

@@ -222,7 +222,7 @@ func OnNotification(f func(method string, params []byte)) Option {
 }
 
 // WithTransportPolicy chooses which HTTP transports Dial tries for a URL,
-// and in what order; the default is negotiate.Auto.
+// and in what order; the default is negotiate.TransportAuto.
 func WithTransportPolicy(p negotiate.Policy) Option { return func(o *options) { o.policy = p } }
 
 // WithReconnectPolicy sets how HTTP transports retry once connected:
@@ -238,21 +238,21 @@ func WithReconnectPolicy(p reconnect.Policy) Option {
 }
 
 // WithEra chooses which protocol eras Dial and Open try: negotiate.EraAuto
-// (the default: the modern request first, then initialize),
-// negotiate.ModernOnly or negotiate.LegacyOnly.
+// (the default: the stateless request first, then initialize),
+// negotiate.StatelessOnly or negotiate.InitializeOnly.
 func WithEra(p negotiate.EraPolicy) Option { return func(o *options) { o.era = p } }
 
 // WithProtocolVersion pins the protocol revision: only it is offered (in
-// _meta for a modern one, in initialize for a legacy one), and a server
+// _meta for a stateless one, in initialize for an initialize-era one), and a server
 // that does not speak it is an error. "" (the default) lets the Conn
 // choose the newest both sides speak.
 func WithProtocolVersion(v string) Option { return func(o *options) { o.version = v } }
 
 // WithProbeTimeout bounds how long Dial (for a command) and Open wait for
-// the answer to the modern probe, server/discover, before they take the
-// server for a legacy one and send initialize: a legacy server may stay
+// the answer to the stateless probe, server/discover, before they take the
+// server for an initialize-era one and send initialize: an initialize-era server may stay
 // silent. Should the server then take initialize, its answer to the probe
-// is waited for once more as long (a modern server slow to start answers
+// is waited for once more as long (a stateless server slow to start answers
 // it late, and one that handles requests concurrently may answer
 // initialize first): a server that never answers the probe costs twice
 // this. The default is negotiate.DefaultProbeTimeout. Over HTTP the status
@@ -261,7 +261,7 @@ func WithProbeTimeout(d time.Duration) Option { return func(o *options) { o.prob
 
 // WithCache shares a negotiation cache across Dials: the era and transport
 // found for a URL (or a command line) are tried first next time, so that a
-// server known to be legacy costs no modern probe, and one known to speak
+// server known to be initialize-era costs no stateless probe, and one known to speak
 // HTTP+SSE no Streamable HTTP probe either.
 func WithCache(c *negotiate.Cache) Option { return func(o *options) { o.cache = c } }
 

@@ -59,7 +59,7 @@ func TestListingBounded(t *testing.T) {
 // its ttlMs (up to a day). Both the iterators and ListTools with a cursor
 // forget.
 func TestRefusedCursorForgetsCachedPages(t *testing.T) {
-	c, p := openModern(t)
+	c, p := openStateless(t)
 	refuse := func(m *jsonrpc.Message) {
 		p.toClient <- &jsonrpc.Message{ID: m.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid cursor")}
 	}

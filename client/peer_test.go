@@ -27,8 +27,8 @@ type scriptedPeer struct {
 	dieOnce  sync.Once
 	version  string // answered to initialize
 	lost     chan error
-	// modern passes server/discover to the test like any request; by
-	// default the peer refuses it at once, as a legacy server does
+	// stateless passes server/discover to the test like any request; by
+	// default the peer refuses it at once, as an initialize-era server does
 	// (-32601), and the test sees initialize first.
 	modern bool
 

@@ -167,7 +167,7 @@ func (c *Conn) awaitRecovery(ctx context.Context, method string) error {
 
 // reinitialize runs initialize again with the same client info and
 // capabilities, restores resource subscriptions, and tells the host (for a
-// modern server, server/discover: rediscover). An attempt that fails for a
+// stateless server, server/discover: rediscover). An attempt that fails for a
 // reason that may pass (the new session expired too, the transport is
 // still reconnecting) is tried again, waiting as the reconnect policy
 // says, for as long as the Conn lives and the policy allows. A server that
@@ -264,7 +264,7 @@ func (c *Conn) finishRecovery(r *recovery, cause, err error, start time.Time, re
 }
 
 // reinitializeOnce is one initialize, its notifications/initialized, and
-// the subscriptions restored, bounded by the request timeout; for a modern
+// the subscriptions restored, bounded by the request timeout; for a stateless
 // server, one server/discover (rediscover).
 func (c *Conn) reinitializeOnce() (int, error) {
 	timeout := c.opts.requestTimeout
@@ -287,8 +287,8 @@ func (c *Conn) reinitializeOnce() (int, error) {
 	return c.resubscribe(ctx)
 }
 
-// rediscover asks a modern server that lost its process what it speaks
-// now. A modern server keeps no session, but the restarted process is a
+// rediscover asks a stateless server that lost its process what it speaks
+// now. A stateless server keeps no session, but the restarted process is a
 // new server (perhaps another version of it), and a supervised stdio
 // transport lets nothing else through before an opening request: one
 // server/discover, whose answer replaces what the Conn knew of the server.
@@ -299,7 +299,7 @@ func (c *Conn) rediscover(ctx context.Context) error {
 	err := c.Call(ctx, "server/discover", nil, &res)
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound {
-		err, res = nil, mcp.DiscoverResult{} // a modern server without server/discover: nothing to learn
+		err, res = nil, mcp.DiscoverResult{} // a stateless server without server/discover: nothing to learn
 	}
 	if err != nil {
 		return err

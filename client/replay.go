@@ -13,7 +13,7 @@ import (
 // longer remembers is not replayed until it is listed again, nor is any
 // tool after notifications/tools/list_changed until a new listing says it
 // is safe (the change may have been to its annotations). A timeout is
-// never replayed. It is off by default for legacy servers; a modern server
+// never replayed. It is off by default for initialize-era servers; a stateless server
 // (2026-07-28) has no resumable streams, and the specification tells
 // clients to send such a request again, so there the Conn does it for safe
 // requests whether or not WithReplay is given. For any other call, the

@@ -41,11 +41,11 @@ func TestStdioSupervisedCrash(t *testing.T) {
 		eras testservers.Eras
 		era  mcp.Era
 	}{
-		{"legacy", testservers.LegacyOnly, mcp.EraLegacy},
-		// A modern server keeps no session, but its restarted process is
+		{"initialize", testservers.InitializeOnly, mcp.EraInitialize},
+		// A stateless server keeps no session, but its restarted process is
 		// asked server/discover again before anything else goes to it.
-		{"modern", testservers.ModernOnly, mcp.EraModern},
-		{"dual era", testservers.DualEra, mcp.EraModern},
+		{"stateless", testservers.StatelessOnly, mcp.EraStateless},
+		{"dual era", testservers.DualEra, mcp.EraStateless},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			reinit := make(chan client.Info, 2)
@@ -211,7 +211,7 @@ func TestStdioCrashDuringReinitialization(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		eras testservers.Eras
-	}{{"legacy", testservers.LegacyOnly}, {"modern", testservers.ModernOnly}} {
+	}{{"initialize", testservers.InitializeOnly}, {"stateless", testservers.StatelessOnly}} {
 		t.Run(tt.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "crash-on-open")
 			target := stdioTarget(testservers.Options{Eras: tt.eras, Stdio: testservers.StdioFaults{CrashOnCall: 2, CrashOnOpenFile: file}}).Supervised(fastPolicy)

@@ -51,8 +51,8 @@ func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption)
 
 // Subscribe asks for notifications/resources/updated about uri (delivered
 // to the OnResourceUpdated handler). The Conn remembers the subscription:
-// a legacy server is sent resources/subscribe, and the subscription is
-// restored after re-initializing a lost session; with a modern server the
+// an initialize-era server is sent resources/subscribe, and the subscription is
+// restored after re-initializing a lost session; with a stateless server the
 // URI joins the filter of the subscriptions/listen stream, which is opened
 // again with it, and Subscribe returns once the server acknowledged it —
 // with a *SubscriptionRefusedError when the acknowledgement leaves the URI

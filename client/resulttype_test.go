@@ -10,7 +10,7 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// A modern result's resultType says how to read it: "complete" (or none,
+// A stateless result's resultType says how to read it: "complete" (or none,
 // from a server of an earlier revision) is the answer, "input_required"
 // asks for input, and any other value is invalid (2026-07-28, basic:
 // "A resultType of any value unrecognized by the client MUST be considered
@@ -19,7 +19,7 @@ import (
 // task or a malformed answer for the tool's success. Only the result's own
 // member counts, not one nested in its content.
 func TestUnknownResultTypeIsInvalid(t *testing.T) {
-	c, p := openModern(t)
+	c, p := openStateless(t)
 	call := func(result string) (*mcp.CallToolResult, error) {
 		t.Helper()
 		type answer struct {

@@ -203,8 +203,8 @@ func decodeParams(raw json.RawMessage, v any) error {
 	return nil
 }
 
-// NotifyRootsChanged tells a legacy server that the host's roots changed.
-// A modern server asks for the roots with each request that needs them, so
+// NotifyRootsChanged tells an initialize-era server that the host's roots changed.
+// A stateless server asks for the roots with each request that needs them, so
 // there is nothing to tell it: the call does nothing.
 func (c *Conn) NotifyRootsChanged(ctx context.Context) error {
 	if !c.dialect().rootsChanged {

@@ -46,10 +46,10 @@ func TestLargeResultsKeepTheirBytes(t *testing.T) {
 		{"2026-http-sse", testservers.HTTPOptions{}},
 	} {
 		t.Run(h.name, func(t *testing.T) {
-			hs := testservers.StartModern(h.o)
+			hs := testservers.StartStateless(h.o)
 			t.Cleanup(hs.Close)
 			c := dialT(t, client.URL(hs.URL))
-			if c.Info().Era != mcp.EraModern {
+			if c.Info().Era != mcp.EraStateless {
 				t.Fatalf("era %v", c.Info().Era)
 			}
 			check(t, c)

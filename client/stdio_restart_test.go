@@ -49,10 +49,10 @@ func startedPids(t *testing.T, pidLog string) []int {
 	return pids
 }
 
-// A stdio server that the modern probe left refusing initialize is
+// A stdio server that the stateless probe left refusing initialize is
 // started again and sent initialize alone; the old process is gone first,
 // none is left once the Conn is closed, and the cache remembers the
-// legacy era for the command line, so that the next Dial skips the probe.
+// initialize era for the command line, so that the next Dial skips the probe.
 // The server answers the probe at once, or (held) only once initialize
 // came, after the probe's wait (supergateway, connecting to its upstream):
 // then initialize's refusal is followed by a probe again, which the server
@@ -85,7 +85,7 @@ func TestStdioServerStartedAgainAfterProbe(t *testing.T) {
 				got = append(got, at.Request+" "+at.Answer)
 			}
 			want := append(tc.want, "initialize answered")
-			if info.Era != mcp.EraLegacy || !slices.EqualFunc(got, want, func(g, w string) bool {
+			if info.Era != mcp.EraInitialize || !slices.EqualFunc(got, want, func(g, w string) bool {
 				prefix, wild := strings.CutSuffix(w, "*")
 				return g == w || wild && strings.HasPrefix(g, prefix)
 			}) ||

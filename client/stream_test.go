@@ -11,7 +11,7 @@ import (
 	"github.com/anymcp/anymcp/testservers"
 )
 
-// The standalone GET stream of a legacy Streamable HTTP server opens only
+// The standalone GET stream of an initialize-era Streamable HTTP server opens only
 // when something will listen on it: a handler set, a subscription, a call
 // that wants progress. A Conn that only calls costs no GET and holds no
 // stream.

@@ -138,7 +138,7 @@ func refusedAsPlainCall(raw json.RawMessage) bool {
 	return false
 }
 
-// explainTaskRefusal adds to the -32601 of a modern server that offers the
+// explainTaskRefusal adds to the -32601 of a stateless server that offers the
 // tasks of revision 2025-11-25 what it likely means: the tool runs only as
 // such a task, which 2026-07-28 does not have (see tasks.go).
 func (c *Conn) explainTaskRefusal(err error) error {
@@ -147,7 +147,7 @@ func (c *Conn) explainTaskRefusal(err error) error {
 		!c.dialect().noRequestedTasks || !c.Info().Capabilities.Tasks.ToolCalls() {
 		return err
 	}
-	return fmt.Errorf("%w (the server offers the tasks of revision 2025-11-25, which 2026-07-28 does not have: a tool that runs only as such a task needs the legacy era, client.WithEra(negotiate.LegacyOnly))", err)
+	return fmt.Errorf("%w (the server offers the tasks of revision 2025-11-25, which 2026-07-28 does not have: a tool that runs only as such a task needs the initialize era, client.WithEra(negotiate.InitializeOnly))", err)
 }
 
 // askedTask reports whether params ask for the request to run as a task

@@ -15,7 +15,7 @@ import (
 // of tasks, is not called again: that result is the tool's.
 func TestTaskRequiredRefusedAsResult(t *testing.T) {
 	for _, s := range taskServers(t, testservers.TaskOptions{RefuseAsResult: true}) {
-		if s.era != mcp.EraLegacy {
+		if s.era != mcp.EraInitialize {
 			continue
 		}
 		t.Run(s.name, func(t *testing.T) {

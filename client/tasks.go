@@ -19,7 +19,7 @@ import (
 // and accepts, from the era and the server's capabilities, and each wait
 // follows the design of the handle it got:
 //
-//   - revision 2025-11-25 (tasksRequested): when a legacy server's
+//   - revision 2025-11-25 (tasksRequested): when an initialize-era server's
 //     capabilities offer tasks for tools/call, the client asks for a task,
 //     in the call's params, for a tool whose listing says its taskSupport
 //     is "required" (the Conn always asks: the server refuses the plain
@@ -33,9 +33,9 @@ import (
 //     server that offers them in server/discover too (mcp-go v1.2.1 does)
 //     makes the task but refuses tasks/result, so the tool would run with
 //     no way to fetch its result. The Conn does not ask for them in the
-//     modern era; the server's refusal of the plain call says to connect
-//     in the legacy era.
-//   - the tasks extension of 2026-07-28 (tasksExtension): every modern
+//     stateless era; the server's refusal of the plain call says to connect
+//     in the initialize era.
+//   - the tasks extension of 2026-07-28 (tasksExtension): every stateless
 //     request declares the extension, and the server decides which calls
 //     become tasks (resultType "task"). tasks/get carries the result, the
 //     error or the input the server needs; the Conn answers that input

@@ -20,9 +20,9 @@ import (
 // Initialize and server/discover answers of servers that offer tasks:
 // 2025-11-25's for tools/call, and the 2026-07-28 extension.
 const (
-	legacyTasksInit = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"tasks","version":"1"}}`
-	modernTasksInit = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
-	requiredJobList = `{"tools":[{"name":"job","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
+	initializeTasksInit = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"tasks","version":"1"}}`
+	statelessTasksInit  = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	requiredJobList     = `{"tools":[{"name":"job","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
 )
 
 // scriptedTasks opens a Conn over the instant transport to a server that
@@ -57,14 +57,14 @@ func TestTaskNumbersAnyJSON(t *testing.T) {
 		answers map[string]string
 	}{
 		{"2025-11-25", map[string]string{
-			"initialize":   legacyTasksInit,
+			"initialize":   initializeTasksInit,
 			"tools/list":   requiredJobList,
 			"tools/call":   `{"task":{"taskId":"t1","status":"working","createdAt":"a","lastUpdatedAt":"a","ttl":60000.0,"pollInterval":1.0}}`,
 			"tasks/get":    `{"taskId":"t1","status":"completed","createdAt":"a","lastUpdatedAt":"b","ttl":1e20,"pollInterval":1e0}`,
 			"tasks/result": `{"content":[{"type":"text","text":"done"}]}`,
 		}},
 		{"2026-07-28", map[string]string{
-			"server/discover": modernTasksInit,
+			"server/discover": statelessTasksInit,
 			"tools/call":      `{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":6e4,"pollIntervalMs":1.5}`,
 			"tasks/get":       `{"resultType":"complete","taskId":"x9","status":"completed","createdAt":"a","lastUpdatedAt":"b","ttlMs":60000.0,"pollIntervalMs":-1E1,"result":{"content":[{"type":"text","text":"done"}]}}`,
 		}},
@@ -107,7 +107,7 @@ func TestTaskHandleEndedFetchesOutcome(t *testing.T) {
 	} {
 		t.Run(tc.status, func(t *testing.T) {
 			c, ctx := scriptedTasks(t, map[string]string{
-				"server/discover": modernTasksInit,
+				"server/discover": statelessTasksInit,
 				"tools/call":      `{"resultType":"task","taskId":"x9","status":"` + tc.status + `","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000}`,
 				"tasks/get":       `{"resultType":"complete","taskId":"x9","status":"` + tc.status + `","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,` + tc.got + `}`,
 			})
@@ -122,7 +122,7 @@ func TestTaskHandleEndedFetchesOutcome(t *testing.T) {
 // minute here, within the policy's 30 s) runs out.
 func TestTaskWaitEndsOnClose(t *testing.T) {
 	c, ctx := scriptedTasks(t, map[string]string{
-		"server/discover": modernTasksInit,
+		"server/discover": statelessTasksInit,
 		"tools/call":      `{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":600000,"pollIntervalMs":60000}`,
 	})
 	waiting := make(chan struct{})
@@ -145,7 +145,7 @@ func TestTaskWaitEndsOnClose(t *testing.T) {
 // later poll: another task's result is never taken for this one's.
 func TestAwaitTaskAnsweredForAnother(t *testing.T) {
 	c, ctx := scriptedTasks(t, map[string]string{
-		"server/discover": modernTasksInit,
+		"server/discover": statelessTasksInit,
 		"tasks/get":       `{"resultType":"complete","taskId":"other","status":"completed","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"result":{"content":[{"type":"text","text":"not yours"}]}}`,
 	})
 	res, err := c.AwaitTask(ctx, "x9")
@@ -165,7 +165,7 @@ func TestTaskUnknownStatus(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, ctx := scriptedTasks(t, map[string]string{
-				"server/discover": modernTasksInit,
+				"server/discover": statelessTasksInit,
 				"tools/call":      `{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1}`,
 				"tasks/get":       `{"resultType":"complete","taskId":"x9",` + tc.status + `"createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1}`,
 			})
@@ -185,7 +185,7 @@ func TestTaskUnknownStatus(t *testing.T) {
 
 // A tools/call whose params the host made ask for a task (Task set) goes
 // to a server that does not offer 2025-11-25's tasks for tools/call: a
-// legacy one then runs it as a plain call, ignoring the task member (as
+// initialize-era one then runs it as a plain call, ignoring the task member (as
 // 2025-11-25 says it must), and a 2026-07-28 one decides for itself. Its
 // answer is read as such, not as the task the Conn did not ask for.
 func TestTaskAskedByHostOfServerWithout(t *testing.T) {
@@ -198,7 +198,7 @@ func TestTaskAskedByHostOfServerWithout(t *testing.T) {
 			"tools/call": `{"content":[{"type":"text","text":"done"}]}`,
 		}},
 		{"2026-07-28", map[string]string{
-			"server/discover": modernTasksInit,
+			"server/discover": statelessTasksInit,
 			"tools/call":      `{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1}`,
 			"tasks/get":       `{"resultType":"complete","taskId":"x9","status":"completed","createdAt":"a","lastUpdatedAt":"b","ttlMs":60000,"result":{"content":[{"type":"text","text":"done"}]}}`,
 		}},
@@ -221,7 +221,7 @@ func TestTaskGivenUpDuringInput(t *testing.T) {
 	srv := newInstantTransport()
 	cancelled := make(chan string, 1)
 	answers := map[string]string{
-		"server/discover": modernTasksInit,
+		"server/discover": statelessTasksInit,
 		"tools/call":      `{"resultType":"task","taskId":"x9","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1}`,
 		"tasks/get":       `{"resultType":"complete","taskId":"x9","status":"input_required","createdAt":"a","lastUpdatedAt":"a","ttlMs":60000,"pollIntervalMs":1,"inputRequests":{"who":{"method":"elicitation/create","params":{"mode":"form","message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}}}`,
 		"tasks/cancel":    `{"resultType":"complete"}`,
@@ -289,7 +289,7 @@ func TestTaskResultSilentPollsAgain(t *testing.T) {
 		return nil
 	}
 	answers := map[string]string{
-		"initialize": legacyTasksInit,
+		"initialize": initializeTasksInit,
 		"tools/list": requiredJobList,
 		"tools/call": `{"task":{"taskId":"t1","status":"working","createdAt":"a","lastUpdatedAt":"a","ttl":null,"pollInterval":1}}`,
 		"tasks/get":  `{"taskId":"t1","status":"input_required","createdAt":"a","lastUpdatedAt":"a","ttl":null,"pollInterval":1}`,

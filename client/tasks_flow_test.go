@@ -14,7 +14,7 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// taskScript is a legacy (2025-11-25) server inside the instant transport
+// taskScript is an initialize-era (2025-11-25) server inside the instant transport
 // whose tools/call of "job" runs as a task: it is working for polls
 // tasks/get, then completed. It records the methods it saw, in order.
 type taskScript struct {
@@ -85,7 +85,7 @@ func (s *taskScript) methods() string {
 	return strings.Join(s.seen, " ")
 }
 
-func TestTaskFlowLegacy(t *testing.T) {
+func TestTaskFlowInitialize(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		required bool
@@ -208,7 +208,7 @@ func TestTaskFlowExtension(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Info().Era != mcp.EraModern {
+	if c.Info().Era != mcp.EraStateless {
 		t.Fatalf("era %v", c.Info().Era)
 	}
 	res, err := c.CallTool(ctx, "job", nil)

@@ -17,8 +17,8 @@ import (
 )
 
 // Tool calls that servers run as tasks, against the test servers of every
-// era and transport: 2025-11-25's tasks (legacy, over Streamable HTTP,
-// HTTP+SSE and stdio), the 2026-07-28 extension (modern and dual-era, over
+// era and transport: 2025-11-25's tasks (initialize-era, over Streamable HTTP,
+// HTTP+SSE and stdio), the 2026-07-28 extension (stateless and dual-era, over
 // Streamable HTTP and stdio). CallTool returns the tool's result whichever
 // design the server uses; the host sees the task through OnTask.
 
@@ -51,7 +51,7 @@ func taskServers(t *testing.T, to testservers.TaskOptions) []struct {
 	lo.Versions = []string{mcp.Version20251125} // tasks came with it; an HTTP+SSE server answers 2024-11-05 by default
 	ls := testservers.StartLegacy(testservers.LegacyOptions{Options: lo})
 	t.Cleanup(ls.Close)
-	return append(rows, row{"legacy/sse", client.URL(ls.URL), mcp.EraLegacy, ls.Server()})
+	return append(rows, row{"legacy/sse", client.URL(ls.URL), mcp.EraInitialize, ls.Server()})
 }
 
 // statuses records the statuses OnTask reports.
@@ -134,7 +134,7 @@ func TestTasksEveryEra(t *testing.T) {
 			if err != nil || text(t, res) != "opt" {
 				t.Fatalf("task_optional: %v, %v", res, err)
 			}
-			if s.era == mcp.EraLegacy && !st.made(mcp.TaskCompleted) {
+			if s.era == mcp.EraInitialize && !st.made(mcp.TaskCompleted) {
 				t.Errorf("task_optional with AsTask: no task (%s)", &st)
 			}
 

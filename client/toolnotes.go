@@ -11,7 +11,7 @@ import (
 // What the Conn remembers of the tools tools/list described: whether a
 // tool is safe to repeat (its annotations say readOnlyHint or
 // idempotentHint; see WithReplay), which of its parameters go into
-// Mcp-Param-* headers (x-mcp-header, modern revisions over Streamable
+// Mcp-Param-* headers (x-mcp-header, stateless revisions over Streamable
 // HTTP), and whether it runs as a task (its execution.taskSupport,
 // revision 2025-11-25: tasks.go). A tool with none of these is not
 // remembered at all.
@@ -23,7 +23,7 @@ import (
 // longest ago is forgotten first; a tool whose note alone is over
 // maxToolNoteBytes is not remembered. A forgotten tool is as one never
 // listed: a call to it is not sent again when its answer is lost, and on
-// Streamable HTTP in a modern revision it goes out without its Mcp-Param-*
+// Streamable HTTP in a stateless revision it goes out without its Mcp-Param-*
 // headers, which a server that checks them refuses with -32020
 // (HeaderMismatch) before it runs the tool: the Conn then lists the tools
 // again and sends the call once more (relistHeaders). A tool listed again

@@ -13,7 +13,7 @@ import (
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
-// endlessTools is a modern server's answers (2026-07-28, spoken to as over
+// endlessTools is a stateless server's answers (2026-07-28, spoken to as over
 // Streamable HTTP; instantTransport.result) whose tools/list never ends:
 // every page holds perPage tools never listed before, named with nameLen
 // bytes, each read-only and with one parameter mirrored into a header.

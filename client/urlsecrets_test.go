@@ -53,7 +53,7 @@ func TestURLSecretsNotShown(t *testing.T) {
 	faults := testservers.RandomFaults(11, 0.2)
 	streamable := testservers.StartStreamable(testservers.HTTPOptions{Priming: true, Faults: faults})
 	t.Cleanup(streamable.Close)
-	modern := testservers.StartModern(testservers.HTTPOptions{})
+	modern := testservers.StartStateless(testservers.HTTPOptions{})
 	t.Cleanup(modern.Close)
 	sse := testservers.StartLegacy(testservers.LegacyOptions{Faults: testservers.RandomFaults(12, 0.1)})
 	t.Cleanup(sse.Close)
@@ -94,12 +94,12 @@ func TestURLSecretsNotShown(t *testing.T) {
 		named    string           // what the errors name, redacted
 	}{
 		{name: "streamable initialize", start: startStreamable, drop: []string{"initialize"}, dialErr: true, named: "api_key=…"},
-		{name: "modern server/discover", start: startModern, drop: []string{"server/discover"}, dialErr: true, named: "api_key=…"},
+		{name: "stateless server/discover", start: startStateless, drop: []string{"server/discover"}, dialErr: true, named: "api_key=…"},
 		{name: "sse GET", start: startSSE, policy: negotiate.SSEOnly, drop: []string{"GET"}, dialErr: true, named: "api_key=…"},
 		{name: "sse initialize", start: startSSE, policy: negotiate.SSEOnly, drop: []string{"initialize"}, dialErr: true, named: "sessionId=…"},
 		{name: "streamable tools/call, GET stream, DELETE", start: startStreamable, drop: []string{"tools/call", "GET", "DELETE"}, closeErr: true, listens: true, named: "api_key=…"},
 		{name: "streamable resuming GET", start: startStreamableCut, drop: []string{"GET"}, named: "api_key=…"},
-		{name: "modern tools/call", start: startModern, drop: []string{"tools/call"}, named: "api_key=…"},
+		{name: "stateless tools/call", start: startStateless, drop: []string{"tools/call"}, named: "api_key=…"},
 		{name: "sse tools/call", start: startSSE, policy: negotiate.SSEOnly, drop: []string{"tools/call"}, named: "sessionId=…"},
 		{name: "streamable 429", start: startStreamable, drop: []string{"tools/call"}, fault: tooManyRequests, named: "api_key=…&…"},
 		{name: "sse 429", start: startSSE, policy: negotiate.SSEOnly, drop: []string{"tools/call"}, fault: tooManyRequests, named: "sessionId=…"},
@@ -165,18 +165,18 @@ func TestURLSecretsNotShown(t *testing.T) {
 		shown = append(shown, got...)
 	}
 
-	// A modern server that takes initialize and refuses what follows, dialed
-	// as legacy (a cache says so): the client logs that it tries the modern
+	// A stateless server that takes initialize and refuses what follows, dialed
+	// as initialize-era (a cache says so): the client logs that it tries the stateless
 	// request, naming the URL.
-	sdkLike := testservers.StartModern(testservers.HTTPOptions{Options: testservers.Options{ModernInitialize: testservers.InitializeLikeGoSDK}})
+	sdkLike := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{ModernInitialize: testservers.InitializeLikeGoSDK}})
 	t.Cleanup(sdkLike.Close)
 	cache := negotiate.NewCache(time.Minute)
-	cache.Store(withSecrets(sdkLike.URL), client.TransportStreamableHTTP, mcp.EraLegacy)
+	cache.Store(withSecrets(sdkLike.URL), client.TransportStreamableHTTP, mcp.EraInitialize)
 	c := dial(t, server{name: "modern after initialize", target: client.URL(withSecrets(sdkLike.URL))}, append(slices.Clone(opts), client.WithCache(cache))...)
-	if c.Info().Era != mcp.EraModern {
+	if c.Info().Era != mcp.EraStateless {
 		t.Errorf("modern after initialize: era %s", c.Info().Era)
 	}
-	if !strings.Contains(logs.String(), "trying the modern request") {
+	if !strings.Contains(logs.String(), "trying the stateless request") {
 		t.Error("modern after initialize: the retry is not logged")
 	}
 	shown = append(shown, c.Info().Negotiation.String())
@@ -253,8 +253,8 @@ func startStreamableCut() (string, func()) {
 	return s.URL, s.Close
 }
 
-func startModern() (string, func()) {
-	s := testservers.StartModern(testservers.HTTPOptions{})
+func startStateless() (string, func()) {
+	s := testservers.StartStateless(testservers.HTTPOptions{})
 	return s.URL, s.Close
 }
 

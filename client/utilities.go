@@ -17,8 +17,8 @@ func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Comple
 }
 
 // SetLogLevel asks the server to send log records of level and above;
-// they arrive at the OnLog handler. A legacy server is sent
-// logging/setLevel; with a modern one, every later request carries the
+// they arrive at the OnLog handler. An initialize-era server is sent
+// logging/setLevel; with a stateless one, every later request carries the
 // level in its _meta (without SetLogLevel, requests carry "info" when
 // OnLog is set, and no level otherwise: the server then sends no records).
 func (c *Conn) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
@@ -29,8 +29,8 @@ func (c *Conn) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
 	return c.Call(ctx, "logging/setLevel", &mcp.SetLevelParams{Level: level}, nil)
 }
 
-// Ping checks that the server answers: with ping for a legacy server, and
-// with server/discover for a modern one (the modern revisions have no
+// Ping checks that the server answers: with ping for an initialize-era server, and
+// with server/discover for a stateless one (the stateless revisions have no
 // ping).
 func (c *Conn) Ping(ctx context.Context) error {
 	return c.Call(ctx, c.dialect().ping, nil, nil)

@@ -95,7 +95,7 @@ func goSDKLegacy(t *testing.T) *peerServer {
 }
 
 // goSDKDefaultStateless is a go-sdk stateless Streamable HTTP server
-// with the default revisions: 2026-07-28 for modern requests, the 2025
+// with the default revisions: 2026-07-28 for stateless requests, the 2025
 // revisions through initialize.
 func goSDKDefaultStateless(t *testing.T) *peerServer {
 	probe := newCancelProbe()

@@ -94,16 +94,16 @@ func goPeer(t *testing.T, target client.Target, probe *cancelProbe) *peerServer 
 }
 
 const (
-	goSDKModule = "github.com/modelcontextprotocol/go-sdk"
-	mcpGoModule = "github.com/mark3labs/mcp-go"
-	everything  = "@modelcontextprotocol/server-everything"
-	v2026       = mcp.Version20260728
-	v2025       = mcp.Version20251125
-	modern      = string(mcp.EraModern)
-	legacy      = string(mcp.EraLegacy)
-	httpT       = client.TransportStreamableHTTP
-	sseT        = client.TransportSSE
-	stdioT      = client.TransportStdio
+	goSDKModule   = "github.com/modelcontextprotocol/go-sdk"
+	mcpGoModule   = "github.com/mark3labs/mcp-go"
+	everything    = "@modelcontextprotocol/server-everything"
+	v2026         = mcp.Version20260728
+	v2025         = mcp.Version20251125
+	eraStateless  = string(mcp.EraStateless)
+	eraInitialize = string(mcp.EraInitialize)
+	httpT         = client.TransportStreamableHTTP
+	sseT          = client.TransportSSE
+	stdioT        = client.TransportStdio
 )
 
 // slowStart is longer than the wait for the stdio probe's answer
@@ -112,25 +112,25 @@ const (
 const slowStart = negotiate.DefaultProbeTimeout + 500*time.Millisecond
 
 var peers = []peer{
-	{"go-sdk", goSDKModule, "2026-07-28 only, stateless Streamable HTTP", negotiated{modern, httpT, v2026}, nil, goSDKModern},
-	{"go-sdk", goSDKModule, "2025 revisions only, stateful Streamable HTTP", negotiated{legacy, httpT, v2025}, nil, goSDKLegacy},
-	{"go-sdk", goSDKModule, "defaults, stateless Streamable HTTP (both eras)", negotiated{modern, httpT, v2026}, nil, goSDKDefaultStateless},
-	{"go-sdk", goSDKModule, "defaults, stateful Streamable HTTP (serves 2026-07-28 only when stateless)", negotiated{legacy, httpT, v2025}, nil, goSDKDefault},
-	{"go-sdk", goSDKModule, "HTTP+SSE handler", negotiated{legacy, sseT, v2025}, nil, goSDKSSE},
-	{"go-sdk", goSDKModule, "stdio, 2026-07-28 only", negotiated{modern, stdioT, v2026}, nil, goSDKStdio("modern", 0)},
-	{"go-sdk", goSDKModule, "stdio, defaults (both eras)", negotiated{modern, stdioT, v2026}, nil, goSDKStdio("default", 0)},
-	{"go-sdk", goSDKModule, "stdio, 2025 revisions only", negotiated{legacy, stdioT, v2025}, nil, goSDKStdio("legacy", 0)},
+	{"go-sdk", goSDKModule, "2026-07-28 only, stateless Streamable HTTP", negotiated{eraStateless, httpT, v2026}, nil, goSDKModern},
+	{"go-sdk", goSDKModule, "2025 revisions only, stateful Streamable HTTP", negotiated{eraInitialize, httpT, v2025}, nil, goSDKLegacy},
+	{"go-sdk", goSDKModule, "defaults, stateless Streamable HTTP (both eras)", negotiated{eraStateless, httpT, v2026}, nil, goSDKDefaultStateless},
+	{"go-sdk", goSDKModule, "defaults, stateful Streamable HTTP (serves 2026-07-28 only when stateless)", negotiated{eraInitialize, httpT, v2025}, nil, goSDKDefault},
+	{"go-sdk", goSDKModule, "HTTP+SSE handler", negotiated{eraInitialize, sseT, v2025}, nil, goSDKSSE},
+	{"go-sdk", goSDKModule, "stdio, 2026-07-28 only", negotiated{eraStateless, stdioT, v2026}, nil, goSDKStdio("modern", 0)},
+	{"go-sdk", goSDKModule, "stdio, defaults (both eras)", negotiated{eraStateless, stdioT, v2026}, nil, goSDKStdio("default", 0)},
+	{"go-sdk", goSDKModule, "stdio, 2025 revisions only", negotiated{eraInitialize, stdioT, v2025}, nil, goSDKStdio("legacy", 0)},
 	{"go-sdk", goSDKModule, "stdio, 2026-07-28 only, first answer after " + slowStart.String() + " (a slow start, as through npx or uvx)",
-		negotiated{modern, stdioT, v2026}, nil, goSDKStdio("modern", slowStart)},
+		negotiated{eraStateless, stdioT, v2026}, nil, goSDKStdio("modern", slowStart)},
 	{"go-sdk", goSDKModule, "stdio, 2025 revisions only, first answer after " + slowStart.String(),
-		negotiated{legacy, stdioT, v2025}, nil, goSDKStdio("legacy", slowStart)},
-	{"mcp-go", mcpGoModule, "dual-era Streamable HTTP (2026-07-28 and 2025)", negotiated{modern, httpT, v2026}, nil, mcpGoDual},
-	{"mcp-go", mcpGoModule, "dual-era Streamable HTTP, client pinned to the legacy era", negotiated{legacy, httpT, v2025},
-		[]client.Option{client.WithEra(negotiate.LegacyOnly)}, mcpGoDual},
-	{"mcp-go", mcpGoModule, "HTTP+SSE server", negotiated{legacy, sseT, v2025}, nil, mcpGoSSE},
-	{"server-everything", everything, "stdio", negotiated{legacy, stdioT, v2025}, nil, everythingStdio},
-	{"server-everything", everything, "sse", negotiated{legacy, sseT, v2025}, nil, everythingHTTP("sse", "/sse")},
-	{"server-everything", everything, "streamableHttp", negotiated{legacy, httpT, v2025}, nil, everythingHTTP("streamableHttp", "/mcp")},
+		negotiated{eraInitialize, stdioT, v2025}, nil, goSDKStdio("legacy", slowStart)},
+	{"mcp-go", mcpGoModule, "dual-era Streamable HTTP (2026-07-28 and 2025)", negotiated{eraStateless, httpT, v2026}, nil, mcpGoDual},
+	{"mcp-go", mcpGoModule, "dual-era Streamable HTTP, client pinned to the initialize era", negotiated{eraInitialize, httpT, v2025},
+		[]client.Option{client.WithEra(negotiate.InitializeOnly)}, mcpGoDual},
+	{"mcp-go", mcpGoModule, "HTTP+SSE server", negotiated{eraInitialize, sseT, v2025}, nil, mcpGoSSE},
+	{"server-everything", everything, "stdio", negotiated{eraInitialize, stdioT, v2025}, nil, everythingStdio},
+	{"server-everything", everything, "sse", negotiated{eraInitialize, sseT, v2025}, nil, everythingHTTP("sse", "/sse")},
+	{"server-everything", everything, "streamableHttp", negotiated{eraInitialize, httpT, v2025}, nil, everythingHTTP("streamableHttp", "/mcp")},
 }
 
 // TestInterop runs every step against every peer server; each step is
@@ -395,8 +395,8 @@ func (w *wireLog) lastCallID() string {
 // cancelStep starts the slow call, waits for its first progress
 // notification (the server is running it), cancels it, and checks that the
 // caller gets the cancellation at once; that the client signalled it as the
-// revision says (a legacy server and stdio: notifications/cancelled naming
-// the call; a modern server over Streamable HTTP: the answer stream closed,
+// revision says (an initialize-era server and stdio: notifications/cancelled naming
+// the call; a stateless server over Streamable HTTP: the answer stream closed,
 // which only the server can tell); that the server saw it (where it can
 // tell); and that the connection still serves calls.
 func cancelStep(ctx context.Context, conn *client.Conn, srv *peerServer, wire *wireLog) (string, error) {
@@ -435,7 +435,7 @@ func cancelStep(ctx context.Context, conn *client.Conn, srv *peerServer, wire *w
 	}
 	info := conn.Info()
 	how := "stream closed"
-	if info.Era == mcp.EraLegacy || info.Transport == client.TransportStdio {
+	if info.Era == mcp.EraInitialize || info.Transport == client.TransportStdio {
 		how = "notifications/cancelled"
 	wait:
 		for {

@@ -17,12 +17,12 @@ import (
 
 var probeRuns = flag.Int("probe-runs", 3, "Dials per server and era policy in TestStdioProbeCost (it logs the medians; run with -v)")
 
-// TestStdioProbeCost measures what the modern probe (server/discover
-// before initialize) costs a legacy stdio server: Dial with the default era
-// policy against Dial with negotiate.LegacyOnly, -probe-runs times each,
-// alternating, on server-everything and on anymcp's own legacy test
-// server. It checks that each Dial negotiates the legacy era (the probe,
-// then initialize; LegacyOnly: initialize alone) and logs the median Dial
+// TestStdioProbeCost measures what the stateless probe (server/discover
+// before initialize) costs an initialize-era stdio server: Dial with the default era
+// policy against Dial with negotiate.InitializeOnly, -probe-runs times each,
+// alternating, on server-everything and on anymcp's own initialize-era test
+// server. It checks that each Dial negotiates the initialize era (the probe,
+// then initialize; InitializeOnly: initialize alone) and logs the median Dial
 // times.
 func TestStdioProbeCost(t *testing.T) {
 	self, selfArgs, selfEnv := testservers.StdioCommand()
@@ -33,17 +33,17 @@ func TestStdioProbeCost(t *testing.T) {
 		{"server-everything", func(t *testing.T) client.Target {
 			return client.Command(nodePath(t), everythingMain(t), "stdio")
 		}},
-		{"testservers (legacy, default Options)", func(*testing.T) client.Target {
+		{"testservers (initialize era, default Options)", func(*testing.T) client.Target {
 			return client.Command(self, selfArgs...).WithEnv(selfEnv...)
 		}},
 	}
 	policies := []struct {
 		name string
 		era  negotiate.EraPolicy
-	}{{"default (probe first)", negotiate.EraAuto}, {"WithEra(LegacyOnly)", negotiate.LegacyOnly}}
+	}{{"default (probe first)", negotiate.EraAuto}, {"WithEra(InitializeOnly)", negotiate.InitializeOnly}}
 
 	var report strings.Builder
-	fmt.Fprintf(&report, "| server | runs | Dial, default policy: median (p25–p75) | Dial, LegacyOnly | difference of the medians | one round trip on the started server | probe unanswered within DefaultProbeTimeout |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&report, "| server | runs | Dial, default policy: median (p25–p75) | Dial, InitializeOnly | difference of the medians | one round trip on the started server | probe unanswered within DefaultProbeTimeout |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range servers {
 		t.Run(s.name, func(t *testing.T) {
 			target := s.target(t)
@@ -65,15 +65,15 @@ func TestStdioProbeCost(t *testing.T) {
 					}
 				}
 			}
-			auto, legacyOnly, rtt := median(dials[0]), median(dials[1]), median(rtts)
+			auto, initializeOnly, rtt := median(dials[0]), median(dials[1]), median(rtts)
 			sign := "+"
-			if auto < legacyOnly {
+			if auto < initializeOnly {
 				sign = "−"
 			}
 			fmt.Fprintf(&report, "| %s | %d | %v (%v–%v) | %v (%v–%v) | %s%v (%.3f×) | %v | %d of %d |\n", s.name, *probeRuns,
 				round(auto), round(quantile(dials[0], 0.25)), round(quantile(dials[0], 0.75)),
-				round(legacyOnly), round(quantile(dials[1], 0.25)), round(quantile(dials[1], 0.75)),
-				sign, round(max(auto-legacyOnly, legacyOnly-auto)), float64(auto)/float64(legacyOnly), round(rtt), timeouts, *probeRuns)
+				round(initializeOnly), round(quantile(dials[1], 0.25)), round(quantile(dials[1], 0.75)),
+				sign, round(max(auto-initializeOnly, initializeOnly-auto)), float64(auto)/float64(initializeOnly), round(rtt), timeouts, *probeRuns)
 		})
 	}
 	t.Logf("median of %d Dials each (process start and handshake; Close not timed):\n%s", *probeRuns, report.String())
@@ -101,14 +101,14 @@ func dialOnce(t *testing.T, target client.Target, p negotiate.EraPolicy) (dial, 
 		}
 	}()
 	info := c.Info()
-	if info.Era != mcp.EraLegacy || info.ProtocolVersion != mcp.Version20251125 {
-		t.Fatalf("%v: negotiated %s %s, want legacy 2025-11-25", p, info.Era, info.ProtocolVersion)
+	if info.Era != mcp.EraInitialize || info.ProtocolVersion != mcp.Version20251125 {
+		t.Fatalf("%v: negotiated %s %s, want initialize 2025-11-25", p, info.Era, info.ProtocolVersion)
 	}
 	at := info.Negotiation.Attempts
 	switch p {
-	case negotiate.LegacyOnly:
+	case negotiate.InitializeOnly:
 		if len(at) != 1 || at[0].Request != negotiate.RequestInitialize {
-			t.Fatalf("LegacyOnly sent more than initialize:\n%s", info.Negotiation)
+			t.Fatalf("InitializeOnly sent more than initialize:\n%s", info.Negotiation)
 		}
 	default:
 		// Refused, or not answered within DefaultProbeTimeout when the

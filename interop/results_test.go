@@ -90,7 +90,7 @@ func writeTables(rows []*result) error {
 	res.WriteString(tbl)
 	res.WriteString(`
 Each row starts its server fresh on 127.0.0.1 (port 0) and dials it with anymcp's defaults (one row pins
-the legacy era with ` + "`client.WithEra(negotiate.LegacyOnly)`" + `). The steps, each asserted:
+the initialize era with ` + "`client.WithEra(negotiate.InitializeOnly)`" + `). The steps, each asserted:
 
 - **negotiate**: ` + "`client.Dial`" + `; ` + "`Info()`" + ` must name the expected era, transport and revision, and the report the era.
   *negotiation* lists the attempts of the report and the answer each got.
@@ -98,7 +98,7 @@ the legacy era with ` + "`client.WithEra(negotiate.LegacyOnly)`" + `). The steps
 - **call**: ` + "`tools/call`" + ` of echo answers the text sent.
 - **progress**: a call with a progress token gets every notification, 1..n in order, before its answer.
 - **cancel**: a slow call, cancelled after its first progress notification, returns ` + "`context.Canceled`" + ` and
-  ` + "`jsonrpc.ErrOutcomeUnknown`" + ` at once; the client signalled it as the revision says (legacy servers and
+  ` + "`jsonrpc.ErrOutcomeUnknown`" + ` at once; the client signalled it as the revision says (initialize-era servers and
   stdio: a ` + "`notifications/cancelled`" + ` naming the call is sent; a 2026-07-28 server over HTTP: the answer
   stream is closed); the server's handler saw it (the Go servers record it; server-everything's tool never
   looks, so it cannot tell); the next call on the same connection works.

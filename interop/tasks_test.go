@@ -80,8 +80,8 @@ func TestInteropTasks(t *testing.T) {
 		era  negotiate.EraPolicy
 		want mcp.Era
 	}{
-		{"dual-era Streamable HTTP, as it runs by default", negotiate.EraAuto, mcp.EraModern},
-		{"Streamable HTTP, client pinned to the legacy era", negotiate.LegacyOnly, mcp.EraLegacy},
+		{"dual-era Streamable HTTP, as it runs by default", negotiate.EraAuto, mcp.EraStateless},
+		{"Streamable HTTP, client pinned to the initialize era", negotiate.InitializeOnly, mcp.EraInitialize},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &mcpGoTasks{release: make(chan struct{})}
@@ -100,8 +100,8 @@ func TestInteropTasks(t *testing.T) {
 				t.Fatalf("era %v, want %v", got, tc.want)
 			}
 
-			if tc.want == mcp.EraModern {
-				modernRefusal(ctx, t, conn, h)
+			if tc.want == mcp.EraStateless {
+				statelessRefusal(ctx, t, conn, h)
 				return
 			}
 
@@ -178,20 +178,20 @@ func TestInteropTasks(t *testing.T) {
 	}
 }
 
-// modernRefusal checks what a 2026-07-28 client gets from mcp-go's
+// statelessRefusal checks what a 2026-07-28 client gets from mcp-go's
 // dual-era server for its task tools: mcp-go offers the tasks of
 // 2025-11-25 in server/discover and makes the task when asked, but then
 // refuses tasks/result in 2026-07-28, so the tool would run with no way to
-// fetch its result. anymcp does not ask for such a task in the modern era:
+// fetch its result. anymcp does not ask for such a task in the stateless era:
 // the call is refused before anything runs (-32601), and the error says to
-// connect in the legacy era. An optional tool runs as a plain call.
-func modernRefusal(ctx context.Context, t *testing.T, conn *client.Conn, h *mcpGoTasks) {
+// connect in the initialize era. An optional tool runs as a plain call.
+func statelessRefusal(ctx context.Context, t *testing.T, conn *client.Conn, h *mcpGoTasks) {
 	t.Helper()
 	made := false
 	_, err := conn.CallTool(ctx, "task_echo", map[string]any{"text": "hi"}, client.OnTask(func(mcp.Task) { made = true }))
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound || made ||
-		!strings.Contains(err.Error(), "negotiate.LegacyOnly") {
+		!strings.Contains(err.Error(), "negotiate.InitializeOnly") {
 		t.Fatalf("task_echo over 2026-07-28: %v (a task made: %v), want -32601 and the way out", err, made)
 	}
 	res, err := conn.CallTool(ctx, "maybe_task", map[string]any{"text": "opt"}, client.AsTask(), client.OnTask(func(mcp.Task) { made = true }))

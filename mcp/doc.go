@@ -19,24 +19,24 @@ const (
 	Version20251125 = "2025-11-25"
 	Version20260728 = "2026-07-28"
 
-	// LatestVersion is the newest legacy revision: the one offered in
+	// LatestVersion is the newest initialize-era revision: the one offered in
 	// initialize.
 	LatestVersion = Version20251125
-	// LatestModernVersion is the newest modern revision: the one modern
+	// LatestStatelessVersion is the newest stateless revision: the one stateless
 	// requests carry first.
-	LatestModernVersion = Version20260728
+	LatestStatelessVersion = Version20260728
 )
 
-// SupportedVersions are the legacy revisions, newest first: those a server
+// SupportedVersions are the initialize-era revisions, newest first: those a server
 // may answer initialize with.
 var SupportedVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
 
-// ModernVersions are the modern revisions this module speaks, newest first:
+// StatelessVersions are the stateless revisions this module speaks, newest first:
 // those a request may carry in _meta.
-var ModernVersions = []string{Version20260728}
+var StatelessVersions = []string{Version20260728}
 
 // IsSupportedVersion reports whether v is one of SupportedVersions (a
-// legacy revision an initialize answer may name).
+// initialize-era revision an initialize answer may name).
 func IsSupportedVersion(v string) bool {
 	for _, s := range SupportedVersions {
 		if s == v {

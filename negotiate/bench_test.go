@@ -14,9 +14,9 @@ import (
 	"github.com/anymcp/anymcp/testservers"
 )
 
-// dualHello opens as a dual-era client does: the modern probe first.
+// dualHello opens as a dual-era client does: the stateless probe first.
 func dualHello() negotiate.Hello {
-	h := legacyHello()
+	h := initializeHello()
 	h.Discover = func(version string) *jsonrpc.Message {
 		params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
 			mcp.MetaProtocolVersion: version, mcp.MetaClientCapabilities: map[string]any{},
@@ -28,7 +28,7 @@ func dualHello() negotiate.Hello {
 
 // benchNegotiate measures Connect until the opening request is answered
 // (then closes the transport), reporting the HTTP round trips it took
-// (the DELETE that ends a legacy session included).
+// (the DELETE that ends an initialize-era session included).
 func benchNegotiate(b *testing.B, url string, cache *negotiate.Cache) {
 	var trips atomic.Int64
 	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -48,8 +48,8 @@ func benchNegotiate(b *testing.B, url string, cache *negotiate.Cache) {
 }
 
 // A 2026-07-28 server: server/discover, answered.
-func BenchmarkNegotiateModern(b *testing.B) {
-	srv := testservers.StartModern(testservers.HTTPOptions{})
+func BenchmarkNegotiateStateless(b *testing.B) {
+	srv := testservers.StartStateless(testservers.HTTPOptions{})
 	defer srv.Close()
 	benchNegotiate(b, srv.URL, nil)
 }
@@ -66,7 +66,7 @@ func BenchmarkNegotiateStreamableCached(b *testing.B) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{NoGETStream: true})
 	defer srv.Close()
 	cache := negotiate.NewCache(0)
-	cache.Store(srv.URL, negotiate.StreamableHTTP, mcp.EraLegacy)
+	cache.Store(srv.URL, negotiate.StreamableHTTP, mcp.EraInitialize)
 	benchNegotiate(b, srv.URL, cache)
 }
 
@@ -83,6 +83,6 @@ func BenchmarkNegotiateLegacyCached(b *testing.B) {
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 405, GETServesLegacy: true})
 	defer srv.Close()
 	cache := negotiate.NewCache(0)
-	cache.Store(srv.URL, negotiate.SSE, mcp.EraLegacy)
+	cache.Store(srv.URL, negotiate.SSE, mcp.EraInitialize)
 	benchNegotiate(b, srv.URL, cache)
 }

@@ -19,7 +19,7 @@ const MaxCacheEntries = 4096
 // Cache remembers, per server (a URL, or a stdio command line), what the
 // ladder found: its era and, for a URL, its transport. The era is a
 // property of the server, so the next connection starts with what worked,
-// and a server known to be legacy costs no modern probe (nor, for HTTP+SSE,
+// and a server known to be initialize-era costs no stateless probe (nor, for HTTP+SSE,
 // the POST that fails before the GET). Should a cached outcome stop
 // working, the ladder runs in full and the entry is replaced. A Cache is
 // safe for concurrent use and may be shared by any number of Dials; a nil

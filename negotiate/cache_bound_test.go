@@ -16,14 +16,14 @@ func TestCacheBounded(t *testing.T) {
 	c := NewCache(time.Minute)
 	c.now = func() time.Time { return now }
 	for i := range MaxCacheEntries {
-		c.Store(fmt.Sprintf("https://s%d.example/mcp", i), StreamableHTTP, mcp.EraModern)
+		c.Store(fmt.Sprintf("https://s%d.example/mcp", i), StreamableHTTP, mcp.EraStateless)
 		now = now.Add(time.Millisecond)
 	}
-	c.Store("https://s0.example/mcp", SSE, mcp.EraLegacy) // known: replaced, nothing dropped
+	c.Store("https://s0.example/mcp", SSE, mcp.EraInitialize) // known: replaced, nothing dropped
 	if len(c.m) != MaxCacheEntries {
 		t.Fatalf("%d entries", len(c.m))
 	}
-	c.Store("https://new.example/mcp", StreamableHTTP, mcp.EraModern) // full: s1 expires first
+	c.Store("https://new.example/mcp", StreamableHTTP, mcp.EraStateless) // full: s1 expires first
 	if _, _, ok := c.Lookup("https://s1.example/mcp"); ok || len(c.m) != MaxCacheEntries {
 		t.Fatalf("s1 kept, or %d entries", len(c.m))
 	}
@@ -31,7 +31,7 @@ func TestCacheBounded(t *testing.T) {
 		t.Fatalf("s0: %q, %v", tr, ok)
 	}
 	now = now.Add(2 * time.Minute) // all expired
-	c.Store("https://later.example/mcp", StreamableHTTP, mcp.EraModern)
+	c.Store("https://later.example/mcp", StreamableHTTP, mcp.EraStateless)
 	if len(c.m) != 1 {
 		t.Fatalf("%d entries after the expired were dropped, want 1", len(c.m))
 	}

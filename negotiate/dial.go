@@ -31,7 +31,7 @@ var ErrNoTarget = errors.New("no target: give a URL or a command")
 // Connect. For a command it starts the process (stdio.Start; a nil
 // Command.Logger gets cfg.Logger) and runs Handshake over it, under the
 // cache key and label of its command line; a process that refused
-// initialize after the modern probe is stopped and started again by Dial
+// initialize after the stateless probe is stopped and started again by Dial
 // itself (cfg.Restart is not used). On success the caller owns the
 // Result's Transport; on failure no process is left running.
 func Dial(ctx context.Context, target Target, hello Hello, cfg Config) (*Result, error) {

@@ -63,8 +63,8 @@ func dialCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// Dial of a command starts it and runs the ladder over it: a modern
-// server answers the probe, a legacy one initialize; the report names the
+// Dial of a command starts it and runs the ladder over it: a stateless
+// server answers the probe, an initialize-era one initialize; the report names the
 // program, the result the stdio transport, and the cache keeps the era
 // under the command line.
 func TestDialCommand(t *testing.T) {
@@ -72,8 +72,8 @@ func TestDialCommand(t *testing.T) {
 		eras testservers.Eras
 		want mcp.Era
 	}{
-		{testservers.ModernOnly, mcp.EraModern},
-		{testservers.LegacyOnly, mcp.EraLegacy},
+		{testservers.StatelessOnly, mcp.EraStateless},
+		{testservers.InitializeOnly, mcp.EraInitialize},
 	} {
 		t.Run(string(tc.want), func(t *testing.T) {
 			cmd, pidLog := stdioServer(t, testservers.Options{Eras: tc.eras})
@@ -111,7 +111,7 @@ func TestDialCommandStartsTheServerAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := res.Report.Attempts
-	if res.Era != mcp.EraLegacy || res.Response.Error != nil || len(a) != 3 ||
+	if res.Era != mcp.EraInitialize || res.Response.Error != nil || len(a) != 3 ||
 		!strings.Contains(a[1].Decision, "starting the server again") || !strings.Contains(a[2].Decision, "started again") {
 		t.Errorf("era %s, answer %+v, report:\n%s", res.Era, res.Response, res.Report)
 	}
@@ -127,11 +127,11 @@ func TestDialCommandStartsTheServerAgain(t *testing.T) {
 }
 
 // A command whose handshake fails leaves no process behind: Dial stops
-// the one it started (here a legacy server, asked for the modern era only).
+// the one it started (here an initialize-era server, asked for the stateless era only).
 func TestDialCommandFailureLeavesNoProcess(t *testing.T) {
-	cmd, pidLog := stdioServer(t, testservers.Options{Eras: testservers.LegacyOnly})
+	cmd, pidLog := stdioServer(t, testservers.Options{Eras: testservers.InitializeOnly})
 	res, err := negotiate.Dial(dialCtx(t), negotiate.Target{Command: cmd}, dualHello(),
-		negotiate.Config{Era: negotiate.ModernOnly, ProbeTimeout: 50 * time.Millisecond})
+		negotiate.Config{Era: negotiate.StatelessOnly, ProbeTimeout: 50 * time.Millisecond})
 	var nerr *negotiate.Error
 	if !errors.As(err, &nerr) {
 		if res != nil {

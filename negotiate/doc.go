@@ -1,6 +1,6 @@
 // Package negotiate owns the ladder that finds out what a server speaks:
-// its protocol era, modern (2026-07-28 on: stateless, every request carries
-// its revision and capabilities in _meta) or legacy (2024-11-05 to
+// its protocol era, stateless (2026-07-28 on: stateless, every request carries
+// its revision and capabilities in _meta) or initialize-era (2024-11-05 to
 // 2025-11-25: initialize and a session), and, for a URL, its transport,
 // Streamable HTTP or HTTP+SSE. It sends the opening requests the protocol
 // layer built (Hello), hands back the live transport with the answer, and
@@ -16,20 +16,20 @@
 // For a URL, in the order of the specification's backward-compatibility
 // rules:
 //
-//  1. POST server/discover with the newest modern revision. A
-//     DiscoverResult, or a recognised modern error, means a modern server;
-//     any other 4xx means a legacy one.
+//  1. POST server/discover with the newest stateless revision. A
+//     DiscoverResult, or a recognised stateless error, means a stateless server;
+//     any other 4xx means an initialize-era one.
 //  2. POST initialize over Streamable HTTP. A 2xx means Streamable HTTP;
-//     400, 404 or 405 without a modern body mean "try HTTP+SSE".
+//     400, 404 or 405 without a stateless body mean "try HTTP+SSE".
 //  3. GET the URL, expect an endpoint event, initialize over HTTP+SSE.
 //
 // 401/403, 5xx, 406/415, refused redirects, timeouts and network errors are
 // reported as themselves, never masked by another rung. Over stdio the
 // probe is the same server/discover, bounded by a timeout: silence or an
-// error that is not modern means legacy.
+// error that is not stateless means initialize-era.
 //
 // A Cache remembers the outcome per URL or command line, so that a server
-// known to be legacy costs no probe next time.
+// known to be initialize-era costs no probe next time.
 //
 // The ladder in full, the report and its cost: docs/negotiation.md in the
 // repository.

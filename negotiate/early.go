@@ -21,7 +21,7 @@ const (
 // ErrTooManyEarlyRequests is matched (errors.Is) by the error of a rung
 // whose server sent more than maxEarly requests before answering
 // initialize: requests are never dropped, so the negotiation gives up.
-var ErrTooManyEarlyRequests = errors.New("negotiate: too many requests before the initialize answer")
+var ErrTooManyEarlyRequests = errors.New("too many requests from the server before its initialize answer")
 
 // early holds, within bounds, the messages that came before the answer to
 // initialize. Past the bounds it drops notifications (the oldest kept one

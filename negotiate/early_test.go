@@ -114,9 +114,9 @@ func earlyFlood(w io.Writer, n int, id string) {
 	fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n\n", id)
 }
 
-// legacyEarlyFlood is an HTTP+SSE server that sends n notifications on its
+// initializeEarlyFlood is an HTTP+SSE server that sends n notifications on its
 // stream before the answer to initialize.
-func legacyEarlyFlood(n int) http.HandlerFunc {
+func initializeEarlyFlood(n int) http.HandlerFunc {
 	answer := make(chan string, 1)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -144,9 +144,9 @@ func legacyEarlyFlood(n int) http.HandlerFunc {
 	}
 }
 
-// modernEarlyFlood is a Streamable HTTP server that answers initialize
+// statelessEarlyFlood is a Streamable HTTP server that answers initialize
 // with an event stream of n notifications before the response.
-func modernEarlyFlood(n int) http.HandlerFunc {
+func statelessEarlyFlood(n int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -172,8 +172,8 @@ func TestEarlyFloodBounded(t *testing.T) {
 		handler http.HandlerFunc
 		policy  Policy
 	}{
-		{"legacy", legacyEarlyFlood(flood), SSEOnly},
-		{"modern", modernEarlyFlood(flood), StreamableOnly},
+		{"initialize", initializeEarlyFlood(flood), SSEOnly},
+		{"stateless", statelessEarlyFlood(flood), StreamableOnly},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)

@@ -14,7 +14,7 @@ import (
 // An HTTP+SSE server that answers a POST to its SSE URL as a GET (go-mcp's
 // does): 200 text/event-stream, an endpoint event, and never a response.
 // The endpoint event says a 2024-11-05 server, so the ladder goes to
-// HTTP+SSE at once, the modern probe's answer skipping the POST of
+// HTTP+SSE at once, the stateless probe's answer skipping the POST of
 // initialize too, where it waited for a response until the connect timeout
 // ran out. The timeout here is long: the ladder must not need it, and the
 // report says why it moved on.
@@ -27,7 +27,7 @@ func TestEndpointEventOnPost(t *testing.T) {
 		request string // the POSTed one
 	}{
 		{"dual-era", dualHello(), negotiate.RequestDiscover},
-		{"legacy era", legacyHello(), negotiate.RequestInitialize},
+		{"initialize era", initializeHello(), negotiate.RequestInitialize},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const connectTimeout = time.Minute

@@ -36,13 +36,13 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() []error { return e.Errs }
 
 // ErrProbeDropped is matched by the error of a negotiation that stopped
-// because the server closed the connection instead of answering the modern
+// because the server closed the connection instead of answering the stateless
 // probe (server/discover) over HTTP. A server that fails on any method it
 // does not know does so (mcp-golang's HTTP transport panics), and the
-// legacy era alone (EraPolicy LegacyOnly: initialize, no probe) may reach
+// initialize era alone (EraPolicy InitializeOnly: initialize, no probe) may reach
 // it. The ladder does not fall back by itself: a dropped connection is
 // also what a server in trouble gives, and is reported as itself.
-var ErrProbeDropped = errors.New("the server closed the connection instead of answering server/discover, as a server that fails on methods it does not know does: the legacy era alone (no probe) may reach it")
+var ErrProbeDropped = errors.New("the server closed the connection instead of answering server/discover, as a server that fails on methods it does not know does: the initialize era alone (no probe) may reach it")
 
 // droppedConnection reports whether err is a connection the server closed
 // or reset without an answer.
@@ -63,10 +63,10 @@ type NewerServerError struct {
 }
 
 func (e *NewerServerError) Error() string {
-	common := mcp.BestVersion(mcp.EraModern, e.Supported) != "" || mcp.BestVersion(mcp.EraLegacy, e.Supported) != ""
+	common := mcp.BestVersion(mcp.EraStateless, e.Supported) != "" || mcp.BestVersion(mcp.EraInitialize, e.Supported) != ""
 	var s string
 	if common {
-		s = fmt.Sprintf("%s is a newer (modern) server: it refused the legacy handshake (%v)", e.URL, e.RPCError)
+		s = fmt.Sprintf("%s is a newer (stateless) server: it refused the initialize handshake (%v)", e.URL, e.RPCError)
 	} else {
 		s = fmt.Sprintf("%s speaks a newer MCP revision than this client (it answered %v)", e.URL, e.RPCError)
 	}
@@ -75,7 +75,7 @@ func (e *NewerServerError) Error() string {
 	}
 	s += "; this client speaks " + strings.Join(ClientVersions(), ", ")
 	if common {
-		s += ", but the era policy kept it from the modern request"
+		s += ", but the era policy kept it from the stateless request"
 	}
 	return s
 }
@@ -85,7 +85,7 @@ func (e *NewerServerError) Unwrap() error { return e.RPCError }
 
 // ClientVersions lists every revision this client speaks, newest first.
 func ClientVersions() []string {
-	return append(append([]string(nil), mcp.ModernVersions...), mcp.SupportedVersions...)
+	return append(append([]string(nil), mcp.StatelessVersions...), mcp.SupportedVersions...)
 }
 
 func isFallbackStatus(code int) bool { return code == 400 || code == 404 || code == 405 }

@@ -11,10 +11,10 @@ import (
 
 // Handshake finds the era of the server at the other end of t, a transport
 // without HTTP statuses (stdio, or a host's own), by the stdio binding's
-// backward-compatibility rule: the modern probe (server/discover) first,
-// waited for at most cfg.ProbeTimeout; a result or a recognised modern
-// error means modern, anything else (silence included) means initialize.
-// A late modern answer still decides. A server that refused the probe and
+// backward-compatibility rule: the stateless probe (server/discover) first,
+// waited for at most cfg.ProbeTimeout; a result or a recognised stateless
+// error means stateless, anything else (silence included) means initialize.
+// A late stateless answer still decides. A server that refused the probe and
 // then refuses initialize (the probe may have started its session) is
 // started again with cfg.Restart, when set, and sent initialize alone.
 // cfg.CacheKey, when set, caches the era so the next start skips the probe.
@@ -56,7 +56,7 @@ type lateProbe struct {
 
 func (h *handshake) run(ctx context.Context) (*Result, error) {
 	probeFirst := h.hello.Discover != nil
-	if e, ok := h.cfg.Cache.lookup(h.url); ok && h.url != "" && h.hello.Initialize != nil && e.Era == mcp.EraLegacy {
+	if e, ok := h.cfg.Cache.lookup(h.url); ok && h.url != "" && h.hello.Initialize != nil && e.Era == mcp.EraInitialize {
 		h.report.FromCache = true
 		probeFirst = false
 	}
@@ -76,14 +76,14 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 	if probeFirst && h.late == nil && out == succeeded && res.Response.Error != nil && h.restartServer != nil {
 		res, out = h.restart(ctx, "refused after the probe, which may have started the session: starting the server again for initialize alone")
 	}
-	if h.late != nil && (out == succeeded || out == modernFirst) {
+	if h.late != nil && (out == succeeded || out == statelessFirst) {
 		// The server took longer to answer than the probe waited. Its
 		// answer to the probe decides the era: when it took initialize,
 		// the answer may still follow (a server that handles requests
 		// concurrently may answer initialize first), so it gets one more
 		// probe timeout to come; when it refused initialize, it is asked
 		// again, now that it is up.
-		refused := out == modernFirst || res.Response.Error != nil
+		refused := out == statelessFirst || res.Response.Error != nil
 		var wait time.Duration
 		if !refused {
 			wait = h.probeTimeout()
@@ -101,13 +101,13 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 			case pout == succeeded:
 				return h.done(mres), nil
 			case pout == movedOn && out == succeeded && res.Response.Error != nil && h.restartServer != nil:
-				// A legacy server that refuses initialize after the
+				// An initialize-era server that refuses initialize after the
 				// probe: the probe may have started its session.
-				if res, out = h.restart(ctx, "not a modern server either, and it refused initialize after the probe, which may have started its session: starting the server again for initialize alone"); out == succeeded {
+				if res, out = h.restart(ctx, "not a stateless server either, and it refused initialize after the probe, which may have started its session: starting the server again for initialize alone"); out == succeeded {
 					return h.done(res), nil
 				}
 			case pout == movedOn && out == succeeded:
-				return h.done(res), nil // a legacy server: initialize's answer stands
+				return h.done(res), nil // an initialize-era server: initialize's answer stands
 			}
 			return nil, h.failure()
 		}
@@ -115,8 +115,8 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 	switch {
 	case out == succeeded:
 		return h.done(res), nil
-	case out == modernFirst && !probeFirst && h.hello.Discover != nil:
-		// A cached legacy era that no longer holds: probe after all.
+	case out == statelessFirst && !probeFirst && h.hello.Discover != nil:
+		// A cached initialize era that no longer holds: probe after all.
 		h.cfg.Cache.Forget(h.url)
 		if res, out := h.probe(ctx); out == succeeded {
 			return h.done(res), nil
@@ -147,7 +147,7 @@ func (h *handshake) probeTimeout() time.Duration {
 
 // probe sends server/discover, retrying another revision when asked.
 func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
-	version := mcp.LatestModernVersion
+	version := mcp.LatestStatelessVersion
 	if h.cfg.Version != "" {
 		version = h.cfg.Version
 	}
@@ -156,7 +156,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 	for range maxVersionTries {
 		tries[version]++
 		start := time.Now()
-		a := Attempt{Era: string(mcp.EraModern), Transport: h.name, Request: RequestDiscover, URL: h.report.URL, Version: version}
+		a := Attempt{Era: string(mcp.EraStateless), Transport: h.name, Request: RequestDiscover, URL: h.report.URL, Version: version}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		resp, err := h.exchange(pctx, h.t, h.p, h.request(h.hello.Discover(version)))
 		timedOut := err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
@@ -170,9 +170,9 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 		v := judgeProbe(resp, err, false, timedOut, version)
 		a.Decision, a.Answer = v.why, answerOf(resp, err)
 		switch v.kind {
-		case isModern, isModernBare:
+		case isStateless, isStatelessBare:
 			h.record(a, nil, "")
-			return &Result{Era: mcp.EraModern, Version: version, Response: resp}, succeeded
+			return &Result{Era: mcp.EraStateless, Version: version, Response: resp}, succeeded
 		case retryVersion:
 			if tries[v.version] >= 2 || (v.version != version && tries[v.version] >= 1) {
 				a.Decision = v.why + ", but it keeps refusing revisions it lists: stopping"
@@ -181,15 +181,15 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 			}
 			h.record(a, errOf(resp, err), "")
 			version = v.version
-		case isLegacy:
+		case isInitialize:
 			if timedOut {
 				err = errors.New("no answer within " + timeout.String())
 				h.p.giveUp()
 				h.late = &lateProbe{version: version, start: start}
 			}
 			if h.hello.Initialize == nil {
-				a.Decision = "not a modern server, and the era policy allows only modern revisions: stopping"
-				h.record(a, errOf(resp, err), "not a modern server, and the era policy allows only modern revisions")
+				a.Decision = "not a stateless server, and the era policy allows only stateless revisions: stopping"
+				h.record(a, errOf(resp, err), "not a stateless server, and the era policy allows only stateless revisions")
 				return nil, stopped
 			}
 			a.Decision += ": trying initialize"
@@ -208,10 +208,10 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 
 // lateAnswer takes the answer to the probe that timed out, which the pump
 // kept aside, waiting for it at most wait. A DiscoverResult makes the
-// server modern after all; a recognised modern error too, and the probe is
+// server stateless after all; a recognised stateless error too, and the probe is
 // sent again (now that the server is up) for the revision to use. decided
-// is false when no answer came, or when it is not a modern one: then
-// initialize's answer stands. When decided, res is the modern outcome, or
+// is false when no answer came, or when it is not a stateless one: then
+// initialize's answer stands. When decided, res is the stateless outcome, or
 // nil if probing again failed.
 func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Result, decided bool) {
 	late := h.late
@@ -220,16 +220,16 @@ func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Re
 		return nil, false
 	}
 	v := judgeProbe(m, nil, false, false, late.version)
-	if v.kind == isLegacy {
+	if v.kind == isInitialize {
 		return nil, false
 	}
 	h.late = nil
-	a := Attempt{Era: string(mcp.EraModern), Transport: h.name, Request: RequestDiscover, URL: h.report.URL,
+	a := Attempt{Era: string(mcp.EraStateless), Transport: h.name, Request: RequestDiscover, URL: h.report.URL,
 		Version: late.version, Duration: time.Since(late.start), Answer: answerOf(m, nil)}
-	if v.kind == isModern || v.kind == isModernBare {
+	if v.kind == isStateless || v.kind == isStatelessBare {
 		a.Decision = "the answer to the probe came late, after initialize: " + v.why + " after all"
 		h.record(a, nil, "")
-		return &Result{Era: mcp.EraModern, Version: late.version, Response: m}, true
+		return &Result{Era: mcp.EraStateless, Version: late.version, Response: m}, true
 	}
 	a.Decision = "the answer to the probe came late, after initialize: " + v.why + ": probing again"
 	h.record(a, errOf(m, nil), "")
@@ -239,13 +239,13 @@ func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Re
 	return nil, true
 }
 
-// restart answers a server that refused the modern probe, then refused
+// restart answers a server that refused the stateless probe, then refused
 // initialize with a JSON-RPC error: the probe may have started its
 // session (a stdio face over another server does so on any first
 // message, and then refuses initialize as a second one). The server is
 // stopped and started again (restartServer), and initialize alone is sent
 // to the new process; its answer stands, whatever it is, and so the era
-// cached for the server is the legacy one, which skips the probe next
+// cached for the server is the initialize-era one, which skips the probe next
 // time.
 // why replaces the decision of the last attempt, which led here.
 func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) {
@@ -255,7 +255,7 @@ func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) 
 	t, err := h.restartServer(ctx)
 	old.abandon() // Restart closed it: this only waits for its reader
 	if err != nil {
-		h.record(Attempt{Era: string(mcp.EraLegacy), Transport: h.name, Request: RequestInitialize, URL: h.report.URL,
+		h.record(Attempt{Era: string(mcp.EraInitialize), Transport: h.name, Request: RequestInitialize, URL: h.report.URL,
 			Duration: time.Since(start), Decision: "the server could not be started again: stopping"}, err, "starting the server again")
 		return nil, stopped
 	}
@@ -269,7 +269,7 @@ func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) 
 // initialize sends initialize and waits for its answer (bounded by ctx).
 func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
-	a := Attempt{Era: string(mcp.EraLegacy), Transport: h.name, Request: RequestInitialize, URL: h.report.URL}
+	a := Attempt{Era: string(mcp.EraInitialize), Transport: h.name, Request: RequestInitialize, URL: h.report.URL}
 	resp, note, err := h.sendInitialize(ctx, h.t, h.p)
 	a.Duration, a.Answer = time.Since(start), answerOf(resp, err)
 	switch {
@@ -277,16 +277,16 @@ func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 		a.Decision = "initialize failed: stopping"
 		h.record(a, err, "")
 		return nil, stopped
-	case modernRefusal(resp.Error):
+	case statelessRefusal(resp.Error):
 		supported, _ := supportedList(resp.Error)
 		h.errs = append(h.errs, &NewerServerError{URL: h.report.URL, RPCError: resp.Error, Supported: supported})
-		a.Decision = "refused as a modern server refuses initialize"
+		a.Decision = "refused as a stateless server refuses initialize"
 		h.record(a, resp.Error, "")
-		return nil, modernFirst
+		return nil, statelessFirst
 	}
 	a.Decision = note + "initialize answered"
 	h.record(a, nil, "")
-	return &Result{Era: mcp.EraLegacy, Response: resp}, succeeded
+	return &Result{Era: mcp.EraInitialize, Response: resp}, succeeded
 }
 
 // answerOf says how a request over a transport without statuses went.

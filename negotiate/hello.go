@@ -12,11 +12,11 @@ import (
 // protocol layer builds them (they carry its client info and capabilities),
 // the ladder sends them. Either may be nil to leave its era out.
 type Hello struct {
-	// Discover returns the modern probe for revision version: a
+	// Discover returns the stateless probe for revision version: a
 	// server/discover request whose _meta carries that revision, the
 	// client's info and its capabilities. The ladder gives it its id.
 	Discover func(version string) *jsonrpc.Message
-	// Initialize is the legacy handshake's initialize request. The ladder
+	// Initialize is the initialize handshake's initialize request. The ladder
 	// gives it its id.
 	Initialize *jsonrpc.Message
 }
@@ -25,16 +25,16 @@ type Hello struct {
 type EraPolicy int
 
 const (
-	// EraAuto tries the modern request first, then the legacy handshake
+	// EraAuto tries the stateless request first, then the initialize handshake
 	// (the specification's rule for dual-era clients).
 	EraAuto EraPolicy = iota
-	// ModernOnly speaks only the modern revisions: no initialize.
-	ModernOnly
-	// LegacyOnly speaks only the initialize-based revisions: no probe.
-	LegacyOnly
+	// StatelessOnly speaks only the stateless revisions: no initialize.
+	StatelessOnly
+	// InitializeOnly speaks only the initialize-based revisions: no probe.
+	InitializeOnly
 )
 
-var eraPolicyNames = []string{"auto", "modern", "legacy"}
+var eraPolicyNames = []string{"auto", "stateless", "initialize"}
 
 func (p EraPolicy) String() string {
 	if int(p) >= 0 && int(p) < len(eraPolicyNames) {
@@ -43,19 +43,27 @@ func (p EraPolicy) String() string {
 	return fmt.Sprintf("EraPolicy(%d)", int(p))
 }
 
-// ParseEraPolicy reads "auto", "modern" or "legacy".
+// eraPolicyAliases are the names the eras had before they got words of
+// their own ("modern" and "legacy" now name only the transports).
+var eraPolicyAliases = map[string]EraPolicy{"modern": StatelessOnly, "legacy": InitializeOnly}
+
+// ParseEraPolicy reads "auto", "stateless" or "initialize", and the old
+// names "modern" (stateless) and "legacy" (initialize).
 func ParseEraPolicy(s string) (EraPolicy, error) {
 	for i, n := range eraPolicyNames {
 		if n == s {
 			return EraPolicy(i), nil
 		}
 	}
-	return EraAuto, fmt.Errorf("negotiate: unknown era %q (want one of %s)", s, strings.Join(eraPolicyNames, ", "))
+	if p, ok := eraPolicyAliases[s]; ok {
+		return p, nil
+	}
+	return EraAuto, fmt.Errorf("unknown protocol era %q (want one of %s)", s, strings.Join(eraPolicyNames, ", "))
 }
 
-// DefaultProbeTimeout bounds the wait for an answer to the modern probe on
+// DefaultProbeTimeout bounds the wait for an answer to the stateless probe on
 // a transport that has no HTTP status to go by (stdio, a custom one): a
-// legacy server may ignore a request that comes before initialize, and
+// initialize-era server may ignore a request that comes before initialize, and
 // silence is its answer.
 const DefaultProbeTimeout = time.Second
 

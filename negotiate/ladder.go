@@ -33,7 +33,7 @@ type Config struct {
 	// Version pins one revision: only its era is tried, and only it is
 	// offered. "" lets the ladder choose.
 	Version string
-	// ProbeTimeout bounds the wait for the answer to the modern probe over
+	// ProbeTimeout bounds the wait for the answer to the stateless probe over
 	// a transport without HTTP statuses (Handshake); 0 means
 	// DefaultProbeTimeout.
 	ProbeTimeout time.Duration
@@ -46,7 +46,7 @@ type Config struct {
 	// was given (closing it, as the caller would) and starts it again,
 	// returning the new transport, which the caller then owns instead.
 	// Handshake uses it for a server that refused initialize after it
-	// refused the modern probe (a stdio face over another server, such as
+	// refused the stateless probe (a stdio face over another server, such as
 	// supergateway, takes the probe for the start of its session): the
 	// new one gets initialize alone. Dial restarts a command itself;
 	// Connect does not restart.
@@ -68,11 +68,11 @@ type Result struct {
 	Name string
 	// Era is the era the server speaks to this client.
 	Era mcp.Era
-	// Version is the modern revision the probe was answered in; empty for
-	// the legacy era, whose initialize result names it.
+	// Version is the stateless revision the probe was answered in; empty for
+	// the initialize era, whose initialize result names it.
 	Version string
 	// Response is the server's answer: to server/discover (a result, or
-	// for a modern server without it a -32601 error), or to initialize (a
+	// for a stateless server without it a -32601 error), or to initialize (a
 	// result, or a JSON-RPC error other than the newer-server ones).
 	Response *jsonrpc.Message
 	// NextID is the first request id the ladder did not use.
@@ -85,8 +85,8 @@ type Result struct {
 	DroppedNotifications int
 }
 
-// Connect runs the ladder for url: the modern request first (a POST of
-// server/discover with the revision in _meta and headers), then the legacy
+// Connect runs the ladder for url: the stateless request first (a POST of
+// server/discover with the revision in _meta and headers), then the initialize-era
 // initialize over Streamable HTTP, then HTTP+SSE, as the policies allow and
 // the answers direct, and returns the first that is answered. ctx bounds
 // the whole negotiation. On failure the error is a *Error naming every
@@ -122,7 +122,7 @@ var cachedEndpointWait = 5 * time.Second
 type rung int
 
 const (
-	rungModern     rung = iota // POST server/discover (modern)
+	rungStateless  rung = iota // POST server/discover (modern)
 	rungStreamable             // POST initialize (legacy Streamable HTTP)
 	rungSSE                    // GET the HTTP+SSE stream, then initialize
 	rungForget                 // between a stale cached outcome and the rest
@@ -132,10 +132,10 @@ const (
 type outcome int
 
 const (
-	succeeded   outcome = iota
-	movedOn             // a fallback-class refusal: the next rung may work
-	stopped             // a real error: report it, try nothing else
-	modernFirst         // the answer came from a modern server: try the modern rung next
+	succeeded      outcome = iota
+	movedOn                // a fallback-class refusal: the next rung may work
+	stopped                // a real error: report it, try nothing else
+	statelessFirst         // the answer came from a stateless server: try the stateless rung next
 )
 
 func newLadder(url string, hello Hello, cfg Config) (*ladder, error) {
@@ -143,29 +143,29 @@ func newLadder(url string, hello Hello, cfg Config) (*ladder, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if hello.Initialize != nil && (!hello.Initialize.IsRequest() || hello.Initialize.Method != "initialize") {
-		return nil, errors.New("negotiate: Hello.Initialize must be an initialize request")
+		return nil, errors.New("the opening request given for the initialize era is not an initialize request")
 	}
 	if cfg.Version != "" {
 		switch mcp.EraOf(cfg.Version) {
-		case mcp.EraModern:
-			cfg.Era = ModernOnly
-		case mcp.EraLegacy:
-			cfg.Era = LegacyOnly
+		case mcp.EraStateless:
+			cfg.Era = StatelessOnly
+		case mcp.EraInitialize:
+			cfg.Era = InitializeOnly
 		default:
-			return nil, fmt.Errorf("negotiate: unknown protocol revision %q (this client speaks %v and %v)", cfg.Version, mcp.ModernVersions, mcp.SupportedVersions)
+			return nil, fmt.Errorf("unknown protocol revision %q (this client speaks %v and %v)", cfg.Version, mcp.StatelessVersions, mcp.SupportedVersions)
 		}
 	}
 	switch cfg.Era {
-	case ModernOnly:
+	case StatelessOnly:
 		hello.Initialize = nil
-	case LegacyOnly:
+	case InitializeOnly:
 		hello.Discover = nil
 	}
 	if hello.Initialize == nil && hello.Discover == nil {
-		return nil, errors.New("negotiate: nothing to send: no request of an era the policy allows")
+		return nil, errors.New("nothing to send: no opening request of an era the policy allows")
 	}
 	if hello.Initialize == nil && cfg.Policy == SSEOnly {
-		return nil, errors.New("negotiate: HTTP+SSE carries only the legacy era, and only the modern one is allowed")
+		return nil, errors.New("HTTP+SSE carries only the initialize era, and only the stateless one is allowed")
 	}
 	shown := shownURL(url)
 	return &ladder{url: url, shown: shown, hello: hello, cfg: cfg, nextID: 1, tried: map[rung]bool{},
@@ -175,7 +175,7 @@ func newLadder(url string, hello Hello, cfg Config) (*ladder, error) {
 // allows reports whether the policies let the ladder use r at all.
 func (l *ladder) allows(r rung) bool {
 	switch r {
-	case rungModern:
+	case rungStateless:
 		return l.hello.Discover != nil && l.cfg.Policy != SSEOnly
 	case rungStreamable:
 		return l.hello.Initialize != nil && l.cfg.Policy != SSEOnly
@@ -193,15 +193,15 @@ func (l *ladder) order() []rung {
 	case SSEOnly:
 		base = []rung{rungSSE}
 	case SSEFirst:
-		base = []rung{rungSSE, rungModern, rungStreamable}
+		base = []rung{rungSSE, rungStateless, rungStreamable}
 	default:
-		base = []rung{rungModern, rungStreamable, rungSSE}
+		base = []rung{rungStateless, rungStreamable, rungSSE}
 	}
-	if e, ok := l.cfg.Cache.lookup(l.url); ok && l.cfg.Policy == Auto {
+	if e, ok := l.cfg.Cache.lookup(l.url); ok && l.cfg.Policy == TransportAuto {
 		first := rungStreamable
 		switch {
-		case e.Era == mcp.EraModern:
-			first = rungModern
+		case e.Era == mcp.EraStateless:
+			first = rungStateless
 		case e.Transport == SSE:
 			first = rungSSE
 		}
@@ -225,8 +225,8 @@ func (l *ladder) run(ctx context.Context) (*Result, error) {
 		var res *Result
 		var out outcome
 		switch r {
-		case rungModern:
-			res, out = l.tryModern(ctx)
+		case rungStateless:
+			res, out = l.tryStateless(ctx)
 		case rungStreamable:
 			res, out = l.tryStreamable(ctx)
 		case rungSSE:
@@ -240,11 +240,11 @@ func (l *ladder) run(ctx context.Context) (*Result, error) {
 			return l.succeed(res), nil
 		case stopped:
 			return nil, l.failure()
-		case modernFirst:
-			if l.tried[rungModern] || !l.allows(rungModern) {
+		case statelessFirst:
+			if l.tried[rungStateless] || !l.allows(rungStateless) {
 				return nil, l.failure()
 			}
-			l.queue = append([]rung{rungModern}, l.queue...)
+			l.queue = append([]rung{rungStateless}, l.queue...)
 		}
 	}
 	return nil, l.failure()
@@ -253,7 +253,7 @@ func (l *ladder) run(ctx context.Context) (*Result, error) {
 // succeed finishes the report and caches the outcome.
 func (l *ladder) succeed(res *Result) *Result {
 	l.report.Chosen, l.report.Era = res.Name, string(res.Era)
-	if l.cfg.Policy == Auto && l.cfg.Era == EraAuto { // a forced choice says nothing of what Auto would find
+	if l.cfg.Policy == TransportAuto && l.cfg.Era == EraAuto { // a forced choice says nothing of what TransportAuto would find
 		l.cfg.Cache.store(l.url, entry{Transport: res.Name, Era: res.Era})
 	}
 	res.Report, res.NextID = l.report, l.nextID
@@ -297,7 +297,7 @@ func (e *attemptError) Error() string {
 	}
 	var he *jsonrpc.HTTPError
 	if errors.As(e.err, &he) && he.StatusCode == e.status {
-		// The status is the cause. Two POSTs to one URL (the modern
+		// The status is the cause. Two POSTs to one URL (the stateless
 		// request, then initialize) are told apart by their request.
 		if e.method == http.MethodPost && e.request != "" {
 			s += " (" + e.request + ")"

@@ -35,14 +35,14 @@ func initRequest() *jsonrpc.Message {
 	return &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "initialize", Params: params}
 }
 
-// legacyHello opens with initialize only: the ladder of the legacy era.
-func legacyHello() negotiate.Hello { return negotiate.Hello{Initialize: initRequest()} }
+// initializeHello opens with initialize only: the ladder of the initialize era.
+func initializeHello() negotiate.Hello { return negotiate.Hello{Initialize: initRequest()} }
 
 func connect(t *testing.T, url string, cfg negotiate.Config) (*negotiate.Result, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := negotiate.Connect(ctx, url, legacyHello(), cfg)
+	res, err := negotiate.Connect(ctx, url, initializeHello(), cfg)
 	if err == nil {
 		t.Cleanup(func() { res.Transport.Close() })
 	}
@@ -58,7 +58,7 @@ func protocolVersion(t *testing.T, res *negotiate.Result) string {
 	return r.ProtocolVersion
 }
 
-func TestModernServer(t *testing.T) {
+func TestStatelessServer(t *testing.T) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{})
 	defer srv.Close()
 	res, err := connect(t, srv.URL, negotiate.Config{})
@@ -140,7 +140,7 @@ func TestNoFallbackOnTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := negotiate.Connect(ctx, srv.URL, legacyHello(), negotiate.Config{})
+	_, err := negotiate.Connect(ctx, srv.URL, initializeHello(), negotiate.Config{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the deadline, got %v", err)
 	}
@@ -282,8 +282,8 @@ func TestHybrid(t *testing.T) {
 func TestPolicies(t *testing.T) {
 	legacySrv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 405, GETServesLegacy: true})
 	defer legacySrv.Close()
-	modernSrv := testservers.StartStreamable(testservers.HTTPOptions{})
-	defer modernSrv.Close()
+	statelessSrv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer statelessSrv.Close()
 
 	_, err := connect(t, legacySrv.URL, negotiate.Config{Policy: negotiate.StreamableOnly})
 	if err == nil || legacySrv.Hits()["GET /mcp"] != 0 {
@@ -294,9 +294,9 @@ func TestPolicies(t *testing.T) {
 	if err != nil || res.Name != negotiate.SSE || legacySrv.Hits()["POST /mcp"] != posts {
 		t.Errorf("SSEOnly must not POST to the URL: %v %v", err, legacySrv.Hits())
 	}
-	res, err = connect(t, modernSrv.URL, negotiate.Config{Policy: negotiate.SSEFirst})
+	res, err = connect(t, statelessSrv.URL, negotiate.Config{Policy: negotiate.SSEFirst})
 	if err != nil || res.Name != negotiate.StreamableHTTP || len(res.Report.Attempts) != 2 || res.Report.Attempts[0].Method != "GET" {
-		t.Fatalf("SSEFirst on a modern server: %v %v", res, err)
+		t.Fatalf("SSEFirst on a stateless server: %v %v", res, err)
 	}
 	if _, err := negotiate.ParsePolicy("sse-first"); err != nil {
 		t.Error(err)
@@ -332,7 +332,7 @@ func TestStaleCacheRunsLadderAgain(t *testing.T) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{NoGETStream: true})
 	defer srv.Close()
 	cache := negotiate.NewCache(time.Minute)
-	cache.Store(srv.URL, negotiate.SSE, mcp.EraLegacy) // it was legacy once; now it is modern
+	cache.Store(srv.URL, negotiate.SSE, mcp.EraInitialize) // it was legacy once; now it is modern
 	res, err := connect(t, srv.URL, negotiate.Config{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
@@ -355,7 +355,7 @@ func TestStaleCachedSSEWithIdleStream(t *testing.T) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{Stateless: true})
 	defer srv.Close()
 	cache := negotiate.NewCache(time.Minute)
-	cache.Store(srv.URL, negotiate.SSE, mcp.EraLegacy)
+	cache.Store(srv.URL, negotiate.SSE, mcp.EraInitialize)
 	res, err := connect(t, srv.URL, negotiate.Config{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +370,7 @@ func TestStaleCachedSSEWithIdleStream(t *testing.T) {
 
 func TestCacheTTL(t *testing.T) {
 	c := negotiate.NewCache(20 * time.Millisecond)
-	c.Store("u", negotiate.SSE, mcp.EraLegacy)
+	c.Store("u", negotiate.SSE, mcp.EraInitialize)
 	if v, _, ok := c.Lookup("u"); !ok || v != negotiate.SSE {
 		t.Fatal("fresh entry missing")
 	}
@@ -379,7 +379,7 @@ func TestCacheTTL(t *testing.T) {
 		t.Error("expired entry returned")
 	}
 	var nilCache *negotiate.Cache
-	nilCache.Store("u", "x", mcp.EraLegacy) // a nil cache is a no-op, not a panic
+	nilCache.Store("u", "x", mcp.EraInitialize) // a nil cache is a no-op, not a panic
 	if _, _, ok := nilCache.Lookup("u"); ok {
 		t.Error("nil cache returned an entry")
 	}
@@ -482,8 +482,8 @@ func TestReportTextKeepsErrorsOnOneLine(t *testing.T) {
 	}
 }
 
-// A legacy server that answers any request it does not know with 202 and
-// no body (or with a page that is not JSON) is no modern server: the
+// An initialize-era server that answers any request it does not know with 202 and
+// no body (or with a page that is not JSON) is no stateless server: the
 // ladder goes on to initialize.
 func TestProbeAnsweredWithoutJSONRPC(t *testing.T) {
 	for _, tc := range []struct {
@@ -512,7 +512,7 @@ func TestProbeAnsweredWithoutJSONRPC(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer res.Transport.Close()
-			if res.Era != mcp.EraLegacy || len(res.Report.Attempts) != 2 || !strings.Contains(res.Report.Attempts[0].Decision, "legacy") {
+			if res.Era != mcp.EraInitialize || len(res.Report.Attempts) != 2 || !strings.Contains(res.Report.Attempts[0].Decision, "initialize-era") {
 				t.Errorf("report %s", res.Report)
 			}
 		})

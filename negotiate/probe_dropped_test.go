@@ -12,8 +12,8 @@ import (
 )
 
 // A server that drops the connection on a method it does not know (the
-// HTTP transport of mcp-golang panics): the modern probe's failure is
-// reported as itself, matching ErrProbeDropped, which says the legacy era
+// HTTP transport of mcp-golang panics): the stateless probe's failure is
+// reported as itself, matching ErrProbeDropped, which says the initialize era
 // alone may reach it; and so it does.
 func TestProbeDropped(t *testing.T) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{OnRequest: func(r *http.Request) {
@@ -29,9 +29,9 @@ func TestProbeDropped(t *testing.T) {
 	if !errors.Is(err, negotiate.ErrProbeDropped) || !errors.As(err, &negErr) || len(negErr.Report.Attempts) != 1 {
 		t.Fatalf("err %v, want ErrProbeDropped after the probe alone", err)
 	}
-	res, err := negotiate.Connect(ctx, srv.URL, dualHello(), negotiate.Config{Era: negotiate.LegacyOnly})
+	res, err := negotiate.Connect(ctx, srv.URL, dualHello(), negotiate.Config{Era: negotiate.InitializeOnly})
 	if err != nil {
-		t.Fatalf("legacy era: %v", err)
+		t.Fatalf("initialize era: %v", err)
 	}
 	res.Transport.Close()
 }

@@ -11,8 +11,8 @@ import (
 type Policy int
 
 const (
-	// Auto tries Streamable HTTP, then HTTP+SSE on 400/404/405 (the default).
-	Auto Policy = iota
+	// TransportAuto tries Streamable HTTP, then HTTP+SSE on 400/404/405 (the default).
+	TransportAuto Policy = iota
 	// StreamableOnly tries Streamable HTTP only.
 	StreamableOnly
 	// SSEOnly tries HTTP+SSE only.
@@ -37,7 +37,7 @@ func ParsePolicy(s string) (Policy, error) {
 			return Policy(i), nil
 		}
 	}
-	return Auto, fmt.Errorf("negotiate: unknown policy %q (want one of %s)", s, strings.Join(policyNames, ", "))
+	return TransportAuto, fmt.Errorf("unknown transport policy %q (want one of %s)", s, strings.Join(policyNames, ", "))
 }
 
 // Transport names, as Info and the report give them.
@@ -48,10 +48,10 @@ const (
 
 // Attempt is one rung of the ladder: one HTTP exchange and what came of it.
 type Attempt struct {
-	Era       string        `json:"era"`               // "modern" or "legacy": the era the request belongs to
+	Era       string        `json:"era"`               // "stateless" or "initialize": the era the request belongs to
 	Transport string        `json:"transport"`         // StreamableHTTP, SSE, or a transport's name
 	Request   string        `json:"request,omitempty"` // RequestDiscover or RequestInitialize
-	Version   string        `json:"version,omitempty"` // the revision a modern request carried
+	Version   string        `json:"version,omitempty"` // the revision a stateless request carried
 	Method    string        `json:"method"`            // POST or GET
 	URL       string        `json:"url"`
 	Status    int           `json:"status,omitempty"` // 0 when no HTTP answer came
@@ -92,7 +92,7 @@ func (r *Report) String() string {
 		if a.Version != "" {
 			what += " (" + a.Version + ")"
 		}
-		fmt.Fprintf(&b, "  %d. %-6s %-15s %s %s → %s in %v", i+1, a.Era, a.Transport, what, a.URL, status, a.Duration.Round(time.Microsecond))
+		fmt.Fprintf(&b, "  %d. %-10s %-15s %s %s → %s in %v", i+1, a.Era, a.Transport, what, a.URL, status, a.Duration.Round(time.Microsecond))
 		if a.Error != "" {
 			fmt.Fprintf(&b, " (%s)", oneLine(a.Error, 160))
 		}

@@ -72,7 +72,7 @@ func askingFor(m *jsonrpc.Message, v string) (*jsonrpc.Message, error) {
 // againWithNamed returns the initialize to send once more when resp, the
 // answer to sent, refuses it naming a revision we speak; nil otherwise.
 func againWithNamed(sent, resp *jsonrpc.Message) *jsonrpc.Message {
-	if resp == nil || resp.Error == nil || modernRefusal(resp.Error) {
+	if resp == nil || resp.Error == nil || statelessRefusal(resp.Error) {
 		return nil
 	}
 	v := namedRevision(resp.Error, revisionOf(sent))

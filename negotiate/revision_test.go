@@ -85,7 +85,7 @@ func TestInitializeAgainWithNamedRevision(t *testing.T) {
 			defer srv.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			res, err := negotiate.Connect(ctx, srv.URL, legacyHello(), negotiate.Config{Era: negotiate.LegacyOnly})
+			res, err := negotiate.Connect(ctx, srv.URL, initializeHello(), negotiate.Config{Era: negotiate.InitializeOnly})
 			if err != nil {
 				t.Fatalf("Connect: %v", err)
 			}
@@ -119,7 +119,7 @@ func TestHandshakeInitializeAgainWithNamedRevision(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := negotiate.Handshake(ctx, tr, "test", legacyHello(), negotiate.Config{Era: negotiate.LegacyOnly})
+	res, err := negotiate.Handshake(ctx, tr, "test", initializeHello(), negotiate.Config{Era: negotiate.InitializeOnly})
 	if err != nil {
 		t.Fatalf("Handshake: %v", err)
 	}

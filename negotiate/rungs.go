@@ -18,14 +18,14 @@ import (
 	"github.com/anymcp/anymcp/modern"
 )
 
-// maxVersionTries bounds the modern probe's retries with another revision.
+// maxVersionTries bounds the stateless probe's retries with another revision.
 const maxVersionTries = 3
 
-// tryModern POSTs server/discover to the URL, carrying the revision in
+// tryStateless POSTs server/discover to the URL, carrying the revision in
 // _meta and in the request metadata headers, and reads the answer as the
 // backward-compatibility rules say (judgeProbe).
-func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
-	version := mcp.LatestModernVersion
+func (l *ladder) tryStateless(ctx context.Context) (*Result, outcome) {
+	version := mcp.LatestStatelessVersion
 	if l.cfg.Version != "" {
 		version = l.cfg.Version
 	}
@@ -34,7 +34,7 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 		tries[version]++
 		start := time.Now()
 		hc, rec := recordingClient(l.cfg.HTTPClient)
-		a := Attempt{Era: string(mcp.EraModern), Transport: StreamableHTTP, Request: RequestDiscover, Method: http.MethodPost, URL: l.shown, Version: version}
+		a := Attempt{Era: string(mcp.EraStateless), Transport: StreamableHTTP, Request: RequestDiscover, Method: http.MethodPost, URL: l.shown, Version: version}
 		t, err := modern.New(l.url, l.modernOptions(hc))
 		if err != nil {
 			rec.active.Store(false)
@@ -57,14 +57,14 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 		v := judgeProbe(resp, err, true, false, version)
 		a.Decision = v.why
 		switch v.kind {
-		case isModern, isModernBare:
+		case isStateless, isStatelessBare:
 			if err != nil { // a 404 with -32601: keep it as the answer
 				var he *jsonrpc.HTTPError
 				errors.As(err, &he)
 				resp = &jsonrpc.Message{ID: msg.ID, Error: he.RPCError}
 			}
 			l.record(a, nil, "")
-			return &Result{Transport: p.handOff(), Name: StreamableHTTP, Era: mcp.EraModern, Version: version, Response: resp,
+			return &Result{Transport: p.handOff(), Name: StreamableHTTP, Era: mcp.EraStateless, Version: version, Response: resp,
 				DroppedNotifications: p.dropped()}, succeeded
 		case retryVersion:
 			p.abandon()
@@ -76,7 +76,7 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 			l.record(a, errOf(resp, err), "")
 			version = v.version
 			continue
-		case isLegacy:
+		case isInitialize:
 			p.abandon()
 			if errors.Is(err, modern.ErrEndpointEvent) && l.hello.Initialize != nil && l.allows(rungSSE) {
 				// No Streamable HTTP here: the POST of initialize
@@ -88,8 +88,8 @@ func (l *ladder) tryModern(ctx context.Context) (*Result, outcome) {
 				return nil, movedOn
 			}
 			if l.hello.Initialize == nil {
-				a.Decision = strings.TrimSuffix(v.why, ": trying initialize") + ": the era policy allows only modern revisions: stopping"
-				l.record(a, errOf(resp, err), "not a modern server, and the era policy allows only modern revisions")
+				a.Decision = strings.TrimSuffix(v.why, ": trying initialize") + ": the era policy allows only stateless revisions: stopping"
+				l.record(a, errOf(resp, err), "not a stateless server, and the era policy allows only stateless revisions")
 				return nil, stopped
 			}
 			l.record(a, errOf(resp, err), "")
@@ -149,7 +149,7 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
-	a := Attempt{Era: string(mcp.EraLegacy), Transport: StreamableHTTP, Request: RequestInitialize, Method: http.MethodPost, URL: l.shown}
+	a := Attempt{Era: string(mcp.EraInitialize), Transport: StreamableHTTP, Request: RequestInitialize, Method: http.MethodPost, URL: l.shown}
 	t, err := modern.New(l.url, l.modernOptions(hc))
 	if err != nil {
 		a.Decision = "not a usable URL: stopping"
@@ -169,9 +169,9 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	var redirect *jsonrpc.RedirectError
 	switch {
 	case errors.As(err, &newer):
-		a.Decision = "the server refused initialize as a modern server does"
+		a.Decision = "the server refused initialize as a stateless server does"
 		l.record(a, err, "")
-		return nil, l.modernInstead(a)
+		return nil, l.statelessInstead(a)
 	case errors.Is(err, modern.ErrEndpointEvent):
 		if l.cfg.Policy == StreamableOnly {
 			a.Decision = endpointEventWhy + ": the policy allows Streamable HTTP only: stopping"
@@ -182,12 +182,12 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 		l.record(a, err, "")
 		return nil, movedOn
 	case errors.As(err, &he) && isFallbackStatus(he.StatusCode):
-		if modernRefusal(he.RPCError) {
+		if statelessRefusal(he.RPCError) {
 			supported, _ := supportedList(he.RPCError)
 			l.errs = append(l.errs, &NewerServerError{URL: l.shown, Status: he.StatusCode, RPCError: he.RPCError, Supported: supported})
-			a.Decision = fmt.Sprintf("%d with a JSON-RPC error (%v) means a modern server, not an older one: not falling back to HTTP+SSE", he.StatusCode, he.RPCError)
+			a.Decision = fmt.Sprintf("%d with a JSON-RPC error (%v) means a stateless server, not an older one: not falling back to HTTP+SSE", he.StatusCode, he.RPCError)
 			l.record(a, err, "")
-			return nil, l.modernInstead(a)
+			return nil, l.statelessInstead(a)
 		}
 		if l.cfg.Policy == StreamableOnly {
 			a.Decision = fmt.Sprintf("%d: the policy allows Streamable HTTP only: stopping", he.StatusCode)
@@ -209,17 +209,17 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	return nil, stopped
 }
 
-// modernInstead is what follows a legacy refusal that came from a modern
-// server: the modern request, unless it was tried already or is not
+// statelessInstead is what follows an initialize-era refusal that came from a stateless
+// server: the stateless request, unless it was tried already or is not
 // allowed (then the NewerServerError recorded stands).
-func (l *ladder) modernInstead(a Attempt) outcome {
+func (l *ladder) statelessInstead(a Attempt) outcome {
 	last := &l.report.Attempts[len(l.report.Attempts)-1]
-	if l.tried[rungModern] || !l.allows(rungModern) {
+	if l.tried[rungStateless] || !l.allows(rungStateless) {
 		last.Decision += ": stopping"
 		return stopped
 	}
-	last.Decision += ": trying the modern request"
-	return modernFirst
+	last.Decision += ": trying the stateless request"
+	return statelessFirst
 }
 
 // trySSE GETs the URL as an HTTP+SSE stream and runs initialize over it.
@@ -230,7 +230,7 @@ func (l *ladder) trySSE(ctx context.Context, cached bool) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
-	a := Attempt{Era: string(mcp.EraLegacy), Transport: SSE, Request: RequestInitialize, Method: http.MethodGet, URL: l.shown}
+	a := Attempt{Era: string(mcp.EraInitialize), Transport: SSE, Request: RequestInitialize, Method: http.MethodGet, URL: l.shown}
 	dctx := ctx
 	if cached {
 		wait := cachedEndpointWait
@@ -290,12 +290,12 @@ func (l *ladder) trySSE(ctx context.Context, cached bool) (*Result, outcome) {
 }
 
 // initialize sends the initialize request over t and waits for its answer;
-// on failure t is closed. A refusal in a 2xx body that only a modern server
+// on failure t is closed. A refusal in a 2xx body that only a stateless server
 // gives is a *NewerServerError.
 func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name string) (*Result, string, error) {
 	p := newPump(t, l.cfg.Logger)
 	resp, note, err := l.sendInitialize(retry.FirstContact(ctx), t, p)
-	if err == nil && modernRefusal(resp.Error) {
+	if err == nil && statelessRefusal(resp.Error) {
 		supported, _ := supportedList(resp.Error)
 		err = &NewerServerError{URL: l.shown, RPCError: resp.Error, Supported: supported}
 	}
@@ -303,7 +303,7 @@ func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name strin
 		p.abandon()
 		return nil, note, err
 	}
-	return &Result{Transport: p.handOff(), Name: name, Era: mcp.EraLegacy, Response: resp, DroppedNotifications: p.dropped()}, note, nil
+	return &Result{Transport: p.handOff(), Name: name, Era: mcp.EraInitialize, Response: resp, DroppedNotifications: p.dropped()}, note, nil
 }
 
 // shownURL is raw for reports, errors and logs, which are meant to be

@@ -82,7 +82,7 @@ func TestSupportedListBounded(t *testing.T) {
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := negotiate.Connect(ctx, ts.URL, dualHello(), negotiate.Config{Era: negotiate.ModernOnly})
+	_, err := negotiate.Connect(ctx, ts.URL, dualHello(), negotiate.Config{Era: negotiate.StatelessOnly})
 	var newer *negotiate.NewerServerError
 	if !errors.As(err, &newer) {
 		t.Fatalf("err = %.300v, want a *NewerServerError", err)

@@ -14,7 +14,7 @@ import (
 	"github.com/anymcp/anymcp/modern"
 )
 
-// verdict is what the answer to the modern probe says about the server.
+// verdict is what the answer to the stateless probe says about the server.
 type verdict struct {
 	kind    verdictKind
 	version string // retryVersion: the revision to try next
@@ -24,26 +24,26 @@ type verdict struct {
 type verdictKind int
 
 const (
-	isModern     verdictKind = iota // answered: a modern server
-	isModernBare                    // a modern server without server/discover (404 + -32601)
-	retryVersion                    // a modern server that wants another revision
-	isLegacy                        // not a modern answer: initialize
-	giveUp                          // a real error, or no revision in common
+	isStateless     verdictKind = iota // answered: a stateless server
+	isStatelessBare                    // a stateless server without server/discover (404 + -32601)
+	retryVersion                       // a stateless server that wants another revision
+	isInitialize                       // not a stateless answer: initialize
+	giveUp                             // a real error, or no revision in common
 )
 
 // endpointEventWhy is the report's account of a POST answered with an
 // HTTP+SSE endpoint event.
 const endpointEventWhy = "answered with an HTTP+SSE endpoint event, as a 2024-11-05 server answers a POST to its SSE URL"
 
-// judgeProbe reads the answer to the modern probe (resp, or the error Send
+// judgeProbe reads the answer to the stateless probe (resp, or the error Send
 // or the wait returned) as the specification's backward-compatibility rules
-// say: a result, or a recognised modern error (-32022 listing revisions,
-// -32020, -32021, or over HTTP a 404 whose body is -32601) means a modern
-// server; any other refusal means a legacy one. http says the transport
+// say: a result, or a recognised stateless error (-32022 listing revisions,
+// -32020, -32021, or over HTTP a 404 whose body is -32601) means a stateless
+// server; any other refusal means an initialize-era one. http says the transport
 // has HTTP statuses: then only a 4xx other than 401, 403 and 429 reads as
-// legacy, and everything else (those, 5xx, network errors, timeouts) is an
-// error of its own. Without HTTP any error that is not a modern one reads
-// as legacy, and so does no answer at all (timedOut).
+// initialize-era, and everything else (those, 5xx, network errors, timeouts) is an
+// error of its own. Without HTTP any error that is not a stateless one reads
+// as initialize-era, and so does no answer at all (timedOut).
 func judgeProbe(resp *jsonrpc.Message, err error, http_, timedOut bool, tried string) verdict {
 	status := 0
 	var rpcErr *jsonrpc.Error
@@ -56,15 +56,15 @@ func judgeProbe(resp *jsonrpc.Message, err error, http_, timedOut bool, tried st
 	case errors.As(err, &he):
 		status, rpcErr = he.StatusCode, he.RPCError
 	case timedOut && !http_:
-		return verdict{kind: isLegacy, why: "no answer in time: a legacy server"}
+		return verdict{kind: isInitialize, why: "no answer in time: an initialize-era server"}
 	case http_ && errors.Is(err, modern.ErrEndpointEvent):
-		return verdict{kind: isLegacy, why: endpointEventWhy}
+		return verdict{kind: isInitialize, why: endpointEventWhy}
 	case http_ && (errors.Is(err, modern.ErrNoResponse) || errors.Is(err, modern.ErrContentType)):
 		// A 2xx that is no answer at all (accepted without a body, or a
-		// page that is not JSON): no modern server answers so.
-		return verdict{kind: isLegacy, why: "a 2xx without a JSON-RPC answer, not as a modern server answers: a legacy server"}
+		// page that is not JSON): no stateless server answers so.
+		return verdict{kind: isInitialize, why: "a 2xx without a JSON-RPC answer, not as a stateless server answers: an initialize-era server"}
 	case http_:
-		return verdict{kind: giveUp, why: "not a reason to try the legacy handshake: stopping"}
+		return verdict{kind: giveUp, why: "not a reason to try the initialize handshake: stopping"}
 	default:
 		return verdict{kind: giveUp, why: "the transport failed: stopping"}
 	}
@@ -76,15 +76,15 @@ func judgeProbe(resp *jsonrpc.Message, err error, http_, timedOut bool, tried st
 				return chooseVersion(supported, tried)
 			}
 		case jsonrpc.CodeHeaderMismatch, jsonrpc.CodeMissingClientCapability:
-			return verdict{kind: giveUp, why: fmt.Sprintf("a modern server refused the request (%v): stopping", rpcErr)}
+			return verdict{kind: giveUp, why: fmt.Sprintf("a stateless server refused the request (%v): stopping", rpcErr)}
 		case jsonrpc.CodeMethodNotFound:
 			if status == http.StatusNotFound {
-				return verdict{kind: isModernBare, why: "404 with -32601: a modern server without server/discover"}
+				return verdict{kind: isStatelessBare, why: "404 with -32601: a stateless server without server/discover"}
 			}
 		}
 	}
 	if !http_ || status == 0 {
-		return verdict{kind: isLegacy, why: fmt.Sprintf("refused with %v, not a modern error: a legacy server", rpcErr)}
+		return verdict{kind: isInitialize, why: fmt.Sprintf("refused with %v, not a stateless-era error: an initialize-era server", rpcErr)}
 	}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -92,38 +92,38 @@ func judgeProbe(resp *jsonrpc.Message, err error, http_, timedOut bool, tried st
 	case status == http.StatusTooManyRequests:
 		return verdict{kind: giveUp, why: "429 still after waiting: stopping"}
 	case status >= 400 && status < 500:
-		return verdict{kind: isLegacy, why: fmt.Sprintf("%d without a modern error: a legacy server: trying initialize", status)}
+		return verdict{kind: isInitialize, why: fmt.Sprintf("%d without a stateless-era error: an initialize-era server: trying initialize", status)}
 	}
 	return verdict{kind: giveUp, why: fmt.Sprintf("%d is not a reason to try another era: stopping", status)}
 }
 
 // judgeDiscover reads a result to server/discover. Only a DiscoverResult
-// — supportedVersions listing revisions — says a modern server: some legacy
+// — supportedVersions listing revisions — says a stateless server: some initialize-era
 // servers answer any method they do not know with an empty result.
 func judgeDiscover(result json.RawMessage, tried string) verdict {
 	var r struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
 	if jsondec.Unmarshal(result, &r) != nil || len(r.SupportedVersions) == 0 {
-		return verdict{kind: isLegacy, why: "answered without supportedVersions, not as a modern server: a legacy server"}
+		return verdict{kind: isInitialize, why: "answered without supportedVersions, not as a stateless server: an initialize-era server"}
 	}
 	if slices.Contains(r.SupportedVersions, tried) {
-		return verdict{kind: isModern, why: "answered: a modern server"}
+		return verdict{kind: isStateless, why: "answered: a stateless server"}
 	}
 	return chooseVersion(r.SupportedVersions, tried)
 }
 
 // chooseVersion picks the revision to go on with from what a -32022 error
-// listed: the newest modern one both speak (tried again at most once: a
-// server may refuse the first request whatever it names), else the legacy
-// handshake when the server lists a legacy revision we speak.
+// listed: the newest stateless one both speak (tried again at most once: a
+// server may refuse the first request whatever it names), else the initialize-era
+// handshake when the server lists an initialize-era revision we speak.
 func chooseVersion(supported []string, tried string) verdict {
-	if v := mcp.BestVersion(mcp.EraModern, supported); v != "" {
+	if v := mcp.BestVersion(mcp.EraStateless, supported); v != "" {
 		return verdict{kind: retryVersion, version: v,
 			why: fmt.Sprintf("-32022: the server speaks %s: trying %s", versionList(supported), v)}
 	}
-	if mcp.BestVersion(mcp.EraLegacy, supported) != "" {
-		return verdict{kind: isLegacy, why: fmt.Sprintf("-32022: the server lists only legacy revisions (%s): trying initialize", versionList(supported))}
+	if mcp.BestVersion(mcp.EraInitialize, supported) != "" {
+		return verdict{kind: isInitialize, why: fmt.Sprintf("-32022: the server lists only initialize-era revisions (%s): trying initialize", versionList(supported))}
 	}
 	return verdict{kind: giveUp, why: fmt.Sprintf("-32022: the server speaks %s, this client none of them", versionList(supported))}
 }
@@ -182,12 +182,12 @@ func supportedList(e *jsonrpc.Error) ([]string, bool) {
 	return data.Supported, true
 }
 
-// modernRefusal reports whether a refusal of the legacy handshake came from
-// a modern server: -32022 listing a modern revision we speak, or a
+// statelessRefusal reports whether a refusal of the initialize handshake came from
+// a stateless server: -32022 listing a stateless revision we speak, or a
 // revision list with none we speak at all, or -32601 for initialize.
-func modernRefusal(e *jsonrpc.Error) bool {
+func statelessRefusal(e *jsonrpc.Error) bool {
 	if supported, ok := supportedList(e); ok {
-		return mcp.BestVersion(mcp.EraModern, supported) != "" || mcp.BestVersion(mcp.EraLegacy, supported) == ""
+		return mcp.BestVersion(mcp.EraStateless, supported) != "" || mcp.BestVersion(mcp.EraInitialize, supported) == ""
 	}
 	return e != nil && (e.Code == jsonrpc.CodeMethodNotFound || e.Code == jsonrpc.CodeUnsupportedProtocolVersion)
 }

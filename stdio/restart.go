@@ -477,7 +477,7 @@ func (s *supervisor) shutdown(ctx context.Context) error {
 }
 
 // restartingError is what Send returns for a message other than an opening
-// request (initialize, or a modern server's server/discover) while the
+// request (initialize, or a stateless server's server/discover) while the
 // server process is being restarted, or has been and awaits one. Nothing
 // was written. It matches jsonrpc.ErrSessionExpired
 // and jsonrpc.ErrNotSent, and unwraps to the *ExitError of the process

@@ -28,7 +28,7 @@ type call struct {
 	task *task
 }
 
-// modern reports whether the call is served in the modern era.
+// modern reports whether the call is served in the stateless era.
 func (c *call) modern() bool { return c.rq.era == eraModern }
 
 // notify sends a notification that belongs to the call, unless the call

@@ -40,13 +40,13 @@ type Options struct {
 	// RunFromEnv); the HTTP front-ends ignore them.
 	Stdio StdioFaults
 
-	// Eras are the protocol eras the server speaks: LegacyOnly (the zero
-	// value: the servers as they always were), ModernOnly or DualEra.
+	// Eras are the protocol eras the server speaks: InitializeOnly (the zero
+	// value: the servers as they always were), StatelessOnly or DualEra.
 	Eras Eras
-	// ModernVersions are the stateless revisions the server speaks, when
-	// Eras is ModernOnly or DualEra; [2026-07-28] when empty.
-	ModernVersions []string
-	// ModernInitialize is how a ModernOnly server answers initialize.
+	// StatelessVersions are the stateless revisions the server speaks, when
+	// Eras is StatelessOnly or DualEra; [2026-07-28] when empty.
+	StatelessVersions []string
+	// ModernInitialize is how a StatelessOnly server answers initialize.
 	ModernInitialize InitializeAnswer
 	// CacheTTL is the ttlMs of modern cacheable results (server/discover,
 	// the lists, resources/read); 0 (immediately stale) when zero.
@@ -56,7 +56,7 @@ type Options struct {
 	// CacheScope is the cacheScope of those results: mcp.CachePublic (the
 	// default) or mcp.CachePrivate.
 	CacheScope string
-	// InvalidHeaderTools adds to the modern tools/list the tools of
+	// InvalidHeaderTools adds to the stateless tools/list the tools of
 	// InvalidHeaderToolNames, whose x-mcp-header annotations break the
 	// rules of 2026-07-28 (a client must leave them out of its list).
 	InvalidHeaderTools bool
@@ -71,9 +71,9 @@ type Options struct {
 	// its stream), as the cancellation page of 2026-07-28 has it, instead
 	// of the graceful subscriptions/listen result.
 	ListenEndWithCancelled bool
-	// SilentBeforeInitialize makes the legacy era answer nothing to a
+	// SilentBeforeInitialize makes the initialize era answer nothing to a
 	// request (other than initialize) that comes before initialize, as
-	// some legacy servers do with a stdio client's server/discover probe:
+	// some initialize-era servers do with a stdio client's server/discover probe:
 	// the client must give up waiting and initialize.
 	SilentBeforeInitialize bool
 	// Tasks serve MCP tasks, of both designs (tasks.go); off by default.
@@ -90,8 +90,8 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if len(o.ModernVersions) == 0 {
-		o.ModernVersions = slices.Clone(mcp.ModernVersions)
+	if len(o.StatelessVersions) == 0 {
+		o.StatelessVersions = slices.Clone(mcp.StatelessVersions)
 	}
 	if o.CacheScope == "" {
 		o.CacheScope = mcp.CachePublic
@@ -218,7 +218,7 @@ func (s *Server) NewSession(p Peer) *Session { return s.newSession(p, true) }
 
 // newSession starts a session; one not registered is no session of the
 // protocol's (it is not counted, nor notified as one): the channel of a
-// front-end's modern requests, which belong to no session.
+// front-end's stateless requests, which belong to no session.
 func (s *Server) newSession(p Peer, register bool) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
 	ss := &Session{
@@ -521,10 +521,10 @@ func (s *Server) liveSessions() []*Session {
 	return out
 }
 
-// legacySessions returns the sessions notifications of the legacy era go
-// to: every open session, except on a server that speaks the modern era,
-// where only those a legacy initialize opened are (a stdio connection
-// used by modern requests only is no legacy session).
+// legacySessions returns the sessions notifications of the initialize era go
+// to: every open session, except on a server that speaks the stateless era,
+// where only those an initialize opened are (a stdio connection
+// used by stateless requests only is no legacy session).
 func (s *Server) legacySessions() []*Session {
 	all := s.liveSessions()
 	if !s.opts.Eras.modern() {

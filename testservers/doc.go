@@ -5,7 +5,7 @@
 //
 // One wire-independent core (Server, Session) is served by front-ends:
 //
-//   - StartStreamable, StartModern, StartDualEra: Streamable HTTP;
+//   - StartStreamable, StartStateless, StartDualEra: Streamable HTTP;
 //   - StartLegacy: HTTP+SSE (2024-11-05); StartHybrid: both on one listener;
 //   - StartStatus: a URL that always fails with a chosen status;
 //   - NewHybridHandler: both HTTP transports as one http.Handler, for a

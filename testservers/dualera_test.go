@@ -11,7 +11,7 @@ import (
 )
 
 // TestDualEraHTTP: one endpoint serves a legacy session (initialize, GET
-// stream, server requests) and modern requests side by side.
+// stream, server requests) and stateless requests side by side.
 func TestDualEraHTTP(t *testing.T) {
 	s := StartDualEra(HTTPOptions{})
 	t.Cleanup(s.Close)
@@ -32,9 +32,9 @@ func TestDualEraHTTP(t *testing.T) {
 	m, _ = modern.ok(t, 3, "tools/list", nil)
 	checkModernResult(t, m, "complete", 0)
 	if !strings.Contains(string(m.Result), "multi_round") {
-		t.Error("modern tools/list lacks the modern tools")
+		t.Error("stateless tools/list lacks the stateless tools")
 	}
-	// A modern request that carries the legacy session id is modern all
+	// A stateless request that carries the legacy session id is modern all
 	// the same, and mints no session.
 	resp := modern.send(t, 4, "server/discover", nil, map[string]string{HeaderSessionID: legacy.session})
 	m, _ = readAny(t, resp)
@@ -46,9 +46,9 @@ func TestDualEraHTTP(t *testing.T) {
 		t.Errorf("supportedVersions %v", versions)
 	}
 	if resp.Header.Get(HeaderSessionID) != "" {
-		t.Error("a session id on a modern answer")
+		t.Error("a session id on a stateless answer")
 	}
-	// Modern headers without _meta: refused as a modern request.
+	// Modern headers without _meta: refused as a stateless request.
 	m, _, code := modern.call(t, 5, "tools/list", map[string]any{"_meta": map[string]any{}}, nil)
 	if code != http.StatusBadRequest {
 		t.Errorf("status %d", code)
@@ -92,7 +92,7 @@ func TestDualEraHTTP(t *testing.T) {
 	}
 }
 
-// TestDualEraStateless: a stateless legacy front-end with the modern era.
+// TestDualEraStateless: a stateless legacy front-end with the stateless era.
 func TestDualEraStateless(t *testing.T) {
 	s := StartDualEra(HTTPOptions{Stateless: true, JSONResponse: true})
 	t.Cleanup(s.Close)

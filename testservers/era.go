@@ -16,46 +16,46 @@ import (
 type Eras int
 
 const (
-	// LegacyOnly serves the revisions of the initialize handshake
+	// InitializeOnly serves the revisions of the initialize handshake
 	// (Options.Versions: 2025-11-25 and earlier), exactly as these servers
 	// always did. It is the zero value.
-	LegacyOnly Eras = iota
-	// ModernOnly serves only the stateless revisions (Options.ModernVersions,
+	InitializeOnly Eras = iota
+	// StatelessOnly serves only the stateless revisions (Options.StatelessVersions,
 	// 2026-07-28): every request carries its protocol version and client
 	// capabilities in _meta; initialize is refused as Options.ModernInitialize
 	// says; no sessions, no GET stream, no server→client requests.
-	ModernOnly
+	StatelessOnly
 	// DualEra serves both on the same endpoint or process: a request that
-	// carries modern _meta (or, over HTTP, names a modern revision in
+	// carries stateless _meta (or, over HTTP, names a stateless revision in
 	// MCP-Protocol-Version) is served statelessly as 2026-07-28; anything
 	// else, initialize first, is served as before (sessions, GET stream,
 	// server→client requests).
 	DualEra
 )
 
-// String returns "legacy-only", "modern-only" or "dual-era".
+// String returns "initialize-only", "stateless-only" or "dual-era".
 func (e Eras) String() string {
 	switch e {
-	case LegacyOnly:
-		return "legacy-only"
-	case ModernOnly:
-		return "modern-only"
+	case InitializeOnly:
+		return "initialize-only"
+	case StatelessOnly:
+		return "stateless-only"
 	case DualEra:
 		return "dual-era"
 	}
 	return "eras(" + strconv.Itoa(int(e)) + ")"
 }
 
-// modern reports whether the server speaks the modern era at all.
-func (e Eras) modern() bool { return e == ModernOnly || e == DualEra }
+// modern reports whether the server speaks the stateless era at all.
+func (e Eras) modern() bool { return e == StatelessOnly || e == DualEra }
 
-// InitializeAnswer is how a ModernOnly server answers a legacy initialize
+// InitializeAnswer is how a StatelessOnly server answers an initialize
 // (Options.ModernInitialize).
 type InitializeAnswer int
 
 const (
 	// InitializeUnsupportedVersion refuses it as the specification
-	// recommends for a modern-only server, naming the revisions it
+	// recommends for a stateless-only server, naming the revisions it
 	// supports: error -32022 (UnsupportedProtocolVersion) with data
 	// {supported, requested}, and over HTTP status 400. The zero value.
 	InitializeUnsupportedVersion InitializeAnswer = iota
@@ -63,7 +63,7 @@ const (
 	// -32601 (over HTTP status 404), whose message names the supported
 	// revisions.
 	InitializeMethodNotFound
-	// InitializeLikeGoSDK mimics the go-sdk v1.8 modern-only stateless
+	// InitializeLikeGoSDK mimics the go-sdk v1.8 stateless-only
 	// server, over HTTP: initialize is answered with a 2025-11-25 result
 	// (no session id), and then every POST whose MCP-Protocol-Version
 	// header names an older revision than 2026-07-28 that the server does
@@ -85,17 +85,17 @@ const (
 
 func (e era) String() string {
 	if e == eraModern {
-		return "modern"
+		return "stateless"
 	}
-	return "legacy"
+	return "initialize"
 }
 
 // reqInfo is what the core knows of one request beyond its method and
-// params: the era it is served in and, for a modern request, what its
+// params: the era it is served in and, for a stateless request, what its
 // _meta declares.
 type reqInfo struct {
 	era era
-	// The rest is set for modern requests only.
+	// The rest is set for stateless requests only.
 	version    string
 	caps       mcp.ClientCapabilities
 	rawCaps    json.RawMessage
@@ -130,7 +130,7 @@ type requestMeta struct {
 }
 
 // metaOf returns the _meta of a request's params and whether it carries
-// a protocol version (the mark of a modern request); ok is false when
+// a protocol version (the mark of a stateless request); ok is false when
 // params or _meta are not JSON objects of the expected shape.
 func metaOf(params json.RawMessage) (meta requestMeta, modern, ok bool) {
 	if len(params) == 0 || string(params) == "null" {
@@ -146,7 +146,7 @@ func metaOf(params json.RawMessage) (meta requestMeta, modern, ok bool) {
 		return meta, false, true
 	}
 	if err := json.Unmarshal(p.Meta, &meta); err != nil {
-		// _meta is there but not as expected: a modern request if it
+		// _meta is there but not as expected: a stateless request if it
 		// names a version at all.
 		var loose map[string]json.RawMessage
 		if json.Unmarshal(p.Meta, &loose) == nil {
@@ -160,7 +160,7 @@ func metaOf(params json.RawMessage) (meta requestMeta, modern, ok bool) {
 // supportedVersions are the revisions the server names in -32022 and in
 // server/discover: its modern ones, then (dual-era) its legacy ones.
 func (s *Server) supportedVersions() []string {
-	out := slices.Clone(s.opts.ModernVersions)
+	out := slices.Clone(s.opts.StatelessVersions)
 	if s.opts.Eras == DualEra {
 		out = append(out, s.opts.Versions...)
 	}
@@ -181,7 +181,7 @@ func (s *Server) unsupportedVersion(requested, why string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: msg, Data: data}
 }
 
-// refuseInitialize is a modern-only server's error for initialize.
+// refuseInitialize is a stateless-only server's error for initialize.
 func (s *Server) refuseInitialize(params json.RawMessage) *jsonrpc.Error {
 	s.count(func(st *Stats) { st.LegacyRejected++ })
 	var p struct {
@@ -190,13 +190,13 @@ func (s *Server) refuseInitialize(params json.RawMessage) *jsonrpc.Error {
 	_ = json.Unmarshal(params, &p)
 	if s.opts.ModernInitialize == InitializeMethodNotFound {
 		return jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: initialize (this server speaks only "+
-			strings.Join(s.opts.ModernVersions, ", ")+", without initialize; supported versions: "+strings.Join(s.supportedVersions(), ", ")+")")
+			strings.Join(s.opts.StatelessVersions, ", ")+", without initialize; supported versions: "+strings.Join(s.supportedVersions(), ", ")+")")
 	}
 	return s.unsupportedVersion(p.ProtocolVersion, "this server speaks only revisions without initialize")
 }
 
 // classify decides the era of a request that no front-end classified,
-// and reads a modern request's _meta. An error is the request's answer.
+// and reads a stateless request's _meta. An error is the request's answer.
 func (s *Server) classify(m *jsonrpc.Message) (*reqInfo, *jsonrpc.Error) {
 	eras := s.opts.Eras
 	if !eras.modern() {
@@ -215,7 +215,7 @@ func (s *Server) classify(m *jsonrpc.Message) (*reqInfo, *jsonrpc.Error) {
 	return s.modernInfo(meta, modern)
 }
 
-// modernInfo checks the _meta of a modern request: a version the server
+// modernInfo checks the _meta of a stateless request: a version the server
 // speaks, client capabilities, a known log level.
 func (s *Server) modernInfo(meta requestMeta, hasVersion bool) (*reqInfo, *jsonrpc.Error) {
 	if !hasVersion || meta.ProtocolVersion == nil {
@@ -223,7 +223,7 @@ func (s *Server) modernInfo(meta requestMeta, hasVersion bool) (*reqInfo, *jsonr
 	}
 	v := *meta.ProtocolVersion
 	s.count(func(st *Stats) { st.VersionsSeen[v]++ })
-	if !slices.Contains(s.opts.ModernVersions, v) {
+	if !slices.Contains(s.opts.StatelessVersions, v) {
 		return nil, s.unsupportedVersion(v, "")
 	}
 	rq := &reqInfo{era: eraModern, version: v, clientInfo: meta.ClientInfo, logLevel: -1}

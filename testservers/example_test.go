@@ -151,11 +151,11 @@ func ExampleFaults() {
 	// 1 1 1 map[429:1 expire-session:1]
 }
 
-// A modern-only server answering a 2026-07-28 request: every request
+// A stateless-only server answering a 2026-07-28 request: every request
 // carries its version and client capabilities in _meta, and mirrors its
 // method and name into headers.
-func ExampleStartModern() {
-	srv := testservers.StartModern(testservers.HTTPOptions{JSONResponse: true})
+func ExampleStartStateless() {
+	srv := testservers.StartStateless(testservers.HTTPOptions{JSONResponse: true})
 	defer srv.Close()
 
 	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(

@@ -17,7 +17,7 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// EndpointMode says how a legacy server writes the URI of its endpoint
+// EndpointMode says how an initialize-era server writes the URI of its endpoint
 // event.
 type EndpointMode int
 

@@ -104,7 +104,7 @@ func (s *Server) methodIn(method string, e era) bool {
 // dispatch runs one client request in the era rq says and returns its
 // result, or an error (a *jsonrpc.Error goes to the client as is,
 // anything else as an internal error). A modern result carries what
-// every result of 2026-07-28 does (see decorate); a modern request that
+// every result of 2026-07-28 does (see decorate); a stateless request that
 // needs more input from the client gets an input_required result.
 func (ss *Session) dispatch(ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (json.RawMessage, error) {
 	if !ss.srv.methodIn(m.Method, rq.era) {

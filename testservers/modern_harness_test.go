@@ -20,8 +20,8 @@ var allCaps = map[string]any{
 	"roots":       map[string]any{},
 }
 
-// modernMeta returns the _meta of a modern request.
-func modernMeta(version string, caps map[string]any, extra map[string]any) map[string]any {
+// statelessMeta returns the _meta of a stateless request.
+func statelessMeta(version string, caps map[string]any, extra map[string]any) map[string]any {
 	meta := map[string]any{
 		mcp.MetaProtocolVersion:    version,
 		mcp.MetaClientInfo:         map[string]any{"name": "raw-test", "version": "0"},
@@ -31,7 +31,7 @@ func modernMeta(version string, caps map[string]any, extra map[string]any) map[s
 	return meta
 }
 
-// modernBody returns a modern request (or, with id nil, notification)
+// modernBody returns a stateless request (or, with id nil, notification)
 // whose params get _meta unless they have one.
 func modernBody(id any, method string, params map[string]any, meta map[string]any) string {
 	p := map[string]any{}
@@ -50,7 +50,7 @@ func modernBody(id any, method string, params map[string]any, meta map[string]an
 	return string(b)
 }
 
-// modernWire talks to a Streamable HTTP server in the modern era with
+// modernWire talks to a Streamable HTTP server in the stateless era with
 // hand-written requests.
 type modernWire struct {
 	url      string
@@ -66,7 +66,7 @@ func newModernWire(t *testing.T, url string) *modernWire {
 	return &modernWire{url: url, hc: &http.Client{Transport: tr, Timeout: testTimeout}, version: mcp.Version20260728, caps: map[string]any{}}
 }
 
-// headersFor returns the standard headers of a modern request.
+// headersFor returns the standard headers of a stateless request.
 func (w *modernWire) headersFor(method string, params map[string]any) map[string]string {
 	h := map[string]string{HeaderProtocolVersion: w.version, HeaderMethod: method}
 	for _, k := range []string{"name", "uri"} {
@@ -100,16 +100,16 @@ func (w *modernWire) post(t *testing.T, body string, hdr map[string]string) *htt
 	return resp
 }
 
-// send posts a modern request with its headers, hdr added, and returns the
+// send posts a stateless request with its headers, hdr added, and returns the
 // HTTP response unread.
 func (w *modernWire) send(t *testing.T, id any, method string, params map[string]any, hdr map[string]string) *http.Response {
 	t.Helper()
 	h := w.headersFor(method, params)
 	maps.Copy(h, hdr)
-	return w.post(t, modernBody(id, method, params, modernMeta(w.version, w.caps, w.metaMore)), h)
+	return w.post(t, modernBody(id, method, params, statelessMeta(w.version, w.caps, w.metaMore)), h)
 }
 
-// call sends a modern request and reads its answer, whatever the status:
+// call sends a stateless request and reads its answer, whatever the status:
 // the response, the messages before it, and the HTTP status.
 func (w *modernWire) call(t *testing.T, id any, method string, params map[string]any, hdr map[string]string) (*jsonrpc.Message, []*jsonrpc.Message, int) {
 	t.Helper()
@@ -208,8 +208,8 @@ type inputRequiredResult struct {
 // startModernHTTP starts a server with opts and a wire to it.
 func startModernHTTP(t *testing.T, opts HTTPOptions) (*HTTPServer, *modernWire) {
 	t.Helper()
-	if opts.Eras == LegacyOnly {
-		opts.Eras = ModernOnly
+	if opts.Eras == InitializeOnly {
+		opts.Eras = StatelessOnly
 	}
 	s := StartStreamable(opts)
 	t.Cleanup(s.Close)

@@ -28,15 +28,15 @@ var (
 	errAnswered      = errors.New("test server: answered")
 )
 
-// StartModern starts a Streamable HTTP server that speaks only
-// 2026-07-28: StartStreamable with opts.Eras set to ModernOnly.
-func StartModern(opts HTTPOptions) *HTTPServer {
-	opts.Eras = ModernOnly
+// StartStateless starts a Streamable HTTP server that speaks only
+// 2026-07-28: StartStreamable with opts.Eras set to StatelessOnly.
+func StartStateless(opts HTTPOptions) *HTTPServer {
+	opts.Eras = StatelessOnly
 	return StartStreamable(opts)
 }
 
 // StartDualEra starts a Streamable HTTP server that speaks 2026-07-28 to
-// modern requests and the legacy revisions (initialize, sessions, GET
+// stateless requests and the initialize-era revisions (initialize, sessions, GET
 // stream) to the rest, on the same endpoint: StartStreamable with
 // opts.Eras set to DualEra.
 func StartDualEra(opts HTTPOptions) *HTTPServer {
@@ -44,13 +44,13 @@ func StartDualEra(opts HTTPOptions) *HTTPServer {
 	return StartStreamable(opts)
 }
 
-// postEra decides the era of a POST: a ModernOnly server's are modern; on
+// postEra decides the era of a POST: a StatelessOnly server's are modern; on
 // a DualEra server, one message (not initialize) whose _meta names a
 // protocol version, or whose MCP-Protocol-Version header names a modern
 // one, is modern; the rest is legacy.
 func (h *StreamableHandler) postEra(r *http.Request, msgs []*jsonrpc.Message, batch bool) era {
 	switch h.srv.opts.Eras {
-	case ModernOnly:
+	case StatelessOnly:
 		return eraModern
 	case DualEra:
 	default:
@@ -62,13 +62,13 @@ func (h *StreamableHandler) postEra(r *http.Request, msgs []*jsonrpc.Message, ba
 	if _, modern, _ := metaOf(msgs[0].Params); modern {
 		return eraModern
 	}
-	if slices.Contains(h.srv.opts.ModernVersions, r.Header.Get(HeaderProtocolVersion)) {
+	if slices.Contains(h.srv.opts.StatelessVersions, r.Header.Get(HeaderProtocolVersion)) {
 		return eraModern
 	}
 	return eraLegacy
 }
 
-// postModern serves a POST of the modern era: one request or
+// postModern serves a POST of the stateless era: one request or
 // notification, its headers checked against its body, answered on its
 // own JSON body or SSE stream; closing that stream cancels the request.
 func (h *StreamableHandler) postModern(w http.ResponseWriter, r *http.Request, msgs []*jsonrpc.Message, batch bool) {
@@ -111,7 +111,7 @@ func (h *StreamableHandler) postModern(w http.ResponseWriter, r *http.Request, m
 	h.serveModern(w, r, m, rq, drop)
 }
 
-// modernError answers a modern request with status and a JSON-RPC error
+// modernError answers a stateless request with status and a JSON-RPC error
 // response carrying its id, counted in Stats.Errors.
 func (h *StreamableHandler) modernError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	h.srv.count(func(st *Stats) { st.Errors[e.Code]++ })
@@ -139,7 +139,7 @@ func (h *StreamableHandler) headerMismatch(header, msg string) (*reqInfo, int, *
 	return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+msg)
 }
 
-// validateModern checks a modern request as 2026-07-28 says, in this
+// validateModern checks a stateless request as 2026-07-28 says, in this
 // order: MCP-Protocol-Version present (-32020) and supported (-32022),
 // _meta complete (-32602) and naming the same version (-32020), Mcp-Method
 // present and equal to the method (-32020), the method known in this
@@ -155,7 +155,7 @@ func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) 
 		return h.headerMismatch("MCP-Protocol-Version", "the MCP-Protocol-Version header is required")
 	}
 	meta, modern, _ := metaOf(m.Params)
-	if !slices.Contains(s.opts.ModernVersions, hv) {
+	if !slices.Contains(s.opts.StatelessVersions, hv) {
 		s.count(func(st *Stats) { st.VersionsSeen[hv]++ })
 		return nil, http.StatusBadRequest, s.unsupportedVersion(hv, "")
 	}
@@ -230,19 +230,19 @@ func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) 
 // text body. It reports whether it answered.
 func (h *StreamableHandler) goSDKRefuses(w http.ResponseWriter, r *http.Request) bool {
 	o := h.srv.opts
-	if o.Eras != ModernOnly || o.ModernInitialize != InitializeLikeGoSDK {
+	if o.Eras != StatelessOnly || o.ModernInitialize != InitializeLikeGoSDK {
 		return false
 	}
 	v := r.Header.Get(HeaderProtocolVersion)
-	if v == "" || slices.Contains(o.ModernVersions, v) || v >= mcp.Version20260728 {
+	if v == "" || slices.Contains(o.StatelessVersions, v) || v >= mcp.Version20260728 {
 		return false
 	}
 	h.srv.count(func(st *Stats) { st.LegacyRejected++ })
-	http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(o.ModernVersions, ",")+")", http.StatusBadRequest)
+	http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(o.StatelessVersions, ",")+")", http.StatusBadRequest)
 	return true
 }
 
-// answerInitialize answers a legacy initialize on a ModernOnly server as
+// answerInitialize answers an initialize on a StatelessOnly server as
 // Options.ModernInitialize says.
 func (h *StreamableHandler) answerInitialize(w http.ResponseWriter, m *jsonrpc.Message) {
 	s := h.srv
@@ -296,7 +296,7 @@ func (h *StreamableHandler) injectModern(w http.ResponseWriter, method string) (
 	return drop, false
 }
 
-// modernChannel returns the channel of modern requests to the core, nil
+// modernChannel returns the channel of stateless requests to the core, nil
 // once the handler is closed.
 func (h *StreamableHandler) modernChannel() *httpSession {
 	h.mu.Lock()
@@ -307,7 +307,7 @@ func (h *StreamableHandler) modernChannel() *httpSession {
 	return h.modern
 }
 
-// serveModern runs a validated modern request and answers it: on an SSE
+// serveModern runs a validated stateless request and answers it: on an SSE
 // stream (always for subscriptions/listen, never for tasks/get), started
 // by its first event, or as one JSON body. An error 2026-07-28 gives a status to (-32021)
 // that comes before any event is answered as JSON with that status.

@@ -20,8 +20,8 @@ func TestModernDiscover(t *testing.T) {
 		wantCT   string
 		versions []string
 	}{
-		{"modern SSE", HTTPOptions{Options: Options{Eras: ModernOnly, CacheTTL: time.Hour, Instructions: "use echo"}}, "text/event-stream", []string{"2026-07-28"}},
-		{"modern JSON", HTTPOptions{Options: Options{Eras: ModernOnly, CacheTTL: time.Hour, Instructions: "use echo"}, JSONResponse: true}, "application/json", []string{"2026-07-28"}},
+		{"modern SSE", HTTPOptions{Options: Options{Eras: StatelessOnly, CacheTTL: time.Hour, Instructions: "use echo"}}, "text/event-stream", []string{"2026-07-28"}},
+		{"modern JSON", HTTPOptions{Options: Options{Eras: StatelessOnly, CacheTTL: time.Hour, Instructions: "use echo"}, JSONResponse: true}, "application/json", []string{"2026-07-28"}},
 		{"dual-era", HTTPOptions{Options: Options{Eras: DualEra, CacheTTL: time.Hour, Instructions: "use echo"}}, "text/event-stream",
 			[]string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}},
 	} {
@@ -33,7 +33,7 @@ func TestModernDiscover(t *testing.T) {
 				t.Errorf("Content-Type %q, want %q", ct, tt.wantCT)
 			}
 			if resp.Header.Get(HeaderSessionID) != "" {
-				t.Errorf("a session id on a modern answer: %q", resp.Header.Get(HeaderSessionID))
+				t.Errorf("a session id on a stateless answer: %q", resp.Header.Get(HeaderSessionID))
 			}
 			if tt.wantCT == "text/event-stream" && resp.Header.Get("X-Accel-Buffering") != "no" {
 				t.Error("SSE answer without X-Accel-Buffering: no")
@@ -67,10 +67,10 @@ func TestModernDiscover(t *testing.T) {
 	}
 }
 
-// TestModernValidation covers every refusal of a modern request over
+// TestModernValidation covers every refusal of a stateless request over
 // HTTP, in the order the server checks.
 func TestModernValidation(t *testing.T) {
-	meta := modernMeta("2026-07-28", map[string]any{}, nil)
+	meta := statelessMeta("2026-07-28", map[string]any{}, nil)
 	std := func(method string) map[string]string {
 		return map[string]string{HeaderProtocolVersion: "2026-07-28", HeaderMethod: method}
 	}
@@ -97,7 +97,7 @@ func TestModernValidation(t *testing.T) {
 	}{
 		{"no MCP-Protocol-Version", modernBody(7, "tools/list", nil, meta), map[string]string{HeaderMethod: "tools/list"},
 			400, jsonrpc.CodeHeaderMismatch, "MCP-Protocol-Version", nil},
-		{"unsupported version", modernBody(7, "tools/list", nil, modernMeta("2027-01-01", map[string]any{}, nil)),
+		{"unsupported version", modernBody(7, "tools/list", nil, statelessMeta("2027-01-01", map[string]any{}, nil)),
 			with(std("tools/list"), HeaderProtocolVersion, "2027-01-01"), 400, jsonrpc.CodeUnsupportedProtocolVersion, "",
 			func(t *testing.T, m *jsonrpc.Message) {
 				d := errorData[struct {
@@ -108,12 +108,12 @@ func TestModernValidation(t *testing.T) {
 					t.Errorf("data %+v", d)
 				}
 			}},
-		{"header and _meta differ", modernBody(7, "tools/list", nil, modernMeta("2027-01-01", map[string]any{}, nil)), std("tools/list"),
+		{"header and _meta differ", modernBody(7, "tools/list", nil, statelessMeta("2027-01-01", map[string]any{}, nil)), std("tools/list"),
 			400, jsonrpc.CodeHeaderMismatch, "MCP-Protocol-Version", nil},
 		{"no _meta", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`, std("tools/list"), 400, jsonrpc.CodeInvalidParams, "", nil},
 		{"no clientCapabilities", modernBody(7, "tools/list", map[string]any{"_meta": map[string]any{mcp.MetaProtocolVersion: "2026-07-28"}}, nil),
 			std("tools/list"), 400, jsonrpc.CodeInvalidParams, "", nil},
-		{"unknown logLevel", modernBody(7, "tools/list", nil, modernMeta("2026-07-28", map[string]any{}, map[string]any{mcp.MetaLogLevel: "loud"})),
+		{"unknown logLevel", modernBody(7, "tools/list", nil, statelessMeta("2026-07-28", map[string]any{}, map[string]any{mcp.MetaLogLevel: "loud"})),
 			std("tools/list"), 400, jsonrpc.CodeInvalidParams, "", nil},
 		{"no Mcp-Method", modernBody(7, "tools/list", nil, meta), map[string]string{HeaderProtocolVersion: "2026-07-28"},
 			400, jsonrpc.CodeHeaderMismatch, "Mcp-Method", nil},
@@ -267,7 +267,7 @@ func TestModernOnlyInitialize(t *testing.T) {
 	}
 }
 
-// TestModernGoSDKMimic: the double of a go-sdk v1.8 modern-only server.
+// TestModernGoSDKMimic: the double of a go-sdk v1.8 stateless-only server.
 func TestModernGoSDKMimic(t *testing.T) {
 	s, mw := startModernHTTP(t, HTTPOptions{Options: Options{ModernInitialize: InitializeLikeGoSDK}})
 	w := newHTTPWire(t, s.URL)
@@ -319,7 +319,7 @@ func TestModernResults(t *testing.T) {
 		t.Errorf("tools %v, want %v", names, ModernToolNames())
 	}
 	if !slices.Equal(names[:len(ToolNames())], ToolNames()) || !slices.Contains(names, NonASCIIToolName) || slices.Contains(names, "bad_header_number") {
-		t.Errorf("modern tools %v", names)
+		t.Errorf("stateless tools %v", names)
 	}
 	_ = f
 

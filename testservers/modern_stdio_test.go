@@ -16,19 +16,19 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// modernParams returns params, with modern _meta, as JSON text.
+// modernParams returns params, with stateless _meta, as JSON text.
 func modernParams(params map[string]any, caps map[string]any, more map[string]any) string {
 	p := map[string]any{}
 	for k, v := range params {
 		p[k] = v
 	}
-	p["_meta"] = modernMeta("2026-07-28", caps, more)
+	p["_meta"] = statelessMeta("2026-07-28", caps, more)
 	b, _ := json.Marshal(p)
 	return string(b)
 }
 
 func TestStdioModernOnly(t *testing.T) {
-	w := newStdioWire(t, context.Background(), Options{Eras: ModernOnly, CacheTTL: time.Minute})
+	w := newStdioWire(t, context.Background(), Options{Eras: StatelessOnly, CacheTTL: time.Minute})
 	// The probe a dual-era client sends first.
 	m, _ := w.request(t, 1, "server/discover", modernParams(nil, map[string]any{}, nil))
 	f := checkModernResult(t, m, "complete", 60000)
@@ -69,7 +69,7 @@ func TestStdioModernOnly(t *testing.T) {
 }
 
 func TestStdioModernCancelled(t *testing.T) {
-	w := newStdioWire(t, context.Background(), Options{Eras: ModernOnly})
+	w := newStdioWire(t, context.Background(), Options{Eras: StatelessOnly})
 	w.send(t, reqJSON(1, "tools/call", modernParams(map[string]any{"name": "slow", "arguments": map[string]any{"steps": 100000, "delayMs": 5}},
 		map[string]any{}, map[string]any{"progressToken": "t"})))
 	if m := w.recv(t); m.Method != "notifications/progress" {
@@ -112,7 +112,7 @@ func TestStdioModernListen(t *testing.T) {
 			name = "cancelled"
 		}
 		t.Run(name, func(t *testing.T) {
-			w := newStdioWire(t, context.Background(), Options{Eras: ModernOnly, ListenEndWithCancelled: cancelled})
+			w := newStdioWire(t, context.Background(), Options{Eras: StatelessOnly, ListenEndWithCancelled: cancelled})
 			w.send(t, reqJSON(1, "subscriptions/listen", modernParams(map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, map[string]any{}, nil)))
 			w.send(t, reqJSON(2, "subscriptions/listen", modernParams(map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{StaticTextURI}}}, map[string]any{}, nil)))
 			acks := map[string]bool{}
@@ -191,12 +191,12 @@ func TestStdioDualEra(t *testing.T) {
 	modern, _ := w.request(t, 3, "tools/list", modernParams(nil, map[string]any{}, nil))
 	checkModernResult(t, modern, "complete", 0)
 	if !strings.Contains(string(modern.Result), "multi_round") {
-		t.Errorf("modern tools/list lacks the modern tools")
+		t.Errorf("stateless tools/list lacks the stateless tools")
 	}
 	if p, _ := w.request(t, 4, "ping", ""); p.Error != nil {
 		t.Errorf("legacy ping: %v", p.Error)
 	}
-	// A legacy server request (sampling) still works for the legacy session.
+	// An initialize-era server request (sampling) still works for the legacy session.
 	w.send(t, reqJSON(5, "tools/call", `{"name":"sample","arguments":{"prompt":"p"}}`))
 	req := w.recv(t)
 	if req.Method != "sampling/createMessage" || !req.IsRequest() {
@@ -209,7 +209,7 @@ func TestStdioDualEra(t *testing.T) {
 }
 
 func TestStdioEnvEras(t *testing.T) {
-	opts := Options{Eras: DualEra, ModernVersions: []string{"2026-07-28", "2027-01-01"}, ModernInitialize: InitializeMethodNotFound, SilentBeforeInitialize: true,
+	opts := Options{Eras: DualEra, StatelessVersions: []string{"2026-07-28", "2027-01-01"}, ModernInitialize: InitializeMethodNotFound, SilentBeforeInitialize: true,
 		CacheTTL: 90 * time.Second, CacheScope: mcp.CachePrivate, InvalidHeaderTools: true}
 	for _, kv := range StdioEnv(opts) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -219,7 +219,7 @@ func TestStdioEnvEras(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Eras != DualEra || !slices.Equal(got.ModernVersions, opts.ModernVersions) || got.ModernInitialize != InitializeMethodNotFound ||
+	if got.Eras != DualEra || !slices.Equal(got.StatelessVersions, opts.StatelessVersions) || got.ModernInitialize != InitializeMethodNotFound ||
 		got.CacheTTL != opts.CacheTTL || got.CacheScope != mcp.CachePrivate || !got.InvalidHeaderTools || !got.SilentBeforeInitialize {
 		t.Errorf("OptionsFromEnv: %+v", got)
 	}
@@ -227,19 +227,19 @@ func TestStdioEnvEras(t *testing.T) {
 	if _, err := OptionsFromEnv(); err == nil {
 		t.Error("bad eras accepted")
 	}
-	if Eras(7).String() != "eras(7)" || ModernOnly.String() != "modern-only" {
+	if Eras(7).String() != "eras(7)" || StatelessOnly.String() != "stateless-only" {
 		t.Error("Eras.String")
 	}
 }
 
-// TestStdioModernSubprocess runs this test binary as a modern-only stdio
+// TestStdioModernSubprocess runs this test binary as a stateless-only stdio
 // server.
 func TestStdioModernSubprocess(t *testing.T) {
 	path, args, env := StdioCommand()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = append(append(os.Environ(), env...), StdioEnv(Options{Eras: ModernOnly, Name: "modern-child"})[1:]...)
+	cmd.Env = append(append(os.Environ(), env...), StdioEnv(Options{Eras: StatelessOnly, Name: "modern-child"})[1:]...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -277,7 +277,7 @@ func TestStdioModernSubprocess(t *testing.T) {
 }
 
 // TestStdioLegacyProbe: what a stdio client's server/discover probe
-// meets at legacy servers: -32601, or (SilentBeforeInitialize) nothing
+// meets at initialize-era servers: -32601, or (SilentBeforeInitialize) nothing
 // until initialize.
 func TestStdioLegacyProbe(t *testing.T) {
 	w := newStdioWire(t, context.Background(), Options{})

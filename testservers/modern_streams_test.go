@@ -90,7 +90,7 @@ func TestModernCancelInJSONMode(t *testing.T) {
 	go func() {
 		defer close(done)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.url, strings.NewReader(
-			modernBody(1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 100000, "delayMs": 5}}, modernMeta("2026-07-28", map[string]any{}, nil))))
+			modernBody(1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 100000, "delayMs": 5}}, statelessMeta("2026-07-28", map[string]any{}, nil))))
 		for k, v := range w.headersFor("tools/call", map[string]any{"name": "slow"}) {
 			req.Header.Set(k, v)
 		}
@@ -195,7 +195,7 @@ func TestModernFaults(t *testing.T) {
 	t.Run("JSON answer lost", func(t *testing.T) {
 		s, w := startModernHTTP(t, HTTPOptions{JSONResponse: true, Faults: Faults{Rules: []FaultRule{{Fault: FaultDropStream, Count: 1}}}})
 		req, _ := http.NewRequest(http.MethodPost, w.url, strings.NewReader(
-			modernBody(1, "tools/call", map[string]any{"name": "once", "arguments": map[string]any{"key": "j"}}, modernMeta("2026-07-28", map[string]any{}, nil))))
+			modernBody(1, "tools/call", map[string]any{"name": "once", "arguments": map[string]any{"key": "j"}}, statelessMeta("2026-07-28", map[string]any{}, nil))))
 		for k, v := range w.headersFor("tools/call", map[string]any{"name": "once"}) {
 			req.Header.Set(k, v)
 		}

@@ -19,9 +19,9 @@ import (
 )
 
 // How a tool gets input from the client depends on the era of its
-// request. In the legacy era it sends a request to the client
+// request. In the initialize era it sends a request to the client
 // (sampling/createMessage, elicitation/create, roots/list) and waits for
-// the answer. In the modern era (multi round-trip requests, MRTR) the
+// the answer. In the stateless era (multi round-trip requests, MRTR) the
 // tool runs again from the start on every retry of the client's request:
 // it reads the answers from the retry's inputResponses and, while some
 // are missing, ends with an input_required result that asks for them,
@@ -116,7 +116,7 @@ type inputRequest struct {
 	Params any    `json:"params,omitempty"`
 }
 
-// inputRequired ends a modern request with an input_required result:
+// inputRequired ends a stateless request with an input_required result:
 // the inputs the client must gather (none for a requestState-only
 // round) and the state it must echo ("" for none).
 type inputRequired struct {
@@ -128,7 +128,7 @@ func (e *inputRequired) Error() string {
 	return "input required: " + strings.Join(slices.Sorted(maps.Keys(e.requests)), ", ")
 }
 
-// inputRequiredResult is the result of a modern request that needs input.
+// inputRequiredResult is the result of a stateless request that needs input.
 func (s *Server) inputRequiredResult(ir *inputRequired) (json.RawMessage, error) {
 	body, err := json.Marshal(struct {
 		InputRequests map[string]inputRequest `json:"inputRequests,omitempty"`
@@ -202,7 +202,7 @@ func (c *call) inputErr(method string, err error) error {
 
 // protocolErr returns err if it must reach the client as a result of
 // its own (input_required) or as a JSON-RPC error, rather than as a tool
-// execution error: only in the modern era.
+// execution error: only in the stateless era.
 func (c *call) protocolErr(err error) error {
 	if !c.modern() {
 		return nil

@@ -29,7 +29,7 @@ type Stats struct {
 	Requests map[string]int
 	// Refused counts the modern HTTP requests the front-end refused
 	// before the core saw them (headers, version, _meta, unknown method,
-	// initialize on a modern-only server), by method.
+	// initialize on a stateless-only server), by method.
 	Refused map[string]int
 	// ToolCalls counts tool executions, by tool name.
 	ToolCalls map[string]int
@@ -88,11 +88,11 @@ type Stats struct {
 	// HTTP, 2026-07-28) by the client closing the response stream.
 	RequestsCancelled int
 
-	// VersionsSeen counts the revisions modern requests asked for (in
+	// VersionsSeen counts the revisions stateless requests asked for (in
 	// _meta or, over HTTP, in MCP-Protocol-Version), supported or not.
 	VersionsSeen map[string]int
 	// ModernClientInfo and ModernClientCapabilities are from the _meta of
-	// the last modern request that passed validation.
+	// the last stateless request that passed validation.
 	ModernClientInfo         mcp.Implementation
 	ModernClientCapabilities mcp.ClientCapabilities
 	// HeaderRejects counts the modern HTTP requests refused with -32020
@@ -100,7 +100,7 @@ type Stats struct {
 	// "Mcp-Method", "Mcp-Name" or "Mcp-Param-<Name>" as the tool's
 	// x-mcp-header spells it.
 	HeaderRejects map[string]int
-	// LegacyRejected counts legacy messages a ModernOnly server refused:
+	// LegacyRejected counts legacy messages a StatelessOnly server refused:
 	// initialize, and with InitializeLikeGoSDK every POST after it that
 	// names an old revision.
 	LegacyRejected int

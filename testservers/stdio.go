@@ -28,7 +28,7 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts Options) 
 // newline-delimited JSON-RPC messages from in and writes its own to out,
 // one a line, never two writes at once.
 //
-// With Options.Eras ModernOnly or DualEra, a request carrying modern
+// With Options.Eras StatelessOnly or DualEra, a request carrying modern
 // _meta is served as 2026-07-28 (notifications/cancelled cancels it; the
 // notifications of a subscriptions/listen request carry its id in
 // _meta); DualEra serves the rest as before.
@@ -184,8 +184,8 @@ const (
 	EnvFirstMessage   = EnvVar + "_FIRST_MESSAGE"    // StdioFaults.SessionOnFirstMessage: "1" or "true"
 	EnvHoldFirst      = EnvVar + "_HOLD_FIRST"       // StdioFaults.HoldFirstAnswer: "1" or "true"
 
-	EnvEras               = EnvVar + "_ERAS"                 // Options.Eras: "legacy", "modern" or "dual"
-	EnvModernVersions     = EnvVar + "_MODERN_VERSIONS"      // Options.ModernVersions, comma-separated
+	EnvEras               = EnvVar + "_ERAS"                 // Options.Eras: "initialize", "stateless" or "dual" ("legacy", "modern" too)
+	EnvModernVersions     = EnvVar + "_MODERN_VERSIONS"      // Options.StatelessVersions, comma-separated
 	EnvModernInitialize   = EnvVar + "_MODERN_INITIALIZE"    // Options.ModernInitialize: "unsupported" or "not-found"
 	EnvCacheTTL           = EnvVar + "_CACHE_TTL"            // Options.CacheTTL, a time.Duration ("30s")
 	EnvCacheScope         = EnvVar + "_CACHE_SCOPE"          // Options.CacheScope
@@ -252,18 +252,18 @@ func OptionsFromEnv() (Options, error) {
 	if v := os.Getenv(EnvModernVersions); v != "" {
 		for _, s := range strings.Split(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {
-				opts.ModernVersions = append(opts.ModernVersions, s)
+				opts.StatelessVersions = append(opts.StatelessVersions, s)
 			}
 		}
 	}
 	switch v := os.Getenv(EnvEras); v {
-	case "", "legacy":
-	case "modern":
-		opts.Eras = ModernOnly
+	case "", "initialize", "legacy":
+	case "stateless", "modern":
+		opts.Eras = StatelessOnly
 	case "dual":
 		opts.Eras = DualEra
 	default:
-		return opts, fmt.Errorf("%s: %q is not legacy, modern or dual", EnvEras, v)
+		return opts, fmt.Errorf("%s: %q is not initialize, stateless or dual", EnvEras, v)
 	}
 	switch v := os.Getenv(EnvModernInitialize); v {
 	case "", "unsupported":
@@ -361,13 +361,13 @@ func StdioEnv(opts Options) []string {
 		env = append(env, EnvPageSize+"="+strconv.Itoa(opts.PageSize))
 	}
 	switch opts.Eras {
-	case ModernOnly:
-		env = append(env, EnvEras+"=modern")
+	case StatelessOnly:
+		env = append(env, EnvEras+"=stateless")
 	case DualEra:
 		env = append(env, EnvEras+"=dual")
 	}
-	if len(opts.ModernVersions) > 0 {
-		env = append(env, EnvModernVersions+"="+strings.Join(opts.ModernVersions, ","))
+	if len(opts.StatelessVersions) > 0 {
+		env = append(env, EnvModernVersions+"="+strings.Join(opts.StatelessVersions, ","))
 	}
 	if opts.ModernInitialize == InitializeMethodNotFound {
 		env = append(env, EnvModernInitialize+"=not-found")

@@ -56,7 +56,7 @@ type StdioFaults struct {
 	// request, whatever its method, starts the session, initializing it
 	// as for the server's first revision (Options.Versions[0]) unless it
 	// is initialize, and is then served as usual (server/discover as a
-	// legacy server serves it: -32601); a later initialize is refused,
+	// initialize-era server serves it: -32601); a later initialize is refused,
 	// -32600 "Invalid Request: Server already initialized". A client that
 	// probes first must start the server again to initialize it.
 	SessionOnFirstMessage bool

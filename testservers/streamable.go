@@ -54,7 +54,7 @@ type HTTPOptions struct {
 	// OnRequest, when set, is called first with every HTTP request.
 	OnRequest func(*http.Request)
 	// KeepAlive, when > 0, writes an SSE comment line (":") this often on
-	// every subscriptions/listen stream (Options.Eras ModernOnly or
+	// every subscriptions/listen stream (Options.Eras StatelessOnly or
 	// DualEra), as 2026-07-28 encourages for long-lived streams.
 	KeepAlive time.Duration
 }
@@ -87,7 +87,7 @@ type StreamableHandler struct {
 	sessions map[string]*httpSession
 	expired  map[string]expiredSession // expired with LetRun, kept to resume their streams
 	shared   *httpSession              // Stateless
-	modern   *httpSession              // the channel of modern requests (Eras ModernOnly, DualEra): no session
+	modern   *httpSession              // the channel of stateless requests (Eras StatelessOnly, DualEra): no session
 	bg       sync.WaitGroup            // goroutines ending sessions expired with LetRun
 }
 
@@ -111,7 +111,7 @@ func NewStreamableHandler(opts HTTPOptions) *StreamableHandler {
 	return h
 }
 
-// newModernChannel returns the core channel of modern requests: a core
+// newModernChannel returns the core channel of stateless requests: a core
 // session of no client, registered nowhere.
 func (h *StreamableHandler) newModernChannel() *httpSession {
 	hs := &httpSession{h: h, ended: make(chan struct{}), byID: make(map[string]*eventStream)}
@@ -312,7 +312,7 @@ func (h *StreamableHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
 		return
 	}
-	if h.srv.opts.Eras == ModernOnly && r.Method != http.MethodPost {
+	if h.srv.opts.Eras == StatelessOnly && r.Method != http.MethodPost {
 		// 2026-07-28 has no GET stream and no sessions to DELETE.
 		w.Header().Set("Allow", "POST")
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "only POST: this server speaks 2026-07-28, without GET stream or sessions")

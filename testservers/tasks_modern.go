@@ -21,7 +21,7 @@ import (
 // that requires a task is refused with -32021, an optional one runs as a
 // plain call.
 
-// hasTasksExtension reports whether a modern request declared the tasks
+// hasTasksExtension reports whether a stateless request declared the tasks
 // extension in its client capabilities.
 func hasTasksExtension(rq *reqInfo) bool {
 	_, ok := rq.caps.Extensions[mcp.ExtensionTasks]

@@ -337,7 +337,7 @@ func TestTaskModernStdio(t *testing.T) {
 	if got, _ := modernTask(t, m, mcp.ResultComplete); !strings.Contains(string(got.Result), "hello Ann") {
 		t.Errorf("result %s", got.Result)
 	}
-	// The legacy era does not see it, nor the modern era a legacy task.
+	// The initialize era does not see it, nor the stateless era a legacy task.
 	m, _ = w.request(t, 5, "tasks/get", taskIDParams(tk.TaskID))
 	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
 	lt := legacyCreate(t, w, 6, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)

@@ -22,7 +22,7 @@ type toolFunc func(c *call, args json.RawMessage) (any, error)
 type toolDef struct {
 	tool mcp.Tool
 	run  toolFunc
-	// modernOnly tools are offered to modern requests only.
+	// modernOnly tools are offered to stateless requests only.
 	modernOnly bool
 	// invalidHeaders: the tool's x-mcp-header annotations break the
 	// rules; it is offered only with Options.InvalidHeaderTools.

@@ -10,7 +10,7 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// Names of what the servers offer to modern requests only.
+// Names of what the servers offer to stateless requests only.
 const (
 	// NonASCIIToolName is a tool whose name needs the Base64 sentinel in
 	// Mcp-Name; it greets: "grüße, NAME".
@@ -105,7 +105,7 @@ var invalidHeaderTools = func() []toolDef {
 }()
 
 // ModernToolNames returns the names of the tools tools/list returns to a
-// modern request, in its order: ToolNames, then the modern-only ones
+// stateless request, in its order: ToolNames, then the stateless-only ones
 // (without those of InvalidHeaderToolNames).
 func ModernToolNames() []string {
 	names := make([]string, len(modernToolList))
@@ -343,7 +343,7 @@ func toolSigned(c *call, raw json.RawMessage) (any, error) {
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`),
 	}}}
 	if !c.modern() {
-		return nil, toolErr("signed is a modern tool")
+		return nil, toolErr("signed is a stateless tool")
 	}
 	if !c.hasState {
 		return nil, &inputRequired{requests: confirm, state: c.signState(raw, nil)}

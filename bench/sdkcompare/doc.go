@@ -58,9 +58,9 @@
 //
 //   - BenchmarkEraCall/transport=T/era=E: one tools/call of echo by anymcp
 //     on a 2026-07-28 test server and on a 2025-11-25 one.
-//   - BenchmarkModernCall/server=S/client=C: anymcp and the go-sdk client
+//   - BenchmarkStatelessCall/server=S/client=C: anymcp and the go-sdk client
 //     on the same 2026-07-28 server: go-sdk's own stateless server, and
-//     testservers.StartModern.
+//     testservers.StartStateless.
 //   - BenchmarkColdDial/server=S: client.Dial of each era and transport,
 //     cold, with the HTTP requests the server saw and the messages sent.
 //

@@ -5,7 +5,7 @@
 #   - EraCall: a tools/call by anymcp on a 2026-07-28 server ÷ the same call
 #     on a 2025-11-25 server, per transport;
 #   - ModernCall: the go-sdk client ÷ anymcp on the same 2026-07-28 server
-#     (go-sdk's own stateless server, and testservers.StartModern);
+#     (go-sdk's own stateless server, and testservers.StartStateless);
 #   - ColdDial: client.Dial of each era and transport, cold, with the HTTP
 #     requests the server saw and the messages the client sent.
 #

@@ -24,7 +24,7 @@ import (
 func eraServer(transport, era string, onRequest func(*http.Request)) (s *server, stop func()) {
 	opts := testservers.Options{}
 	if era == "modern" {
-		opts.Eras = testservers.ModernOnly
+		opts.Eras = testservers.StatelessOnly
 	}
 	switch transport {
 	case "http-json", "http-sse":
@@ -39,7 +39,7 @@ func eraServer(transport, era string, onRequest func(*http.Request)) (s *server,
 
 // BenchmarkEraCall measures one tools/call of echo by anymcp on a modern
 // server and on a legacy one, over each transport: what the revision costs
-// per call (the modern request carries _meta and more headers, its answer
+// per call (the stateless request carries _meta and more headers, its answer
 // resultType and _meta).
 func BenchmarkEraCall(b *testing.B) {
 	for _, tr := range transports {
@@ -95,8 +95,8 @@ func startGoSDKModern() (*server, func()) {
 	return &server{transport: "http-sse", url: hs.URL}, hs.Close
 }
 
-// modernServers are the 2026-07-28 servers both clients are measured on.
-var modernServers = []struct {
+// statelessServers are the 2026-07-28 servers both clients are measured on.
+var statelessServers = []struct {
 	name  string
 	start func() (*server, func())
 }{
@@ -104,12 +104,12 @@ var modernServers = []struct {
 	{"testservers-modern", func() (*server, func()) { return eraServer("http-sse", "modern", nil) }},
 }
 
-// BenchmarkModernCall measures one tools/call of echo by anymcp and by the
+// BenchmarkStatelessCall measures one tools/call of echo by anymcp and by the
 // go-sdk client on the same 2026-07-28 server. The server runs in this
 // process: its bytes and allocations are in every row, the same for both
 // clients.
-func BenchmarkModernCall(b *testing.B) {
-	for _, srv := range modernServers {
+func BenchmarkStatelessCall(b *testing.B) {
+	for _, srv := range statelessServers {
 		for _, c := range []contender{{name: "anymcp", dial: dialAnymcp}, {name: "gosdk", dial: dialGoSDK}} {
 			b.Run("server="+srv.name+"/client="+c.name, func(b *testing.B) {
 				s, stop := srv.start()
@@ -130,11 +130,11 @@ var coldServers = []struct {
 	wantEra    string
 	wantTransp string
 }{
-	{"modern-http", "http-sse", "modern", "modern", client.TransportStreamableHTTP},
-	{"legacy-http", "http-sse", "legacy", "legacy", client.TransportStreamableHTTP},
-	{"legacy-sse", "sse", "legacy", "legacy", client.TransportSSE},
-	{"modern-stdio", "stdio", "modern", "modern", client.TransportStdio},
-	{"legacy-stdio", "stdio", "legacy", "legacy", client.TransportStdio},
+	{"modern-http", "http-sse", "modern", "stateless", client.TransportStreamableHTTP},
+	{"legacy-http", "http-sse", "legacy", "initialize", client.TransportStreamableHTTP},
+	{"legacy-sse", "sse", "legacy", "initialize", client.TransportSSE},
+	{"modern-stdio", "stdio", "modern", "stateless", client.TransportStdio},
+	{"legacy-stdio", "stdio", "legacy", "initialize", client.TransportStdio},
 }
 
 // BenchmarkColdDial measures anymcp's client.Dial against a server of

@@ -19,17 +19,17 @@ import (
 // over HTTP.
 
 // floorVersion is the protocol revision the floor asks for on Streamable
-// HTTP and stdio; floorSSEVersion on HTTP+SSE, floorModernVersion on a
+// HTTP and stdio; floorSSEVersion on HTTP+SSE, floorStatelessVersion on a
 // 2026-07-28 server.
 const (
-	floorVersion       = "2025-11-25"
-	floorSSEVersion    = "2024-11-05"
-	floorModernVersion = "2026-07-28"
+	floorVersion          = "2025-11-25"
+	floorSSEVersion       = "2024-11-05"
+	floorStatelessVersion = "2026-07-28"
 )
 
-// floorModernMeta is the _meta of every 2026-07-28 request of the floor.
-var floorModernMeta = map[string]any{
-	"io.modelcontextprotocol/protocolVersion":    floorModernVersion,
+// floorStatelessMeta is the _meta of every 2026-07-28 request of the floor.
+var floorStatelessMeta = map[string]any{
+	"io.modelcontextprotocol/protocolVersion":    floorStatelessVersion,
 	"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "floor", "version": "v0"},
 	"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 }
@@ -48,7 +48,7 @@ func dialFloor(ctx context.Context, s *server) (conn, error) {
 	case "legacy-sse":
 		return dialSSEFloor(ctx, s)
 	case "modern":
-		return dialModernFloor(ctx, s)
+		return dialStatelessFloor(ctx, s)
 	case "stdio":
 		return dialStdioFloor(s)
 	}
@@ -181,13 +181,13 @@ func (f *httpFloor) listen(dialCtx context.Context) error {
 	return nil
 }
 
-// dialModernFloor makes a 2026-07-28 floor: no handshake, no session;
+// dialStatelessFloor makes a 2026-07-28 floor: no handshake, no session;
 // every request carries _meta and the headers the revision requires.
-func dialModernFloor(_ context.Context, s *server) (*httpFloor, error) {
+func dialStatelessFloor(_ context.Context, s *server) (*httpFloor, error) {
 	f := newHTTPFloor(s, newHTTPClient())
 	f.modern = true
 	f.callHdr = map[string]http.Header{}
-	f.hdr["Mcp-Protocol-Version"] = []string{floorModernVersion}
+	f.hdr["Mcp-Protocol-Version"] = []string{floorStatelessVersion}
 	return f, nil
 }
 
@@ -228,7 +228,7 @@ func (f *httpFloor) request(name string, args map[string]any) ([]byte, http.Head
 		msg, err := f.reqs.request(name, args, false)
 		return msg, f.hdr, err
 	}
-	msg, err := f.reqs.encode(name, args, floorModernMeta, false)
+	msg, err := f.reqs.encode(name, args, floorStatelessMeta, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -272,7 +272,7 @@ func (f *httpFloor) listTools(ctx context.Context) (int, error) {
 		return 0, f.expectOK(f.post(ctx, []byte(floorListTools)))
 	}
 	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/list",
-		"params": map[string]any{"_meta": floorModernMeta}})
+		"params": map[string]any{"_meta": floorStatelessMeta}})
 	if err != nil {
 		return 0, err
 	}

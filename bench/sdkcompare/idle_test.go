@@ -15,7 +15,7 @@ import (
 const idleConns = 50
 
 // idleKinds are the HTTP transports BenchmarkIdleHeap measures:
-// Streamable HTTP of the legacy era (2025-11-25), HTTP+SSE (2024-11-05)
+// Streamable HTTP of the initialize era (2025-11-25), HTTP+SSE (2024-11-05)
 // and Streamable HTTP of 2026-07-28; "http-listen" is http-json with every
 // client holding the standalone GET stream open (server.listen).
 var idleKinds = []string{"http-json", "http-listen", "legacy-sse", "modern"}

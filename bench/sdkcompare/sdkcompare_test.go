@@ -51,7 +51,7 @@ func startServer(transport string) (s *server, stop func()) {
 		ls := testservers.StartLegacy(testservers.LegacyOptions{})
 		return &server{transport: transport, url: ls.URL}, ls.Close
 	case "modern":
-		hs := testservers.StartModern(testservers.HTTPOptions{})
+		hs := testservers.StartStateless(testservers.HTTPOptions{})
 		return &server{transport: transport, url: hs.URL}, hs.Close
 	case "stdio":
 		path, args, env := testservers.StdioCommand()

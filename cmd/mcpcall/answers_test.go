@@ -19,10 +19,10 @@ var eraServers = []struct {
 	name  string
 	start func(t *testing.T) string
 }{
-	{"legacy", func(t *testing.T) string { return streamable(t, testservers.HTTPOptions{}) }},
-	{"modern", modernServer},
-	{"stdio", nil},        // a legacy stdio server: eraTarget
-	{"stdio-modern", nil}, // and a 2026-07-28 one
+	{"initialize", func(t *testing.T) string { return streamable(t, testservers.HTTPOptions{}) }},
+	{"stateless", statelessServer},
+	{"stdio", nil},           // an initialize-era stdio server: eraTarget
+	{"stdio-stateless", nil}, // and a 2026-07-28 one
 }
 
 // eraTarget is the end of the line for a server of eraServers.
@@ -30,8 +30,8 @@ func eraTarget(t *testing.T, name string, start func(*testing.T) string) []strin
 	switch name {
 	case "stdio":
 		return stdioTarget(testservers.Options{})
-	case "stdio-modern":
-		return stdioTarget(testservers.Options{Eras: testservers.ModernOnly})
+	case "stdio-stateless":
+		return stdioTarget(testservers.Options{Eras: testservers.StatelessOnly})
 	}
 	return []string{start(t)}
 }
@@ -202,7 +202,7 @@ func TestAskFormTypes(t *testing.T) {
 // its host; on a terminal mcpcall waits for Enter; in a script --elicit
 // accept goes on, and without it mcpcall declines, saying so.
 func TestElicitURL(t *testing.T) {
-	u := modernServer(t)
+	u := statelessServer(t)
 	const page = "https://auth.example.com/authorize?x=1"
 	cases := []struct {
 		flags       []string
@@ -268,7 +268,7 @@ func TestSampling(t *testing.T) {
 				!strings.Contains(res.stdout+res.stderr, "--sampling-cmd failed: exit status 3") {
 				t.Errorf("--sampling-cmd failing: exit %d\nstdout %s\nstderr %s", res.code, res.stdout, res.stderr)
 			}
-			if strings.HasSuffix(srv.name, "modern") && res.code != exitRPC {
+			if strings.HasSuffix(srv.name, "stateless") && res.code != exitRPC {
 				// The call failed on input the server asked for: not a
 				// connection failure (4), which scripts try again.
 				t.Errorf("--sampling-cmd failing, 2026-07-28: exit %d, want %d", res.code, exitRPC)
@@ -281,7 +281,7 @@ func TestSampling(t *testing.T) {
 // the client declared in one input_required round; mcpcall answers them
 // all from its flags.
 func TestInputsOneRound(t *testing.T) {
-	u := modernServer(t)
+	u := statelessServer(t)
 	dir := t.TempDir()
 	res := newRunner(t).runOK("--root", dir, "--elicit", `{"name":"Ada"}`, "--sampling-cmd", "echo Paris", "tools", "call", "inputs", u)
 	want := "elicitation: accept {\"name\":\"Ada\"}\nsampling: Paris\nroots: file://" + dir + "\n"

@@ -15,7 +15,7 @@ import (
 	"github.com/anymcp/anymcp/testservers"
 )
 
-// A stdio server that takes the modern probe for the start of its session
+// A stdio server that takes the stateless probe for the start of its session
 // and then refuses initialize (supergateway in front of an HTTP server) is
 // reached with the defaults: started again and sent initialize alone,
 // where mcpcall exited 4. No process is left behind.
@@ -34,7 +34,7 @@ func TestStdioBridgeAfterProbe(t *testing.T) {
 	}
 	// (a server slower to start than the probe's wait answers it after
 	// initialize: one more probe, refused, comes before the start again)
-	if p.Era != "legacy" || p.Negotiation == nil || len(p.Negotiation.Attempts) < 3 ||
+	if p.Era != "initialize" || p.Negotiation == nil || len(p.Negotiation.Attempts) < 3 ||
 		!strings.Contains(p.Negotiation.Attempts[len(p.Negotiation.Attempts)-1].Decision, "started again") {
 		t.Errorf("era %s, negotiation %s", p.Era, p.Negotiation)
 	}

@@ -268,7 +268,7 @@ func TestConfigTypes(t *testing.T) {
 		}
 	}
 	if res := r.run("ping", "plainhttp"); res.code != exitConnect {
-		t.Errorf("type http at a legacy server must not fall back: exit %d %s", res.code, res.stderr)
+		t.Errorf("type http at an initialize-era server must not fall back: exit %d %s", res.code, res.stderr)
 	}
 	if res := r.run("ping", "weird"); res.code != exitUsage || !strings.Contains(res.stderr, "carrier-pigeon") {
 		t.Errorf("unknown type: exit %d %s", res.code, res.stderr)

@@ -24,11 +24,11 @@ func (c *cli) demoCommand() *cobra.Command {
 		Use:   "demo",
 		Short: "Start the built-in test servers and show the library working against each",
 		Long: `demo starts, inside this process, servers of every era and kind the library
-speaks to: a 2026-07-28 (stateless, modern) server over Streamable HTTP and over
+speaks to: a 2026-07-28 (stateless) server over Streamable HTTP and over
 stdio, a dual-era server, 2025-11-25 Streamable HTTP answering with SSE and with
 JSON, a 2024-11-05 HTTP+SSE server (found by the fallback after its POST is
-refused), a hybrid server hosting both legacy transports (once at its Streamable
-HTTP path, once forced onto HTTP+SSE), and a legacy stdio server (this binary
+refused), a hybrid server hosting both initialize-era transports (once at its Streamable
+HTTP path, once forced onto HTTP+SSE), and an initialize-era stdio server (this binary
 started again as a child). It connects to each, prints how the era and the
 transport were negotiated, lists the tools and calls two of them, one with
 progress. A server that wants OAuth tokens (with its own authorization server,
@@ -45,8 +45,8 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 			if serve != "" {
 				return c.serveDemo(cmd.Context(), serve)
 			}
-			modernSrv := testservers.StartModern(testservers.HTTPOptions{})
-			defer modernSrv.Close()
+			statelessSrv := testservers.StartStateless(testservers.HTTPOptions{})
+			defer statelessSrv.Close()
 			dualSrv := testservers.StartDualEra(testservers.HTTPOptions{})
 			defer dualSrv.Close()
 			sseSrv := testservers.StartStreamable(testservers.HTTPOptions{Priming: true})
@@ -63,23 +63,23 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 			defer protected.Close()
 			path, args, env := testservers.StdioCommand()
 
-			modernEnv := testservers.StdioEnv(testservers.Options{Eras: testservers.ModernOnly})
+			statelessEnv := testservers.StdioEnv(testservers.Options{Eras: testservers.StatelessOnly})
 			targets := []struct {
 				label  string
 				target client.Target
 				policy negotiate.Policy
 				auth   *auth.Authorizer
 			}{
-				{"2026-07-28 server (modern, stateless), Streamable HTTP", client.URL(modernSrv.URL), negotiate.Auto, nil},
-				{"2026-07-28 server (modern), stdio child process", client.Command(path, args...).WithEnv(modernEnv...), negotiate.Auto, nil},
-				{"dual-era server (2026-07-28 and 2025-11-25), Streamable HTTP", client.URL(dualSrv.URL), negotiate.Auto, nil},
-				{"2025-11-25 server, Streamable HTTP, SSE answers", client.URL(sseSrv.URL), negotiate.Auto, nil},
-				{"2025-11-25 server, Streamable HTTP, JSON answers", client.URL(jsonSrv.URL), negotiate.Auto, nil},
-				{"2024-11-05 HTTP+SSE server, found by fallback", client.URL(legacySrv.URL), negotiate.Auto, nil},
-				{"hybrid server, Streamable HTTP path", client.URL(hybrid.URL), negotiate.Auto, nil},
+				{"2026-07-28 server (stateless), Streamable HTTP", client.URL(statelessSrv.URL), negotiate.TransportAuto, nil},
+				{"2026-07-28 server (stateless), stdio child process", client.Command(path, args...).WithEnv(statelessEnv...), negotiate.TransportAuto, nil},
+				{"dual-era server (2026-07-28 and 2025-11-25), Streamable HTTP", client.URL(dualSrv.URL), negotiate.TransportAuto, nil},
+				{"2025-11-25 server, Streamable HTTP, SSE answers", client.URL(sseSrv.URL), negotiate.TransportAuto, nil},
+				{"2025-11-25 server, Streamable HTTP, JSON answers", client.URL(jsonSrv.URL), negotiate.TransportAuto, nil},
+				{"2024-11-05 HTTP+SSE server, found by fallback", client.URL(legacySrv.URL), negotiate.TransportAuto, nil},
+				{"hybrid server, Streamable HTTP path", client.URL(hybrid.URL), negotiate.TransportAuto, nil},
 				{"hybrid server, HTTP+SSE path (--transport sse)", client.URL(hybrid.SSEURL), negotiate.SSEOnly, nil},
-				{"OAuth-protected 2025-11-25 server (401, then authorized)", client.URL(protected.URL), negotiate.Auto, c.demoAuthorizer(authSrv)},
-				{"2025-11-25 server, stdio child process", client.Command(path, args...).WithEnv(env...), negotiate.Auto, nil},
+				{"OAuth-protected 2025-11-25 server (401, then authorized)", client.URL(protected.URL), negotiate.TransportAuto, c.demoAuthorizer(authSrv)},
+				{"2025-11-25 server, stdio child process", client.Command(path, args...).WithEnv(env...), negotiate.TransportAuto, nil},
 			}
 			for _, tg := range targets {
 				if err := c.demoOne(cmd.Context(), c.stdout, tg.label, tg.target, tg.policy, tg.auth); err != nil {

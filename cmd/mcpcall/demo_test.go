@@ -13,9 +13,9 @@ import (
 func TestDemo(t *testing.T) {
 	res := newRunner(t).runOK("demo")
 	for _, want := range []string{
-		"modern era, transport streamable-http, protocol 2026-07-28",
-		"modern era, transport stdio, protocol 2026-07-28",
-		"legacy era, transport streamable-http, protocol 2025-11-25",
+		"stateless era, transport streamable-http, protocol 2026-07-28",
+		"stateless era, transport stdio, protocol 2026-07-28",
+		"initialize era, transport streamable-http, protocol 2025-11-25",
 		"405 is a fallback status: trying HTTP+SSE at the same URL",
 		"transport sse, protocol 2024-11-05",
 		"policy sse-only",

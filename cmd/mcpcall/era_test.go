@@ -12,7 +12,7 @@ import (
 // TestProbeEras: probe --json names the era and the revision a server of
 // each era speaks, and --era / --protocol-version narrow the ladder.
 func TestProbeEras(t *testing.T) {
-	modern := testservers.StartModern(testservers.HTTPOptions{})
+	modern := testservers.StartStateless(testservers.HTTPOptions{})
 	defer modern.Close()
 	dual := testservers.StartDualEra(testservers.HTTPOptions{})
 	defer dual.Close()
@@ -21,7 +21,7 @@ func TestProbeEras(t *testing.T) {
 	probe := func(args ...string) (probeResult, result) {
 		t.Helper()
 		r := newRunner(t)
-		// --era modern over stdio has no fallback: a test server that
+		// --era stateless over stdio has no fallback: a test server that
 		// starts slowly on a busy machine (past the 1 s default) must
 		// not be taken for one that does not speak the era.
 		r.probeTimeout = 20 * time.Second
@@ -40,12 +40,16 @@ func TestProbeEras(t *testing.T) {
 		version  string
 		attempts int
 	}{
-		{[]string{modern.URL}, "modern", "2026-07-28", 1},
-		{[]string{dual.URL}, "modern", "2026-07-28", 1},
-		{[]string{"--era", "legacy", dual.URL}, "legacy", "2025-11-25", 1},
-		{[]string{"--protocol-version", "2025-06-18", dual.URL}, "legacy", "2025-06-18", 1},
-		{[]string{legacy.URL}, "legacy", "2025-11-25", 2},
-		{append([]string{"--era", "modern"}, stdioTarget(testservers.Options{Eras: testservers.ModernOnly})...), "modern", "2026-07-28", 1},
+		{[]string{modern.URL}, "stateless", "2026-07-28", 1},
+		{[]string{dual.URL}, "stateless", "2026-07-28", 1},
+		{[]string{"--era", "initialize", dual.URL}, "initialize", "2025-11-25", 1},
+		{[]string{"--era", "stateless", dual.URL}, "stateless", "2026-07-28", 1},
+		{[]string{"--protocol-version", "2025-06-18", dual.URL}, "initialize", "2025-06-18", 1},
+		{[]string{legacy.URL}, "initialize", "2025-11-25", 2},
+		{append([]string{"--era", "stateless"}, stdioTarget(testservers.Options{Eras: testservers.StatelessOnly})...), "stateless", "2026-07-28", 1},
+		// The names the eras had before, kept as aliases.
+		{[]string{"--era", "legacy", dual.URL}, "initialize", "2025-11-25", 1},
+		{[]string{"--era", "modern", dual.URL}, "stateless", "2026-07-28", 1},
 	} {
 		p, res := probe(tc.args...)
 		if res.code != 0 {
@@ -59,10 +63,12 @@ func TestProbeEras(t *testing.T) {
 			t.Errorf("%v: supportedVersions %v", tc.args, p.SupportedVersions)
 		}
 	}
-	// Only the modern era, at a legacy server: a connection failure (4)
+	// Only the stateless era, at an initialize-era server: a connection failure (4)
 	// that says why.
-	if _, res := probe("--era", "modern", legacy.URL); res.code != exitConnect || !strings.Contains(res.stderr, "only modern") {
-		t.Errorf("--era modern at a legacy server: exit %d %s", res.code, res.stderr)
+	for _, era := range []string{"stateless", "modern"} {
+		if _, res := probe("--era", era, legacy.URL); res.code != exitConnect || !strings.Contains(res.stderr, "only stateless revisions") {
+			t.Errorf("--era %s at an initialize-era server: exit %d %s", era, res.code, res.stderr)
+		}
 	}
 	if _, res := probe("--era", "sideways", legacy.URL); res.code != exitUsage {
 		t.Errorf("--era sideways: exit %d", res.code)

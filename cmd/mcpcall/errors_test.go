@@ -32,8 +32,8 @@ func streamable(t *testing.T, opts testservers.HTTPOptions) string {
 	return srv.URL
 }
 
-func modernServer(t *testing.T) string {
-	srv := testservers.StartModern(testservers.HTTPOptions{})
+func statelessServer(t *testing.T) string {
+	srv := testservers.StartStateless(testservers.HTTPOptions{})
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -58,7 +58,7 @@ var errorCases = []errorCase{
 		return []string{"ping", statusServer(t, testservers.StatusOptions{PostStatus: http.StatusMethodNotAllowed})}
 	}},
 	{"streamable_only_404", exitConnect, func(t *testing.T) []string {
-		return []string{"ping", "--transport", "http", "--era", "legacy", statusServer(t, testservers.StatusOptions{})}
+		return []string{"ping", "--transport", "http", "--era", "initialize", statusServer(t, testservers.StatusOptions{})}
 	}},
 	{"legacy_cross_origin_endpoint", exitConnect, func(t *testing.T) []string {
 		srv := testservers.StartLegacy(testservers.LegacyOptions{Endpoint: testservers.EndpointCrossOrigin})
@@ -69,15 +69,15 @@ var errorCases = []errorCase{
 		return []string{"ping", statusServer(t, testservers.StatusOptions{PostStatus: http.StatusOK, PostBody: deepJSON, PostContentType: "application/json"})}
 	}},
 	{"newer_server_initialize_not_found", exitConnect, func(t *testing.T) []string {
-		return []string{"ping", "--era", "legacy", statusServer(t, testservers.StatusOptions{PostBodyFunc: testservers.MethodNotFoundBody})}
+		return []string{"ping", "--era", "initialize", statusServer(t, testservers.StatusOptions{PostBodyFunc: testservers.MethodNotFoundBody})}
 	}},
 	{"newer_server_unsupported_version", exitConnect, func(t *testing.T) []string {
 		return []string{"ping", statusServer(t, testservers.StatusOptions{PostStatus: http.StatusBadRequest, PostBodyFunc: testservers.UnsupportedVersionBody("2099-01-01")})}
 	}},
-	{"modern_server_refuses_after_initialize", exitConnect, func(t *testing.T) []string {
-		srv := testservers.StartModern(testservers.HTTPOptions{Options: testservers.Options{ModernInitialize: testservers.InitializeLikeGoSDK}})
+	{"stateless_server_refuses_after_initialize", exitConnect, func(t *testing.T) []string {
+		srv := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{ModernInitialize: testservers.InitializeLikeGoSDK}})
 		t.Cleanup(srv.Close)
-		return []string{"ping", "--era", "legacy", srv.URL}
+		return []string{"ping", "--era", "initialize", srv.URL}
 	}},
 	{"refused", exitConnect, func(t *testing.T) []string {
 		return []string{"ping", "--connect-timeout", "1s", refusedURL(t)}
@@ -88,8 +88,8 @@ var errorCases = []errorCase{
 	{"call_timeout", exitTimeout, func(t *testing.T) []string {
 		return []string{"tools", "call", "slow", "steps=1", "delayMs=5000", "--timeout", "150ms", streamable(t, testservers.HTTPOptions{})}
 	}},
-	{"call_timeout_modern", exitTimeout, func(t *testing.T) []string {
-		return []string{"tools", "call", "slow", "steps=1", "delayMs=5000", "--timeout", "150ms", modernServer(t)}
+	{"call_timeout_stateless", exitTimeout, func(t *testing.T) []string {
+		return []string{"tools", "call", "slow", "steps=1", "delayMs=5000", "--timeout", "150ms", statelessServer(t)}
 	}},
 	{"max_time", exitTimeout, func(t *testing.T) []string {
 		return []string{"tools", "call", "slow", "steps=1", "delayMs=5000", "--max-time", "300ms", streamable(t, testservers.HTTPOptions{})}
@@ -115,8 +115,8 @@ var errorCases = []errorCase{
 	{"unknown_method", exitRPC, func(t *testing.T) []string {
 		return []string{"call", "bogus/method", streamable(t, testservers.HTTPOptions{})}
 	}},
-	{"unknown_method_modern", exitRPC, func(t *testing.T) []string {
-		return []string{"call", "bogus/method", modernServer(t)}
+	{"unknown_method_stateless", exitRPC, func(t *testing.T) []string {
+		return []string{"call", "bogus/method", statelessServer(t)}
 	}},
 	{"invalid_arguments", exitRPC, func(t *testing.T) []string {
 		return []string{"tools", "call", "add", "a=1", streamable(t, testservers.HTTPOptions{})}
@@ -127,11 +127,11 @@ var errorCases = []errorCase{
 	{"unknown_prompt", exitRPC, func(t *testing.T) []string {
 		return []string{"prompts", "get", "gret", streamable(t, testservers.HTTPOptions{})}
 	}},
-	{"missing_capability_modern", exitRPC, func(t *testing.T) []string {
-		return []string{"tools", "call", "roots", modernServer(t)}
+	{"missing_capability_stateless", exitRPC, func(t *testing.T) []string {
+		return []string{"tools", "call", "roots", statelessServer(t)}
 	}},
-	{"sampling_declined_modern", exitRPC, func(t *testing.T) []string {
-		return []string{"tools", "call", "sample", "prompt=hi", modernServer(t)}
+	{"sampling_declined_stateless", exitRPC, func(t *testing.T) []string {
+		return []string{"tools", "call", "sample", "prompt=hi", statelessServer(t)}
 	}},
 	{"tool_is_error", exitToolError, func(t *testing.T) []string {
 		return []string{"tools", "call", "fail", "message=disk full", streamable(t, testservers.HTTPOptions{})}

@@ -71,8 +71,8 @@ func TestMaxTimeExitsPromptly(t *testing.T) {
 			u, srv := blockingDeleteServer(t)
 			return []string{u}, cancelledCall(srv, false)
 		}},
-		{"modern http", func(t *testing.T) ([]string, func() bool) {
-			srv := testservers.StartModern(testservers.HTTPOptions{})
+		{"stateless http", func(t *testing.T) ([]string, func() bool) {
+			srv := testservers.StartStateless(testservers.HTTPOptions{})
 			t.Cleanup(srv.Close)
 			return []string{srv.URL}, cancelledCall(srv.Server(), true)
 		}},

@@ -102,7 +102,7 @@ type failure struct {
 	login     string // the mcpcall auth login line to run, when a login is needed
 	logout    string // the mcpcall auth logout line to run, when a kept token got a 5xx
 	task      string // the task a call became that may still run, when known
-	dropped   bool   // the server closed the connection on the modern probe
+	dropped   bool   // the server closed the connection on the stateless probe
 }
 
 // classify decides the exit code of err. interrupted says the caller's
@@ -219,7 +219,7 @@ func (f failure) hint() string {
 	case f.code == exitAuth:
 		return "the server wants credentials: log in with mcpcall auth login TARGET, or pass a token with --bearer-env VAR"
 	case f.dropped:
-		return "the server closed the connection on the modern probe: --era legacy connects with initialize alone, without the probe"
+		return "the server closed the connection on the stateless probe: --era initialize connects with initialize alone, without the probe"
 	case f.code == exitConnect && strings.Contains(f.message, "connection refused"):
 		return "nothing is listening there: is the server running, and is the URL right?"
 	case f.task != "" && (f.code == exitInterrupt || f.code == exitTimeout):

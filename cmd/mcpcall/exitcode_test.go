@@ -124,7 +124,7 @@ func TestExitCodeJSONErrors(t *testing.T) {
 		url       string
 	}{
 		{[]string{"ping", unauthorized.URL}, exitAuth, kindAuth, 401, 0, "streamable-http", unauthorized.URL},
-		{[]string{"ping", "--era", "legacy", refusesInit}, exitConnect, kindConnect, 0, -32603, "streamable-http", refusesInit},
+		{[]string{"ping", "--era", "initialize", refusesInit}, exitConnect, kindConnect, 0, -32603, "streamable-http", refusesInit},
 		{[]string{"ping", protected.URL}, exitAuth, kindAuth, 401, 0, "streamable-http", protected.URL},
 		{[]string{"call", "bogus/method", srv.URL}, exitRPC, kindRPC, 0, -32601, "streamable-http", srv.URL},
 		{[]string{"tools", "call", "ech", srv.URL}, exitRPC, kindRPC, 0, -32602, "streamable-http", srv.URL},
@@ -196,7 +196,7 @@ func TestInterrupt(t *testing.T) {
 				defer srv.Close()
 				url, stats = srv.URL, srv.Server().Stats
 			case "modern":
-				srv := testservers.StartModern(testservers.HTTPOptions{})
+				srv := testservers.StartStateless(testservers.HTTPOptions{})
 				defer srv.Close()
 				url, stats = srv.URL, srv.Server().Stats
 			}

@@ -57,7 +57,7 @@ type runner struct {
 	// person answers the server's questions
 	interactive bool
 	// probeTimeout, when set, is how long a stdio server's answer to the
-	// modern probe is waited for (the library's default, 1 s, when not)
+	// stateless probe is waited for (the library's default, 1 s, when not)
 	probeTimeout time.Duration
 }
 

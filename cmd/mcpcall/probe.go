@@ -32,12 +32,12 @@ func (c *cli) probeCommand() *cobra.Command {
 		Use:   "probe TARGET",
 		Short: "Negotiate and show what the server speaks: transport, revision, server info, capabilities",
 		Long: `Connect the way any command would, and print what came of it: the negotiation
-report (every attempt — the modern request, initialize, the HTTP+SSE stream —
+report (every attempt — the stateless request, initialize, the HTTP+SSE stream —
 its status and time, and why the next was tried), the transport in use, the
 protocol era and revision, the server's name and version, its capabilities
 and instructions. --json prints one object with transport ("streamable-http",
-"sse" or "stdio"), era ("modern" or "legacy"), protocolVersion,
-supportedVersions (a modern server's list), serverInfo, capabilities and
+"sse" or "stdio"), era ("stateless" or "initialize"), protocolVersion,
+supportedVersions (a stateless server's list), serverInfo, capabilities and
 negotiation.`,
 		Example: `  mcpcall probe https://example.com/mcp
   mcpcall probe --transport sse http://127.0.0.1:8080/sse

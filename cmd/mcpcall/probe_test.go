@@ -39,7 +39,7 @@ func TestProbeGolden(t *testing.T) {
 			if string(p["transport"]) != want {
 				t.Errorf("transport %s, want %s", p["transport"], want)
 			}
-			if string(p["negotiation"]) == "null" || string(p["era"]) != `"legacy"` {
+			if string(p["negotiation"]) == "null" || string(p["era"]) != `"initialize"` {
 				t.Errorf("era %s, negotiation %s", p["era"], p["negotiation"])
 			}
 		})
@@ -72,12 +72,12 @@ func TestTransportFlag(t *testing.T) {
 		policy    string
 		attempts  int
 	}{
-		{[]string{legacy.URL}, "sse", "auto", 3}, // modern probe, initialize, GET
+		{[]string{legacy.URL}, "sse", "auto", 3}, // stateless probe, initialize, GET
 		{[]string{"--transport", "auto", legacy.URL}, "sse", "auto", 3},
 		{[]string{"--transport", "sse", legacy.URL}, "sse", "sse-only", 1},
 		{[]string{"--transport", "sse", hybrid.SSEURL}, "sse", "sse-only", 1},
 		{[]string{"--transport", "http", hybrid.URL}, "streamable-http", "streamable-only", 2},
-		{[]string{"--transport", "http", "--era", "legacy", hybrid.URL}, "streamable-http", "streamable-only", 1},
+		{[]string{"--transport", "http", "--era", "initialize", hybrid.URL}, "streamable-http", "streamable-only", 1},
 		{[]string{hybrid.URL}, "streamable-http", "auto", 2},
 	} {
 		p, res := probe(tc.args...)
@@ -91,13 +91,13 @@ func TestTransportFlag(t *testing.T) {
 	}
 	// forced onto the wrong transport: the real error, exit 4
 	if _, res := probe("--transport", "http", legacy.URL); res.code != exitConnect || !strings.Contains(res.stderr, "405") {
-		t.Errorf("--transport http at a legacy server: exit %d %s", res.code, res.stderr)
+		t.Errorf("--transport http at an initialize-era server: exit %d %s", res.code, res.stderr)
 	}
 	if _, res := probe("--transport", "sse", modern.URL); res.code != exitConnect {
 		t.Errorf("--transport sse at a Streamable HTTP server: exit %d %s", res.code, res.stderr)
 	}
 	p, res := probe(append([]string{"--transport", "stdio"}, stdioTarget(testservers.Options{})...)...)
-	if res.code != 0 || p.Transport != "stdio" || p.Negotiation == nil || p.Era != "legacy" {
+	if res.code != 0 || p.Transport != "stdio" || p.Negotiation == nil || p.Era != "initialize" {
 		t.Errorf("--transport stdio: exit %d %+v %s", res.code, p, res.stderr)
 	}
 	if _, res := probe(append([]string{"--transport", "sse"}, stdioTarget(testservers.Options{})...)...); res.code != exitUsage {
@@ -135,9 +135,9 @@ func TestProbeEndpointEventOnPost(t *testing.T) {
 	}
 }
 
-// A server that drops the connection on the modern probe (mcp-golang's HTTP
+// A server that drops the connection on the stateless probe (mcp-golang's HTTP
 // transport panics on a method it does not know): the failure is reported
-// as itself, exit 4, with a hint to --era legacy, which reaches it.
+// as itself, exit 4, with a hint to --era initialize, which reaches it.
 func TestProbeDroppedHint(t *testing.T) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{OnRequest: func(r *http.Request) {
 		if r.Header.Get("Mcp-Method") == "server/discover" {
@@ -147,8 +147,8 @@ func TestProbeDroppedHint(t *testing.T) {
 	defer srv.Close()
 	r := newRunner(t)
 	res := r.run("probe", srv.URL)
-	if res.code != exitConnect || !strings.Contains(res.stderr, "hint: the server closed the connection on the modern probe: --era legacy") {
+	if res.code != exitConnect || !strings.Contains(res.stderr, "hint: the server closed the connection on the stateless probe: --era initialize") {
 		t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
 	}
-	r.runOK("probe", "--era", "legacy", srv.URL)
+	r.runOK("probe", "--era", "initialize", srv.URL)
 }

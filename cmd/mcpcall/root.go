@@ -26,8 +26,8 @@ type cli struct {
 	stderrTTY bool
 	stdinTTY  bool
 	// probeTimeout, when set, replaces the library's default wait for a
-	// stdio server's answer to the modern probe (tests: a test server
-	// that starts slowly on a busy machine is not a silent legacy one).
+	// stdio server's answer to the stateless probe (tests: a test server
+	// that starts slowly on a busy machine is not a silent initialize-era one).
 	probeTimeout time.Duration
 	lookupEnv    func(string) (string, bool)
 	places       configPlaces
@@ -210,7 +210,7 @@ func (c *cli) addFlags(root *cobra.Command) {
 	pf.StringVar(&f.server, "server", "", "the target is the server `NAME` from the config files")
 	pf.StringVar(&f.transport, "transport", "", "auto (default: Streamable HTTP, HTTP+SSE for older servers), http (Streamable HTTP only), sse (HTTP+SSE only), or stdio (needs a command)")
 	pf.StringArrayVarP(&f.headers, "header", "H", nil, "add an HTTP header, \"Name: value\" (repeatable)")
-	pf.StringVar(&f.era, "era", "auto", "protocol era: auto (the modern request first, then initialize), modern (2026-07-28 on, stateless) or legacy (initialize)")
+	pf.StringVar(&f.era, "era", "auto", "protocol era: auto (the stateless request first, then initialize), stateless (2026-07-28 on) or initialize (the revisions that open with initialize; \"modern\" and \"legacy\" are accepted as aliases)")
 	pf.StringVar(&f.protocol, "protocol-version", "", "speak only this protocol `REVISION` (e.g. 2026-07-28, 2025-06-18)")
 	pf.StringVar(&f.bearerEnv, "bearer-env", "", "send Authorization: Bearer with the token in environment variable `VAR` (never printed)")
 	pf.StringVar(&f.clientID, "client-id", "", "OAuth: the client `ID` registered beforehand with the server's authorization server")

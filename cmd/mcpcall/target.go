@@ -53,7 +53,7 @@ func (c *cli) splitTarget(cmd *cobra.Command, args []string) ([]string, *target,
 	}
 	last, own := args[len(args)-1], args[:len(args)-1]
 	if strings.HasPrefix(last, "http://") || strings.HasPrefix(last, "https://") {
-		t, err := c.urlTarget(last, nil, negotiate.Auto)
+		t, err := c.urlTarget(last, nil, negotiate.TransportAuto)
 		return own, t, err
 	}
 	if c.f.config != "" {
@@ -141,7 +141,7 @@ func (c *cli) configTarget(file, name string) (*target, error) {
 		for _, k := range slices.Sorted(maps.Keys(headers)) {
 			hs = append(hs, [2]string{k, headers[k]})
 		}
-		policy := negotiate.Auto
+		policy := negotiate.TransportAuto
 		switch e.kind() {
 		case "http":
 			policy = negotiate.StreamableOnly
@@ -210,7 +210,7 @@ func (c *cli) urlTarget(raw string, header [][2]string, policy negotiate.Policy)
 	switch c.f.transport {
 	case "":
 	case "auto":
-		t.policy = negotiate.Auto
+		t.policy = negotiate.TransportAuto
 	case "http", "streamable-http":
 		t.policy = negotiate.StreamableOnly
 	case "sse":

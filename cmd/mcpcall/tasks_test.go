@@ -30,7 +30,7 @@ func taskIDIn(t *testing.T, stderr string) string {
 func TestToolsCallTask(t *testing.T) {
 	legacy := testservers.StartStreamable(testservers.HTTPOptions{Options: taskOptions})
 	t.Cleanup(legacy.Close)
-	modern := testservers.StartModern(testservers.HTTPOptions{Options: taskOptions})
+	modern := testservers.StartStateless(testservers.HTTPOptions{Options: taskOptions})
 	t.Cleanup(modern.Close)
 	for _, tc := range []struct {
 		name   string

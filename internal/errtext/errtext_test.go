@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,12 +14,6 @@ import (
 
 // root is the module's root, seen from this package's directory.
 const root = "../.."
-
-// pending are the packages (directories under root) whose error messages
-// still start with a package name; their owners are changing them now.
-// Empty this list as each is fixed: the test fails on a package listed
-// here that has nothing left to fix.
-var pending = []string{"negotiate"}
 
 // finding is a string literal that starts an error message with a Go
 // package name.
@@ -41,17 +34,8 @@ func TestNoPackageNameInErrors(t *testing.T) {
 		found[dir] = scanDir(t, dir, names)
 	}
 	for _, dir := range dirs {
-		fs := found[dir]
-		if slices.Contains(pending, dir) {
-			continue
-		}
-		for _, f := range fs {
+		for _, f := range found[dir] {
 			t.Errorf("%s: error message names a Go package: %q", f.pos, f.text)
-		}
-	}
-	for _, dir := range pending {
-		if len(found[dir]) == 0 {
-			t.Errorf("package %s has no error message left that names a Go package: remove it from pending", dir)
 		}
 	}
 }

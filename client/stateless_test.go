@@ -15,16 +15,16 @@ import (
 	"github.com/anymcp/anymcp/negotiate"
 )
 
-// The modern era over a transport without HTTP (a scripted peer, as
+// The stateless era over a transport without HTTP (a scripted peer, as
 // stdio): the probe, _meta on every request, multi round-trip requests,
 // subscriptions/listen, the log level, cacheable results, and requests sent
 // again after a lost answer.
 
 const discoverResult = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true}},"instructions":"hi","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"modern","version":"2"}}}`
 
-// openModern returns a Conn joined to a scripted modern peer, after the
+// openStateless returns a Conn joined to a scripted stateless peer, after the
 // probe; the test then sees what the Conn sends next.
-func openModern(t *testing.T, opts ...Option) (*Conn, *scriptedPeer) {
+func openStateless(t *testing.T, opts ...Option) (*Conn, *scriptedPeer) {
 	t.Helper()
 	p := newScriptedPeer(t)
 	p.modern = true
@@ -57,14 +57,14 @@ func metaOf(t *testing.T, m *jsonrpc.Message) map[string]json.RawMessage {
 	return p.Meta
 }
 
-func TestModernOpenAndMeta(t *testing.T) {
-	c, p := openModern(t, WithClientInfo("host", "7"), WithRoots(func(context.Context) ([]mcp.Root, error) { return nil, nil }))
+func TestStatelessOpenAndMeta(t *testing.T) {
+	c, p := openStateless(t, WithClientInfo("host", "7"), WithRoots(func(context.Context) ([]mcp.Root, error) { return nil, nil }))
 	info := c.Info()
-	if info.Era != mcp.EraModern || info.ProtocolVersion != mcp.Version20260728 || info.ServerInfo.Name != "modern" ||
+	if info.Era != mcp.EraStateless || info.ProtocolVersion != mcp.Version20260728 || info.ServerInfo.Name != "modern" ||
 		info.Instructions != "hi" || info.Capabilities.Tools == nil || strings.Join(info.SupportedVersions, ",") != "2026-07-28" {
 		t.Errorf("info %+v", info)
 	}
-	if info.Negotiation == nil || info.Negotiation.Era != "modern" || len(info.Negotiation.Attempts) != 1 {
+	if info.Negotiation == nil || info.Negotiation.Era != "stateless" || len(info.Negotiation.Attempts) != 1 {
 		t.Errorf("report %+v", info.Negotiation)
 	}
 	done := make(chan error, 1)
@@ -97,12 +97,12 @@ func TestModernOpenAndMeta(t *testing.T) {
 	}
 	select {
 	case m := <-p.toServer:
-		t.Errorf("NotifyRootsChanged sent %s to a modern server", m.Method)
+		t.Errorf("NotifyRootsChanged sent %s to a stateless server", m.Method)
 	default:
 	}
 }
 
-func TestModernVersionRetry(t *testing.T) {
+func TestStatelessVersionRetry(t *testing.T) {
 	p := newScriptedPeer(t)
 	p.modern = true
 	go func() {
@@ -117,14 +117,14 @@ func TestModernVersionRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if a := c.Info().Negotiation.Attempts; len(a) != 2 || c.Info().Era != mcp.EraModern {
+	if a := c.Info().Negotiation.Attempts; len(a) != 2 || c.Info().Era != mcp.EraStateless {
 		t.Errorf("report %s", c.Info().Negotiation)
 	}
 }
 
-// A legacy server that does not answer the probe at all is taken for
-// legacy once the probe's time is up; its late answer, if any, is dropped.
-func TestSilentProbeMeansLegacy(t *testing.T) {
+// An initialize-era server that does not answer the probe at all is taken for
+// initialize-era once the probe's time is up; its late answer, if any, is dropped.
+func TestSilentProbeMeansInitialize(t *testing.T) {
 	p := newScriptedPeer(t)
 	p.modern = true
 	go func() {
@@ -139,19 +139,19 @@ func TestSilentProbeMeansLegacy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Info().Era != mcp.EraLegacy || c.Info().ProtocolVersion != "2025-06-18" {
+	if c.Info().Era != mcp.EraInitialize || c.Info().ProtocolVersion != "2025-06-18" {
 		t.Errorf("info %+v", c.Info())
 	}
-	if a := c.Info().Negotiation.Attempts[0]; a.Answer != "no answer" || !strings.Contains(a.Decision, "legacy") {
+	if a := c.Info().Negotiation.Attempts[0]; a.Answer != "no answer" || !strings.Contains(a.Decision, "initialize-era") {
 		t.Errorf("probe attempt %+v", a)
 	}
 }
 
-// A modern server slow to start (npx or uvx fetching it) answers the probe
+// A stateless server slow to start (npx or uvx fetching it) answers the probe
 // only after initialize went out, then refuses initialize (go-sdk v1.8:
 // error 0, "duplicate initialize"): its late DiscoverResult decides, and
-// the Conn is modern.
-func TestLateProbeAnswerMeansModern(t *testing.T) {
+// the Conn is stateless.
+func TestLateProbeAnswerMeansStateless(t *testing.T) {
 	p := newScriptedPeer(t)
 	p.modern = true
 	go func() {
@@ -166,7 +166,7 @@ func TestLateProbeAnswerMeansModern(t *testing.T) {
 	}
 	defer c.Close()
 	info := c.Info()
-	if info.Era != mcp.EraModern || info.ProtocolVersion != mcp.Version20260728 || info.ServerInfo.Name != "modern" {
+	if info.Era != mcp.EraStateless || info.ProtocolVersion != mcp.Version20260728 || info.ServerInfo.Name != "modern" {
 		t.Errorf("info %+v", info)
 	}
 	a := info.Negotiation.Attempts
@@ -174,7 +174,7 @@ func TestLateProbeAnswerMeansModern(t *testing.T) {
 		a[2].Request != negotiate.RequestDiscover || a[2].Answer != "answered" || !strings.Contains(a[2].Decision, "came late") {
 		t.Errorf("report %s", info.Negotiation)
 	}
-	// Modern from here: the next call carries _meta, and nothing was
+	// Stateless from here: the next call carries _meta, and nothing was
 	// sent after initialize (no notifications/initialized).
 	done := make(chan error, 1)
 	go func() {
@@ -193,7 +193,7 @@ func TestLateProbeAnswerMeansModern(t *testing.T) {
 
 // A slow server that handles requests concurrently (go-sdk) may answer
 // initialize before the probe it received first: the probe's late
-// DiscoverResult, waited for a while more, still makes the Conn modern, and
+// DiscoverResult, waited for a while more, still makes the Conn stateless, and
 // no notifications/initialized follows.
 func TestLateProbeAnswerAfterInitialize(t *testing.T) {
 	p := newScriptedPeer(t)
@@ -209,7 +209,7 @@ func TestLateProbeAnswerAfterInitialize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if info := c.Info(); info.Era != mcp.EraModern || info.ProtocolVersion != mcp.Version20260728 || len(info.Negotiation.Attempts) != 3 {
+	if info := c.Info(); info.Era != mcp.EraStateless || info.ProtocolVersion != mcp.Version20260728 || len(info.Negotiation.Attempts) != 3 {
 		t.Errorf("info %+v, report %s", info, info.Negotiation)
 	}
 	done := make(chan error, 1)
@@ -224,9 +224,9 @@ func TestLateProbeAnswerAfterInitialize(t *testing.T) {
 	}
 }
 
-// A slow modern server whose answer to the probe has not come when it
+// A slow stateless server whose answer to the probe has not come when it
 // refuses initialize: the probe is sent again, now that the server is up.
-func TestSlowModernProbedAgain(t *testing.T) {
+func TestSlowStatelessProbedAgain(t *testing.T) {
 	for _, refusal := range []*jsonrpc.Error{
 		jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found"),
 		{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "no", Data: json.RawMessage(`{"supported":["2026-07-28"],"requested":"2025-11-25"}`)},
@@ -246,14 +246,14 @@ func TestSlowModernProbedAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if info := c.Info(); info.Era != mcp.EraModern || len(info.Negotiation.Attempts) != 3 {
+			if info := c.Info(); info.Era != mcp.EraStateless || len(info.Negotiation.Attempts) != 3 {
 				t.Errorf("info %+v, report %s", info, info.Negotiation)
 			}
 		})
 	}
 }
 
-// The error for a modern server met under LegacyOnly names the server
+// The error for a stateless server met under InitializeOnly names the server
 // (over a transport without a URL: its name).
 func TestNewerServerErrorNamesTheServer(t *testing.T) {
 	p := newScriptedPeer(t)
@@ -262,42 +262,42 @@ func TestNewerServerErrorNamesTheServer(t *testing.T) {
 		p.toClient <- &jsonrpc.Message{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "no",
 			Data: json.RawMessage(`{"supported":["2026-07-28"],"requested":"2025-11-25"}`)}}
 	}()
-	_, err := Open(context.Background(), p, WithEra(negotiate.LegacyOnly), WithTransportName("scripted"))
+	_, err := Open(context.Background(), p, WithEra(negotiate.InitializeOnly), WithTransportName("scripted"))
 	var ne *negotiate.NewerServerError
-	if !errors.As(err, &ne) || !strings.HasPrefix(ne.Error(), "scripted is a newer (modern) server") {
+	if !errors.As(err, &ne) || !strings.HasPrefix(ne.Error(), "scripted is a newer (stateless) server") {
 		t.Errorf("got %v", err)
 	}
 }
 
 func TestEraPolicies(t *testing.T) {
-	// Legacy only: no probe at all.
+	// Initialize-era only: no probe at all.
 	p := newScriptedPeer(t)
 	p.modern = true
 	go p.handshake()
-	c, err := Open(context.Background(), p, WithEra(negotiate.LegacyOnly))
+	c, err := Open(context.Background(), p, WithEra(negotiate.InitializeOnly))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
-	// Modern only, at a legacy server: an error, and no initialize.
+	// Stateless only, at an initialize-era server: an error, and no initialize.
 	p = newScriptedPeer(t)
 	go func(p *scriptedPeer) {
 		for {
 			select {
 			case m := <-p.toServer:
 				if m.Method == "initialize" {
-					t.Error("initialize sent under ModernOnly")
+					t.Error("initialize sent under StatelessOnly")
 				}
 			case <-p.closed:
 				return
 			}
 		}
 	}(p)
-	_, err = Open(context.Background(), p, WithEra(negotiate.ModernOnly))
-	if err == nil || !strings.Contains(err.Error(), "only modern") {
-		t.Errorf("modern only at a legacy server: %v", err)
+	_, err = Open(context.Background(), p, WithEra(negotiate.StatelessOnly))
+	if err == nil || !strings.Contains(err.Error(), "only stateless") {
+		t.Errorf("modern only at an initialize-era server: %v", err)
 	}
-	// A pinned legacy revision: no probe, and initialize offers it.
+	// A pinned initialize-era revision: no probe, and initialize offers it.
 	p = newScriptedPeer(t)
 	p.version = mcp.Version20250326
 	offered := make(chan string, 1)
@@ -330,7 +330,7 @@ func inputRequired(t *testing.T, p *scriptedPeer, method, result string) *jsonrp
 
 func TestMRTRRunsTheHandlersAndRetries(t *testing.T) {
 	var elicited, sampled int
-	c, p := openModern(t,
+	c, p := openStateless(t,
 		WithElicitation(func(_ context.Context, e *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			elicited++
 			return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"name": "octocat"}}, nil
@@ -392,7 +392,7 @@ func TestMRTRRunsTheHandlersAndRetries(t *testing.T) {
 }
 
 func TestMRTRRefusals(t *testing.T) {
-	c, p := openModern(t, WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	c, p := openStateless(t, WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
 	}))
 	call := func(method string, params any) chan error {
@@ -436,8 +436,8 @@ func TestMRTRRefusals(t *testing.T) {
 	}
 }
 
-func TestModernLogLevelAndCancel(t *testing.T) {
-	c, p := openModern(t, OnLog(func(mcp.LoggingMessageParams) {}))
+func TestStatelessLogLevelAndCancel(t *testing.T) {
+	c, p := openStateless(t, OnLog(func(mcp.LoggingMessageParams) {}))
 	done := make(chan error, 1)
 	go func() { _, err := c.ListPrompts(context.Background(), ""); done <- err }()
 	m := p.expect("prompts/list")
@@ -467,7 +467,7 @@ func TestModernLogLevelAndCancel(t *testing.T) {
 
 func TestCacheableResults(t *testing.T) {
 	changed := make(chan struct{}, 1)
-	c, p := openModern(t, OnToolsChanged(func() { changed <- struct{}{} }))
+	c, p := openStateless(t, OnToolsChanged(func() { changed <- struct{}{} }))
 	listen := p.expect("subscriptions/listen")
 	p.send(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + listen.ID.Raw() + `},"notifications":{"toolsListChanged":true}}}`)
 	list := func() []mcp.Tool {
@@ -511,7 +511,7 @@ func TestCacheableResults(t *testing.T) {
 
 func TestListenFollowsSubscriptions(t *testing.T) {
 	updated := make(chan string, 4)
-	c, p := openModern(t, OnResourceUpdated(func(uri string) { updated <- uri }))
+	c, p := openStateless(t, OnResourceUpdated(func(uri string) { updated <- uri }))
 	sub := make(chan error, 1)
 	go func() { sub <- c.Subscribe(context.Background(), "file:///a") }()
 	l1 := p.expect("subscriptions/listen")
@@ -556,10 +556,10 @@ func TestListenFollowsSubscriptions(t *testing.T) {
 // A lost answer: requests safe to repeat go out again as new requests;
 // others fail as "may have run", unless the caller says Repeatable. The
 // process behind a lost session is asked server/discover before anything
-// else (a modern server keeps no session, but a new process is a new
+// else (a stateless server keeps no session, but a new process is a new
 // server); never initialize.
-func TestModernReissue(t *testing.T) {
-	c, p := openModern(t)
+func TestStatelessReissue(t *testing.T) {
+	c, p := openStateless(t)
 	rediscovered := func() {
 		t.Helper()
 		d := p.expect("server/discover")
@@ -606,8 +606,8 @@ func TestModernReissue(t *testing.T) {
 // A restarted process that no longer speaks the revision in use ends the
 // Conn with a *VersionError: no silent change of revision, no call sent to
 // a server that cannot understand it.
-func TestModernRediscoverVersionGone(t *testing.T) {
-	c, p := openModern(t)
+func TestStatelessRediscoverVersionGone(t *testing.T) {
+	c, p := openStateless(t)
 	results := make(chan error, 1)
 	go func() { _, err := c.ListTools(context.Background(), ""); results <- err }()
 	p.expect("tools/list")
@@ -646,7 +646,7 @@ func ackListen(p *scriptedPeer, m *jsonrpc.Message, filter string) {
 // its place, and returns with that one's acknowledgement — where it waited
 // for the replaced stream's, which never comes, for ever.
 func TestOverlappingSubscribes(t *testing.T) {
-	c, p := openModern(t, OnResourceUpdated(func(string) {}))
+	c, p := openStateless(t, OnResourceUpdated(func(string) {}))
 	subA := make(chan error, 1)
 	go func() { subA <- c.Subscribe(context.Background(), "file:///a") }()
 	p.expect("subscriptions/listen") // not acknowledged
@@ -669,7 +669,7 @@ func TestOverlappingSubscribes(t *testing.T) {
 // TestSubscribeEndsWithTheConn: a Subscribe waiting for its stream's
 // acknowledgement returns ErrClosed when the Conn closes.
 func TestSubscribeEndsWithTheConn(t *testing.T) {
-	c, p := openModern(t, OnResourceUpdated(func(string) {}))
+	c, p := openStateless(t, OnResourceUpdated(func(string) {}))
 	sub := make(chan error, 1)
 	go func() { sub <- c.Subscribe(context.Background(), "file:///a") }()
 	p.expect("subscriptions/listen")
@@ -688,7 +688,7 @@ func TestSubscribeEndsWithTheConn(t *testing.T) {
 // with a *SubscriptionRefusedError, and not asked for again; the others
 // stand.
 func TestSubscribeRefused(t *testing.T) {
-	c, p := openModern(t, OnResourceUpdated(func(string) {}))
+	c, p := openStateless(t, OnResourceUpdated(func(string) {}))
 	sub := make(chan error, 1)
 	go func() { sub <- c.Subscribe(context.Background(), "file:///a") }()
 	ackListen(p, p.expect("subscriptions/listen"), "")
@@ -720,7 +720,7 @@ func TestSubscribeRefused(t *testing.T) {
 func TestListenGapMakesListsStale(t *testing.T) {
 	changed := make(chan struct{}, 4)
 	updated := make(chan string, 4)
-	c, p := openModern(t, OnToolsChanged(func() { changed <- struct{}{} }), OnResourceUpdated(func(uri string) { updated <- uri }))
+	c, p := openStateless(t, OnToolsChanged(func() { changed <- struct{}{} }), OnResourceUpdated(func(uri string) { updated <- uri }))
 	ackListen(p, p.expect("subscriptions/listen"), "") // the Conn's own, for the tools
 	sub := make(chan error, 1)
 	go func() { sub <- c.Subscribe(context.Background(), "file:///a") }()
@@ -775,7 +775,7 @@ func TestListenGapMakesListsStale(t *testing.T) {
 // said, whatever the host would answer next time. A read answered at once
 // is cached as before.
 func TestMRTRAnswerNotCached(t *testing.T) {
-	c, p := openModern(t, WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	c, p := openStateless(t, WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"pin": "1234"}}, nil
 	}))
 	read := func(uri string) (*mcp.ReadResourceResult, error) {
@@ -818,7 +818,7 @@ func TestMRTRAnswerNotCached(t *testing.T) {
 // the server had ended and the host heard of no change again.
 func TestListenCancelledByServer(t *testing.T) {
 	changed := make(chan struct{}, 4)
-	_, p := openModern(t, OnToolsChanged(func() { changed <- struct{}{} }))
+	_, p := openStateless(t, OnToolsChanged(func() { changed <- struct{}{} }))
 	l1 := p.expect("subscriptions/listen")
 	ackListen(p, l1, "")
 	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + l1.ID.Raw() + `,"reason":"shutting down"}}`)
@@ -853,7 +853,7 @@ func TestListenCancelledByServer(t *testing.T) {
 // surrogate's place, and a server that checks its state's integrity
 // refused it. A state that is not a string makes the result invalid.
 func TestMRTRStateEchoedExactly(t *testing.T) {
-	c, p := openModern(t)
+	c, p := openStateless(t)
 	for _, state := range []string{`"\ud800\udfff\ud834x"`, `"caf\u00e9 \"quoted\" \\ <b>"`, `"plain"`} {
 		ch := make(chan error, 1)
 		go func() { ch <- c.Call(context.Background(), "tools/call", &mcp.CallToolParams{Name: "x"}, nil) }()
@@ -886,7 +886,7 @@ func TestMRTRStateEchoedExactly(t *testing.T) {
 // call, and make the retry carry thousands of answers.
 func TestMRTRManyInputsRefused(t *testing.T) {
 	var asked atomic.Int32
-	c, p := openModern(t, WithRoots(func(context.Context) ([]mcp.Root, error) {
+	c, p := openStateless(t, WithRoots(func(context.Context) ([]mcp.Root, error) {
 		asked.Add(1)
 		return []mcp.Root{{URI: "file:///w"}}, nil
 	}))
@@ -943,7 +943,7 @@ func TestMRTRManyInputsRefused(t *testing.T) {
 func TestMRTRCancelledDuringRound(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, p := openModern(t, WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	c, p := openStateless(t, WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		cancel() // the user gave up meanwhile; the handler answers all the same
 		return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
 	}))

@@ -12,11 +12,11 @@ import (
 
 // Keys of _meta that revision 2026-07-28 reserves.
 const (
-	// MetaProtocolVersion: the revision a modern request is made in.
+	// MetaProtocolVersion: the revision a stateless request is made in.
 	MetaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
-	// MetaClientInfo: the client's Implementation, on every modern request.
+	// MetaClientInfo: the client's Implementation, on every stateless request.
 	MetaClientInfo = "io.modelcontextprotocol/clientInfo"
-	// MetaClientCapabilities: the client's capabilities, on every modern
+	// MetaClientCapabilities: the client's capabilities, on every stateless
 	// request (an empty object when it has none).
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	// MetaLogLevel: the least severe notifications/message level the
@@ -29,7 +29,7 @@ const (
 	MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 )
 
-// Result types (the resultType member every modern result carries; absent
+// Result types (the resultType member every stateless result carries; absent
 // means ResultComplete).
 const (
 	ResultComplete      = "complete"
@@ -123,7 +123,7 @@ func (c Cacheable) Freshness() time.Duration {
 	return time.Duration(*c.TTLMs) * time.Millisecond
 }
 
-// DiscoverResult is the answer to server/discover: what a modern server
+// DiscoverResult is the answer to server/discover: what a stateless server
 // speaks and offers.
 type DiscoverResult struct {
 	SupportedVersions []string           `json:"supportedVersions"`
