@@ -90,7 +90,8 @@ type Result struct {
 // initialize over Streamable HTTP, then HTTP+SSE, as the policies allow and
 // the answers direct, and returns the first that is answered. ctx bounds
 // the whole negotiation. On failure the error is a *Error naming every
-// attempt, or a *NewerServerError.
+// attempt, or a *NewerServerError. Dial is the one entry for both kinds of
+// target; Connect is its URL half.
 func Connect(ctx context.Context, url string, hello Hello, cfg Config) (*Result, error) {
 	l, err := newLadder(url, hello, cfg)
 	if err != nil {
