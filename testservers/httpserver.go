@@ -4,7 +4,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"time"
+
+	"github.com/anymcp/anymcp/testservers/internal/serve"
 )
 
 // HTTPServer is a Streamable HTTP test server listening on 127.0.0.1.
@@ -33,35 +34,13 @@ func (s *HTTPServer) Server() *Server { return s.h.srv }
 // Handler returns the front-end, to end sessions or list them.
 func (s *HTTPServer) Handler() *StreamableHandler { return s.h }
 
-// closeGrace is how long Close lets sessions and handlers end by
-// themselves before cutting the client connections.
-const closeGrace = 500 * time.Millisecond
-
 // Close ends the sessions and their open GET and SSE streams, then closes
 // the listener and waits for the HTTP handlers. Connections whose client
 // does not read are cut after a grace period, so Close does not hang. It
 // is idempotent.
 func (s *HTTPServer) Close() {
 	s.once.Do(func() {
-		within(s.h.Close, closeGrace, s.ts.CloseClientConnections)
-		within(s.ts.Close, closeGrace, s.ts.CloseClientConnections)
+		serve.Within(s.h.Close, serve.CloseGrace, s.ts.CloseClientConnections)
+		serve.Within(s.ts.Close, serve.CloseGrace, s.ts.CloseClientConnections)
 	})
-}
-
-// within runs f; if it takes longer than d, it calls unstick and keeps
-// waiting for f.
-func within(f func(), d time.Duration, unstick func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		unstick()
-		<-done
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+
+	"github.com/anymcp/anymcp/testservers/internal/serve"
 )
 
 // HybridOptions configure a server hosting both HTTP transports, as many
@@ -81,14 +83,14 @@ type HybridServer struct {
 
 	ts   *httptest.Server
 	h    *HybridHandler
-	hits hitCounter
+	hits serve.HitCounter
 	once sync.Once
 }
 
 // StartHybrid starts a server hosting both transports, configured by opts.
 func StartHybrid(opts HybridOptions) *HybridServer {
 	s := &HybridServer{h: NewHybridHandler(opts)}
-	s.ts = httptest.NewServer(s.hits.wrap(s.h))
+	s.ts = httptest.NewServer(s.hits.Wrap(s.h))
 	s.URL = s.ts.URL + "/mcp"
 	s.SSEURL = s.ts.URL + "/sse"
 	if opts.SamePath {
@@ -108,7 +110,7 @@ func (s *HybridServer) Legacy() *Server { return s.h.legacy.srv }
 func (s *HybridServer) StreamableHandler() *StreamableHandler { return s.h.modern }
 
 // Hits returns how many requests the server got, by "METHOD /path".
-func (s *HybridServer) Hits() map[string]int { return s.hits.snapshot() }
+func (s *HybridServer) Hits() map[string]int { return s.hits.Snapshot() }
 
 // CrossOriginHits returns how many requests reached the other origin of
 // an EndpointCrossOrigin legacy front-end (always 0 otherwise).
@@ -121,7 +123,7 @@ func (s *HybridServer) KillStreams() { s.h.legacy.killStreams() }
 // listener; like HTTPServer.Close, it does not hang. It is idempotent.
 func (s *HybridServer) Close() {
 	s.once.Do(func() {
-		within(s.h.Close, closeGrace, s.ts.CloseClientConnections)
-		within(s.ts.Close, closeGrace, s.ts.CloseClientConnections)
+		serve.Within(s.h.Close, serve.CloseGrace, s.ts.CloseClientConnections)
+		serve.Within(s.ts.Close, serve.CloseGrace, s.ts.CloseClientConnections)
 	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/testservers/internal/serve"
 )
 
 // EndpointMode says how an initialize-era server writes the URI of its endpoint
@@ -485,7 +486,7 @@ type LegacyServer struct {
 
 	ts   *httptest.Server
 	h    *legacyHandler
-	hits hitCounter
+	hits serve.HitCounter
 	once sync.Once
 }
 
@@ -495,7 +496,7 @@ func StartLegacy(opts LegacyOptions) *LegacyServer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/sse", s.h.stream)
 	mux.HandleFunc("/message", s.h.message)
-	s.ts = httptest.NewServer(s.hits.wrap(mux))
+	s.ts = httptest.NewServer(s.hits.Wrap(mux))
 	s.URL = s.ts.URL + "/sse"
 	return s
 }
@@ -505,7 +506,7 @@ func (s *LegacyServer) Server() *Server { return s.h.srv }
 
 // Hits returns how many requests the server got, by "METHOD /path"
 // (for example "POST /sse" or "GET /sse").
-func (s *LegacyServer) Hits() map[string]int { return s.hits.snapshot() }
+func (s *LegacyServer) Hits() map[string]int { return s.hits.Snapshot() }
 
 // CrossOriginHits returns how many requests reached the other origin of
 // EndpointCrossOrigin (always 0 in the other modes).
@@ -528,7 +529,7 @@ func (s *LegacyServer) Inject(rules ...FaultRule) { s.h.plan.add(rules...) }
 // are cut after a grace period, so Close does not hang. It is idempotent.
 func (s *LegacyServer) Close() {
 	s.once.Do(func() {
-		within(s.h.close, closeGrace, s.ts.CloseClientConnections)
-		within(s.ts.Close, closeGrace, s.ts.CloseClientConnections)
+		serve.Within(s.h.close, serve.CloseGrace, s.ts.CloseClientConnections)
+		serve.Within(s.ts.Close, serve.CloseGrace, s.ts.CloseClientConnections)
 	})
 }

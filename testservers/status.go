@@ -11,6 +11,7 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/testservers/internal/serve"
 )
 
 // StatusOptions configure a StatusServer: a URL whose POST always fails
@@ -60,7 +61,7 @@ type StatusServer struct {
 	opts    StatusOptions
 	ts      *httptest.Server
 	legacy  *legacyHandler // GETServesLegacy only
-	hits    hitCounter
+	hits    serve.HitCounter
 	closing chan struct{}
 	once    sync.Once
 }
@@ -83,7 +84,7 @@ func StartStatus(opts StatusOptions) *StatusServer {
 		s.legacy = newLegacyHandler(opts.Legacy, "/message")
 		mux.HandleFunc("/message", s.legacy.message)
 	}
-	s.ts = httptest.NewServer(s.hits.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.ts = httptest.NewServer(s.hits.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if opts.OnRequest != nil {
 			opts.OnRequest(r)
 		}
@@ -151,7 +152,7 @@ func (s *StatusServer) post(w http.ResponseWriter, r *http.Request) {
 
 // Hits returns how many requests the server got, by "METHOD /path"
 // (for example "POST /mcp"), including those to /message.
-func (s *StatusServer) Hits() map[string]int { return s.hits.snapshot() }
+func (s *StatusServer) Hits() map[string]int { return s.hits.Snapshot() }
 
 // Server returns the core behind GETServesLegacy, nil without it.
 func (s *StatusServer) Server() *Server {
@@ -183,9 +184,9 @@ func (s *StatusServer) Close() {
 	s.once.Do(func() {
 		close(s.closing)
 		if s.legacy != nil {
-			within(s.legacy.close, closeGrace, s.ts.CloseClientConnections)
+			serve.Within(s.legacy.close, serve.CloseGrace, s.ts.CloseClientConnections)
 		}
-		within(s.ts.Close, closeGrace, s.ts.CloseClientConnections)
+		serve.Within(s.ts.Close, serve.CloseGrace, s.ts.CloseClientConnections)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/testservers/internal/serve"
 )
 
 func TestStreamableCancel(t *testing.T) {
@@ -332,7 +333,7 @@ func TestStreamableCloseWithOpenStreams(t *testing.T) {
 	start := time.Now()
 	s.Close()
 	s.Close()
-	if d := time.Since(start); d > closeGrace/2 {
+	if d := time.Since(start); d > serve.CloseGrace/2 {
 		t.Errorf("Close took %v", d)
 	}
 	for _, r := range []*http.Response{get, post, sample} {

@@ -66,7 +66,7 @@ func StartLegacyTLS(opts LegacyOptions) *LegacyServer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/sse", s.h.stream)
 	mux.HandleFunc("/message", s.h.message)
-	s.ts = startTLS(s.hits.wrap(mux))
+	s.ts = startTLS(s.hits.Wrap(mux))
 	s.URL = s.ts.URL + "/sse"
 	return s
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/testservers"
+	"github.com/anymcp/anymcp/testservers/internal/serve"
 )
 
 // PRMMode is where a ProtectedServer publishes its Protected Resource
@@ -121,7 +122,7 @@ type ProtectedServer struct {
 	opts ProtectedOptions
 	ts   *httptest.Server
 	mcp  *testservers.HybridHandler
-	hits hitCounter
+	hits serve.HitCounter
 
 	mu       sync.Mutex
 	as       *AuthServer
@@ -158,7 +159,7 @@ func StartProtected(opts ProtectedOptions) *ProtectedServer {
 			mux.ServeHTTP(w, r)
 		})
 	}
-	p.ts = httptest.NewServer(p.hits.wrap(h))
+	p.ts = httptest.NewServer(p.hits.Wrap(h))
 	if sameOrigin != nil {
 		sameOrigin.setURL(p.ts.URL)
 	}
@@ -169,8 +170,8 @@ func StartProtected(opts ProtectedOptions) *ProtectedServer {
 // Close stops the server, and an authorization server of its own origin.
 func (p *ProtectedServer) Close() {
 	p.once.Do(func() {
-		within(p.mcp.Close, closeGrace, p.ts.CloseClientConnections)
-		within(p.ts.Close, closeGrace, p.ts.CloseClientConnections)
+		serve.Within(p.mcp.Close, serve.CloseGrace, p.ts.CloseClientConnections)
+		serve.Within(p.ts.Close, serve.CloseGrace, p.ts.CloseClientConnections)
 	})
 }
 
@@ -190,7 +191,7 @@ func (p *ProtectedServer) SetAuthServer(a *AuthServer) {
 }
 
 // Hits returns how many requests the server got, by "METHOD /path".
-func (p *ProtectedServer) Hits() map[string]int { return p.hits.snapshot() }
+func (p *ProtectedServer) Hits() map[string]int { return p.hits.Snapshot() }
 
 // Refusals returns how many requests were refused, by status (401, 403).
 func (p *ProtectedServer) Refusals() map[int]int {
@@ -492,25 +493,3 @@ func (p *ProtectedServer) refuse(w http.ResponseWriter, r *http.Request, status 
 
 // maxBody bounds the body of a POST the guard reads for its tool.
 const maxBody = 256 << 20
-
-// closeGrace is how long Close lets sessions and handlers end by
-// themselves before cutting the client connections.
-const closeGrace = 500 * time.Millisecond
-
-// within runs f; if it takes longer than d, it calls unstick and keeps
-// waiting for f.
-func within(f func(), d time.Duration, unstick func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		unstick()
-		<-done
-	}
-}

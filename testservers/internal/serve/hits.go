@@ -1,4 +1,4 @@
-package oauthserver
+package serve
 
 import (
 	"maps"
@@ -6,14 +6,15 @@ import (
 	"sync"
 )
 
-// hitCounter counts HTTP requests by "METHOD /path".
-type hitCounter struct {
+// HitCounter counts HTTP requests by "METHOD /path". Its zero value is
+// ready.
+type HitCounter struct {
 	mu   sync.Mutex
 	hits map[string]int
 }
 
-// wrap returns next behind a counter of its requests.
-func (c *hitCounter) wrap(next http.Handler) http.Handler {
+// Wrap returns next behind a counter of its requests.
+func (c *HitCounter) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		if c.hits == nil {
@@ -25,8 +26,8 @@ func (c *hitCounter) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// snapshot returns a copy of the counts.
-func (c *hitCounter) snapshot() map[string]int {
+// Snapshot returns a copy of the counts.
+func (c *HitCounter) Snapshot() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := maps.Clone(c.hits)
