@@ -410,29 +410,26 @@ func (c *cli) loginCommand(t *target) string {
 	for _, s := range c.f.scopes {
 		parts = append(parts, "--scope", shellQuote(s))
 	}
-	switch {
-	case t.name != "" && c.f.config != "":
-		parts = append(parts, "--config", shellQuote(c.f.config), shellQuote(t.name))
-	case t.name != "":
-		parts = append(parts, shellQuote(t.name))
-	default:
-		parts = append(parts, shellQuote(t.url))
-	}
-	return strings.Join(parts, " ")
+	return strings.Join(append(parts, c.targetWords(t)...), " ")
 }
 
 // logoutCommand is the mcpcall auth logout line that forgets t's tokens.
 func (c *cli) logoutCommand(t *target) string {
 	parts := []string{"mcpcall", "auth", "logout"}
+	return strings.Join(append(parts, c.targetWords(t)...), " ")
+}
+
+// targetWords are the last words of an mcpcall line that names t as the
+// user did: a config file's server by name (with --config when one was
+// given), else its URL; each quoted for a POSIX shell.
+func (c *cli) targetWords(t *target) []string {
 	switch {
 	case t.name != "" && c.f.config != "":
-		parts = append(parts, "--config", shellQuote(c.f.config), shellQuote(t.name))
+		return []string{"--config", shellQuote(c.f.config), shellQuote(t.name)}
 	case t.name != "":
-		parts = append(parts, shellQuote(t.name))
-	default:
-		parts = append(parts, shellQuote(t.url))
+		return []string{shellQuote(t.name)}
 	}
-	return strings.Join(parts, " ")
+	return []string{shellQuote(t.url)}
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
