@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -224,11 +225,11 @@ func BenchmarkConnect(b *testing.B) {
 // wantNegotiated is what anymcp must negotiate with the server of each
 // transport of startServer.
 var wantNegotiated = map[string]struct{ era, transport string }{
-	"http-json":  {"legacy", client.TransportStreamableHTTP},
-	"http-sse":   {"legacy", client.TransportStreamableHTTP},
-	"legacy-sse": {"legacy", client.TransportSSE},
-	"modern":     {"modern", client.TransportStreamableHTTP},
-	"stdio":      {"legacy", client.TransportStdio},
+	"http-json":  {string(mcp.EraInitialize), client.TransportStreamableHTTP},
+	"http-sse":   {string(mcp.EraInitialize), client.TransportStreamableHTTP},
+	"legacy-sse": {string(mcp.EraInitialize), client.TransportSSE},
+	"modern":     {string(mcp.EraStateless), client.TransportStreamableHTTP},
+	"stdio":      {string(mcp.EraInitialize), client.TransportStdio},
 }
 
 // TestEcho checks that every contender gets the right answers from every
