@@ -34,7 +34,7 @@ func (t *localhostTransport) RoundTrip(req *http.Request) (*http.Response, error
 	resp, err := t.base.RoundTrip(toAddress(req, net.JoinHostPort("127.0.0.1", port)))
 	var oe *net.OpError
 	if err == nil || !errors.As(err, &oe) || oe.Op != "dial" || req.Context().Err() != nil {
-		return resp, err
+		return answering(resp, req), err
 	}
 	// Nothing listens on 127.0.0.1 (a server on [::1] only): the request
 	// was not sent, and goes again, to ::1, with its body anew.
@@ -50,7 +50,18 @@ func (t *localhostTransport) RoundTrip(req *http.Request) (*http.Response, error
 		again = req.Clone(req.Context())
 		again.Body = body
 	}
-	return t.base.RoundTrip(toAddress(again, net.JoinHostPort("::1", port)))
+	resp, err = t.base.RoundTrip(toAddress(again, net.JoinHostPort("::1", port)))
+	return answering(resp, req), err
+}
+
+// answering makes resp the answer to req, the request as the caller made
+// it: what reads resp.Request (the DPoP nonce kept per origin, a redirect)
+// must see the localhost URL it sent, not the address it was dialled at.
+func answering(resp *http.Response, req *http.Request) *http.Response {
+	if resp != nil {
+		resp.Request = req
+	}
+	return resp
 }
 
 // toAddress is req sent to hostport, its Host header unchanged.

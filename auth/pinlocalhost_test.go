@@ -73,3 +73,35 @@ func TestLocalhostPinnedToIPv6(t *testing.T) {
 		t.Fatalf("the server saw Host %q, body %q", s.host, s.body)
 	}
 }
+
+// The answer to a request for localhost is the answer to that request:
+// what reads resp.Request (the DPoP nonce, kept per origin) sees the URL
+// the caller sent, never the address it was dialled at. The nonce kept
+// under 127.0.0.1 was never found for the next proof to localhost, and
+// every token request that needed one failed.
+func TestLocalhostAnswerKeepsTheRequest(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("DPoP-Nonce", "n-1")
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	hc := pinLocalhost(&http.Client{Transport: noLookups(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://localhost:"+port+"/token", strings.NewReader("a=b"))
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Request == nil || resp.Request.URL.Host != "localhost:"+port {
+		t.Fatalf("the answer's request is for %v, want localhost:%s", resp.Request.URL, port)
+	}
+	k, err := newDPoPKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.noteNonce(resp) || k.nonce(req.URL) != "n-1" {
+		t.Fatalf("the nonce of localhost's answer is not kept for localhost")
+	}
+}
