@@ -334,11 +334,20 @@ func decodeResult(method string, r callResult, result any) error {
 		}
 		return nil
 	}
-	if err := jsondec.UnmarshalOwned(r.raw, result); err != nil {
+	decode := jsondec.UnmarshalOwned
+	if _, ok := result.(sharesAnswer); ok {
+		decode = jsondec.UnmarshalShared
+	}
+	if err := decode(r.raw, result); err != nil {
 		return &ResultError{Method: method, Err: err}
 	}
 	return nil
 }
+
+// sharesAnswer is a result whose json.RawMessage members are slices of
+// the answer itself, not copies (jsondec.UnmarshalShared): a listing's
+// items as the server sent them (rawlist.go).
+type sharesAnswer interface{ sharesAnswer() }
 
 // abandon returns the reason a call stopped waiting and tells the server,
 // in the background, that the request is cancelled.

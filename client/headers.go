@@ -157,13 +157,20 @@ func (c *Conn) toolGen() uint64 {
 // for: when a tools/list_changed came since, the listing may be stale, and
 // no tool of it is noted as safe to repeat.
 func (c *Conn) rememberTools(tools []mcp.Tool, gen uint64) []mcp.Tool {
-	d := c.dialect()
 	kept := tools[:0:len(tools)]
+	c.noteTools(tools, gen, func(i int) { kept = append(kept, tools[i]) })
+	return kept
+}
+
+// noteTools is rememberTools, and calls keep with the index of each tool
+// to show the host, in order.
+func (c *Conn) noteTools(tools []mcp.Tool, gen uint64, keep func(i int)) {
+	d := c.dialect()
 	forgot := false
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	stale := c.tools.gen != gen
-	for _, t := range tools {
+	for i, t := range tools {
 		a := t.Annotations
 		safe := !stale && a != nil && ((a.ReadOnlyHint != nil && *a.ReadOnlyHint) || (a.IdempotentHint != nil && *a.IdempotentHint))
 		task := ""
@@ -172,7 +179,7 @@ func (c *Conn) rememberTools(tools []mcp.Tool, gen uint64) []mcp.Tool {
 		}
 		if !d.headers {
 			forgot = c.tools.set(t.Name, safe, nil, task) || forgot
-			kept = append(kept, t)
+			keep(i)
 			continue
 		}
 		ps, err := reqmeta.ParamHeaders(t.Name, t.InputSchema)
@@ -181,12 +188,11 @@ func (c *Conn) rememberTools(tools []mcp.Tool, gen uint64) []mcp.Tool {
 			c.opts.logger.Warn("anymcp: left out a tool whose definition breaks the x-mcp-header rules", "tool", t.Name, "err", err)
 			continue
 		}
-		kept = append(kept, t)
+		keep(i)
 	}
 	if forgot && !c.tools.forgot {
 		c.tools.forgot = true
 		c.opts.logger.Warn("anymcp: the server listed more tools than the Conn keeps notes on; those listed longest ago are forgotten",
 			"maxTools", maxToolNotes, "maxBytes", maxToolNoteBytes)
 	}
-	return kept
 }
