@@ -13,9 +13,10 @@ import (
 // ErrClosed is returned by calls on a Conn the host has closed.
 var ErrClosed = errors.New("anymcp: connection closed")
 
-// ErrListingTooLarge ends a listing (AllTools, Tools and their kind) whose
-// pages, together, passed 256 MiB of results: a server cannot make the
-// client gather without bound.
+// ErrListingTooLarge ends a listing that follows cursors (Tools, AllTools,
+// RawTools and their kind) past 10,000 pages, or whose pages together
+// passed 256 MiB of results: a server cannot make the client list
+// without bound.
 var ErrListingTooLarge = errors.New("anymcp: listing too large")
 
 // ErrTimeout is matched by every TimeoutError.

@@ -11,8 +11,9 @@ import (
 )
 
 // maxPages bounds how many pages one listing follows, so that a server
-// that keeps answering with a cursor cannot loop a client forever.
-const maxPages = 10000
+// that keeps answering with a cursor cannot loop a client forever: the
+// listing then ends with ErrListingTooLarge. (A var: tests lower it.)
+var maxPages = 10000
 
 // maxListingBytes bounds the results of one listing, all its pages
 // together: a server that keeps sending large pages cannot make AllTools
@@ -21,8 +22,9 @@ var maxListingBytes = 256 << 20
 
 // pages iterates over every item of a paginated list method. A failed page
 // ends the iteration with its error; so does a listing whose pages add up
-// to more than maxListingBytes (ErrListingTooLarge), before the page that
-// passes it is yielded.
+// to more than maxListingBytes, before the page that passes it is yielded,
+// and one whose last page still has a cursor after maxPages pages: both
+// with ErrListingTooLarge.
 func pages[R, T any](ctx context.Context, c *Conn, method string, split func(*R) ([]T, string)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
@@ -55,7 +57,7 @@ func pages[R, T any](ctx context.Context, c *Conn, method string, split func(*R)
 			}
 			cursor = next
 		}
-		yield(zero, &pageLimitError{method: method})
+		yield(zero, fmt.Errorf("%s: %w (the server kept sending cursors past %d pages)", method, ErrListingTooLarge, maxPages))
 	}
 }
 
@@ -69,12 +71,6 @@ func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
 		all = append(all, it)
 	}
 	return all, nil
-}
-
-type pageLimitError struct{ method string }
-
-func (e *pageLimitError) Error() string {
-	return e.method + ": the server kept sending cursors past 10000 pages"
 }
 
 // listPage fetches one page of a list method.
