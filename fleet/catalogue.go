@@ -3,12 +3,14 @@ package fleet
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"path"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -31,7 +33,7 @@ const (
 var allKinds = []kind{kindTools, kindPrompts, kindResources, kindTemplates}
 
 type listCache struct {
-	items any  // []mcp.Tool, []mcp.Prompt, []mcp.Resource, []mcp.ResourceTemplate
+	items any  // []Tool (Raw and Tool only), []mcp.Prompt, []mcp.Resource, []mcp.ResourceTemplate
 	have  bool // items were listed once
 	fresh bool // items may be served without asking
 	epoch uint64
@@ -87,11 +89,16 @@ type Tool struct {
 	// the same on every run and machine for the same configuration.
 	Name   string
 	Server string   // Server.Name
-	Tool   mcp.Tool // as the server sent it: its own name, schemas byte for byte
+	Tool   mcp.Tool // decoded from Raw: its own name, schemas byte for byte
+	// Raw is the tool object as the server sent it, byte for byte:
+	// members in its order, members mcp.Tool lacks kept.
+	Raw json.RawMessage
 }
 
-// Catalogue is the fleet's tools. Its values share their bytes (schemas,
-// _meta) with the fleet's cache: read them, do not change them.
+// Catalogue is the fleet's tools. Its values share their bytes with the
+// fleet's cache and the Conn's: each Raw is a slice of the server's
+// answer (client.Conn.RawTools), and Tool's schemas are slices of Raw.
+// Read them, do not change them.
 type Catalogue struct {
 	Tools  []Tool                  // sorted by Name
 	Errors map[string]*ServerError // server name → why its tools are missing
@@ -117,11 +124,11 @@ func (m *member) allowed(t mcp.Tool) bool {
 
 // listTools returns the member's tools under their fleet names.
 func (m *member) listTools(ctx context.Context) ([]Tool, error) {
-	items, err := listOf(ctx, m, kindTools, func(ctx context.Context, c *client.Conn) ([]mcp.Tool, error) {
+	items, err := listOf(ctx, m, kindTools, func(ctx context.Context, c *client.Conn) ([]Tool, error) {
 		if c.Info().Capabilities.Tools == nil {
-			return []mcp.Tool{}, nil
+			return []Tool{}, nil
 		}
-		return c.AllTools(ctx)
+		return rawTools(ctx, c)
 	})
 	if err != nil {
 		return nil, err
@@ -133,27 +140,66 @@ func (m *member) listTools(ctx context.Context) ([]Tool, error) {
 	return idx.tools, nil
 }
 
+// rawTools lists c's tools as the server sent them (Raw), each decoded
+// (Tool) with its schemas sharing Raw's bytes; Name and Server are left
+// for indexTools.
+//
+// A stateless server's Raw are slices of its answers, which the Conn's
+// cache keeps for as long as their ttlMs says: the catalogue shares them,
+// and each listing served from the cache costs no copy. An
+// initialize-era server's answers are kept by nothing else: the listing
+// is copied once into a buffer of its own size, so that it does not keep
+// the answers' read buffers (up to twice their size) alive.
+func rawTools(ctx context.Context, c *client.Conn) ([]Tool, error) {
+	var raws []json.RawMessage
+	size := 0
+	for raw, err := range c.RawTools(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		raws = append(raws, raw)
+		size += len(raw)
+	}
+	var buf []byte
+	if c.Info().Era != mcp.EraStateless {
+		buf = make([]byte, 0, size)
+	}
+	out := make([]Tool, len(raws))
+	for i, raw := range raws {
+		if buf != nil {
+			buf = append(buf, raw...)
+			raw = buf[len(buf)-len(raw) : len(buf) : len(buf)]
+		}
+		out[i].Raw = raw
+		if err := jsondec.UnmarshalShared(raw, &out[i].Tool); err != nil {
+			return nil, &client.ResultError{Method: "tools/list", Err: err} // RawTools decoded it: never
+		}
+	}
+	return out, nil
+}
+
 // indexTools names a listing: over every tool the server listed (so that
 // the host's filters do not change the names), keeping the allowed ones.
 // A tool listed twice under one name is kept once, as first listed.
-func (m *member) indexTools(items []mcp.Tool) toolIndex {
+func (m *member) indexTools(items []Tool) toolIndex {
 	names := make([]string, 0, len(items))
 	seen := make(map[string]bool, len(items))
 	for _, t := range items {
-		if !seen[t.Name] {
-			seen[t.Name] = true
-			names = append(names, t.Name)
+		if !seen[t.Tool.Name] {
+			seen[t.Tool.Name] = true
+			names = append(names, t.Tool.Name)
 		}
 	}
 	fleetNames := toolNames(m.prefix, names)
 	idx := toolIndex{byName: make(map[string]string, len(items))}
 	for _, t := range items {
-		n := fleetNames[t.Name]
-		if _, dup := idx.byName[n]; dup || !m.allowed(t) {
+		n := fleetNames[t.Tool.Name]
+		if _, dup := idx.byName[n]; dup || !m.allowed(t.Tool) {
 			continue
 		}
-		idx.byName[n] = t.Name
-		idx.tools = append(idx.tools, Tool{Name: n, Server: m.name(), Tool: t})
+		idx.byName[n] = t.Tool.Name
+		t.Name, t.Server = n, m.name()
+		idx.tools = append(idx.tools, t)
 	}
 	return idx
 }

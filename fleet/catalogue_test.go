@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -230,4 +232,59 @@ func mustTools(t *testing.T, f *Fleet) *Catalogue {
 		t.Fatalf("Tools: %v %v", err, cat.Errors)
 	}
 	return cat
+}
+
+// asSentTools are tools as mcp.Tool would never encode them: members out
+// of its order, annotations in server-filesystem's order, _meta keys
+// unsorted, members mcp.Tool lacks, spaces and escapes.
+var asSentTools = []string{
+	`{"inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]},"name":"write_file","annotations":{"readOnlyHint":false,"idempotentHint":true,"destructiveHint":false,"openWorldHint":false},"description":"Create or overwrite a file.","_meta":{"zeta/last":1,"alpha/first":{"b":2,"a":1}},"x-vendor-extension":{"since":"2.1"}}`,
+	`{ "title" : "Read <file> & more", "name":"read_file", "inputSchema":{"type":"object"}, "futureMember":[1,2,3], "execution":{"taskSupport":"optional"} }`,
+}
+
+// The catalogue keeps each tool as the server sent it (Raw, byte for
+// byte), beside the decoded Tool, from a server of either era; a
+// stateless server's Raw is the Conn's cached answer, shared by every
+// listing it serves, not copied per listing.
+func TestCatalogueRawAsSent(t *testing.T) {
+	for _, era := range []string{"initialize", "stateless"} {
+		t.Run(era, func(t *testing.T) {
+			url := rawServer(t, era == "stateless", "["+strings.Join(asSentTools, ",")+"]")
+			f, err := New([]Server{{Name: "fs", Target: client.URL(url)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cat := mustTools(t, f)
+			if len(cat.Tools) != len(asSentTools) {
+				t.Fatalf("%d tools, want %d", len(cat.Tools), len(asSentTools))
+			}
+			byName := map[string]Tool{}
+			for _, tl := range cat.Tools {
+				byName[tl.Tool.Name] = tl
+			}
+			for _, sent := range asSentTools {
+				var own struct{ Name string }
+				if err := json.Unmarshal([]byte(sent), &own); err != nil {
+					t.Fatal(err)
+				}
+				tl, ok := byName[own.Name]
+				if !ok {
+					t.Fatalf("%s: not in the catalogue", own.Name)
+				}
+				if string(tl.Raw) != sent {
+					t.Errorf("%s: Raw\n%s\nwant as sent\n%s", own.Name, tl.Raw, sent)
+				}
+				if tl.Name != "fs__"+own.Name || tl.Server != "fs" || len(tl.Tool.InputSchema) == 0 {
+					t.Errorf("%s: fleet name %q, server %q, schema %s", own.Name, tl.Name, tl.Server, tl.Tool.InputSchema)
+				}
+			}
+			again := mustTools(t, f)
+			for i := range cat.Tools {
+				if unsafe.SliceData(again.Tools[i].Raw) != unsafe.SliceData(cat.Tools[i].Raw) {
+					t.Errorf("%s: a second catalogue copied Raw", cat.Tools[i].Name)
+				}
+			}
+		})
+	}
 }
