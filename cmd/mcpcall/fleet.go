@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -280,24 +281,40 @@ func answered(run *fleetRun, failed map[string]fleetError) bool {
 	return false
 }
 
-// fleetTool is one tool as --all --json writes it.
+// fleetTool is one tool as --all --json writes it: its fleet name and
+// server beside the tool object as the server sent it (fleet.Tool.Raw).
 type fleetTool struct {
-	Name   string   `json:"name"`
-	Server string   `json:"server"`
-	Tool   mcp.Tool `json:"tool"`
-	Score  *float64 `json:"score,omitempty"`
+	Name   string          `json:"name"`
+	Server string          `json:"server"`
+	Tool   json.RawMessage `json:"tool"`
+	Score  *float64        `json:"score,omitempty"`
+	typed  mcp.Tool        // the text output's
+}
+
+func newFleetTool(t fleet.Tool) fleetTool {
+	return fleetTool{Name: t.Name, Server: t.Server, Tool: t.Raw, typed: t.Tool}
+}
+
+// writeAsSent writes v as one indented JSON document, each tool object
+// in it as the server sent it (marshalAsSent).
+func (c *cli) writeAsSent(v any) error {
+	b, err := marshalAsSent(v)
+	if err != nil {
+		return err
+	}
+	return writeIndented(c.stdout, b)
 }
 
 // printFleetTools writes tools: in text, each one's signature under its
 // fleet name, its server, and its description's first line.
 func (c *cli) printFleetTools(tools []fleetTool) {
 	for _, t := range tools {
-		line := signature(t.Name, parseSchema(t.Tool.InputSchema)) + "  [" + t.Server + "]"
+		line := signature(t.Name, parseSchema(t.typed.InputSchema)) + "  [" + t.Server + "]"
 		if t.Score != nil {
 			line = fmt.Sprintf("%5.2f  %s", *t.Score, line)
 		}
 		fmt.Fprintln(c.stdout, line)
-		if d := firstLine(t.Tool.Description); d != "" {
+		if d := firstLine(t.typed.Description); d != "" {
 			fmt.Fprintln(c.stdout, "    "+d)
 		}
 	}
@@ -317,10 +334,10 @@ func (c *cli) fleetList(ctx context.Context) error {
 	failed := run.failures(cat.Errors)
 	tools := make([]fleetTool, len(cat.Tools))
 	for i, t := range cat.Tools {
-		tools[i] = fleetTool{Name: t.Name, Server: t.Server, Tool: t.Tool}
+		tools[i] = newFleetTool(t)
 	}
 	if c.f.json {
-		if err := writeValue(c.stdout, struct {
+		if err := c.writeAsSent(struct {
 			Tools  []fleetTool           `json:"tools"`
 			Errors map[string]fleetError `json:"errors"`
 		}{tools, failed}); err != nil {

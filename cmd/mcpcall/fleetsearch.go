@@ -55,10 +55,11 @@ func (c *cli) fleetSearch(ctx context.Context, query string, limit int) error {
 	tools := make([]fleetTool, len(matches))
 	for i, m := range matches {
 		score := m.Score
-		tools[i] = fleetTool{Name: m.Name, Server: m.Server, Tool: m.Tool.Tool, Score: &score}
+		tools[i] = newFleetTool(m.Tool)
+		tools[i].Score = &score
 	}
 	if c.f.json {
-		if err := writeValue(c.stdout, struct {
+		if err := c.writeAsSent(struct {
 			Matches []fleetTool           `json:"matches"`
 			Errors  map[string]fleetError `json:"errors"`
 		}{tools, failed}); err != nil {

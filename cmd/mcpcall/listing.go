@@ -1,59 +1,52 @@
 package main
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
-	"fmt"
+	"iter"
 
 	"github.com/anymcp/anymcp/client"
-	"github.com/anymcp/anymcp/mcp"
 )
 
-// maxListPages bounds how many pages a listing follows.
-const maxListPages = 10000
-
-// listAll fetches every page of a list method and returns the items of
-// key exactly as the server sent them, so that --json loses no field.
-func (s *session) listAll(ctx context.Context, method, key string) ([]json.RawMessage, error) {
+// listAll gathers every item of a raw listing (client.Conn.RawTools and
+// its kind): all pages, within the client's bounds, from its cache when
+// fresh, each item exactly as the server sent it, so that --json loses no
+// field.
+func listAll(items iter.Seq2[json.RawMessage, error]) ([]json.RawMessage, error) {
 	var all []json.RawMessage
-	cursor := ""
-	for range maxListPages {
-		var params any
-		if cursor != "" {
-			params = &mcp.PaginatedParams{Cursor: cursor}
-		}
-		var page map[string]json.RawMessage
-		if err := s.conn.Call(ctx, method, params, &page); err != nil {
+	for it, err := range items {
+		if err != nil {
 			return nil, err
 		}
-		var items []json.RawMessage
-		if raw, ok := page[key]; ok {
-			if err := json.Unmarshal(raw, &items); err != nil {
-				return nil, &client.ResultError{Method: method, Err: fmt.Errorf("%s is not a list: %w", key, err)}
-			}
-		}
-		all = append(all, items...)
-		cursor = ""
-		if raw, ok := page["nextCursor"]; ok {
-			_ = json.Unmarshal(raw, &cursor)
-		}
-		if cursor == "" {
-			return all, nil
-		}
+		all = append(all, it)
 	}
-	return nil, fmt.Errorf("%s: the server kept sending cursors past %d pages", method, maxListPages)
+	return all, nil
 }
 
-// listResult is a listing as --json prints it: {key: [...]} plus meta.
+// writeList writes a listing as --json prints it: {key: [...]} plus
+// meta, each item as it came.
 func (s *session) writeList(key string, items []json.RawMessage) error {
 	if items == nil {
 		items = []json.RawMessage{}
 	}
-	b, err := json.Marshal(map[string][]json.RawMessage{key: items})
+	b, err := marshalAsSent(map[string][]json.RawMessage{key: items})
 	if err != nil {
 		return err
 	}
 	return s.writeResult(b)
+}
+
+// marshalAsSent encodes v as json.Marshal does, but leaves <, > and &
+// as they are: a json.RawMessage in v (an item as the server sent it)
+// keeps its bytes, and loses only its whitespace.
+func marshalAsSent(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // decodeItems decodes the raw items of a method's listing into typed ones

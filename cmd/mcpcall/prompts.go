@@ -23,7 +23,7 @@ func (c *cli) promptsCommand() *cobra.Command {
   mcpcall prompts list --json myserver | jq -r '.prompts[].name'`,
 		ValidArgsFunction: c.completeTarget(0),
 		RunE: c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
-			raw, err := s.listAll(ctx, "prompts/list", "prompts")
+			raw, err := listAll(s.conn.RawPrompts(ctx))
 			if err != nil {
 				return err
 			}
@@ -128,7 +128,7 @@ func (c *cli) getPrompt(ctx context.Context, s *session, name string, pairList [
 
 // findPrompt looks a prompt up, suggesting the closest names when unknown.
 func (s *session) findPrompt(ctx context.Context, name string) (*mcp.Prompt, error) {
-	raw, err := s.listAll(ctx, "prompts/list", "prompts")
+	raw, err := listAll(s.conn.RawPrompts(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func (c *cli) resourcesCommand() *cobra.Command {
   mcpcall resources list --json myserver | jq -r '.resources[].uri'`,
 		ValidArgsFunction: c.completeTarget(0),
 		RunE: c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
-			raw, err := s.listAll(ctx, "resources/list", "resources")
+			raw, err := listAll(s.conn.RawResources(ctx))
 			if err != nil {
 				return err
 			}
@@ -50,7 +50,7 @@ func (c *cli) resourcesCommand() *cobra.Command {
 		Example:           `  mcpcall resources templates http://127.0.0.1:8080/mcp`,
 		ValidArgsFunction: c.completeTarget(0),
 		RunE: c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
-			raw, err := s.listAll(ctx, "resources/templates/list", "resourceTemplates")
+			raw, err := listAll(s.conn.RawResourceTemplates(ctx))
 			if err != nil {
 				return err
 			}

@@ -98,7 +98,7 @@ func (c *cli) completeToolCall(cmd *cobra.Command, args []string, toComplete str
 		return c.serverNames(toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 	out := c.withCompletionConn(cmd, func(ctx context.Context, s *session) []string {
-		raw, err := s.listAll(ctx, "tools/list", "tools")
+		raw, err := listAll(s.conn.RawTools(ctx))
 		if err != nil {
 			return nil
 		}
@@ -136,7 +136,7 @@ func (c *cli) completePromptGet(cmd *cobra.Command, args []string, toComplete st
 		return c.completeTarget(1)(cmd, args, toComplete)
 	}
 	out := c.withCompletionConn(cmd, func(ctx context.Context, s *session) []string {
-		raw, err := s.listAll(ctx, "prompts/list", "prompts")
+		raw, err := listAll(s.conn.RawPrompts(ctx))
 		if err != nil {
 			return nil
 		}
@@ -158,7 +158,7 @@ func (c *cli) completeResourceRead(cmd *cobra.Command, args []string, toComplete
 		return c.completeTarget(1)(cmd, args, toComplete)
 	}
 	out := c.withCompletionConn(cmd, func(ctx context.Context, s *session) []string {
-		raw, err := s.listAll(ctx, "resources/list", "resources")
+		raw, err := listAll(s.conn.RawResources(ctx))
 		if err != nil {
 			return nil
 		}

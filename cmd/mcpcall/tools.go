@@ -30,7 +30,7 @@ func (c *cli) toolsListCommand() *cobra.Command {
   mcpcall tools list --all --connect-timeout 5s`,
 		ValidArgsFunction: c.completeTarget(0),
 		RunE: c.orFleet(&all, 0, func(ctx context.Context, _ []string) error { return c.fleetList(ctx) }, c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
-			raw, err := s.listAll(ctx, "tools/list", "tools")
+			raw, err := listAll(s.conn.RawTools(ctx))
 			if err != nil {
 				return err
 			}
