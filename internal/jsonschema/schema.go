@@ -127,13 +127,17 @@ type Problem struct {
 // Validate checks a value decoded with UseNumber (json.Number, string,
 // bool, nil, []any, map[string]any) and returns one Problem per fault.
 // A schema too deep or too wide to check in the budget accepts the value.
-func (s Schema) Validate(v any) []Problem {
-	if s.Root == nil {
+func (s Schema) Validate(v any) []Problem { return s.ValidateAt(s.Root, v) }
+
+// ValidateAt is Validate against a subschema of s (its $refs resolved
+// against s's root). A nil node accepts anything.
+func (s Schema) ValidateAt(node map[string]any, v any) []Problem {
+	if node == nil {
 		return nil
 	}
 	var errs []Problem
 	c := &checker{Schema: s, steps: MaxSteps}
-	c.check(v, s.Root, "", 0, &errs)
+	c.check(v, node, "", 0, &errs)
 	if c.exhausted {
 		return nil
 	}
