@@ -37,4 +37,8 @@ const (
 	RecursionBounded Action = "recursion-bounded" // a recursive $ref cut at the depth limit
 	FellBack         Action = "fell-back"         // strict asked, loose sent
 	Omitted          Action = "omitted"           // the tool is not sent
+
+	// Repairs that Shape makes to a model's arguments (Path points into them).
+	RemovedNull  Action = "removed-null"  // a null the original schema refuses on an optional property, left out
+	ParsedString Action = "parsed-string" // a JSON string where an object or array belongs, parsed
 )
