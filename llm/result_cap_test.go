@@ -34,7 +34,7 @@ func TestResultCap(t *testing.T) {
 	store := NewMemoryStore(1 << 20)
 	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(full)}}
 	for _, p := range allProviders {
-		tr, m := convert(t, res, p, ResultOptions{MaxBytes: 4096, Store: store})
+		tr, m := toWire(t, res, p, ResultOptions{MaxBytes: 4096, Store: store})
 		text := modelText(t, p, m)
 		if len(tr.Handles) != 1 || tr.Handles[0].Size != len(full) || countAction(tr.Changes, ResultCut) != 1 {
 			t.Fatalf("%s: handles %v changes %v", p, tr.Handles, tr.Changes)
@@ -88,15 +88,15 @@ func TestResultCap(t *testing.T) {
 func TestResultCapNoStore(t *testing.T) {
 	full := numbered(1000)
 	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(full)}}
-	tr, m := convert(t, res, Anthropic, ResultOptions{MaxBytes: 1000})
+	tr, m := toWire(t, res, Anthropic, ResultOptions{MaxBytes: 1000})
 	text := modelText(t, Anthropic, m)
 	if !strings.Contains(text, "was not kept") || len(tr.Handles) != 0 || len(text) > 1400 {
 		t.Errorf("%d bytes: %s", len(text), text)
 	}
-	if _, m := convert(t, res, Anthropic, ResultOptions{MaxBytes: -1}); modelText(t, Anthropic, m) != full {
+	if _, m := toWire(t, res, Anthropic, ResultOptions{MaxBytes: -1}); modelText(t, Anthropic, m) != full {
 		t.Error("MaxBytes -1 wants the whole text")
 	}
-	if _, m := convert(t, res, Anthropic, ResultOptions{}); len(modelText(t, Anthropic, m)) > DefaultMaxResultBytes+400 {
+	if _, m := toWire(t, res, Anthropic, ResultOptions{}); len(modelText(t, Anthropic, m)) > DefaultMaxResultBytes+400 {
 		t.Error("the default cap does not hold")
 	}
 }
@@ -106,7 +106,7 @@ func TestResultCapNoStore(t *testing.T) {
 func TestResultCapStoreRefuses(t *testing.T) {
 	full := numbered(1000)
 	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(full)}}
-	tr, m := convert(t, res, Anthropic, ResultOptions{MaxBytes: 1000, Store: NewMemoryStore(100)})
+	tr, m := toWire(t, res, Anthropic, ResultOptions{MaxBytes: 1000, Store: NewMemoryStore(100)})
 	if !strings.Contains(modelText(t, Anthropic, m), "was not kept") || len(tr.Handles) != 0 || countAction(tr.Changes, ResultCut) != 2 {
 		t.Errorf("%v %v", tr.Handles, tr.Changes)
 	}
@@ -120,7 +120,7 @@ func TestResultCapManyBlocks(t *testing.T) {
 		res.Content = append(res.Content, mcp.TextContent(fmt.Sprintf("block %d %s", i, strings.Repeat("z", 50))))
 	}
 	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentImage, Data: pngData, MimeType: "image/png"})
-	tr, m := convert(t, res, Anthropic, ResultOptions{MaxBytes: 2000})
+	tr, m := toWire(t, res, Anthropic, ResultOptions{MaxBytes: 2000})
 	blocks := m["content"].([]any)
 	if len(blocks) != 2 || !strings.Contains(string(tr.Message), pngData) {
 		t.Errorf("want one text block and the image, got %d blocks", len(blocks))

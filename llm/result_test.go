@@ -33,7 +33,7 @@ func everyBlock() *mcp.CallToolResult {
 	}}
 }
 
-func convert(t *testing.T, res *mcp.CallToolResult, p Provider, opts ResultOptions) (ToolResult, map[string]any) {
+func toWire(t *testing.T, res *mcp.CallToolResult, p Provider, opts ResultOptions) (ToolResult, map[string]any) {
 	t.Helper()
 	tr, err := Result(context.Background(), res, ToolCall{ID: "call_1", Name: "get"}, Target{Provider: p}, opts)
 	if err != nil {
@@ -52,7 +52,7 @@ func convert(t *testing.T, res *mcp.CallToolResult, p Provider, opts ResultOptio
 func TestResultEveryBlock(t *testing.T) {
 	for _, p := range allProviders {
 		t.Run(string(p), func(t *testing.T) {
-			tr, m := convert(t, everyBlock(), p, ResultOptions{})
+			tr, m := toWire(t, everyBlock(), p, ResultOptions{})
 			raw := string(tr.Message)
 			for _, want := range []string{"hello", "embedded text", "file:///r/notes.txt", "the notes", "1.2 KiB"} {
 				if !strings.Contains(raw, want) {
@@ -189,7 +189,7 @@ func TestResultText(t *testing.T) {
 		GeminiOpenAPI:    `{"functionResponse":{"id":"call_1","name":"get","response":{"output":"a\n\nb"}}}`,
 	}
 	for _, p := range allProviders {
-		tr, _ := convert(t, res, p, ResultOptions{})
+		tr, _ := toWire(t, res, p, ResultOptions{})
 		if string(tr.Message) != want[p] {
 			t.Errorf("%s:\n got %s\nwant %s", p, tr.Message, want[p])
 		}
@@ -204,7 +204,7 @@ func TestResultText(t *testing.T) {
 func TestResultError(t *testing.T) {
 	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("disk full")}, IsError: true}
 	for _, p := range allProviders {
-		tr, m := convert(t, res, p, ResultOptions{})
+		tr, m := toWire(t, res, p, ResultOptions{})
 		if !tr.IsError {
 			t.Errorf("%s: IsError lost", p)
 		}
@@ -235,11 +235,11 @@ func TestResultStructured(t *testing.T) {
 	with := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("2+3=5")}, StructuredContent: sc}
 	without := &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: sc}
 	for _, p := range allProviders {
-		tr, m := convert(t, with, p, ResultOptions{})
+		tr, m := toWire(t, with, p, ResultOptions{})
 		if string(tr.Structured) != string(sc) || modelText(t, p, m) != "2+3=5" || len(tr.Changes) != 0 {
 			t.Errorf("%s with content: %s %v", p, tr.Message, tr.Changes)
 		}
-		tr, m = convert(t, without, p, ResultOptions{})
+		tr, m = toWire(t, without, p, ResultOptions{})
 		if string(tr.Structured) != string(sc) || modelText(t, p, m) != `{"sum":5}` || countAction(tr.Changes, ResultSerialized) != 1 {
 			t.Errorf("%s without content: %s %v", p, tr.Message, tr.Changes)
 		}
@@ -253,7 +253,7 @@ func TestResultImagesRefused(t *testing.T) {
 		return &mcp.CallToolResult{Content: []mcp.Content{{Type: mcp.ContentImage, Data: pngData, MimeType: mime}}}
 	}
 	inline := func(p Provider, res *mcp.CallToolResult, o ResultOptions) bool {
-		tr, _ := convert(t, res, p, o)
+		tr, _ := toWire(t, res, p, o)
 		return strings.Contains(string(tr.Message), pngData)
 	}
 	if inline(Gemini, img("image/gif"), ResultOptions{}) || !inline(Anthropic, img("image/gif"), ResultOptions{}) {
@@ -263,18 +263,18 @@ func TestResultImagesRefused(t *testing.T) {
 		t.Error("SVG, or TextOnly, want a placeholder")
 	}
 	bad := &mcp.CallToolResult{Content: []mcp.Content{{Type: mcp.ContentImage, Data: "not base64!", MimeType: "image/png"}}}
-	if tr, _ := convert(t, bad, Anthropic, ResultOptions{}); strings.Contains(string(tr.Message), "not base64!") {
+	if tr, _ := toWire(t, bad, Anthropic, ResultOptions{}); strings.Contains(string(tr.Message), "not base64!") {
 		t.Errorf("invalid base64 sent: %s", tr.Message)
 	}
 	many := &mcp.CallToolResult{}
 	for range 5 {
 		many.Content = append(many.Content, mcp.Content{Type: mcp.ContentImage, Data: pngData, MimeType: "image/png"})
 	}
-	tr, _ := convert(t, many, Anthropic, ResultOptions{MaxMediaBlocks: 2})
+	tr, _ := toWire(t, many, Anthropic, ResultOptions{MaxMediaBlocks: 2})
 	if n := strings.Count(string(tr.Message), pngData); n != 2 || countAction(tr.Changes, ResultPlaceholder) != 3 {
 		t.Errorf("want 2 images inline and 3 placeholders, got %d inline: %v", n, tr.Changes)
 	}
-	tr, _ = convert(t, many, Anthropic, ResultOptions{MaxMediaBytes: 50})
+	tr, _ = toWire(t, many, Anthropic, ResultOptions{MaxMediaBytes: 50})
 	if n := strings.Count(string(tr.Message), pngData); n != 2 {
 		t.Errorf("want 2 images within 50 bytes, got %d", n)
 	}
@@ -283,7 +283,7 @@ func TestResultImagesRefused(t *testing.T) {
 // TestResultChatFollowup checks that Chat images go to a follow-up user
 // message when asked, and the tool message says where they are.
 func TestResultChatFollowup(t *testing.T) {
-	tr, m := convert(t, everyBlock(), OpenAIChat, ResultOptions{ImagesInFollowup: true})
+	tr, m := toWire(t, everyBlock(), OpenAIChat, ResultOptions{ImagesInFollowup: true})
 	if strings.Contains(string(tr.Message), pngData) || !strings.Contains(m["content"].(string), "shown in the user message after the tool results") {
 		t.Errorf("tool message: %s", tr.Message)
 	}
@@ -300,7 +300,7 @@ func TestResultChatFollowup(t *testing.T) {
 		f.Content[1].Type != "image_url" || f.Content[1].ImageURL.URL != "data:image/png;base64,"+pngData {
 		t.Errorf("follow-up: %s", tr.Followup)
 	}
-	if tr, _ := convert(t, everyBlock(), Anthropic, ResultOptions{ImagesInFollowup: true}); tr.Followup != nil {
+	if tr, _ := toWire(t, everyBlock(), Anthropic, ResultOptions{ImagesInFollowup: true}); tr.Followup != nil {
 		t.Error("Anthropic takes images in the tool result: no follow-up")
 	}
 }
