@@ -221,3 +221,16 @@ func TestReadResultArgs(t *testing.T) {
 		t.Error("read_result's schema is not JSON")
 	}
 }
+
+// TestResultCapUTF8 checks that a cut never splits a UTF-8 character,
+// whatever the cap, in text without line ends to cut at.
+func TestResultCapUTF8(t *testing.T) {
+	full := strings.Repeat("é€😀", 2000)
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(full)}}
+	for limit := 100; limit < 140; limit++ {
+		_, m := toWire(t, res, OpenAIResponses, ResultOptions{MaxBytes: limit})
+		if text := modelText(t, OpenAIResponses, m); !utf8.ValidString(text) || strings.ContainsRune(text, utf8.RuneError) {
+			t.Fatalf("cap %d: the cut split a character: %q", limit, text)
+		}
+	}
+}
