@@ -304,9 +304,6 @@ func (ck *checker) node(n map[string]any, path string, depth int, isRoot bool) e
 	if depth > 128 {
 		return ck.fail(path, "the schema nests deeper than 128 levels")
 	}
-	if sr.maxDepth > 0 && depth > sr.maxDepth {
-		return ck.fail(path, "nesting deeper than %d levels", sr.maxDepth)
-	}
 	for _, k := range sortedKeys(n) {
 		if k == "$defs" && isRoot {
 			continue
@@ -520,6 +517,9 @@ func (ck *checker) enum(n map[string]any, types []string, path string) error {
 
 func (ck *checker) object(n map[string]any, path string, depth int, isRoot bool) error {
 	sr := ck.sr
+	if sr.maxDepth > 0 && depth > sr.maxDepth { // objects within objects; the root is level 1
+		return ck.fail(path, "objects nested deeper than %d levels", sr.maxDepth)
+	}
 	props, hasProps := n["properties"]
 	pm, isMap := props.(map[string]any)
 	if hasProps && !isMap {
