@@ -68,3 +68,14 @@ func nest(n int) string {
 	}
 	return `{"type":"object","properties":{"l":` + s + `},"required":["l"],"additionalProperties":false}`
 }
+
+// TestLimits: the limits a host needs to size a tool set come from the
+// same table as the checker.
+func TestLimits(t *testing.T) {
+	if l := (Target{Provider: OpenAIResponses}).Limits(); l != (Limits{MaxTools: 128, MaxName: 64, MaxDescription: 1024}) {
+		t.Errorf("openai-responses: %+v", l)
+	}
+	if l := (Target{Provider: Anthropic}).Limits(); l.MaxTools != 0 || l.MaxDescription != 0 || l.MaxName != 64 {
+		t.Errorf("anthropic: %+v", l)
+	}
+}
