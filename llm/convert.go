@@ -632,6 +632,15 @@ func (c *converter) convertRef(in map[string]any, ref, path string, depth int) m
 		if ref == "#" {
 			out["$ref"] = "#"
 		}
+		for _, k := range []string{"description", "title"} {
+			if d, ok := in[k].(string); ok {
+				if c.sr.typed || !c.sr.keep[k] { // strict: nothing beside a $ref
+					c.note(path+"/"+k, Dropped, "a %s beside $ref is not taken here", k)
+				} else {
+					out[k] = d
+				}
+			}
+		}
 		return out
 	}
 	merged := target
