@@ -11,8 +11,11 @@ const (
 
 // Change is one thing the conversion did to a tool, and why.
 type Change struct {
-	// Path is a JSON Pointer into the tool's original input schema, or
-	// "" for the tool itself (its name, its description).
+	// Path says where: "" for the tool itself (its name, its
+	// description); "#" and a JSON Pointer for a place in the tool's
+	// original input schema ("#" is its root, "#/properties/q" a
+	// property); for a repair of arguments (Shape), a JSON Pointer into
+	// the arguments.
 	Path string `json:"path"`
 	// Action is what was done: one of the Action constants.
 	Action Action `json:"action"`
