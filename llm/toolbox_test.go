@@ -117,9 +117,8 @@ func TestToolboxConn(t *testing.T) {
 	}
 }
 
-// bigSource is a Source of many real servers' tools (testdata) plus the
-// testservers' tools, the largest tool set this test can build, that
-// calls nothing.
+// staticSource is a Source of tools listed once, whose calls say what
+// they were called with (or answer with call).
 type staticSource struct {
 	tools []SourceTool
 	call  func(name string, args json.RawMessage) (*mcp.CallToolResult, error)
@@ -133,12 +132,17 @@ func (s staticSource) CallTool(_ context.Context, name string, args json.RawMess
 	return s.call(name, args)
 }
 
-func corpusSource(t testing.TB, c *client.Conn) staticSource {
+// corpusSource is the tools of the real servers in testdata/servers.json
+// (102 tools of six servers, docs/llm.md), named as a fleet names them.
+func corpusSource(t testing.TB) staticSource {
 	t.Helper()
 	var data struct {
-		Servers map[string][]mcp.Tool `json:"servers"`
+		Servers []struct {
+			Server string     `json:"server"`
+			Tools  []mcp.Tool `json:"tools"`
+		} `json:"servers"`
 	}
-	b, err := os.ReadFile("testdata/budget_tools.json")
+	b, err := os.ReadFile("testdata/servers.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,23 +150,10 @@ func corpusSource(t testing.TB, c *client.Conn) staticSource {
 		t.Fatal(err)
 	}
 	var src staticSource
-	servers := make([]string, 0, len(data.Servers))
-	for s := range data.Servers {
-		servers = append(servers, s)
-	}
-	slices.Sort(servers)
-	for _, s := range servers {
-		for _, tl := range data.Servers[s] {
-			src.tools = append(src.tools, SourceTool{Name: strings.ReplaceAll(s, "-", "_") + "__" + tl.Name, Tool: tl})
-		}
-	}
-	if c != nil {
-		ts, err := c.AllTools(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tl := range ts {
-			src.tools = append(src.tools, SourceTool{Name: "testservers__" + tl.Name, Tool: tl})
+	for _, s := range data.Servers {
+		prefix := strings.ReplaceAll(strings.Fields(s.Server)[0], "-", "_")
+		for _, tl := range s.Tools {
+			src.tools = append(src.tools, SourceTool{Name: prefix + "__" + tl.Name, Tool: tl})
 		}
 	}
 	return src
@@ -174,7 +165,7 @@ func corpusSource(t testing.TB, c *client.Conn) staticSource {
 // (the bytes before stay the same), and calls go through either way.
 func TestToolboxBudget(t *testing.T) {
 	ctx := context.Background()
-	src := corpusSource(t, dialTestserver(t))
+	src := corpusSource(t)
 	for _, p := range allProviders {
 		target := Target{Provider: p}
 		all, err := NewToolbox(ctx, src, target, ToolboxOptions{Budget: 1 << 30})
@@ -237,7 +228,7 @@ func closing(p Provider) int {
 // leaves the definitions alone and sends the model to call_tool.
 func TestToolboxBudgetFull(t *testing.T) {
 	ctx := context.Background()
-	src := corpusSource(t, nil)
+	src := corpusSource(t)
 	tb, err := NewToolbox(ctx, src, Target{Provider: OpenAIChat}, ToolboxOptions{Budget: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +244,7 @@ func TestToolboxBudgetFull(t *testing.T) {
 // search tool first, every tool marked defer_loading.
 func TestToolboxDeferred(t *testing.T) {
 	ctx := context.Background()
-	src := corpusSource(t, nil)
+	src := corpusSource(t)
 	for p, first := range map[Provider]string{Anthropic: `{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"}`, OpenAIResponses: `{"type":"tool_search"}`} {
 		tb, err := NewToolbox(ctx, src, Target{Provider: p}, ToolboxOptions{Budget: 100, Deferred: true})
 		if err != nil {
