@@ -327,3 +327,48 @@ func TestToolboxFleet(t *testing.T) {
 		t.Errorf("echo: %q", text)
 	}
 }
+
+// TestToolboxConcurrentReveals describes tools from many goroutines at
+// once, as parallel tool calls do: each tool is revealed once, and the
+// definitions stay the meta-tools followed by the revealed ones.
+func TestToolboxConcurrentReveals(t *testing.T) {
+	ctx := context.Background()
+	src := corpusSource(t)
+	tb, err := NewToolbox(ctx, src, Target{Provider: OpenAIResponses}, ToolboxOptions{Budget: 6000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tb.Budgeted() {
+		t.Fatal("the corpus wants to be over this budget")
+	}
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 12 {
+				name := src.tools[(g*3+i)%24].Name
+				if _, err := tb.Call(ctx, ToolCall{ID: "c", Name: DescribeToolName}, []byte(`{"name":"`+name+`"}`)); err != nil {
+					t.Error(err)
+				}
+				_ = tb.Definitions()
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	names := definitionNames(t, OpenAIResponses, tb.Definitions())
+	if !slices.Equal(names[:3], []string{SearchToolsName, DescribeToolName, CallToolName}) {
+		t.Fatalf("%v", names)
+	}
+	seen := map[string]bool{}
+	for _, n := range names[3:] {
+		if seen[n] {
+			t.Errorf("%s revealed twice", n)
+		}
+		seen[n] = true
+	}
+	if len(seen) == 0 || tb.Tokens() > 6000 {
+		t.Errorf("%d revealed, %d tokens", len(seen), tb.Tokens())
+	}
+}
