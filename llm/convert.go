@@ -135,9 +135,9 @@ func (c *converter) root() (map[string]any, error) {
 		c.note("", Rewritten, "the root's type list narrowed to object, as MCP requires")
 	}
 	out := c.convert(node, "", 0, true)
-	if c.sr.nonEmptyObjects {
+	if c.sr.noEmptyParameters {
 		if props, _ := out["properties"].(map[string]any); len(props) == 0 {
-			return nil, nil // OpenAPI subset: no parameters, declaration without them
+			return nil, nil // no parameters: the declaration goes without them
 		}
 	}
 	if _, ok := out["properties"]; !ok {
@@ -797,7 +797,7 @@ func (c *converter) fixEnum(out map[string]any, path string, moved *[]string) {
 		return
 	}
 	if !c.sr.enumStrings {
-		if c.strict && c.sr.minItemsMax >= 0 { // Anthropic strict: primitives only
+		if c.sr.enumPrimitives {
 			for _, v := range list {
 				switch v.(type) {
 				case map[string]any, []any:
