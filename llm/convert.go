@@ -395,11 +395,21 @@ func (c *converter) convert(in map[string]any, path string, depth int, isRoot bo
 	types := jsonschema.StringList(node["type"])
 	if n, ok := node["nullable"].(bool); ok && n && len(types) > 0 && !slices.Contains(types, "null") {
 		types = append(slices.Clone(types), "null")
+		if !c.sr.nullable {
+			c.note(path+"/nullable", Rewritten, "nullable: true written as null in the type")
+		}
+	} else if _, ok := node["nullable"]; ok && !c.sr.nullable {
+		c.note(path+"/nullable", Dropped, "nullable without a type, or false, says nothing the target reads")
 	}
 	if _, ok := node["type"]; ok && len(types) == 0 {
 		c.note(path+"/type", Dropped, "type %s names no JSON type", jsonschema.Compact(node["type"]))
 	}
-	types = slices.DeleteFunc(slices.Clone(types), func(t string) bool { return !knownType(t) })
+	if known := slices.DeleteFunc(slices.Clone(types), func(t string) bool { return !knownType(t) }); len(known) < len(types) {
+		if len(known) > 0 {
+			c.note(path+"/type", Dropped, "type %s names a type JSON Schema does not have: left out", jsonschema.Compact(node["type"]))
+		}
+		types = known
+	}
 	if len(types) == 0 && (c.sr.nonEmptyObjects || c.sr.typed) {
 		types = inferType(node)
 	}
@@ -452,7 +462,9 @@ func (c *converter) convert(in map[string]any, path string, depth int, isRoot bo
 				}
 			}
 		case "additionalItems":
-			// with items as a tuple: handled there
+			if _, isTuple := node["items"].([]any); !isTuple {
+				c.note(p, Dropped, "additionalItems without a tuple in items says nothing")
+			}
 		case "additionalProperties":
 			switch ap := v.(type) {
 			case bool:
@@ -976,7 +988,10 @@ func (c *converter) fixObject(out map[string]any, path string, isRoot bool) {
 		out["properties"] = map[string]any{}
 	}
 	req := jsonschema.StringList(out["required"])
-	req = slices.DeleteFunc(req, func(r string) bool { _, ok := props[r]; return !ok })
+	if kept := slices.DeleteFunc(slices.Clone(req), func(r string) bool { _, ok := props[r]; return !ok }); len(kept) < len(req) {
+		c.note(path+"/required", Dropped, "required names a property the object does not list (strict mode lists only its own)")
+		req = kept
+	}
 	if !c.sr.allRequired {
 		if len(req) > 0 {
 			out["required"] = toAny(req)
