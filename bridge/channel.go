@@ -123,6 +123,10 @@ func (c *channel) dispatch(msg *jsonrpc.Message) {
 			return
 		}
 		if !isStatelessMessage(msg) {
+			if msg.Method == "ping" {
+				c.out.send(pong(msg.ID))
+				return
+			}
 			c.out.send(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "send initialize first, or a request of revision "+StatelessVersion+" with its _meta")})
 			return
 		}
@@ -150,6 +154,13 @@ func (c *channel) dispatch(msg *jsonrpc.Message) {
 			c.out.send(resp)
 		}
 	}()
+}
+
+// pong answers a ping. A ping is the one request a client may send before
+// initialize (revision 2025-11-25, basic/lifecycle): it is answered
+// before a session exists too, on every face.
+func pong(id jsonrpc.ID) *jsonrpc.Message {
+	return &jsonrpc.Message{ID: id, Result: json.RawMessage(`{}`)}
 }
 
 // isStatelessMessage says whether a request carries revision 2026-07-28's _meta.
