@@ -61,6 +61,11 @@ type Options struct {
 	SessionIdle    time.Duration // an idle session is ended after it, default 30 min
 	CacheTTL       time.Duration // ttlMs on cacheable results the upstream gave none, default 0
 	SettleInterval time.Duration // how long to gather an upstream's further input requests into one round, default 30 ms
+	// EOFGrace is how long ServeStdio, once its input ends, lets the
+	// requests already read finish, default 1.5 s: under the 2 s a stdio
+	// client (this module's, the TypeScript and Python SDKs') waits after
+	// closing stdin before SIGTERM. See ServeStdio.
+	EOFGrace time.Duration
 }
 
 func (o *Options) defaults() {
@@ -87,6 +92,9 @@ func (o *Options) defaults() {
 	}
 	if o.SettleInterval <= 0 {
 		o.SettleInterval = 30 * time.Millisecond
+	}
+	if o.EOFGrace <= 0 {
+		o.EOFGrace = defaultEOFGrace
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -218,6 +226,9 @@ func (e *UpstreamError) Error() string { return fmt.Sprintf("upstream: %s: %v", 
 func (e *UpstreamError) Unwrap() error { return e.Err }
 
 var errClosed = errors.New("the bridge is closed")
+
+// defaultEOFGrace is EOFGrace's default (see Options).
+const defaultEOFGrace = 1500 * time.Millisecond
 
 // relistAllowed says whether the tools may be listed again now (at most
 // once a second: a client naming unknown tools must not make the bridge

@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -52,6 +54,12 @@ type channel struct {
 	b   *Bridge
 	out *queueSink
 	ctx context.Context
+	// work is the requests' context (listens' is listens): stop ends it
+	// with errInputEnded, endListens ends the listens.
+	work       context.Context
+	stop       context.CancelCauseFunc
+	listens    context.Context
+	endListens context.CancelFunc
 
 	mu       sync.Mutex
 	sess     *session
@@ -61,7 +69,10 @@ type channel struct {
 }
 
 func newChannel(ctx context.Context, b *Bridge, out *queueSink) *channel {
-	return &channel{b: b, out: out, ctx: ctx, inflight: map[string]context.CancelFunc{}}
+	c := &channel{b: b, out: out, ctx: ctx, inflight: map[string]context.CancelFunc{}}
+	c.work, c.stop = context.WithCancelCause(ctx)
+	c.listens, c.endListens = context.WithCancel(ctx)
+	return c
 }
 
 func (c *channel) session() *session {
@@ -117,16 +128,24 @@ func (c *channel) dispatch(msg *jsonrpc.Message) {
 			c.mu.Unlock()
 		}()
 		if s != nil {
-			if resp := s.handle(c.ctx, msg, c.out); resp != nil {
-				c.out.send(resp)
+			if resp := s.handle(c.work, msg, c.out); resp != nil {
+				c.out.send(c.answer(resp))
 			}
 			return
 		}
 		if !isStatelessMessage(msg) {
+			if msg.Method == "ping" {
+				c.out.send(pong(msg.ID))
+				return
+			}
 			c.out.send(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "send initialize first, or a request of revision "+StatelessVersion+" with its _meta")})
 			return
 		}
-		ctx, cancel := context.WithCancel(c.ctx)
+		parent := c.work
+		if msg.Method == "subscriptions/listen" {
+			parent = c.listens
+		}
+		ctx, cancel := context.WithCancel(parent)
 		key := msg.ID.Raw()
 		c.mu.Lock()
 		c.inflight[key] = cancel
@@ -141,15 +160,22 @@ func (c *channel) dispatch(msg *jsonrpc.Message) {
 		} else {
 			resp = c.b.serveStateless(ctx, msg, notify)
 		}
-		cancelled := ctx.Err() != nil && c.ctx.Err() == nil
+		cancelled := ctx.Err() != nil && parent.Err() == nil // by the client
 		c.mu.Lock()
 		delete(c.inflight, key)
 		c.mu.Unlock()
 		cancel()
 		if !cancelled {
-			c.out.send(resp)
+			c.out.send(c.answer(resp))
 		}
 	}()
+}
+
+// pong answers a ping. A ping is the one request a client may send before
+// initialize (revision 2025-11-25, basic/lifecycle): it is answered
+// before a session exists too, on every face.
+func pong(id jsonrpc.ID) *jsonrpc.Message {
+	return &jsonrpc.Message{ID: id, Result: json.RawMessage(`{}`)}
 }
 
 // isStatelessMessage says whether a request carries revision 2026-07-28's _meta.
@@ -194,6 +220,36 @@ func (c *channel) initialize(msg *jsonrpc.Message) {
 	c.out.send(&jsonrpc.Message{ID: msg.ID, Result: res})
 }
 
+// errInputEnded is why the bridge stops a stdio client's requests still
+// running EOFGrace after its input ended (the upstream's cancellation
+// says so).
+var errInputEnded = errors.New("the bridge's client closed its input before the answer came")
+
+// inputEnded is called once the client's input has ended (nothing more is
+// dispatched): its listens end at once, since a subscription is no work
+// the client waits for. The channel returned is closed once no other
+// request runs.
+func (c *channel) inputEnded() <-chan struct{} {
+	c.endListens()
+	idle := make(chan struct{})
+	go func() {
+		c.wg.Wait()
+		close(idle)
+	}()
+	return idle
+}
+
+// answer is resp, unless the request was stopped after the end of the
+// input (stop): then an error that says the bridge stopped it, and that it
+// may have run (it was sent upstream, then cancelled there).
+func (c *channel) answer(resp *jsonrpc.Message) *jsonrpc.Message {
+	if resp.Error == nil || !errors.Is(context.Cause(c.work), errInputEnded) {
+		return resp
+	}
+	return &jsonrpc.Message{ID: resp.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf(
+		"the bridge stopped the request: its input ended and no answer came within %s; cancelled upstream, it may have run", c.b.o.EOFGrace))}
+}
+
 // end waits for the requests in progress and ends the session.
 func (c *channel) end() {
 	if s := c.session(); s != nil {
@@ -206,4 +262,6 @@ func (c *channel) end() {
 	}
 	c.mu.Unlock()
 	c.wg.Wait()
+	c.stop(context.Canceled)
+	c.endListens()
 }

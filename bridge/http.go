@@ -84,6 +84,10 @@ func (b *Bridge) serveMCP(w http.ResponseWriter, r *http.Request) {
 		b.openSession(w, r, msg)
 		return
 	}
+	if msg.Method == "ping" && msg.IsRequest() {
+		writeJSON(w, http.StatusOK, pong(msg.ID)) // allowed before initialize
+		return
+	}
 	writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
 		"no session: send initialize first, or a request of revision "+StatelessVersion+" with its _meta"))
 }

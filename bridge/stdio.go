@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -18,6 +19,15 @@ var ErrSlowClient = errors.New("the client did not read what the bridge sent it"
 // ServeStdio serves one client over r and w (newline-delimited JSON-RPC,
 // either era) until r ends, ctx is done or the client falls QueueLen
 // messages behind. It returns nil when r ends.
+//
+// When r ends, nothing more is read and the requests already read are
+// finished: their answers are written before ServeStdio returns (so
+// `printf … | mcpcall bridge URL` gets every answer), for at most
+// Options.EOFGrace (1.5 s by default, under the 2 s stdio clients wait
+// after closing stdin before SIGTERM). A request still running then is
+// cancelled upstream and answered with an error that says the bridge
+// stopped it at the end of its input and that it may have run. Listens
+// end at once. With nothing in flight, ServeStdio returns at once.
 func (b *Bridge) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -31,6 +41,8 @@ func (b *Bridge) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	go func() { readErr <- readLines(ctx, r, b.o.MaxBodyBytes, lines) }()
 
 	var err error
+	ended := false      // r ended: the requests already read are finished first
+	writerDone := false // writeErr was received
 loop:
 	for {
 		select {
@@ -42,11 +54,13 @@ loop:
 			}
 			ch.dispatch(msg)
 		case err = <-readErr:
+			ended = true
 			break loop
 		case <-out.gone:
 			err = ErrSlowClient
 			break loop
 		case err = <-writeErr:
+			writerDone = true
 			break loop
 		case <-ctx.Done():
 			err = ctx.Err()
@@ -56,10 +70,33 @@ loop:
 			break loop
 		}
 	}
+	if ended {
+		idle := ch.inputEnded()
+		grace := time.NewTimer(b.o.EOFGrace)
+		select {
+		case <-idle:
+		case <-grace.C:
+			ch.stop(errInputEnded)
+			select { // each ends at once, its upstream call cancelled before ch.end closes the session
+			case <-idle:
+			case <-ctx.Done():
+			case <-b.ctx.Done():
+			}
+		case <-out.gone:
+			err = ErrSlowClient
+		case err = <-writeErr:
+			writerDone = true
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-b.ctx.Done():
+			err = errClosed
+		}
+		grace.Stop()
+	}
 	ch.end()
 	cancel()
 	out.cut()
-	if !errors.Is(err, ErrSlowClient) {
+	if !writerDone && !errors.Is(err, ErrSlowClient) {
 		<-writeErr // a writer blocked on a client that does not read ends when w fails
 	}
 	if errors.Is(err, io.EOF) {
