@@ -10,6 +10,7 @@ import (
 
 	"github.com/anymcp/anymcp/internal/reqmeta"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 )
 
 // Revision 2026-07-28 mirrors a request's revision, method and name into
@@ -47,8 +48,8 @@ func headerValue(h http.Header, name string) (v string, ok bool, bad bool) {
 // checkHeaders checks the request metadata headers h against the request r
 // (version is the _meta's protocolVersion, already checked).
 func (b *Bridge) checkHeaders(ctx context.Context, h http.Header, r *request) *jsonrpc.Error {
-	if v, ok, _ := headerValue(h, reqmeta.HeaderProtocolVersion); ok && v != StatelessVersion {
-		return headerMismatch("MCP-Protocol-Version " + quote(v) + " is not the body's " + StatelessVersion)
+	if v, ok, _ := headerValue(h, reqmeta.HeaderProtocolVersion); ok && v != mcp.LatestStatelessVersion {
+		return headerMismatch("MCP-Protocol-Version " + quote(v) + " is not the body's " + mcp.LatestStatelessVersion)
 	}
 	m, ok, _ := headerValue(h, reqmeta.HeaderMethod)
 	if !ok {

@@ -85,7 +85,7 @@ func (b *Bridge) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
-		"no session: send initialize first, or a request of revision "+StatelessVersion+" with its _meta"))
+		"no session: send initialize first, or a request of revision "+mcp.LatestStatelessVersion+" with its _meta"))
 }
 
 // isStatelessRequest tells a stateless request from one of the

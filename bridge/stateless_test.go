@@ -32,7 +32,7 @@ func TestStatelessCallInitializeUpstream(t *testing.T) {
 		t.Fatalf("tools/list without caching hints: %v", list)
 	}
 	disc := resultOf(t, statelessCall(t, url, 3, "server/discover", nil, nil))
-	if v, _ := disc["supportedVersions"].([]any); len(v) != 1 || v[0] != StatelessVersion {
+	if v, _ := disc["supportedVersions"].([]any); len(v) != 1 || v[0] != mcp.LatestStatelessVersion {
 		t.Fatalf("discover %v", disc)
 	}
 }
@@ -245,15 +245,15 @@ func TestStatelessMetaAndMethods(t *testing.T) {
 	up := testservers.StartStreamable(testservers.HTTPOptions{})
 	defer up.Close()
 	_, url := startBridge(t, up.URL, Options{})
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{"_meta": map[string]any{mcp.MetaProtocolVersion: StatelessVersion}}})
-	h := http.Header{"Mcp-Protocol-Version": {StatelessVersion}, "Mcp-Method": {"tools/list"}}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{"_meta": map[string]any{mcp.MetaProtocolVersion: mcp.LatestStatelessVersion}}})
+	h := http.Header{"Mcp-Protocol-Version": {mcp.LatestStatelessVersion}, "Mcp-Method": {"tools/list"}}
 	if ex := post(t, url, body, h); ex.status != http.StatusBadRequest || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("no capabilities: %d %+v", ex.status, ex.resp)
 	}
 	body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{"_meta": map[string]any{mcp.MetaProtocolVersion: "2099-01-01", mcp.MetaClientCapabilities: map[string]any{}}}})
 	h.Set("Mcp-Protocol-Version", "2099-01-01")
 	ex := post(t, url, body, h)
-	if ex.status != http.StatusBadRequest || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeUnsupportedProtocolVersion || !strings.Contains(string(ex.resp.Error.Data), StatelessVersion) {
+	if ex.status != http.StatusBadRequest || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeUnsupportedProtocolVersion || !strings.Contains(string(ex.resp.Error.Data), mcp.LatestStatelessVersion) {
 		t.Errorf("unknown revision: %d %+v", ex.status, ex.resp)
 	}
 	for _, m := range []string{"ping", "initialize", "logging/setLevel", "no/such"} {

@@ -82,13 +82,13 @@ type StreamableHandler struct {
 	closing chan struct{}
 	once    sync.Once
 
-	mu       sync.Mutex
-	closed   bool
-	sessions map[string]*httpSession
-	expired  map[string]expiredSession // expired with LetRun, kept to resume their streams
-	shared   *httpSession              // Stateless
-	modern   *httpSession              // the channel of stateless requests (Eras StatelessOnly, DualEra): no session
-	bg       sync.WaitGroup            // goroutines ending sessions expired with LetRun
+	mu        sync.Mutex
+	closed    bool
+	sessions  map[string]*httpSession
+	expired   map[string]expiredSession // expired with LetRun, kept to resume their streams
+	shared    *httpSession              // Stateless
+	stateless *httpSession              // the channel of stateless requests (Eras StatelessOnly, DualEra): no session
+	bg        sync.WaitGroup            // goroutines ending sessions expired with LetRun
 }
 
 // NewStreamableHandler returns a handler serving a new core configured by
@@ -105,15 +105,15 @@ func NewStreamableHandler(opts HTTPOptions) *StreamableHandler {
 	if opts.Stateless {
 		h.shared = h.newHTTPSession("")
 	}
-	if h.srv.opts.Eras.modern() {
-		h.modern = h.newModernChannel()
+	if h.srv.opts.Eras.stateless() {
+		h.stateless = h.newStatelessChannel()
 	}
 	return h
 }
 
-// newModernChannel returns the core channel of stateless requests: a core
+// newStatelessChannel returns the core channel of stateless requests: a core
 // session of no client, registered nowhere.
-func (h *StreamableHandler) newModernChannel() *httpSession {
+func (h *StreamableHandler) newStatelessChannel() *httpSession {
 	hs := &httpSession{h: h, ended: make(chan struct{}), byID: make(map[string]*eventStream)}
 	hs.core = h.srv.newSession(hs, false)
 	return hs
@@ -156,8 +156,8 @@ func (h *StreamableHandler) Close() {
 		if h.shared != nil {
 			all = append(all, h.shared)
 		}
-		if h.modern != nil {
-			all = append(all, h.modern)
+		if h.stateless != nil {
+			all = append(all, h.stateless)
 		}
 		for _, e := range h.expired {
 			all = append(all, e.hs)
@@ -356,8 +356,8 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	batch := bytes.HasPrefix(bytes.TrimSpace(body), []byte("["))
-	if h.postEra(r, msgs, batch) == eraModern {
-		h.postModern(w, r, msgs, batch)
+	if h.postEra(r, msgs, batch) == eraStateless {
+		h.postStateless(w, r, msgs, batch)
 		return
 	}
 	var methods []string

@@ -157,7 +157,7 @@ func (h *StreamableHandler) resumable(id string) *httpSession {
 // Restart loses every session at once, as a restarted server does: their
 // streams are cut, their requests cancelled, and every old session id
 // gets 404 from now on (a stateless server gets a fresh shared session).
-// Modern requests running are cancelled too and their streams cut,
+// Stateless requests running are cancelled too and their streams cut,
 // subscriptions/listen ones included, without an answer. The handler goes
 // on serving: clients initialize (or listen) again.
 func (h *StreamableHandler) Restart() {
@@ -166,12 +166,12 @@ func (h *StreamableHandler) Restart() {
 		h.mu.Unlock()
 		return
 	}
-	old, oldModern := h.shared, h.modern
+	old, oldStateless := h.shared, h.stateless
 	if old != nil {
 		h.shared = h.newHTTPSession("")
 	}
-	if oldModern != nil {
-		h.modern = h.newModernChannel()
+	if oldStateless != nil {
+		h.stateless = h.newStatelessChannel()
 	}
 	expired := h.expired
 	h.expired = make(map[string]expiredSession)
@@ -188,8 +188,8 @@ func (h *StreamableHandler) Restart() {
 	if old != nil {
 		h.endSession(old)
 	}
-	if oldModern != nil {
-		h.endSession(oldModern) // its requests are cancelled, its streams cut
+	if oldStateless != nil {
+		h.endSession(oldStateless) // its requests are cancelled, its streams cut
 	}
 	h.srv.count(func(st *Stats) {
 		st.SessionsExpired += n
@@ -209,8 +209,8 @@ func (h *StreamableHandler) DropStreams(retry time.Duration) int {
 	if h.shared != nil {
 		all = append(all, h.shared)
 	}
-	if h.modern != nil {
-		all = append(all, h.modern)
+	if h.stateless != nil {
+		all = append(all, h.stateless)
 	}
 	h.mu.Unlock()
 	n := 0
