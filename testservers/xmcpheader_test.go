@@ -47,7 +47,7 @@ func TestHeaderParamsRules(t *testing.T) {
 			}
 			var names []string
 			for _, p := range got {
-				names = append(names, p.name+"@"+strings.Join(p.path, ".")+":"+p.typ)
+				names = append(names, p.Name+"@"+strings.Join(p.Path, ".")+":"+p.Type)
 			}
 			slices.Sort(names)
 			if !slices.Equal(names, tt.want) {
