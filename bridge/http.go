@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -206,7 +207,7 @@ func (s *streamWriter) event(m *jsonrpc.Message) {
 	if err != nil || s.failed {
 		return
 	}
-	if _, err := io.WriteString(s.w, "event: message\ndata: "+string(body)+"\n\n"); err != nil {
+	if err := servehttp.WriteEvent(s.w, "", "message", body); err != nil {
 		s.failed = true
 		return
 	}

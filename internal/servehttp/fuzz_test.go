@@ -1,8 +1,10 @@
 package servehttp
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -59,6 +61,44 @@ func FuzzParamHeaders(f *testing.F) {
 		}
 		if m := CheckParams(h, ps, json.RawMessage(args)); m != nil {
 			t.Fatalf("conforming headers %v refused: %+v", h, m)
+		}
+	})
+}
+
+// FuzzEventID: any Last-Event-ID is parsed or refused without panic, and
+// every id the log makes parses back to its stream and number.
+func FuzzEventID(f *testing.F) {
+	for _, s := range []string{"3-14", "a-b-2", "3.14", "-", "3-99999999999999999999"} {
+		f.Add(s, 7)
+	}
+	f.Fuzz(func(t *testing.T, id string, seq int) {
+		if s, n, ok := ParseEventID(id); ok && (n < 0 || s == "") {
+			t.Fatalf("ParseEventID(%q) = %q, %d", id, s, n)
+		}
+		if seq < 0 || id == "" || strings.ContainsAny(id, " \t") {
+			return
+		}
+		if s, n, ok := ParseEventID(EventID(id, seq)); !ok || s != id || n != seq {
+			t.Fatalf("ParseEventID(EventID(%q, %d)) = %q, %d, %v", id, seq, s, n, ok)
+		}
+	})
+}
+
+// FuzzWriteEvent: the data of any event reads back, as a client joins its
+// data lines, as the data with its line ends made LF.
+func FuzzWriteEvent(f *testing.F) {
+	f.Add("1-1", "message", []byte("a\r\nb\rc\n"))
+	f.Fuzz(func(t *testing.T, id, name string, data []byte) {
+		var b bytes.Buffer
+		if err := WriteEvent(&b, id, name, data); err != nil {
+			return
+		}
+		want := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(data))
+		if got := readData(b.String()); got != want {
+			t.Fatalf("data %q read back as %q", want, got)
+		}
+		if strings.Count(b.String(), "\n\n") != 1 || !strings.HasSuffix(b.String(), "\n\n") {
+			t.Fatalf("not one event: %q", b.String())
 		}
 	})
 }
