@@ -2,8 +2,6 @@ package bridge
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"sync"
 
@@ -31,9 +29,7 @@ func (b *Bridge) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many sessions", http.StatusServiceUnavailable)
 		return
 	}
-	var idb [16]byte
-	_, _ = rand.Read(idb[:])
-	id := hex.EncodeToString(idb[:])
+	id := servehttp.NewSessionID()
 	ctx, cancel := context.WithCancel(b.ctx)
 	defer cancel()
 	out := newQueueSink(b.o.QueueLen)

@@ -57,7 +57,7 @@ func (h *StreamableHandler) Inject(rules ...FaultRule) { h.plan.add(rules...) }
 // reports whether the session existed.
 func (h *StreamableHandler) ExpireSession(id string) bool {
 	h.mu.Lock()
-	hs := h.sessions[id]
+	hs, _ := h.sessions.Get(id)
 	h.mu.Unlock()
 	return hs != nil && h.expire(hs)
 }
@@ -106,11 +106,10 @@ func (h *StreamableHandler) expireLetRun(hs *httpSession) {
 	hs.admit.Lock()
 	defer hs.admit.Unlock()
 	h.mu.Lock()
-	if h.closed || h.sessions[hs.id] != hs {
+	if h.closed || !h.sessions.RemoveIf(hs.id, func(x *httpSession) bool { return x == hs }) {
 		h.mu.Unlock()
 		return
 	}
-	delete(h.sessions, hs.id)
 	now := time.Now()
 	for id, e := range h.expired {
 		if now.Sub(e.at) > expiredGrace {
@@ -145,7 +144,7 @@ func (h *StreamableHandler) expireLetRun(hs *httpSession) {
 func (h *StreamableHandler) resumable(id string) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if hs := h.sessions[id]; hs != nil {
+	if hs, ok := h.sessions.Get(id); ok {
 		return hs
 	}
 	if e, ok := h.expired[id]; ok && time.Since(e.at) <= expiredGrace {
@@ -239,11 +238,7 @@ func (h *StreamableHandler) live() []*httpSession {
 }
 
 func (h *StreamableHandler) liveLocked() []*httpSession {
-	out := make([]*httpSession, 0, len(h.sessions))
-	for _, hs := range h.sessions {
-		out = append(out, hs)
-	}
-	return out
+	return h.sessions.All()
 }
 
 // Inject arms more faults; see StreamableHandler.Inject.
