@@ -229,6 +229,12 @@ func TestStatelessHeaderMismatch(t *testing.T) {
 		"name":           {"Mcp-Name", "add"},
 		"missing name":   {"Mcp-Name", ""},
 		"version":        {"Mcp-Protocol-Version", "2025-11-25"},
+		// The server core's rules (internal/servehttp): a sentinel must
+		// decode to UTF-8, raw non-ASCII is refused, Mcp-Method has no
+		// sentinel.
+		"name not UTF-8":     {"Mcp-Name", "=?base64?/w==?="},
+		"name raw non-ASCII": {"Mcp-Name", "échø"},
+		"method as sentinel": {"Mcp-Method", "=?base64?dG9vbHMvY2FsbA==?="},
 	} {
 		ex := statelessCall(t, url, 1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}, nil, hdr...)
 		if ex.status != http.StatusBadRequest || ex.resp == nil || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeHeaderMismatch {
