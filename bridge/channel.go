@@ -138,7 +138,7 @@ func (c *channel) dispatch(msg *jsonrpc.Message) {
 				c.out.send(pong(msg.ID))
 				return
 			}
-			c.out.send(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "send initialize first, or a request of revision "+StatelessVersion+" with its _meta")})
+			c.out.send(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "send initialize first, or a request of revision "+mcp.LatestStatelessVersion+" with its _meta")})
 			return
 		}
 		parent := c.work

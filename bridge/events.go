@@ -2,49 +2,45 @@ package bridge
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
+	"time"
 
+	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
 // An eventStream is one SSE stream of a Streamable HTTP session: the
 // answer to a POST (its related messages, then the response), or the GET
-// stream. Every event has an id, "STREAM.SEQ", and the stream keeps its
-// last events so that a client whose connection broke resumes it with a
-// GET carrying Last-Event-ID (revision 2025-11-25: every stream starts with
-// a priming event, an id and empty data, and says retry:).
+// stream. Every event has an id, "STREAM-SEQ" (the server core's), and
+// the stream keeps its last events so that a client whose connection
+// broke resumes it with a GET carrying Last-Event-ID (revision 2025-11-25:
+// every stream starts with a priming event, an id and empty data, and
+// says retry:).
 //
-// Bounds: a stream keeps at most qlen events. A POST stream whose client
-// has not read (or come back for) qlen of them is cut: the call goes on,
+// Bounds: a stream keeps at most qlen events and maxStreamBytes of their
+// data. A POST stream that would go past them is cut: the call goes on,
 // its answer is lost to that client, and nothing grows. The GET stream
-// drops its oldest event instead, and a reader that fell that far behind
+// drops its oldest events instead, and a reader that fell that far behind
 // is sent away to resume.
 type eventStream struct {
-	id   int
-	get  bool // the GET stream
-	qlen int
+	id  int
+	get bool // the GET stream
 
 	mu      sync.Mutex
-	events  []event
-	next    int  // seq of the next event
+	log     *servehttp.EventLog
 	done    bool // a POST stream's response is in
 	cut     bool
 	wake    chan struct{}
 	readers int
 }
 
-type event struct {
-	seq  int
-	data []byte
-}
+// maxStreamBytes bounds the data one stream keeps for resumption.
+const maxStreamBytes = 16 << 20
 
 func newEventStream(id int, get bool, qlen int) *eventStream {
-	return &eventStream{id: id, get: get, qlen: qlen, next: 1, wake: make(chan struct{})}
+	return &eventStream{id: id, get: get, log: servehttp.NewEventLog(strconv.Itoa(id), qlen, maxStreamBytes), wake: make(chan struct{})}
 }
 
 // send appends m (sink).
@@ -58,15 +54,9 @@ func (st *eventStream) send(m *jsonrpc.Message) bool {
 	if st.cut || st.done {
 		return false
 	}
-	st.events = append(st.events, event{seq: st.next, data: data})
-	st.next++
-	if len(st.events) > st.qlen {
-		if !st.get {
-			st.cut = true
-			st.events = nil
-		} else {
-			st.events = st.events[1:]
-		}
+	if _, dropped := st.log.Append(data); dropped > 0 && !st.get {
+		st.cut = true
+		st.log.Reset()
 	}
 	if m.IsResponse() && !st.get {
 		st.done = true
@@ -76,17 +66,16 @@ func (st *eventStream) send(m *jsonrpc.Message) bool {
 	return !st.cut
 }
 
-func (st *eventStream) eventID(seq int) string { return strconv.Itoa(st.id) + "." + strconv.Itoa(seq) }
+func (st *eventStream) eventID(seq int) string { return st.log.ID(seq) }
 
-// parseEventID reads "STREAM.SEQ".
+// parseEventID reads the id of an event of a session's stream.
 func parseEventID(s string) (stream, seq int, ok bool) {
-	a, b, found := strings.Cut(strings.TrimSpace(s), ".")
-	if !found {
+	sid, seq, ok := servehttp.ParseEventID(s)
+	if !ok {
 		return 0, 0, false
 	}
-	x, err1 := strconv.Atoi(a)
-	y, err2 := strconv.Atoi(b)
-	return x, y, err1 == nil && err2 == nil && x >= 0 && y >= 0
+	stream, err := strconv.Atoi(sid)
+	return stream, seq, err == nil && stream >= 0
 }
 
 // serve writes the stream's events after seq after to w until the stream
@@ -94,19 +83,11 @@ func parseEventID(s string) (stream, seq int, ok bool) {
 // closes. The GET stream's reader starts at the oldest event kept when
 // after is -1.
 func (st *eventStream) serve(ctx context.Context, w http.ResponseWriter, after int, stop <-chan struct{}) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flush := func() {
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
+	servehttp.StartStream(w, false)
 	st.mu.Lock()
 	st.readers++
 	if after < 0 {
-		after = st.next - 1 - len(st.events)
+		after = st.log.Last() - st.log.Len()
 	}
 	st.mu.Unlock()
 	defer func() {
@@ -115,31 +96,27 @@ func (st *eventStream) serve(ctx context.Context, w http.ResponseWriter, after i
 		st.mu.Unlock()
 	}()
 	// The priming event: where this reader starts, and how soon to come back.
-	if _, err := fmt.Fprintf(w, "id: %s\nretry: %d\ndata: \n\n", st.eventID(after), retryMillis); err != nil {
+	if servehttp.WritePrime(w, st.eventID(after), retryAfter) != nil {
 		return
 	}
-	flush()
+	_ = servehttp.Flush(w)
+	var batch []servehttp.Event
 	for {
 		st.mu.Lock()
-		var batch []event
-		for _, e := range st.events {
-			if e.seq > after {
-				batch = append(batch, e)
-			}
-		}
-		gap := len(st.events) > 0 && st.events[0].seq > after+1 && st.get
+		kept, gap := st.log.After(after)
+		batch = append(batch[:0], kept...)
 		done, cut, wake := st.done, st.cut, st.wake
 		st.mu.Unlock()
-		if gap && after > 0 {
+		if gap && after > 0 && st.get {
 			return // fell behind what is kept: come back and resume
 		}
 		for _, e := range batch {
-			if _, err := io.WriteString(w, "id: "+st.eventID(e.seq)+"\nevent: message\ndata: "+string(e.data)+"\n\n"); err != nil {
+			if servehttp.WriteEvent(w, st.eventID(e.Seq), "message", e.Data) != nil {
 				return
 			}
-			after = e.seq
+			after = e.Seq
 		}
-		flush()
+		_ = servehttp.Flush(w)
 		if cut || (done && len(batch) == 0) {
 			return
 		}
@@ -156,5 +133,5 @@ func (st *eventStream) serve(ctx context.Context, w http.ResponseWriter, after i
 	}
 }
 
-// retryMillis is the retry: the bridge's streams advise.
-const retryMillis = 1000
+// retryAfter is the retry: the bridge's streams advise.
+const retryAfter = time.Second

@@ -19,8 +19,8 @@ func TestEventStreamBounds(t *testing.T) {
 	if post.send(note) {
 		t.Fatal("a fifth unread event was taken")
 	}
-	if len(post.events) != 0 || !post.cut {
-		t.Fatalf("cut stream keeps %d events", len(post.events))
+	if post.log.Len() != 0 || !post.cut {
+		t.Fatalf("cut stream keeps %d events", post.log.Len())
 	}
 	get := newEventStream(0, true, 4)
 	for range 100 {
@@ -28,8 +28,8 @@ func TestEventStreamBounds(t *testing.T) {
 			t.Fatal("the GET stream refused an event")
 		}
 	}
-	if len(get.events) != 4 || get.events[0].seq != 97 {
-		t.Fatalf("GET stream keeps %d events from %d", len(get.events), get.events[0].seq)
+	if kept, gap := get.log.After(0); len(kept) != 4 || kept[0].Seq != 97 || !gap {
+		t.Fatalf("GET stream keeps %d events from %d", len(kept), kept[0].Seq)
 	}
 	if sid, seq, ok := parseEventID(get.eventID(42)); !ok || sid != 0 || seq != 42 {
 		t.Fatalf("event id round trip: %d %d %v", sid, seq, ok)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -26,7 +27,7 @@ func Example() {
 	defer srv.Close()
 	defer b.Close()
 
-	conn, err := client.Dial(ctx, client.URL(srv.URL+"/mcp"), client.WithProtocolVersion(bridge.StatelessVersion))
+	conn, err := client.Dial(ctx, client.URL(srv.URL+"/mcp"), client.WithProtocolVersion(mcp.LatestStatelessVersion))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -2,14 +2,13 @@ package bridge
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"sync"
 
-	"github.com/anymcp/anymcp/internal/reqmeta"
+	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/mcp"
 )
 
 // Revision 2026-07-28 mirrors a request's revision, method and name into
@@ -23,38 +22,49 @@ func headerMismatch(why string) *jsonrpc.Error {
 	return jsonrpc.NewError(jsonrpc.CodeHeaderMismatch, "header mismatch: "+why)
 }
 
-// headerValue returns the value of header name, trimmed of optional
-// whitespace and decoded from the Base64 sentinel; ok is false when the
-// header is absent; bad is set when its sentinel does not decode.
+// headerValue returns the value of header name as the server core reads
+// it (optional whitespace trimmed, the Base64 sentinel decoded); ok is
+// false when the header is absent; bad is set when it is repeated, holds
+// characters a header may not carry, or its sentinel does not decode.
 func headerValue(h http.Header, name string) (v string, ok bool, bad bool) {
-	vs, ok := h[http.CanonicalHeaderKey(name)]
-	if !ok || len(vs) == 0 {
+	raw, ok, err := servehttp.Single(h, name)
+	if !ok {
 		return "", false, false
 	}
-	v = strings.Trim(vs[0], " \t")
-	if inner, isB64 := strings.CutPrefix(v, "=?base64?"); isB64 {
-		if inner, isB64 = strings.CutSuffix(inner, "?="); isB64 {
-			d, err := base64.StdEncoding.Strict().DecodeString(inner)
-			if err != nil {
-				return "", true, true
-			}
-			return string(d), true, false
-		}
+	if err == nil {
+		v, err = servehttp.DecodeValue(raw)
 	}
-	return v, true, false
+	return v, true, err != nil
+}
+
+// plainHeader is headerValue for a header that carries no sentinel
+// (MCP-Protocol-Version, Mcp-Method).
+func plainHeader(h http.Header, name string) (v string, ok bool, bad bool) {
+	raw, ok, err := servehttp.Single(h, name)
+	if !ok {
+		return "", false, false
+	}
+	if err == nil {
+		v, err = servehttp.PlainValue(raw)
+	}
+	return v, true, err != nil
 }
 
 // checkHeaders checks the request metadata headers h against the request r
 // (version is the _meta's protocolVersion, already checked).
 func (b *Bridge) checkHeaders(ctx context.Context, h http.Header, r *request) *jsonrpc.Error {
-	if v, ok, _ := headerValue(h, reqmeta.HeaderProtocolVersion); ok && v != StatelessVersion {
-		return headerMismatch("MCP-Protocol-Version " + quote(v) + " is not the body's " + StatelessVersion)
+	if v, ok, bad := plainHeader(h, servehttp.HeaderProtocolVersion); bad {
+		return headerMismatch("MCP-Protocol-Version is repeated or holds characters a header may not carry")
+	} else if ok && v != mcp.LatestStatelessVersion {
+		return headerMismatch("MCP-Protocol-Version " + quote(v) + " is not the body's " + mcp.LatestStatelessVersion)
 	}
-	m, ok, _ := headerValue(h, reqmeta.HeaderMethod)
-	if !ok {
+	m, ok, bad := plainHeader(h, servehttp.HeaderMethod)
+	switch {
+	case !ok:
 		return headerMismatch("Mcp-Method is missing")
-	}
-	if m != r.method {
+	case bad:
+		return headerMismatch("Mcp-Method is repeated or holds characters a header may not carry")
+	case m != r.method:
 		return headerMismatch("Mcp-Method " + quote(m) + " is not the body's method " + quote(r.method))
 	}
 	var name string
@@ -68,12 +78,12 @@ func (b *Bridge) checkHeaders(ctx context.Context, h http.Header, r *request) *j
 		name = r.str("uri")
 	}
 	if hasName {
-		got, ok, bad := headerValue(h, reqmeta.HeaderName)
+		got, ok, bad := headerValue(h, servehttp.HeaderName)
 		switch {
 		case !ok:
 			return headerMismatch("Mcp-Name is missing")
 		case bad:
-			return headerMismatch("Mcp-Name is not valid Base64")
+			return headerMismatch("Mcp-Name is repeated, holds characters a header may not carry, or its Base64 is not UTF-8")
 		case got != name:
 			return headerMismatch("Mcp-Name " + quote(got) + " is not the body's " + quote(name))
 		}
@@ -84,7 +94,8 @@ func (b *Bridge) checkHeaders(ctx context.Context, h http.Header, r *request) *j
 	return nil
 }
 
-// checkParamHeaders checks the Mcp-Param headers of a call of tool.
+// checkParamHeaders checks the Mcp-Param headers of a call of tool
+// against its arguments, by the upstream's listing of the tool.
 func (b *Bridge) checkParamHeaders(ctx context.Context, h http.Header, tool string, args json.RawMessage) *jsonrpc.Error {
 	if b.shared == nil {
 		return nil // no upstream to list the tools of (the fuzz target's bridge)
@@ -96,22 +107,8 @@ func (b *Bridge) checkParamHeaders(ctx context.Context, h http.Header, tool stri
 	if !present(args) {
 		args = json.RawMessage(`{}`)
 	}
-	want := http.Header{}
-	if err := reqmeta.AddParamHeaders(want, ps, args); err != nil {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "arguments: "+err.Error())
-	}
-	for _, p := range ps {
-		hn := p.HeaderName()
-		w, wok, _ := headerValue(want, hn)
-		g, gok, bad := headerValue(h, hn)
-		switch {
-		case bad:
-			return headerMismatch(hn + " is not valid Base64")
-		case wok && !gok:
-			return headerMismatch(hn + " is missing")
-		case wok && g != w:
-			return headerMismatch(hn + " does not match the argument it mirrors")
-		}
+	if m := servehttp.CheckParams(h, ps, args); m != nil {
+		return headerMismatch(m.Why)
 	}
 	return nil
 }
@@ -121,7 +118,7 @@ func (b *Bridge) checkParamHeaders(ctx context.Context, h http.Header, tool stri
 // or when a call names a tool it does not know.
 type toolHeaderCache struct {
 	mu    sync.Mutex
-	tools map[string][]reqmeta.ParamHeader // nil: not listed yet
+	tools map[string][]servehttp.ParamHeader // nil: not listed yet
 }
 
 // maxToolsCached bounds the tools remembered.
@@ -133,7 +130,7 @@ func (c *toolHeaderCache) forget() {
 	c.mu.Unlock()
 }
 
-func (c *toolHeaderCache) params(ctx context.Context, b *Bridge, tool string) []reqmeta.ParamHeader {
+func (c *toolHeaderCache) params(ctx context.Context, b *Bridge, tool string) []servehttp.ParamHeader {
 	c.mu.Lock()
 	ps, known := c.tools[tool]
 	listed := c.tools != nil
@@ -141,12 +138,12 @@ func (c *toolHeaderCache) params(ctx context.Context, b *Bridge, tool string) []
 	if known || (listed && !b.relistAllowed()) {
 		return ps
 	}
-	tools := map[string][]reqmeta.ParamHeader{}
+	tools := map[string][]servehttp.ParamHeader{}
 	for t, err := range b.shared.Tools(ctx) {
 		if err != nil || len(tools) >= maxToolsCached {
 			break
 		}
-		ps, err := reqmeta.ParamHeaders(t.Name, json.RawMessage(t.InputSchema))
+		ps, err := servehttp.ParamHeaders(json.RawMessage(t.InputSchema))
 		if err == nil {
 			tools[t.Name] = ps
 		}

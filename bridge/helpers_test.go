@@ -64,12 +64,12 @@ func statelessCall(t *testing.T, url string, id any, method string, params map[s
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	meta[mcp.MetaProtocolVersion] = StatelessVersion
+	meta[mcp.MetaProtocolVersion] = mcp.LatestStatelessVersion
 	meta[mcp.MetaClientCapabilities] = caps
 	params["_meta"] = meta
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	h := http.Header{}
-	h.Set("Mcp-Protocol-Version", StatelessVersion)
+	h.Set("Mcp-Protocol-Version", mcp.LatestStatelessVersion)
 	h.Set("Mcp-Method", method)
 	switch method {
 	case "tools/call", "prompts/get":

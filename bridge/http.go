@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -89,7 +90,7 @@ func (b *Bridge) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
-		"no session: send initialize first, or a request of revision "+StatelessVersion+" with its _meta"))
+		"no session: send initialize first, or a request of revision "+mcp.LatestStatelessVersion+" with its _meta"))
 }
 
 // isStatelessRequest tells a stateless request from one of the
@@ -210,7 +211,7 @@ func (s *streamWriter) event(m *jsonrpc.Message) {
 	if err != nil || s.failed {
 		return
 	}
-	if _, err := io.WriteString(s.w, "event: message\ndata: "+string(body)+"\n\n"); err != nil {
+	if err := servehttp.WriteEvent(s.w, "", "message", body); err != nil {
 		s.failed = true
 		return
 	}

@@ -2,12 +2,10 @@ package bridge
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"io"
 	"net/http"
 	"sync"
 
+	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -31,9 +29,7 @@ func (b *Bridge) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many sessions", http.StatusServiceUnavailable)
 		return
 	}
-	var idb [16]byte
-	_, _ = rand.Read(idb[:])
-	id := hex.EncodeToString(idb[:])
+	id := servehttp.NewSessionID()
 	ctx, cancel := context.WithCancel(b.ctx)
 	defer cancel()
 	out := newQueueSink(b.o.QueueLen)
@@ -53,19 +49,11 @@ func (b *Bridge) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 		ch.end()
 	}()
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flush := func() {
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
-	if _, err := io.WriteString(w, "event: endpoint\ndata: /message?sessionId="+id+"\n\n"); err != nil {
+	servehttp.StartStream(w, false)
+	if servehttp.WriteEvent(w, "", "endpoint", []byte("/message?sessionId="+id)) != nil {
 		return
 	}
-	flush()
+	_ = servehttp.Flush(w)
 	for {
 		select {
 		case m := <-out.q:
@@ -73,10 +61,10 @@ func (b *Bridge) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				continue
 			}
-			if _, err := io.WriteString(w, "event: message\ndata: "+string(data)+"\n\n"); err != nil {
+			if servehttp.WriteEvent(w, "", "message", data) != nil {
 				return
 			}
-			flush()
+			_ = servehttp.Flush(w)
 		case <-out.gone:
 			return
 		case <-r.Context().Done():

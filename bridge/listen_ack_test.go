@@ -70,7 +70,7 @@ func TestListenAckedOnceUpstreamListens(t *testing.T) {
 			}
 			raw, _ := json.Marshal(map[string]any{
 				"notifications": map[string]any{"toolsListChanged": true},
-				"_meta":         map[string]any{mcp.MetaProtocolVersion: StatelessVersion, mcp.MetaClientCapabilities: map[string]any{}},
+				"_meta":         map[string]any{mcp.MetaProtocolVersion: mcp.LatestStatelessVersion, mcp.MetaClientCapabilities: map[string]any{}},
 			})
 			if err := tr.Send(ctx, &jsonrpc.Message{ID: jsonrpc.String("sub-1"), Method: "subscriptions/listen", Params: raw}); err != nil {
 				t.Fatal(err)

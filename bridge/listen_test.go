@@ -47,7 +47,7 @@ func TestListenGetsListChanged(t *testing.T) {
 			ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
 			defer cancel()
 			send := func(id string, method string, params map[string]any) {
-				params["_meta"] = map[string]any{mcp.MetaProtocolVersion: StatelessVersion, mcp.MetaClientCapabilities: rootsCaps()}
+				params["_meta"] = map[string]any{mcp.MetaProtocolVersion: mcp.LatestStatelessVersion, mcp.MetaClientCapabilities: rootsCaps()}
 				raw, _ := json.Marshal(params)
 				if err := tr.Send(testCtx(t), &jsonrpc.Message{ID: jsonrpc.String(id), Method: method, Params: raw}); err != nil {
 					t.Fatal(err)
@@ -131,7 +131,7 @@ func openListen(t *testing.T, url, id string) func() *jsonrpc.Message {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": map[string]any{
 		"notifications": map[string]any{"toolsListChanged": true},
-		"_meta":         map[string]any{mcp.MetaProtocolVersion: StatelessVersion, mcp.MetaClientCapabilities: map[string]any{}},
+		"_meta":         map[string]any{mcp.MetaProtocolVersion: mcp.LatestStatelessVersion, mcp.MetaClientCapabilities: map[string]any{}},
 	}})
 	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second) // a change that never comes ends the stream
 	t.Cleanup(cancel)
@@ -141,7 +141,7 @@ func openListen(t *testing.T, url, id string) func() *jsonrpc.Message {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", StatelessVersion)
+	req.Header.Set("Mcp-Protocol-Version", mcp.LatestStatelessVersion)
 	req.Header.Set("Mcp-Method", "subscriptions/listen")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

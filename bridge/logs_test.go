@@ -125,7 +125,7 @@ func logsOf(t *testing.T, notes []*jsonrpc.Message) []mcp.LoggingMessageParams {
 // back before ctx ended.
 func statelessPost(ctx context.Context, url string, id any, method string, params map[string]any) exchange {
 	meta, _ := params["_meta"].(map[string]any)
-	meta[mcp.MetaProtocolVersion] = StatelessVersion
+	meta[mcp.MetaProtocolVersion] = mcp.LatestStatelessVersion
 	meta[mcp.MetaClientCapabilities] = map[string]any{}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -134,7 +134,7 @@ func statelessPost(ctx context.Context, url string, id any, method string, param
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", StatelessVersion)
+	req.Header.Set("Mcp-Protocol-Version", mcp.LatestStatelessVersion)
 	req.Header.Set("Mcp-Method", method)
 	if name, ok := params["name"].(string); ok {
 		req.Header.Set("Mcp-Name", name)

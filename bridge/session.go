@@ -2,8 +2,6 @@ package bridge
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -59,10 +58,8 @@ type sinkKey struct{}
 // newSession dials the session's upstream Conn for a client that sent
 // initialize with p, and returns the session and the initialize result.
 func (b *Bridge) newSession(ctx context.Context, p *mcp.InitializeParams, general sink) (*session, json.RawMessage, error) {
-	var idb [16]byte
-	_, _ = rand.Read(idb[:])
 	sctx, cancel := context.WithCancel(b.ctx)
-	s := &session{b: b, id: hex.EncodeToString(idb[:]), general: general, ctx: sctx, cancel: cancel,
+	s := &session{b: b, id: servehttp.NewSessionID(), general: general, ctx: sctx, cancel: cancel,
 		asked: map[string]chan *jsonrpc.Message{}, lastUsed: time.Now()}
 	s.version = mcp.Version20251125
 	if slices.Contains(mcp.SupportedVersions, p.ProtocolVersion) {
@@ -342,95 +339,46 @@ func (s *session) result(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 // shared one's (none today: both dial the same server).
 func (s *session) knownHere(method string) bool { return false }
 
-// sessionTable holds the sessions, bounded.
+// sessionTable holds the sessions, bounded: the server core's table,
+// which asks each session when it was last used (one with a request in
+// progress is never idle).
 type sessionTable struct {
-	mu  sync.Mutex
-	m   map[string]*session
-	max int
+	t *servehttp.Table[*session]
 }
 
 func newSessionTable(max int) *sessionTable {
-	return &sessionTable{m: map[string]*session{}, max: max}
+	return &sessionTable{t: servehttp.NewTable(max, (*session).idleSince)}
 }
 
 // reserve makes room for one more session, ending one idle longer than
 // idle if need be; false when none can be made.
 func (t *sessionTable) reserve(idle time.Duration) bool {
-	t.mu.Lock()
-	if len(t.m) < t.max {
-		t.mu.Unlock()
-		return true
-	}
-	var oldest *session
-	for _, s := range t.m {
-		if since := s.idleSince(); time.Since(since) > idle && (oldest == nil || since.Before(oldest.idleSince())) {
-			oldest = s
-		}
-	}
-	if oldest != nil {
-		delete(t.m, oldest.id)
-	}
-	t.mu.Unlock()
-	if oldest != nil {
+	oldest, was, ok := t.t.MakeRoom(idle)
+	if was {
 		oldest.close()
-		return true
 	}
-	return false
+	return ok
 }
 
-func (t *sessionTable) add(s *session) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.m) >= t.max {
-		return false
-	}
-	t.m[s.id] = s
-	return true
-}
+func (t *sessionTable) add(s *session) bool { return t.t.Add(s.id, s) }
 
 func (t *sessionTable) get(id string) *session {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.m[id]
+	s, _ := t.t.Get(id)
+	return s
 }
 
 func (t *sessionTable) remove(id string) *session {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.m[id]
-	delete(t.m, id)
+	s, _ := t.t.Remove(id)
 	return s
 }
 
 func (t *sessionTable) closeAll() {
-	t.mu.Lock()
-	all := make([]*session, 0, len(t.m))
-	for _, s := range t.m {
-		all = append(all, s)
-	}
-	t.m = map[string]*session{}
-	t.mu.Unlock()
-	for _, s := range all {
+	for _, s := range t.t.Drain() {
 		s.close()
 	}
 }
 
 // idle returns the sessions idle since before cutoff, removed from the table.
-func (t *sessionTable) idle(cutoff time.Time) []*session {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out []*session
-	for id, s := range t.m {
-		if s.idleSince().Before(cutoff) {
-			out = append(out, s)
-			delete(t.m, id)
-		}
-	}
-	return out
-}
+func (t *sessionTable) idle(cutoff time.Time) []*session { return t.t.Idle(cutoff) }
 
-func (t *sessionTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.m)
-}
+func (t *sessionTable) len() int { return t.t.Len() }

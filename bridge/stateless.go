@@ -17,9 +17,6 @@ import (
 // transport (HTTP at /mcp, or stdio) hands each request to serveStateless
 // with a function that sends the notifications related to it.
 
-// StatelessVersion is the revision the stateless face speaks.
-const StatelessVersion = "2026-07-28"
-
 // notifier sends a notification related to the request being served.
 type notifier func(method string, params any)
 
@@ -42,13 +39,13 @@ var cacheable = map[string]bool{
 // checkMeta checks the _meta every stateless request must carry.
 func checkMeta(r *request) *jsonrpc.Error {
 	if r.meta == nil {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta is required in revision "+StatelessVersion)
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta is required in revision "+mcp.LatestStatelessVersion)
 	}
 	var v string
 	if raw, ok := r.meta[mcp.MetaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil || v == "" {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta lacks "+mcp.MetaProtocolVersion)
 	}
-	if v != StatelessVersion {
+	if v != mcp.LatestStatelessVersion {
 		return unsupportedVersion(v)
 	}
 	if raw, ok := r.meta[mcp.MetaClientCapabilities]; !ok || !present(raw) || raw[0] != '{' {
@@ -59,7 +56,7 @@ func checkMeta(r *request) *jsonrpc.Error {
 
 func unsupportedVersion(v string) *jsonrpc.Error {
 	e := jsonrpc.NewError(jsonrpc.CodeUnsupportedProtocolVersion, "unsupported protocol version "+quote(v))
-	e.Data, _ = json.Marshal(map[string]any{"supported": []string{StatelessVersion}, "requested": v})
+	e.Data, _ = json.Marshal(map[string]any{"supported": []string{mcp.LatestStatelessVersion}, "requested": v})
 	return e
 }
 
@@ -100,7 +97,7 @@ func (b *Bridge) statelessResult(ctx context.Context, msg *jsonrpc.Message, noti
 	case msg.Method == "server/discover":
 		return b.discover(), nil
 	case removedMethods[msg.Method]:
-		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+msg.Method+" (removed in revision "+StatelessVersion+")")
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+msg.Method+" (removed in revision "+mcp.LatestStatelessVersion+")")
 	case !b.knownMethod(msg.Method):
 		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+quote(msg.Method))
 	case inputMethods[msg.Method]:
@@ -145,7 +142,7 @@ func (b *Bridge) discover() json.RawMessage {
 	}
 	out := map[string]any{
 		"resultType":        mcp.ResultComplete,
-		"supportedVersions": []string{StatelessVersion},
+		"supportedVersions": []string{mcp.LatestStatelessVersion},
 		"capabilities":      c,
 		"ttlMs":             b.o.CacheTTL.Milliseconds(),
 		"cacheScope":        mcp.CachePrivate,

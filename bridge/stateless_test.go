@@ -32,7 +32,7 @@ func TestStatelessCallInitializeUpstream(t *testing.T) {
 		t.Fatalf("tools/list without caching hints: %v", list)
 	}
 	disc := resultOf(t, statelessCall(t, url, 3, "server/discover", nil, nil))
-	if v, _ := disc["supportedVersions"].([]any); len(v) != 1 || v[0] != StatelessVersion {
+	if v, _ := disc["supportedVersions"].([]any); len(v) != 1 || v[0] != mcp.LatestStatelessVersion {
 		t.Fatalf("discover %v", disc)
 	}
 }
@@ -229,6 +229,12 @@ func TestStatelessHeaderMismatch(t *testing.T) {
 		"name":           {"Mcp-Name", "add"},
 		"missing name":   {"Mcp-Name", ""},
 		"version":        {"Mcp-Protocol-Version", "2025-11-25"},
+		// The server core's rules (internal/servehttp): a sentinel must
+		// decode to UTF-8, raw non-ASCII is refused, Mcp-Method has no
+		// sentinel.
+		"name not UTF-8":     {"Mcp-Name", "=?base64?/w==?="},
+		"name raw non-ASCII": {"Mcp-Name", "échø"},
+		"method as sentinel": {"Mcp-Method", "=?base64?dG9vbHMvY2FsbA==?="},
 	} {
 		ex := statelessCall(t, url, 1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}, nil, hdr...)
 		if ex.status != http.StatusBadRequest || ex.resp == nil || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeHeaderMismatch {
@@ -245,15 +251,15 @@ func TestStatelessMetaAndMethods(t *testing.T) {
 	up := testservers.StartStreamable(testservers.HTTPOptions{})
 	defer up.Close()
 	_, url := startBridge(t, up.URL, Options{})
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{"_meta": map[string]any{mcp.MetaProtocolVersion: StatelessVersion}}})
-	h := http.Header{"Mcp-Protocol-Version": {StatelessVersion}, "Mcp-Method": {"tools/list"}}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{"_meta": map[string]any{mcp.MetaProtocolVersion: mcp.LatestStatelessVersion}}})
+	h := http.Header{"Mcp-Protocol-Version": {mcp.LatestStatelessVersion}, "Mcp-Method": {"tools/list"}}
 	if ex := post(t, url, body, h); ex.status != http.StatusBadRequest || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("no capabilities: %d %+v", ex.status, ex.resp)
 	}
 	body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{"_meta": map[string]any{mcp.MetaProtocolVersion: "2099-01-01", mcp.MetaClientCapabilities: map[string]any{}}}})
 	h.Set("Mcp-Protocol-Version", "2099-01-01")
 	ex := post(t, url, body, h)
-	if ex.status != http.StatusBadRequest || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeUnsupportedProtocolVersion || !strings.Contains(string(ex.resp.Error.Data), StatelessVersion) {
+	if ex.status != http.StatusBadRequest || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeUnsupportedProtocolVersion || !strings.Contains(string(ex.resp.Error.Data), mcp.LatestStatelessVersion) {
 		t.Errorf("unknown revision: %d %+v", ex.status, ex.resp)
 	}
 	for _, m := range []string{"ping", "initialize", "logging/setLevel", "no/such"} {

@@ -100,7 +100,7 @@ const (
 )
 
 // ErrNoTarget is returned by Dial for an empty Target.
-var ErrNoTarget = errors.New("anymcp: no target: give client.URL or client.Command")
+var ErrNoTarget = errors.New("anymcp: no target: give a URL or a command")
 
 // Dial connects to target and finds out what it speaks: the era (the
 // stateless request first — server/discover — then the initialize) and,

@@ -115,8 +115,8 @@ func TestEraNegotiated(t *testing.T) {
 			}
 			if s.srv != nil && s.era == mcp.EraStateless {
 				st := s.srv.Stats()
-				if st.Initializations != 0 || len(st.HeaderRejects) != 0 || st.ModernClientInfo.Name != "anymcp" {
-					t.Errorf("server saw initialize %d, header rejects %v, client %+v", st.Initializations, st.HeaderRejects, st.ModernClientInfo)
+				if st.Initializations != 0 || len(st.HeaderRejects) != 0 || st.StatelessClientInfo.Name != "anymcp" {
+					t.Errorf("server saw initialize %d, header rejects %v, client %+v", st.Initializations, st.HeaderRejects, st.StatelessClientInfo)
 				}
 			}
 		})
@@ -304,7 +304,7 @@ func TestStatelessCancelClosesTheStream(t *testing.T) {
 // its revision, then refuses everything after it. A client that tried
 // initialize (here: a cache that says initialize-era) detects it and goes stateless.
 func TestStatelessServerThatAnswersInitialize(t *testing.T) {
-	hs := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{ModernInitialize: testservers.InitializeLikeGoSDK}})
+	hs := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{StatelessInitialize: testservers.InitializeLikeGoSDK}})
 	defer hs.Close()
 	cache := negotiate.NewCache(time.Minute)
 	cache.Store(hs.URL, client.TransportStreamableHTTP, mcp.EraInitialize)

@@ -147,7 +147,7 @@ func (c *Conn) explainTaskRefusal(err error) error {
 		!c.dialect().noRequestedTasks || !c.Info().Capabilities.Tasks.ToolCalls() {
 		return err
 	}
-	return fmt.Errorf("%w (the server offers the tasks of revision 2025-11-25, which 2026-07-28 does not have: a tool that runs only as such a task needs the initialize era, client.WithEra(negotiate.InitializeOnly))", err)
+	return fmt.Errorf("%w (the server offers the tasks of revision 2025-11-25, which 2026-07-28 does not have: a tool that runs only as such a task needs the initialize era (era policy \"initialize\"))", err)
 }
 
 // askedTask reports whether params ask for the request to run as a task

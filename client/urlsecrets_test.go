@@ -168,7 +168,7 @@ func TestURLSecretsNotShown(t *testing.T) {
 	// A stateless server that takes initialize and refuses what follows, dialed
 	// as initialize-era (a cache says so): the client logs that it tries the stateless
 	// request, naming the URL.
-	sdkLike := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{ModernInitialize: testservers.InitializeLikeGoSDK}})
+	sdkLike := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{StatelessInitialize: testservers.InitializeLikeGoSDK}})
 	t.Cleanup(sdkLike.Close)
 	cache := negotiate.NewCache(time.Minute)
 	cache.Store(withSecrets(sdkLike.URL), client.TransportStreamableHTTP, mcp.EraInitialize)

@@ -14,12 +14,12 @@ type call struct {
 	ctx           context.Context
 	id            jsonrpc.ID
 	progressToken json.RawMessage // nil when the client asked for no progress
-	rq            *reqInfo        // the request's era and, modern, its _meta
+	rq            *reqInfo        // the request's era and, stateless, its _meta
 
 	// What the request is, for the signed requestState: the method, and
 	// the tool or prompt name or resource URI.
 	method, name string
-	// inputResponses and requestState of a modern retry (MRTR).
+	// inputResponses and requestState of a stateless retry (MRTR).
 	inputs   map[string]json.RawMessage
 	state    string
 	hasState bool
@@ -28,8 +28,8 @@ type call struct {
 	task *task
 }
 
-// modern reports whether the call is served in the stateless era.
-func (c *call) modern() bool { return c.rq.era == eraModern }
+// stateless reports whether the call is served in the stateless era.
+func (c *call) stateless() bool { return c.rq.era == eraStateless }
 
 // notify sends a notification that belongs to the call, unless the call
 // is cancelled: nothing more goes out for a cancelled request.
@@ -40,7 +40,7 @@ func (c *call) notify(method string, params any) error {
 	return c.ss.notify(c.ctx, method, params)
 }
 
-// mrtrParams are the params of a modern retry (tools/call, prompts/get,
+// mrtrParams are the params of a stateless retry (tools/call, prompts/get,
 // resources/read) after an input_required result.
 type mrtrParams struct {
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
@@ -50,7 +50,7 @@ type mrtrParams struct {
 // newCall returns the call of a request in the era rq says.
 func (ss *Session) newCall(ctx context.Context, id jsonrpc.ID, rq *reqInfo, method, name string, p mrtrParams) *call {
 	c := &call{ss: ss, ctx: ctx, id: id, rq: rq, method: method, name: name}
-	if rq.era == eraModern {
+	if rq.era == eraStateless {
 		c.inputs = p.InputResponses
 		if p.RequestState != nil {
 			c.state, c.hasState = *p.RequestState, true

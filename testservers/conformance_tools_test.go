@@ -36,7 +36,7 @@ func TestConformanceToolsAskThroughInputRequired(t *testing.T) {
 			[]string{`"enumNames":["Option One"`, `"oneOf":[{"const":"value1"`, `"items":{"anyOf":[{"const":"value1"`, `"untitledMulti":{"type":"array","items":{"type":"string","enum"`}, `Elicitation completed: accept {"username":"u"}`},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
-			_, w := startModernHTTP(t, HTTPOptions{Options: Options{ConformanceTools: true}})
+			_, w := startStatelessHTTP(t, HTTPOptions{Options: Options{ConformanceTools: true}})
 			w.caps = map[string]any{"sampling": map[string]any{}, "elicitation": map[string]any{}}
 			params := map[string]any{"name": tt.tool, "arguments": tt.args}
 			m, _ := w.ok(t, 1, "tools/call", params)
@@ -55,7 +55,7 @@ func TestConformanceToolsAskThroughInputRequired(t *testing.T) {
 			}
 			inputs := map[string]json.RawMessage{tt.key: answers[tt.method]}
 			m, _ = w.ok(t, 2, "tools/call", retry(params, inputs, r.RequestState))
-			checkModernResult(t, m, "complete", -1)
+			checkStatelessResult(t, m, "complete", -1)
 			if text, isErr := toolText(t, m); text != tt.want || isErr {
 				t.Errorf("result %q isError=%v, want %q", text, isErr, tt.want)
 			}
@@ -68,14 +68,14 @@ func TestConformanceToolsAskThroughInputRequired(t *testing.T) {
 // others.
 func TestConformanceToolsOnlyWhenAsked(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		_, w := startModernHTTP(t, HTTPOptions{Options: Options{ConformanceTools: on}})
+		_, w := startStatelessHTTP(t, HTTPOptions{Options: Options{ConformanceTools: on}})
 		w.caps = map[string]any{"sampling": map[string]any{}}
 		m, _ := w.ok(t, 1, "tools/list", nil)
 		var names []string
 		for _, tool := range result[mcp.ListToolsResult](t, m).Tools {
 			names = append(names, tool.Name)
 		}
-		want := ModernToolNames()
+		want := StatelessToolNames()
 		if on {
 			want = append(want, ConformanceToolNames()...)
 		}

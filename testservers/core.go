@@ -46,9 +46,9 @@ type Options struct {
 	// StatelessVersions are the stateless revisions the server speaks, when
 	// Eras is StatelessOnly or DualEra; [2026-07-28] when empty.
 	StatelessVersions []string
-	// ModernInitialize is how a StatelessOnly server answers initialize.
-	ModernInitialize InitializeAnswer
-	// CacheTTL is the ttlMs of modern cacheable results (server/discover,
+	// StatelessInitialize is how a StatelessOnly server answers initialize.
+	StatelessInitialize InitializeAnswer
+	// CacheTTL is the ttlMs of stateless cacheable results (server/discover,
 	// the lists, resources/read); 0 (immediately stale) when zero.
 	// CacheTTLs overrides it per method.
 	CacheTTL  time.Duration
@@ -141,10 +141,10 @@ type Peer interface {
 // template test://items/{id}. Prompts: greet (name required, style), simple.
 // Completion: greet's style argument and the id of test://items/{id}.
 //
-// Modern requests (Options.Eras) see more: the tools of ModernToolNames
+// Stateless requests (Options.Eras) see more: the tools of StatelessToolNames
 // (MRTR, x-mcp-header, a non-ASCII name), the resources of
-// ModernResourceURIs and the prompts ask_name and grüße; see
-// tools_modern.go. With Options.Tasks, every request sees the tools of
+// StatelessResourceURIs and the prompts ask_name and grüße; see
+// tools_stateless.go. With Options.Tasks, every request sees the tools of
 // TaskToolNames, which run as tasks (tasks_tools.go). With
 // Options.ConformanceTools, it sees those of ConformanceToolNames, the
 // conformance suite's sampling and elicitation tools (conformance_tools.go).
@@ -329,7 +329,7 @@ func (ss *Session) startRequest(ctx context.Context, m *jsonrpc.Message) {
 				err = rpcErr
 			}
 		}
-		if err == nil && rq.era == eraLegacy && ss.srv.opts.SilentBeforeInitialize && m.Method != "initialize" && ss.ProtocolVersion() == "" {
+		if err == nil && rq.era == eraInitialize && ss.srv.opts.SilentBeforeInitialize && m.Method != "initialize" && ss.ProtocolVersion() == "" {
 			ss.srv.count(func(st *Stats) { st.Unanswered++ })
 			err = errNoResponse
 		}
@@ -529,13 +529,13 @@ func (s *Server) liveSessions() []*Session {
 	return out
 }
 
-// legacySessions returns the sessions notifications of the initialize era go
+// initializeSessions returns the sessions notifications of the initialize era go
 // to: every open session, except on a server that speaks the stateless era,
 // where only those an initialize opened are (a stdio connection
 // used by stateless requests only is no legacy session).
-func (s *Server) legacySessions() []*Session {
+func (s *Server) initializeSessions() []*Session {
 	all := s.liveSessions()
-	if !s.opts.Eras.modern() {
+	if !s.opts.Eras.stateless() {
 		return all
 	}
 	return slices.DeleteFunc(all, func(ss *Session) bool { return ss.ProtocolVersion() == "" })
@@ -547,7 +547,7 @@ func (s *Server) legacySessions() []*Session {
 // stream, when one is open), and to every subscriptions/listen stream
 // that asked for them.
 func (s *Server) NotifyListChanged() {
-	for _, ss := range s.legacySessions() {
+	for _, ss := range s.initializeSessions() {
 		for _, method := range listChangedMethods {
 			_ = ss.notify(context.Background(), method, struct{}{})
 		}
@@ -561,7 +561,7 @@ func (s *Server) NotifyListChanged() {
 // sessions and subscriptions it notified.
 func (s *Server) NotifyResourceUpdated(uri string) int {
 	n := 0
-	for _, ss := range s.legacySessions() {
+	for _, ss := range s.initializeSessions() {
 		if ss.Subscribed(uri) {
 			if ss.notify(context.Background(), "notifications/resources/updated", mcp.ResourceUpdatedParams{URI: uri}) == nil {
 				n++

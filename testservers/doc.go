@@ -29,6 +29,6 @@
 // server. Server.Stats tells a test what the server saw, and
 // Server.WaitStats waits for it without sleeping.
 //
-// The front-ends, the eras' rules, the modern checks, the tasks and the
+// The front-ends, the eras' rules, the stateless checks, the tasks and the
 // faults are described in docs/testservers.md in the repository.
 package testservers

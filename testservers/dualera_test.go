@@ -15,31 +15,31 @@ import (
 func TestDualEraHTTP(t *testing.T) {
 	s := StartDualEra(HTTPOptions{})
 	t.Cleanup(s.Close)
-	legacy := newHTTPWire(t, s.URL)
-	modern := newModernWire(t, s.URL)
+	initialize := newHTTPWire(t, s.URL)
+	stateless := newStatelessWire(t, s.URL)
 
-	init := result[mcp.InitializeResult](t, legacy.initialize(t))
-	if init.ProtocolVersion != "2025-11-25" || legacy.session == "" {
-		t.Fatalf("initialize %+v, session %q", init, legacy.session)
+	init := result[mcp.InitializeResult](t, initialize.initialize(t))
+	if init.ProtocolVersion != "2025-11-25" || initialize.session == "" {
+		t.Fatalf("initialize %+v, session %q", init, initialize.session)
 	}
-	m, _ := legacy.request(t, 1, "tools/list", "")
+	m, _ := initialize.request(t, 1, "tools/list", "")
 	if strings.Contains(string(m.Result), "resultType") || strings.Contains(string(m.Result), "multi_round") {
 		t.Errorf("legacy tools/list %s", m.Result)
 	}
-	if m, _ := legacy.request(t, 2, "ping", ""); m.Error != nil {
+	if m, _ := initialize.request(t, 2, "ping", ""); m.Error != nil {
 		t.Errorf("ping: %v", m.Error)
 	}
-	m, _ = modern.ok(t, 3, "tools/list", nil)
-	checkModernResult(t, m, "complete", 0)
+	m, _ = stateless.ok(t, 3, "tools/list", nil)
+	checkStatelessResult(t, m, "complete", 0)
 	if !strings.Contains(string(m.Result), "multi_round") {
 		t.Error("stateless tools/list lacks the stateless tools")
 	}
-	// A stateless request that carries the legacy session id is modern all
+	// A stateless request that carries the legacy session id is stateless all
 	// the same, and mints no session.
-	resp := modern.send(t, 4, "server/discover", nil, map[string]string{HeaderSessionID: legacy.session})
+	resp := stateless.send(t, 4, "server/discover", nil, map[string]string{HeaderSessionID: initialize.session})
 	m, _ = readAny(t, resp)
 	resp.Body.Close()
-	f := checkModernResult(t, m, "complete", 0)
+	f := checkStatelessResult(t, m, "complete", 0)
 	var versions []string
 	_ = json.Unmarshal(f["supportedVersions"], &versions)
 	if len(versions) != 5 || versions[0] != "2026-07-28" || versions[1] != "2025-11-25" {
@@ -48,26 +48,26 @@ func TestDualEraHTTP(t *testing.T) {
 	if resp.Header.Get(HeaderSessionID) != "" {
 		t.Error("a session id on a stateless answer")
 	}
-	// Modern headers without _meta: refused as a stateless request.
-	m, _, code := modern.call(t, 5, "tools/list", map[string]any{"_meta": map[string]any{}}, nil)
+	// Stateless headers without _meta: refused as a stateless request.
+	m, _, code := stateless.call(t, 5, "tools/list", map[string]any{"_meta": map[string]any{}}, nil)
 	if code != http.StatusBadRequest {
 		t.Errorf("status %d", code)
 	}
 	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
-	// Neither modern nor in a session: the legacy refusal, no modern error.
+	// Neither stateless nor in a session: the legacy refusal, no stateless error.
 	code, body := status(t, newHTTPWire(t, s.URL), http.MethodPost, reqJSON(6, "tools/list", ""), nil)
 	if code != http.StatusBadRequest || strings.Contains(body, "-3202") {
 		t.Errorf("status %d %s", code, body)
 	}
 
-	// A change reaches the legacy GET stream and the modern subscription.
-	get := legacy.do(t, http.MethodGet, "", nil)
+	// A change reaches the legacy GET stream and the stateless subscription.
+	get := initialize.do(t, http.MethodGet, "", nil)
 	defer get.Body.Close()
 	if get.StatusCode != http.StatusOK {
 		t.Fatalf("GET %d", get.StatusCode)
 	}
 	getEvents := newSSEReader(get.Body)
-	l := openListen(t, modern, "l", map[string]any{"toolsListChanged": true})
+	l := openListen(t, stateless, "l", map[string]any{"toolsListChanged": true})
 	l.wantNote(t, "notifications/subscriptions/acknowledged", `"l"`)
 	if n := s.Server().NotifyToolsChanged(); n != 2 {
 		t.Errorf("NotifyToolsChanged reached %d", n)
@@ -96,12 +96,12 @@ func TestDualEraHTTP(t *testing.T) {
 func TestDualEraStateless(t *testing.T) {
 	s := StartDualEra(HTTPOptions{Stateless: true, JSONResponse: true})
 	t.Cleanup(s.Close)
-	legacy := newHTTPWire(t, s.URL)
-	legacy.initialize(t)
-	if m, _ := legacy.request(t, 1, "ping", ""); m.Error != nil {
+	initialize := newHTTPWire(t, s.URL)
+	initialize.initialize(t)
+	if m, _ := initialize.request(t, 1, "ping", ""); m.Error != nil {
 		t.Error(m.Error)
 	}
-	modern := newModernWire(t, s.URL)
-	m, _ := modern.ok(t, 2, "server/discover", nil)
-	checkModernResult(t, m, "complete", 0)
+	stateless := newStatelessWire(t, s.URL)
+	m, _ := stateless.ok(t, 2, "server/discover", nil)
+	checkStatelessResult(t, m, "complete", 0)
 }

@@ -22,7 +22,7 @@ const (
 	InitializeOnly Eras = iota
 	// StatelessOnly serves only the stateless revisions (Options.StatelessVersions,
 	// 2026-07-28): every request carries its protocol version and client
-	// capabilities in _meta; initialize is refused as Options.ModernInitialize
+	// capabilities in _meta; initialize is refused as Options.StatelessInitialize
 	// says; no sessions, no GET stream, no server→client requests.
 	StatelessOnly
 	// DualEra serves both on the same endpoint or process: a request that
@@ -46,11 +46,11 @@ func (e Eras) String() string {
 	return "eras(" + strconv.Itoa(int(e)) + ")"
 }
 
-// modern reports whether the server speaks the stateless era at all.
-func (e Eras) modern() bool { return e == StatelessOnly || e == DualEra }
+// stateless reports whether the server speaks the stateless era at all.
+func (e Eras) stateless() bool { return e == StatelessOnly || e == DualEra }
 
 // InitializeAnswer is how a StatelessOnly server answers an initialize
-// (Options.ModernInitialize).
+// (Options.StatelessInitialize).
 type InitializeAnswer int
 
 const (
@@ -69,7 +69,7 @@ const (
 	// header names an older revision than 2026-07-28 that the server does
 	// not speak — notifications/initialized and everything after it — is
 	// refused with 400 and the text/plain body "Bad Request: Unsupported
-	// protocol version (supported versions: 2026-07-28)". Modern requests
+	// protocol version (supported versions: 2026-07-28)". Stateless requests
 	// are served normally. Over stdio it is InitializeUnsupportedVersion.
 	InitializeLikeGoSDK
 )
@@ -78,13 +78,13 @@ const (
 type era uint8
 
 const (
-	eraLegacy era = 1 << iota
-	eraModern
-	eraBoth = eraLegacy | eraModern
+	eraInitialize era = 1 << iota
+	eraStateless
+	eraBoth = eraInitialize | eraStateless
 )
 
 func (e era) String() string {
-	if e == eraModern {
+	if e == eraStateless {
 		return "stateless"
 	}
 	return "initialize"
@@ -106,7 +106,7 @@ type reqInfo struct {
 	streamScoped bool
 }
 
-var legacyInfo = &reqInfo{era: eraLegacy, logLevel: -1}
+var initializeInfo = &reqInfo{era: eraInitialize, logLevel: -1}
 
 type reqInfoKey struct{}
 
@@ -132,7 +132,7 @@ type requestMeta struct {
 // metaOf returns the _meta of a request's params and whether it carries
 // a protocol version (the mark of a stateless request); ok is false when
 // params or _meta are not JSON objects of the expected shape.
-func metaOf(params json.RawMessage) (meta requestMeta, modern, ok bool) {
+func metaOf(params json.RawMessage) (meta requestMeta, stateless, ok bool) {
 	if len(params) == 0 || string(params) == "null" {
 		return meta, false, true
 	}
@@ -150,15 +150,15 @@ func metaOf(params json.RawMessage) (meta requestMeta, modern, ok bool) {
 		// names a version at all.
 		var loose map[string]json.RawMessage
 		if json.Unmarshal(p.Meta, &loose) == nil {
-			_, modern = loose[mcp.MetaProtocolVersion]
+			_, stateless = loose[mcp.MetaProtocolVersion]
 		}
-		return meta, modern, false
+		return meta, stateless, false
 	}
 	return meta, meta.ProtocolVersion != nil, true
 }
 
 // supportedVersions are the revisions the server names in -32022 and in
-// server/discover: its modern ones, then (dual-era) its legacy ones.
+// server/discover: its stateless ones, then (dual-era) its legacy ones.
 func (s *Server) supportedVersions() []string {
 	out := slices.Clone(s.opts.StatelessVersions)
 	if s.opts.Eras == DualEra {
@@ -183,12 +183,12 @@ func (s *Server) unsupportedVersion(requested, why string) *jsonrpc.Error {
 
 // refuseInitialize is a stateless-only server's error for initialize.
 func (s *Server) refuseInitialize(params json.RawMessage) *jsonrpc.Error {
-	s.count(func(st *Stats) { st.LegacyRejected++ })
+	s.count(func(st *Stats) { st.InitializeRejected++ })
 	var p struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	_ = json.Unmarshal(params, &p)
-	if s.opts.ModernInitialize == InitializeMethodNotFound {
+	if s.opts.StatelessInitialize == InitializeMethodNotFound {
 		return jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: initialize (this server speaks only "+
 			strings.Join(s.opts.StatelessVersions, ", ")+", without initialize; supported versions: "+strings.Join(s.supportedVersions(), ", ")+")")
 	}
@@ -199,25 +199,25 @@ func (s *Server) refuseInitialize(params json.RawMessage) *jsonrpc.Error {
 // and reads a stateless request's _meta. An error is the request's answer.
 func (s *Server) classify(m *jsonrpc.Message) (*reqInfo, *jsonrpc.Error) {
 	eras := s.opts.Eras
-	if !eras.modern() {
-		return legacyInfo, nil
+	if !eras.stateless() {
+		return initializeInfo, nil
 	}
 	if m.Method == "initialize" {
 		if eras == DualEra {
-			return legacyInfo, nil
+			return initializeInfo, nil
 		}
 		return nil, s.refuseInitialize(m.Params)
 	}
-	meta, modern, _ := metaOf(m.Params)
-	if !modern && eras == DualEra {
-		return legacyInfo, nil
+	meta, stateless, _ := metaOf(m.Params)
+	if !stateless && eras == DualEra {
+		return initializeInfo, nil
 	}
-	return s.modernInfo(meta, modern)
+	return s.statelessInfo(meta, stateless)
 }
 
-// modernInfo checks the _meta of a stateless request: a version the server
+// statelessInfo checks the _meta of a stateless request: a version the server
 // speaks, client capabilities, a known log level.
-func (s *Server) modernInfo(meta requestMeta, hasVersion bool) (*reqInfo, *jsonrpc.Error) {
+func (s *Server) statelessInfo(meta requestMeta, hasVersion bool) (*reqInfo, *jsonrpc.Error) {
 	if !hasVersion || meta.ProtocolVersion == nil {
 		return nil, invalidParams("_meta." + mcp.MetaProtocolVersion + " is required")
 	}
@@ -226,7 +226,7 @@ func (s *Server) modernInfo(meta requestMeta, hasVersion bool) (*reqInfo, *jsonr
 	if !slices.Contains(s.opts.StatelessVersions, v) {
 		return nil, s.unsupportedVersion(v, "")
 	}
-	rq := &reqInfo{era: eraModern, version: v, clientInfo: meta.ClientInfo, logLevel: -1}
+	rq := &reqInfo{era: eraStateless, version: v, clientInfo: meta.ClientInfo, logLevel: -1}
 	caps := bytes.TrimSpace(meta.ClientCapabilities)
 	if len(caps) == 0 || caps[0] != '{' {
 		return nil, invalidParams("_meta." + mcp.MetaClientCapabilities + " is required (an object)")
@@ -243,15 +243,15 @@ func (s *Server) modernInfo(meta requestMeta, hasVersion bool) (*reqInfo, *jsonr
 	}
 	s.count(func(st *Stats) {
 		if meta.ClientInfo != nil {
-			st.ModernClientInfo = *meta.ClientInfo
+			st.StatelessClientInfo = *meta.ClientInfo
 		}
-		st.ModernClientCapabilities = rq.caps
+		st.StatelessClientCapabilities = rq.caps
 	})
 	return rq, nil
 }
 
 // serverInfo is the server's Implementation, in initialize and in every
-// modern result's _meta.
+// stateless result's _meta.
 func (s *Server) serverInfo() mcp.Implementation {
 	return mcp.Implementation{Name: s.opts.Name, Title: "anymcp test server", Version: ServerVersion}
 }
@@ -275,7 +275,7 @@ func (s *Server) ttlFor(method string) int64 {
 	return max(s.opts.CacheTTL.Milliseconds(), 0)
 }
 
-// decorate adds to a modern complete result what every result of
+// decorate adds to a stateless complete result what every result of
 // 2026-07-28 carries: resultType, _meta with serverInfo and, for
 // cacheable ones, ttlMs and cacheScope. res must be a JSON object.
 func (s *Server) decorate(res json.RawMessage, method string) (json.RawMessage, error) {

@@ -737,7 +737,8 @@ func TestOnceToolCancelled(t *testing.T) {
 func (h *StreamableHandler) sessionFor(id string) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.sessions[id]
+	hs, _ := h.sessions.Get(id)
+	return hs
 }
 
 func TestFaultStreamsForgotten(t *testing.T) {

@@ -27,32 +27,32 @@ type HybridOptions struct {
 // /message (or, with SamePath, both at /mcp). A server that puts
 // something in front of them, such as an authorization check, mounts it.
 type HybridHandler struct {
-	modern *StreamableHandler
-	legacy *legacyHandler
-	mux    *http.ServeMux
-	once   sync.Once
+	streamable *StreamableHandler
+	sse        *legacyHandler
+	mux        *http.ServeMux
+	once       sync.Once
 }
 
 // NewHybridHandler returns a handler of both transports, configured by
 // opts. Close ends its sessions and streams.
 func NewHybridHandler(opts HybridOptions) *HybridHandler {
-	h := &HybridHandler{modern: NewStreamableHandler(opts.Streamable), mux: http.NewServeMux()}
+	h := &HybridHandler{streamable: NewStreamableHandler(opts.Streamable), mux: http.NewServeMux()}
 	if opts.SamePath {
-		h.legacy = newLegacyHandler(opts.Legacy, "/mcp/message")
+		h.sse = newLegacyHandler(opts.Legacy, "/mcp/message")
 		h.mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodGet && r.Header.Get(HeaderSessionID) == "" {
-				h.legacy.stream(w, r)
+				h.sse.stream(w, r)
 				return
 			}
-			h.modern.ServeHTTP(w, r)
+			h.streamable.ServeHTTP(w, r)
 		})
-		h.mux.HandleFunc("/mcp/message", h.legacy.message)
+		h.mux.HandleFunc("/mcp/message", h.sse.message)
 		return h
 	}
-	h.legacy = newLegacyHandler(opts.Legacy, "/message")
-	h.mux.Handle("/mcp", h.modern)
-	h.mux.HandleFunc("/sse", h.legacy.stream)
-	h.mux.HandleFunc("/message", h.legacy.message)
+	h.sse = newLegacyHandler(opts.Legacy, "/message")
+	h.mux.Handle("/mcp", h.streamable)
+	h.mux.HandleFunc("/sse", h.sse.stream)
+	h.mux.HandleFunc("/message", h.sse.message)
 	return h
 }
 
@@ -67,8 +67,8 @@ func (h *HybridHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // takes long, as HybridServer.Close does.
 func (h *HybridHandler) Close() {
 	h.once.Do(func() {
-		h.legacy.close()
-		h.modern.Close()
+		h.sse.close()
+		h.streamable.Close()
 	})
 }
 
@@ -100,24 +100,24 @@ func StartHybrid(opts HybridOptions) *HybridServer {
 }
 
 // Streamable returns the core behind Streamable HTTP, for its Stats.
-func (s *HybridServer) Streamable() *Server { return s.h.modern.srv }
+func (s *HybridServer) Streamable() *Server { return s.h.streamable.srv }
 
 // Legacy returns the core behind HTTP+SSE, for its Stats.
-func (s *HybridServer) Legacy() *Server { return s.h.legacy.srv }
+func (s *HybridServer) Legacy() *Server { return s.h.sse.srv }
 
 // StreamableHandler returns the Streamable HTTP front-end, to end its
 // sessions or list them.
-func (s *HybridServer) StreamableHandler() *StreamableHandler { return s.h.modern }
+func (s *HybridServer) StreamableHandler() *StreamableHandler { return s.h.streamable }
 
 // Hits returns how many requests the server got, by "METHOD /path".
 func (s *HybridServer) Hits() map[string]int { return s.hits.Snapshot() }
 
 // CrossOriginHits returns how many requests reached the other origin of
 // an EndpointCrossOrigin legacy front-end (always 0 otherwise).
-func (s *HybridServer) CrossOriginHits() int { return s.h.legacy.cross.count() }
+func (s *HybridServer) CrossOriginHits() int { return s.h.sse.cross.count() }
 
 // KillStreams ends every open HTTP+SSE stream now, and their sessions.
-func (s *HybridServer) KillStreams() { s.h.legacy.killStreams() }
+func (s *HybridServer) KillStreams() { s.h.sse.killStreams() }
 
 // Close ends both front-ends' sessions and streams, then closes the
 // listener; like HTTPServer.Close, it does not hang. It is idempotent.

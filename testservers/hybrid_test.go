@@ -22,8 +22,8 @@ func TestHybridBothPaths(t *testing.T) {
 		t.Fatalf("URL %s, SSEURL %s", s.URL, s.SSEURL)
 	}
 
-	modern := newHTTPWire(t, s.URL)
-	if v := result[mcp.InitializeResult](t, modern.initialize(t)).ProtocolVersion; v != mcp.Version20251125 {
+	stateless := newHTTPWire(t, s.URL)
+	if v := result[mcp.InitializeResult](t, stateless.initialize(t)).ProtocolVersion; v != mcp.Version20251125 {
 		t.Errorf("Streamable HTTP negotiated %s", v)
 	}
 	legacy := dialLegacy(t, s.SSEURL)
@@ -33,7 +33,7 @@ func TestHybridBothPaths(t *testing.T) {
 	if v := result[mcp.InitializeResult](t, legacy.initialize(t)).ProtocolVersion; v != mcp.Version20241105 {
 		t.Errorf("HTTP+SSE negotiated %s", v)
 	}
-	m, _ := modern.request(t, 1, "tools/call", `{"name":"echo","arguments":{"text":"modern"}}`)
+	m, _ := stateless.request(t, 1, "tools/call", `{"name":"echo","arguments":{"text":"modern"}}`)
 	if text, _ := toolText(t, m); text != "modern" {
 		t.Errorf("modern echo %q", text)
 	}
@@ -47,7 +47,7 @@ func TestHybridBothPaths(t *testing.T) {
 		a.ToolCalls["echo"] != 1 || b.ToolCalls["echo"] != 1 {
 		t.Errorf("streamable %+v, legacy %+v", a, b)
 	}
-	if ids := s.StreamableHandler().SessionIDs(); len(ids) != 1 || ids[0] != modern.session {
+	if ids := s.StreamableHandler().SessionIDs(); len(ids) != 1 || ids[0] != stateless.session {
 		t.Errorf("session ids %v", ids)
 	}
 	hits := s.Hits()
@@ -59,7 +59,7 @@ func TestHybridBothPaths(t *testing.T) {
 	if status, _ := legacy.post(t, reqJSON(9, "ping", "")); status != http.StatusNotFound {
 		t.Errorf("legacy POST after KillStreams: %d", status)
 	}
-	if m, _ := modern.request(t, 9, "ping", ""); m.Error != nil {
+	if m, _ := stateless.request(t, 9, "ping", ""); m.Error != nil {
 		t.Errorf("KillStreams touched Streamable HTTP: %v", m.Error)
 	}
 }
@@ -75,10 +75,10 @@ func TestHybridSamePath(t *testing.T) {
 	}
 	legacy.initialize(t)
 
-	modern := newHTTPWire(t, s.URL)
-	modern.initialize(t)
+	stateless := newHTTPWire(t, s.URL)
+	stateless.initialize(t)
 	// GET with a session id is Streamable HTTP's standalone stream.
-	resp := modern.do(t, http.MethodGet, "", nil)
+	resp := stateless.do(t, http.MethodGet, "", nil)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Errorf("Streamable GET: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -120,11 +120,11 @@ func TestHybridCrossOrigin(t *testing.T) {
 func TestHybridCloseWithOpenStreams(t *testing.T) {
 	for _, same := range []bool{false, true} {
 		s := StartHybrid(HybridOptions{SamePath: same})
-		modern := newHTTPWire(t, s.URL)
-		modern.initialize(t)
-		get := modern.do(t, http.MethodGet, "", nil)
+		stateless := newHTTPWire(t, s.URL)
+		stateless.initialize(t)
+		get := stateless.do(t, http.MethodGet, "", nil)
 		defer get.Body.Close()
-		post := modern.do(t, http.MethodPost, reqJSON(1, "tools/call", `{"name":"slow","arguments":{"steps":100000,"delayMs":1}}`), nil)
+		post := stateless.do(t, http.MethodPost, reqJSON(1, "tools/call", `{"name":"slow","arguments":{"steps":100000,"delayMs":1}}`), nil)
 		defer post.Body.Close()
 		legacy := dialLegacy(t, s.SSEURL)
 		legacy.initialize(t)

@@ -2,8 +2,6 @@ package testservers
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"mime"
@@ -13,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/testservers/internal/serve"
@@ -114,7 +113,7 @@ type legacyHandler struct {
 
 	mu       sync.Mutex
 	closed   bool
-	sessions map[string]*legacySession
+	sessions *servehttp.Table[*legacySession] // the server core's; no idle expiry: a session ends with its stream
 }
 
 // newLegacyHandler returns a front-end of a new core whose endpoint
@@ -128,7 +127,7 @@ func newLegacyHandler(opts LegacyOptions, messagePath string) *legacyHandler {
 		plan:        newFaultPlan(opts.Faults),
 		messagePath: messagePath,
 		closing:     make(chan struct{}),
-		sessions:    make(map[string]*legacySession),
+		sessions:    servehttp.NewTable[*legacySession](maxHTTPSessions, nil),
 	}
 	if opts.Endpoint == EndpointCrossOrigin {
 		h.cross = startCrossOrigin()
@@ -222,7 +221,7 @@ func (h *legacyHandler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	ls := h.createSession()
 	if ls == nil {
-		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
+		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing, or too many sessions")
 		return
 	}
 	defer h.endSession(ls)
@@ -310,7 +309,7 @@ func (h *legacyHandler) message(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mu.Lock()
-	ls := h.sessions[id]
+	ls, _ := h.sessions.Get(id)
 	h.mu.Unlock()
 	if ls != nil {
 		select {
@@ -409,17 +408,14 @@ func (h *legacyHandler) admit(w http.ResponseWriter, r *http.Request) bool {
 // createSession registers a session with a fresh id, or returns nil once
 // the front-end is closed.
 func (h *legacyHandler) createSession() *legacySession {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	ls := &legacySession{id: hex.EncodeToString(b[:]), h: h, kill: make(chan struct{}), cutAt: -1}
+	ls := &legacySession{id: servehttp.NewSessionID(), h: h, kill: make(chan struct{}), cutAt: -1}
 	ls.core = h.srv.NewSession(ls)
 	h.mu.Lock()
-	if h.closed {
+	if h.closed || !h.sessions.Add(ls.id, ls) {
 		h.mu.Unlock()
 		ls.core.Close()
 		return nil
 	}
-	h.sessions[ls.id] = ls
 	h.mu.Unlock()
 	return ls
 }
@@ -428,9 +424,7 @@ func (h *legacyHandler) createSession() *legacySession {
 // core session; it returns once that is done, whoever called first.
 func (h *legacyHandler) endSession(ls *legacySession) {
 	h.mu.Lock()
-	if h.sessions[ls.id] == ls {
-		delete(h.sessions, ls.id)
-	}
+	h.sessions.RemoveIf(ls.id, func(x *legacySession) bool { return x == ls })
 	h.mu.Unlock()
 	ls.endOnce.Do(func() {
 		ls.core.Close()
@@ -442,11 +436,7 @@ func (h *legacyHandler) endSession(ls *legacySession) {
 func (h *legacyHandler) live() []*legacySession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]*legacySession, 0, len(h.sessions))
-	for _, ls := range h.sessions {
-		out = append(out, ls)
-	}
-	return out
+	return h.sessions.All()
 }
 
 // killStreams ends every open GET stream, and so its session. The session

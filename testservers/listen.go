@@ -94,7 +94,7 @@ func (s *Server) accept(f listenFilter) listenFilter {
 	return out
 }
 
-// knownResource reports whether a modern read of uri can succeed.
+// knownResource reports whether a stateless read of uri can succeed.
 func knownResource(uri string) bool {
 	if uri == NonASCIIResourceURI || uri == SecretResourceURI {
 		return true
@@ -247,7 +247,7 @@ func (s *Server) endSubscriptions(ss *Session) int {
 // to how many it went.
 func (s *Server) sessionNotify(method string, params any) int {
 	n := 0
-	for _, ss := range s.legacySessions() {
+	for _, ss := range s.initializeSessions() {
 		if ss.notify(context.Background(), method, params) == nil {
 			n++
 		}

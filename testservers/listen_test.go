@@ -20,7 +20,7 @@ type listenStream struct {
 	events *sseReader
 }
 
-func openListen(t *testing.T, w *modernWire, id any, filter map[string]any) *listenStream {
+func openListen(t *testing.T, w *statelessWire, id any, filter map[string]any) *listenStream {
 	t.Helper()
 	resp := w.send(t, id, "subscriptions/listen", map[string]any{"notifications": filter}, nil)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
@@ -70,8 +70,8 @@ func (l *listenStream) wantNote(t *testing.T, method, id string) *jsonrpc.Messag
 	return m
 }
 
-func TestModernListen(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{Options: Options{ListenRefuse: []string{"promptsListChanged"}}})
+func TestStatelessListen(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{Options: Options{ListenRefuse: []string{"promptsListChanged"}}})
 	srv := s.Server()
 	l := openListen(t, w, "listen-1", map[string]any{
 		"toolsListChanged":      true,
@@ -138,7 +138,7 @@ func TestModernListen(t *testing.T) {
 	if !end.IsResponse() || end.ID.Raw() != `"listen-1"` {
 		t.Fatalf("end: %+v", end)
 	}
-	checkModernResult(t, end, "complete", -1)
+	checkStatelessResult(t, end, "complete", -1)
 	if got := subscriptionID(t, end.Result); got != `"listen-1"` {
 		t.Errorf("result subscriptionId %s", got)
 	}
@@ -150,8 +150,8 @@ func TestModernListen(t *testing.T) {
 	}
 }
 
-func TestModernListenTwoSubscriptions(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{JSONResponse: true}) // listen is SSE all the same
+func TestStatelessListenTwoSubscriptions(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{JSONResponse: true}) // listen is SSE all the same
 	a := openListen(t, w, 1, map[string]any{"toolsListChanged": true})
 	a.wantNote(t, "notifications/subscriptions/acknowledged", "1")
 	b := openListen(t, w, 2, map[string]any{"toolsListChanged": true, "resourcesListChanged": true})
@@ -167,9 +167,9 @@ func TestModernListenTwoSubscriptions(t *testing.T) {
 	a.wantNote(t, "notifications/tools/list_changed", "1")
 }
 
-// TestModernListenClientCloses: closing the stream ends the subscription.
-func TestModernListenClientCloses(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{})
+// TestStatelessListenClientCloses: closing the stream ends the subscription.
+func TestStatelessListenClientCloses(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{})
 	l := openListen(t, w, 1, map[string]any{"toolsListChanged": true})
 	l.wantNote(t, "notifications/subscriptions/acknowledged", "1")
 	l.resp.Body.Close()
@@ -184,10 +184,10 @@ func TestModernListenClientCloses(t *testing.T) {
 	}
 }
 
-// TestModernListenServerClose: closing the server ends subscriptions
+// TestStatelessListenServerClose: closing the server ends subscriptions
 // with their result before the streams close.
-func TestModernListenServerClose(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{})
+func TestStatelessListenServerClose(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{})
 	l := openListen(t, w, 5, map[string]any{"toolsListChanged": true})
 	l.wantNote(t, "notifications/subscriptions/acknowledged", "5")
 	s.Close()
@@ -200,8 +200,8 @@ func TestModernListenServerClose(t *testing.T) {
 	}
 }
 
-func TestModernListenKeepAlive(t *testing.T) {
-	_, w := startModernHTTP(t, HTTPOptions{KeepAlive: time.Millisecond})
+func TestStatelessListenKeepAlive(t *testing.T) {
+	_, w := startStatelessHTTP(t, HTTPOptions{KeepAlive: time.Millisecond})
 	resp := w.send(t, 1, "subscriptions/listen", map[string]any{"notifications": map[string]any{}}, nil)
 	defer resp.Body.Close()
 	r := bufio.NewReader(resp.Body)
@@ -223,8 +223,8 @@ func TestModernListenKeepAlive(t *testing.T) {
 	}
 }
 
-func TestModernListenNeedsFilter(t *testing.T) {
-	_, w := startModernHTTP(t, HTTPOptions{})
+func TestStatelessListenNeedsFilter(t *testing.T) {
+	_, w := startStatelessHTTP(t, HTTPOptions{})
 	m, _, code := w.call(t, 1, "subscriptions/listen", map[string]any{}, nil)
 	if code != 200 {
 		t.Errorf("status %d", code)
@@ -232,9 +232,9 @@ func TestModernListenNeedsFilter(t *testing.T) {
 	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
 }
 
-// TestModernListenCutAndRestart: a stream cut (DropStreams) or a restart
+// TestStatelessListenCutAndRestart: a stream cut (DropStreams) or a restart
 // ends a subscription without a result; the client must listen again.
-func TestModernListenCutAndRestart(t *testing.T) {
+func TestStatelessListenCutAndRestart(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		cut  func(s *HTTPServer) int
@@ -243,7 +243,7 @@ func TestModernListenCutAndRestart(t *testing.T) {
 		{"Restart", func(s *HTTPServer) int { s.Restart(); return 1 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, w := startModernHTTP(t, HTTPOptions{})
+			s, w := startStatelessHTTP(t, HTTPOptions{})
 			l := openListen(t, w, 1, map[string]any{"toolsListChanged": true})
 			l.wantNote(t, "notifications/subscriptions/acknowledged", "1")
 			if n := tt.cut(s); n != 1 {

@@ -21,25 +21,25 @@ type methodDef struct {
 // logging/setLevel and resources/(un)subscribe are gone in 2026-07-28;
 // server/discover and subscriptions/listen came with it.
 var methods = map[string]methodDef{
-	"initialize": {eraLegacy, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+	"initialize": {eraInitialize, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
 		return ss.initialize(m.Params)
 	}},
-	"ping": {eraLegacy, func(*Session, context.Context, *jsonrpc.Message, *reqInfo) (any, error) {
+	"ping": {eraInitialize, func(*Session, context.Context, *jsonrpc.Message, *reqInfo) (any, error) {
 		return struct{}{}, nil
 	}},
-	"logging/setLevel": {eraLegacy, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+	"logging/setLevel": {eraInitialize, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
 		return ss.setLevel(m.Params)
 	}},
-	"resources/subscribe": {eraLegacy, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+	"resources/subscribe": {eraInitialize, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
 		return ss.subscribe(m.Params, true)
 	}},
-	"resources/unsubscribe": {eraLegacy, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+	"resources/unsubscribe": {eraInitialize, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
 		return ss.subscribe(m.Params, false)
 	}},
-	"server/discover": {eraModern, func(ss *Session, _ context.Context, _ *jsonrpc.Message, _ *reqInfo) (any, error) {
+	"server/discover": {eraStateless, func(ss *Session, _ context.Context, _ *jsonrpc.Message, _ *reqInfo) (any, error) {
 		return ss.srv.discover(), nil
 	}},
-	"subscriptions/listen": {eraModern, func(ss *Session, ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+	"subscriptions/listen": {eraStateless, func(ss *Session, ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
 		return ss.listen(ctx, m, rq)
 	}},
 	"tools/list": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
@@ -70,25 +70,25 @@ var methods = map[string]methodDef{
 	// design), tasks/result and tasks/list in 2025-11-25, tasks/update in
 	// the 2026-07-28 extension.
 	"tasks/get": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
-		if rq.era == eraModern {
-			return ss.modernGetTask(m.Params, rq)
+		if rq.era == eraStateless {
+			return ss.statelessGetTask(m.Params, rq)
 		}
-		return ss.legacyGetTask(m.Params)
+		return ss.initializeGetTask(m.Params)
 	}},
 	"tasks/cancel": {eraBoth, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
-		if rq.era == eraModern {
-			return ss.modernCancelTask(m.Params, rq)
+		if rq.era == eraStateless {
+			return ss.statelessCancelTask(m.Params, rq)
 		}
-		return ss.legacyCancelTask(m.Params)
+		return ss.initializeCancelTask(m.Params)
 	}},
-	"tasks/result": {eraLegacy, func(ss *Session, ctx context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
-		return ss.legacyTaskResult(ctx, m)
+	"tasks/result": {eraInitialize, func(ss *Session, ctx context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.initializeTaskResult(ctx, m)
 	}},
-	"tasks/list": {eraLegacy, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
-		return ss.legacyListTasks(m.Params)
+	"tasks/list": {eraInitialize, func(ss *Session, _ context.Context, m *jsonrpc.Message, _ *reqInfo) (any, error) {
+		return ss.initializeListTasks(m.Params)
 	}},
-	"tasks/update": {eraModern, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
-		return ss.modernUpdateTask(m.Params, rq)
+	"tasks/update": {eraStateless, func(ss *Session, _ context.Context, m *jsonrpc.Message, rq *reqInfo) (any, error) {
+		return ss.statelessUpdateTask(m.Params, rq)
 	}},
 }
 
@@ -103,7 +103,7 @@ func (s *Server) methodIn(method string, e era) bool {
 
 // dispatch runs one client request in the era rq says and returns its
 // result, or an error (a *jsonrpc.Error goes to the client as is,
-// anything else as an internal error). A modern result carries what
+// anything else as an internal error). A stateless result carries what
 // every result of 2026-07-28 does (see decorate); a stateless request that
 // needs more input from the client gets an input_required result.
 func (ss *Session) dispatch(ctx context.Context, m *jsonrpc.Message, rq *reqInfo) (json.RawMessage, error) {
@@ -112,7 +112,7 @@ func (ss *Session) dispatch(ctx context.Context, m *jsonrpc.Message, rq *reqInfo
 	}
 	res, err := methods[m.Method].run(ss, ctx, m, rq)
 	if err != nil {
-		if ir, ok := errors.AsType[*inputRequired](err); ok && rq.era == eraModern {
+		if ir, ok := errors.AsType[*inputRequired](err); ok && rq.era == eraStateless {
 			return ss.srv.inputRequiredResult(ir)
 		}
 		return nil, err
@@ -123,7 +123,7 @@ func (ss *Session) dispatch(ctx context.Context, m *jsonrpc.Message, rq *reqInfo
 			return nil, err
 		}
 	}
-	if rq.era == eraModern {
+	if rq.era == eraStateless {
 		return ss.srv.decorate(raw, m.Method)
 	}
 	return raw, nil
@@ -174,8 +174,8 @@ func (ss *Session) initialize(params json.RawMessage) (any, error) {
 	ss.clientCaps = p.Capabilities
 	ss.mu.Unlock()
 	caps := serverCapabilities()
-	if ss.legacyTasks() {
-		caps.Tasks = legacyTasksCap()
+	if ss.initializeTasks() {
+		caps.Tasks = initializeTasksCap()
 	}
 	ss.srv.count(func(st *Stats) {
 		st.Initializations++

@@ -53,10 +53,10 @@ func capabilityOf(method string, params any) capability {
 }
 
 // has reports whether the client declared c: in initialize (legacy) or in
-// the request's _meta (modern). A modern elicitation object with neither
+// the request's _meta (stateless). A stateless elicitation object with neither
 // form nor url means form.
 func (c *call) has(cp capability) bool {
-	if !c.modern() {
+	if !c.stateless() {
 		caps := c.ss.capabilities()
 		switch cp {
 		case capSampling:
@@ -81,13 +81,13 @@ func (c *call) has(cp capability) bool {
 }
 
 // need fails unless the client declared cp: legacy, a tool execution
-// error (as these servers always said); modern, error -32021
+// error (as these servers always said); stateless, error -32021
 // (MissingRequiredClientCapability) naming it.
 func (c *call) need(cp capability) error {
 	if c.has(cp) {
 		return nil
 	}
-	if c.modern() {
+	if c.stateless() {
 		return missingCapability(cp)
 	}
 	name := map[capability]string{capSampling: "sampling", capRoots: "roots", capElicitForm: "elicitation", capElicitURL: "elicitation (url mode)"}[cp]
@@ -141,9 +141,9 @@ func (s *Server) inputRequiredResult(ir *inputRequired) (json.RawMessage, error)
 }
 
 // ask1 gets the client's answer to one request: legacy, by sending it to
-// the client; modern, from the retry's inputResponses under key, else an
+// the client; stateless, from the retry's inputResponses under key, else an
 // input_required result asking for it (echoing the retry's state). A
-// modern client that did not declare the capability gets -32021.
+// stateless client that did not declare the capability gets -32021.
 func (c *call) ask1(key, method string, params any) (json.RawMessage, error) {
 	got, err := c.ask(c.state, map[string]inputRequest{key: {method, params}})
 	if err != nil {
@@ -153,7 +153,7 @@ func (c *call) ask1(key, method string, params any) (json.RawMessage, error) {
 }
 
 // ask gets the client's answers to reqs, by key. Legacy: each is sent to
-// the client in the order of the keys. Modern: they are read from the
+// the client in the order of the keys. Stateless: they are read from the
 // retry's inputResponses; when some are missing, the error is an
 // input_required result asking for those, with state. A task gets them
 // as its era says (taskAsk).
@@ -162,7 +162,7 @@ func (c *call) ask(state string, reqs map[string]inputRequest) (map[string]json.
 		return c.ss.srv.taskAsk(c, reqs)
 	}
 	out := make(map[string]json.RawMessage, len(reqs))
-	if !c.modern() {
+	if !c.stateless() {
 		for _, key := range slices.Sorted(maps.Keys(reqs)) {
 			r := reqs[key]
 			res, err := c.ss.request(c.ctx, r.Method, r.Params)
@@ -204,7 +204,7 @@ func (c *call) inputErr(method string, err error) error {
 // its own (input_required) or as a JSON-RPC error, rather than as a tool
 // execution error: only in the stateless era.
 func (c *call) protocolErr(err error) error {
-	if !c.modern() {
+	if !c.stateless() {
 		return nil
 	}
 	if _, ok := errors.AsType[*inputRequired](err); ok {
@@ -217,10 +217,10 @@ func (c *call) protocolErr(err error) error {
 }
 
 // logEnabled reports whether a log message at level may be sent for the
-// call: legacy, past the session's logging/setLevel; modern, only when the
+// call: legacy, past the session's logging/setLevel; stateless, only when the
 // request asked for logs, at or above its level.
 func (c *call) logEnabled(level mcp.LoggingLevel) bool {
-	if c.modern() {
+	if c.stateless() {
 		return c.rq.logLevel >= 0 && severity(level) >= c.rq.logLevel
 	}
 	return c.ss.logEnabled(level)

@@ -23,7 +23,7 @@ var mrtrAnswers = map[string]json.RawMessage{
 // such result carries (serverInfo, no cache hints).
 func needInput(t *testing.T, m *jsonrpc.Message) inputRequiredResult {
 	t.Helper()
-	checkModernResult(t, m, "input_required", -1)
+	checkStatelessResult(t, m, "input_required", -1)
 	r := result[inputRequiredResult](t, m)
 	if len(r.InputRequests) == 0 && r.RequestState == nil {
 		t.Fatalf("input_required with neither inputRequests nor requestState: %s", m.Result)
@@ -52,10 +52,10 @@ func retry(params map[string]any, inputs map[string]json.RawMessage, state *stri
 	return p
 }
 
-// TestModernMRTRInputKinds: the tools that need one input kind ask for it
+// TestStatelessMRTRInputKinds: the tools that need one input kind ask for it
 // with input_required and complete on the retry; without the capability
 // they refuse with -32021.
-func TestModernMRTRInputKinds(t *testing.T) {
+func TestStatelessMRTRInputKinds(t *testing.T) {
 	for _, tt := range []struct {
 		tool, key, method string
 		args              map[string]any
@@ -75,7 +75,7 @@ func TestModernMRTRInputKinds(t *testing.T) {
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
 			for _, jsonMode := range []bool{false, true} {
-				s, w := startModernHTTP(t, HTTPOptions{JSONResponse: jsonMode})
+				s, w := startStatelessHTTP(t, HTTPOptions{JSONResponse: jsonMode})
 				w.caps = tt.caps
 				params := map[string]any{"name": tt.tool, "arguments": tt.args}
 				m, _ := w.ok(t, 1, "tools/call", params)
@@ -91,7 +91,7 @@ func TestModernMRTRInputKinds(t *testing.T) {
 					t.Errorf("an elicitationId in 2026-07-28: %s", req.Params)
 				}
 				m, _ = w.ok(t, 2, "tools/call", retry(params, answerAll(r), r.RequestState))
-				checkModernResult(t, m, "complete", -1)
+				checkStatelessResult(t, m, "complete", -1)
 				if text, isErr := toolText(t, m); text != tt.want || isErr {
 					t.Errorf("result %q %v, want %q", text, isErr, tt.want)
 				}
@@ -117,10 +117,10 @@ func TestModernMRTRInputKinds(t *testing.T) {
 	}
 }
 
-// TestModernMRTRFormOnlyIsNotURL: elicitation declared with form only
+// TestStatelessMRTRFormOnlyIsNotURL: elicitation declared with form only
 // does not allow url mode.
-func TestModernMRTRFormOnlyIsNotURL(t *testing.T) {
-	_, w := startModernHTTP(t, HTTPOptions{})
+func TestStatelessMRTRFormOnlyIsNotURL(t *testing.T) {
+	_, w := startStatelessHTTP(t, HTTPOptions{})
 	w.caps = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
 	m, _, code := w.call(t, 1, "tools/call", map[string]any{"name": "elicit_url"}, nil)
 	if code != 400 {
@@ -133,9 +133,9 @@ func TestModernMRTRFormOnlyIsNotURL(t *testing.T) {
 	wantErrorCode(t, m, jsonrpc.CodeMissingClientCapability)
 }
 
-// TestModernMRTRInputsAsksOnlyDeclared: the inputs tool never asks for a
+// TestStatelessMRTRInputsAsksOnlyDeclared: the inputs tool never asks for a
 // kind the client did not declare.
-func TestModernMRTRInputsAsksOnlyDeclared(t *testing.T) {
+func TestStatelessMRTRInputsAsksOnlyDeclared(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		caps     map[string]any
@@ -151,7 +151,7 @@ func TestModernMRTRInputsAsksOnlyDeclared(t *testing.T) {
 			"elicitation: accept {\"name\":\"Ann\"}\nsampling: Paris\nroots: file:///a file:///b"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, w := startModernHTTP(t, HTTPOptions{})
+			_, w := startStatelessHTTP(t, HTTPOptions{})
 			w.caps = tt.caps
 			params := map[string]any{"name": "inputs"}
 			m, _ := w.ok(t, 1, "tools/call", params)
@@ -162,7 +162,7 @@ func TestModernMRTRInputsAsksOnlyDeclared(t *testing.T) {
 				}
 				m, _ = w.ok(t, 2, "tools/call", retry(params, answerAll(r), r.RequestState))
 			}
-			f := checkModernResult(t, m, "complete", -1)
+			f := checkStatelessResult(t, m, "complete", -1)
 			if text, _ := toolText(t, m); text != tt.wantText {
 				t.Errorf("text %q, want %q", text, tt.wantText)
 			}
@@ -173,8 +173,8 @@ func TestModernMRTRInputsAsksOnlyDeclared(t *testing.T) {
 	}
 }
 
-func TestModernMRTRMultiRound(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{})
+func TestStatelessMRTRMultiRound(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{})
 	w.caps = allCaps
 	params := map[string]any{"name": "multi_round", "arguments": map[string]any{"rounds": 3}}
 	m, _ := w.ok(t, 1, "tools/call", params)
@@ -196,7 +196,7 @@ func TestModernMRTRMultiRound(t *testing.T) {
 		m, _ = w.ok(t, id, "tools/call", retry(params, map[string]json.RawMessage{key: answer}, r.RequestState))
 		id++
 	}
-	f := checkModernResult(t, m, "complete", -1)
+	f := checkStatelessResult(t, m, "complete", -1)
 	if string(f["structuredContent"]) != `{"rounds":3,"sum":60}` {
 		t.Errorf("structuredContent %s", f["structuredContent"])
 	}
@@ -223,8 +223,8 @@ func TestModernMRTRMultiRound(t *testing.T) {
 	}
 }
 
-func TestModernMRTRStateOnly(t *testing.T) {
-	_, w := startModernHTTP(t, HTTPOptions{})
+func TestStatelessMRTRStateOnly(t *testing.T) {
+	_, w := startStatelessHTTP(t, HTTPOptions{})
 	params := map[string]any{"name": "state_only", "arguments": map[string]any{"rounds": 2}}
 	m, _ := w.ok(t, 1, "tools/call", params)
 	for i := range 2 {
@@ -242,8 +242,8 @@ func TestModernMRTRStateOnly(t *testing.T) {
 	}
 }
 
-func TestModernMRTRSignedState(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{})
+func TestStatelessMRTRSignedState(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{})
 	w.caps = allCaps
 	params := map[string]any{"name": "signed", "arguments": map[string]any{"amount": 5}}
 	first := func(id int) inputRequiredResult {
@@ -302,10 +302,10 @@ func TestModernMRTRSignedState(t *testing.T) {
 	}
 }
 
-// TestModernMRTRPromptAndResource: prompts/get and resources/read may
+// TestStatelessMRTRPromptAndResource: prompts/get and resources/read may
 // need input too.
-func TestModernMRTRPromptAndResource(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{Options: Options{CacheTTL: time.Millisecond}})
+func TestStatelessMRTRPromptAndResource(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{Options: Options{CacheTTL: time.Millisecond}})
 	w.caps = allCaps
 	for _, tt := range []struct {
 		method string
@@ -324,7 +324,7 @@ func TestModernMRTRPromptAndResource(t *testing.T) {
 			t.Fatalf("%s: %s", tt.method, m.Result)
 		}
 		m, _ = w.ok(t, 2, tt.method, retry(tt.params, map[string]json.RawMessage{tt.key: json.RawMessage(tt.answer)}, r.RequestState))
-		checkModernResult(t, m, "complete", tt.ttl)
+		checkStatelessResult(t, m, "complete", tt.ttl)
 		if !strings.Contains(string(m.Result), tt.want) {
 			t.Errorf("%s: %s", tt.method, m.Result)
 		}

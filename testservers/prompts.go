@@ -36,8 +36,8 @@ const itemIDs = 20
 
 func (ss *Session) listPrompts(params json.RawMessage, rq *reqInfo) (any, error) {
 	list := promptList
-	if rq.era == eraModern {
-		list = modernPromptList
+	if rq.era == eraStateless {
+		list = statelessPromptList
 	}
 	items, next, err := page(params, list, ss.srv.opts.PageSize)
 	if err != nil {
@@ -54,7 +54,7 @@ func (ss *Session) getPrompt(ctx context.Context, id jsonrpc.ID, params json.Raw
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	if rq.era == eraModern {
+	if rq.era == eraStateless {
 		switch p.Name {
 		case "ask_name":
 			c := ss.newCall(ctx, id, rq, "prompts/get", p.Name, p.mrtrParams)

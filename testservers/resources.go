@@ -115,7 +115,7 @@ func lookupResource(uri string) (mcp.ResourceContents, bool) {
 func resourceNotFound(uri string, e era) *jsonrpc.Error {
 	data, _ := json.Marshal(map[string]string{"uri": uri})
 	code := int64(jsonrpc.CodeResourceNotFound)
-	if e == eraModern {
+	if e == eraStateless {
 		code = jsonrpc.CodeInvalidParams
 	}
 	return &jsonrpc.Error{Code: code, Message: "resource not found: " + uri, Data: data}
@@ -123,8 +123,8 @@ func resourceNotFound(uri string, e era) *jsonrpc.Error {
 
 func (ss *Session) listResources(params json.RawMessage, rq *reqInfo) (any, error) {
 	list := resourceList
-	if rq.era == eraModern {
-		list = modernResourceList
+	if rq.era == eraStateless {
+		list = statelessResourceList
 	}
 	items, next, err := page(params, list, ss.srv.opts.PageSize)
 	if err != nil {
@@ -152,7 +152,7 @@ func (ss *Session) readResource(ctx context.Context, id jsonrpc.ID, params json.
 	if p.URI == "" {
 		return nil, invalidParams("resources/read: uri is required")
 	}
-	if rq.era == eraModern {
+	if rq.era == eraStateless {
 		switch p.URI {
 		case NonASCIIResourceURI:
 			return mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{URI: p.URI, MimeType: "text/plain", Text: "naïve"}}}, nil
@@ -182,7 +182,7 @@ func (ss *Session) subscribe(params json.RawMessage, on bool) (any, error) {
 		return nil, invalidParams("uri is required")
 	}
 	if _, ok := lookupResource(p.URI); !ok {
-		return nil, resourceNotFound(p.URI, eraLegacy)
+		return nil, resourceNotFound(p.URI, eraInitialize)
 	}
 	ss.mu.Lock()
 	if on {

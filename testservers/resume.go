@@ -4,20 +4,18 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
-// Bounds of what a session keeps to resume its streams.
+// Bounds of what a session keeps to resume its streams. A stream keeps
+// the server core's default of events (servehttp.DefaultLogEvents and
+// DefaultLogBytes): the oldest go first (the newest is always kept), so a
+// resumption from an old id may miss some.
 const (
-	// maxLogEvents and maxLogBytes bound the events a stream keeps: the
-	// oldest go first (the newest is always kept), so a resumption from
-	// an old id may miss some.
-	maxLogEvents = 1024
-	maxLogBytes  = 32 << 20
 	// maxRetained and maxRetainedBytes bound the finished POST streams a
 	// session keeps because their client did not get everything: the
 	// oldest go first (the newest is always kept).
@@ -29,9 +27,9 @@ const (
 // answer to one POST, or the session's standalone GET stream. It outlives
 // the HTTP responses (sseConn) that carry it: when its events have ids
 // (HTTPOptions.Priming), it keeps them, so that a GET with Last-Event-ID
-// resumes it on a new connection. Event ids are "<stream>-<seq>": the
-// stream's number in the session, and the event's in the stream (0 is the
-// priming event of a POST stream).
+// resumes it on a new connection. Event ids are the server core's
+// "<stream>-<seq>": the stream's number in the session, and the event's in
+// the stream (0 is the priming event of a POST stream).
 //
 // A POST stream is finished once its last response is written; it is
 // forgotten as soon as its client has had everything, else kept (up to
@@ -48,21 +46,14 @@ type eventStream struct {
 	cutAt    int      // cut conn once connMsgs reaches it; -1: never
 	retry    time.Duration
 	cutFault Fault
-	seq      int // the sequence number of the last event
-	log      []loggedEvent
-	logBytes int
-	missed   bool // some kept event reached no connection
-	done     bool // POST streams: the last response is written
+	log      *servehttp.EventLog // the kept events; nil when events carry no ids
+	missed   bool                // some kept event reached no connection
+	done     bool                // POST streams: the last response is written
 	ended    chan struct{}
 }
 
-type loggedEvent struct {
-	seq  int
-	data []byte
-}
-
 func (hs *httpSession) newEventStream(ids, standalone bool) *eventStream {
-	return &eventStream{
+	s := &eventStream{
 		hs:         hs,
 		id:         strconv.FormatInt(hs.streams.Add(1), 10),
 		ids:        ids,
@@ -70,10 +61,14 @@ func (hs *httpSession) newEventStream(ids, standalone bool) *eventStream {
 		cutAt:      -1,
 		ended:      make(chan struct{}),
 	}
+	if ids {
+		s.log = servehttp.NewEventLog(s.id, 0, 0)
+	}
+	return s
 }
 
 // eventID returns the id of event seq.
-func (s *eventStream) eventID(seq int) string { return s.id + "-" + strconv.Itoa(seq) }
+func (s *eventStream) eventID(seq int) string { return servehttp.EventID(s.id, seq) }
 
 // primeID returns the id of a new connection's priming event: the last
 // event's id (so that resuming from it replays what follows); "" when
@@ -82,7 +77,7 @@ func (s *eventStream) primeIDLocked() string {
 	if !s.ids {
 		return ""
 	}
-	return s.eventID(s.seq)
+	return s.log.ID(s.log.Last())
 }
 
 // attached reports whether a connection carries the stream now.
@@ -122,10 +117,13 @@ func (s *eventStream) attach(conn *sseConn, after int, start bool, drop *FaultRu
 	}
 	if after >= 0 {
 		missed := false
-		for _, ev := range s.log {
-			if ev.seq > after && conn.event("message", s.eventID(ev.seq), ev.data) != nil {
-				missed = true
-				break
+		if s.log != nil {
+			kept, _ := s.log.After(after)
+			for _, ev := range kept {
+				if conn.event("message", s.eventID(ev.Seq), ev.Data) != nil {
+					missed = true
+					break
+				}
 			}
 		}
 		s.missed = missed
@@ -185,9 +183,8 @@ func (s *eventStream) write(m *jsonrpc.Message) error {
 	}
 	id := ""
 	if s.ids {
-		s.seq++
-		id = s.eventID(s.seq)
-		s.keepLocked(s.seq, data)
+		seq, _ := s.log.Append(data)
+		id = s.eventID(seq)
 	}
 	if s.conn != nil {
 		if err := s.conn.event("message", id, data); err != nil {
@@ -205,22 +202,6 @@ func (s *eventStream) write(m *jsonrpc.Message) error {
 	}
 	s.missed = true
 	return nil
-}
-
-// keepLocked adds an event to the kept ones, dropping the oldest beyond
-// the bounds.
-func (s *eventStream) keepLocked(seq int, data []byte) {
-	s.log = append(s.log, loggedEvent{seq, data})
-	s.logBytes += len(data)
-	drop := 0
-	for len(s.log)-drop > 1 && (len(s.log)-drop > maxLogEvents || s.logBytes > maxLogBytes) {
-		s.logBytes -= len(s.log[drop].data)
-		drop++
-	}
-	if drop > 0 {
-		clear(s.log[:drop])
-		s.log = s.log[drop:]
-	}
 }
 
 // finish marks a POST stream whose last response is written: forgotten
@@ -258,17 +239,7 @@ func (s *eventStream) release(conn *sseConn) bool {
 }
 
 // parseEventID splits an event id "<stream>-<seq>".
-func parseEventID(id string) (stream string, seq int, ok bool) {
-	i := strings.LastIndexByte(id, '-')
-	if i <= 0 {
-		return "", 0, false
-	}
-	seq, err := strconv.Atoi(id[i+1:])
-	if err != nil || seq < 0 {
-		return "", 0, false
-	}
-	return id[:i], seq, true
-}
+func parseEventID(id string) (stream string, seq int, ok bool) { return servehttp.ParseEventID(id) }
 
 // register makes a POST stream findable by its id (to resume it, or to
 // cut it).
@@ -305,7 +276,10 @@ type retainedStream struct {
 // maxRetained.
 func (hs *httpSession) retain(s *eventStream) {
 	s.mu.Lock()
-	size := s.logBytes // final: the stream is finished
+	size := 0 // final: the stream is finished
+	if s.log != nil {
+		size = s.log.Bytes()
+	}
 	s.mu.Unlock()
 	hs.mu.Lock()
 	defer hs.mu.Unlock()

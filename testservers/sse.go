@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -50,15 +50,9 @@ func (c *sseConn) start() {
 
 func (c *sseConn) startLocked() {
 	c.started = true
-	h := c.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	if c.noBuffering {
-		h.Set("X-Accel-Buffering", "no")
-	}
-	c.w.WriteHeader(http.StatusOK)
+	servehttp.StartStream(c.w, c.noBuffering)
 	if c.prime != "" {
-		_, _ = c.w.Write([]byte("id: " + c.prime + "\ndata:\n\n"))
+		_ = servehttp.WritePrime(c.w, c.prime, 0)
 	}
 	if err := c.rc.Flush(); err != nil {
 		c.failLocked()
@@ -74,8 +68,7 @@ func (c *sseConn) message(m *jsonrpc.Message) error {
 	return c.event("message", "", data)
 }
 
-// event sends one event of type name, with id unless it is "", whose
-// data is one line (JSON as encoded holds no raw newline).
+// event sends one event of type name, with id unless it is "".
 func (c *sseConn) event(name, id string, data []byte) (err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -88,17 +81,8 @@ func (c *sseConn) event(name, id string, data []byte) (err error) {
 			return errStreamClosed
 		}
 	}
-	head := "event: " + name + "\n"
-	if id != "" {
-		head += "id: " + id + "\n"
-	}
-	head += "data: "
-	if _, err = c.w.Write([]byte(head)); err == nil {
-		if _, err = c.w.Write(data); err == nil {
-			if _, err = c.w.Write([]byte("\n\n")); err == nil {
-				err = c.rc.Flush()
-			}
-		}
+	if err = servehttp.WriteEvent(c.w, id, name, data); err == nil {
+		err = c.rc.Flush()
 	}
 	if err != nil {
 		c.failLocked()
@@ -129,7 +113,7 @@ func (c *sseConn) comment() error {
 	if c.closed || !c.started {
 		return errStreamClosed
 	}
-	_, err := c.w.Write([]byte(":\n\n"))
+	err := servehttp.WriteComment(c.w)
 	if err == nil {
 		err = c.rc.Flush()
 	}
@@ -163,7 +147,7 @@ func (c *sseConn) cut(retry time.Duration) {
 		c.startLocked()
 	}
 	if retry > 0 {
-		if _, err := c.w.Write([]byte("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n")); err == nil {
+		if err := servehttp.WriteRetry(c.w, retry); err == nil {
 			_ = c.rc.Flush()
 		}
 	} else {

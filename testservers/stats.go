@@ -27,7 +27,7 @@ type Stats struct {
 	// Requests counts client requests received, by method (those the
 	// core handled: see Refused).
 	Requests map[string]int
-	// Refused counts the modern HTTP requests the front-end refused
+	// Refused counts the stateless HTTP requests the front-end refused
 	// before the core saw them (headers, version, _meta, unknown method,
 	// initialize on a stateless-only server), by method.
 	Refused map[string]int
@@ -80,7 +80,7 @@ type Stats struct {
 	Faults map[string]int
 
 	// Errors counts the JSON-RPC error responses the core sent, by code,
-	// in either era (the modern HTTP front-end's refusals of headers,
+	// in either era (the stateless HTTP front-end's refusals of headers,
 	// versions and methods included).
 	Errors map[int64]int
 	// RequestsCancelled counts the requests that ended cancelled by their
@@ -91,19 +91,19 @@ type Stats struct {
 	// VersionsSeen counts the revisions stateless requests asked for (in
 	// _meta or, over HTTP, in MCP-Protocol-Version), supported or not.
 	VersionsSeen map[string]int
-	// ModernClientInfo and ModernClientCapabilities are from the _meta of
+	// StatelessClientInfo and StatelessClientCapabilities are from the _meta of
 	// the last stateless request that passed validation.
-	ModernClientInfo         mcp.Implementation
-	ModernClientCapabilities mcp.ClientCapabilities
-	// HeaderRejects counts the modern HTTP requests refused with -32020
+	StatelessClientInfo         mcp.Implementation
+	StatelessClientCapabilities mcp.ClientCapabilities
+	// HeaderRejects counts the stateless HTTP requests refused with -32020
 	// (HeaderMismatch), by the header at fault: "MCP-Protocol-Version",
 	// "Mcp-Method", "Mcp-Name" or "Mcp-Param-<Name>" as the tool's
 	// x-mcp-header spells it.
 	HeaderRejects map[string]int
-	// LegacyRejected counts legacy messages a StatelessOnly server refused:
+	// InitializeRejected counts legacy messages a StatelessOnly server refused:
 	// initialize, and with InitializeLikeGoSDK every POST after it that
 	// names an old revision.
-	LegacyRejected int
+	InitializeRejected int
 	// InputRequired counts the input_required results sent, by tool,
 	// prompt or resource URI.
 	InputRequired map[string]int

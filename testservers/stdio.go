@@ -28,7 +28,7 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts Options) 
 // newline-delimited JSON-RPC messages from in and writes its own to out,
 // one a line, never two writes at once.
 //
-// With Options.Eras StatelessOnly or DualEra, a request carrying modern
+// With Options.Eras StatelessOnly or DualEra, a request carrying stateless
 // _meta is served as 2026-07-28 (notifications/cancelled cancels it; the
 // notifications of a subscriptions/listen request carry its id in
 // _meta); DualEra serves the rest as before.
@@ -184,20 +184,20 @@ const (
 	EnvFirstMessage   = EnvVar + "_FIRST_MESSAGE"    // StdioFaults.SessionOnFirstMessage: "1" or "true"
 	EnvHoldFirst      = EnvVar + "_HOLD_FIRST"       // StdioFaults.HoldFirstAnswer: "1" or "true"
 
-	EnvEras               = EnvVar + "_ERAS"                 // Options.Eras: "initialize", "stateless" or "dual" ("legacy", "modern" too)
-	EnvModernVersions     = EnvVar + "_MODERN_VERSIONS"      // Options.StatelessVersions, comma-separated
-	EnvModernInitialize   = EnvVar + "_MODERN_INITIALIZE"    // Options.ModernInitialize: "unsupported" or "not-found"
-	EnvCacheTTL           = EnvVar + "_CACHE_TTL"            // Options.CacheTTL, a time.Duration ("30s")
-	EnvCacheScope         = EnvVar + "_CACHE_SCOPE"          // Options.CacheScope
-	EnvInvalidHeaderTools = EnvVar + "_INVALID_HEADER_TOOLS" // Options.InvalidHeaderTools: "1" or "true"
-	EnvSilentBeforeInit   = EnvVar + "_SILENT_BEFORE_INIT"   // Options.SilentBeforeInitialize: "1" or "true"
+	EnvEras                = EnvVar + "_ERAS"                 // Options.Eras: "initialize", "stateless" or "dual" ("legacy", "modern" too)
+	EnvStatelessVersions   = EnvVar + "_MODERN_VERSIONS"      // Options.StatelessVersions, comma-separated
+	EnvStatelessInitialize = EnvVar + "_MODERN_INITIALIZE"    // Options.StatelessInitialize: "unsupported" or "not-found"
+	EnvCacheTTL            = EnvVar + "_CACHE_TTL"            // Options.CacheTTL, a time.Duration ("30s")
+	EnvCacheScope          = EnvVar + "_CACHE_SCOPE"          // Options.CacheScope
+	EnvInvalidHeaderTools  = EnvVar + "_INVALID_HEADER_TOOLS" // Options.InvalidHeaderTools: "1" or "true"
+	EnvSilentBeforeInit    = EnvVar + "_SILENT_BEFORE_INIT"   // Options.SilentBeforeInitialize: "1" or "true"
 )
 
 // RunFromEnv makes the running binary a stdio test server when the
 // environment asks for it: if EnvVar is "stdio", it serves ServeStdio on
 // os.Stdin and os.Stdout with Options read from the environment (EnvName,
 // EnvVersions, EnvInstructions, EnvPageSize, EnvLog, the eras: EnvEras,
-// EnvModernVersions, EnvModernInitialize, EnvCacheTTL, EnvCacheScope,
+// EnvStatelessVersions, EnvStatelessInitialize, EnvCacheTTL, EnvCacheScope,
 // EnvInvalidHeaderTools, EnvSilentBeforeInit, the tasks: EnvTasks and
 // the EnvTask* variables, and the StdioFaults: EnvCrashOnCall,
 // EnvIgnoreStdinEOF, EnvIgnoreSIGTERM, EnvGrandchild, EnvEscaped,
@@ -249,7 +249,7 @@ func OptionsFromEnv() (Options, error) {
 			}
 		}
 	}
-	if v := os.Getenv(EnvModernVersions); v != "" {
+	if v := os.Getenv(EnvStatelessVersions); v != "" {
 		for _, s := range strings.Split(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				opts.StatelessVersions = append(opts.StatelessVersions, s)
@@ -265,12 +265,12 @@ func OptionsFromEnv() (Options, error) {
 	default:
 		return opts, fmt.Errorf("%s: %q is not initialize, stateless or dual", EnvEras, v)
 	}
-	switch v := os.Getenv(EnvModernInitialize); v {
+	switch v := os.Getenv(EnvStatelessInitialize); v {
 	case "", "unsupported":
 	case "not-found":
-		opts.ModernInitialize = InitializeMethodNotFound
+		opts.StatelessInitialize = InitializeMethodNotFound
 	default:
-		return opts, fmt.Errorf("%s: %q is not unsupported or not-found", EnvModernInitialize, v)
+		return opts, fmt.Errorf("%s: %q is not unsupported or not-found", EnvStatelessInitialize, v)
 	}
 	if v := os.Getenv(EnvCacheTTL); v != "" {
 		d, err := time.ParseDuration(v)
@@ -367,10 +367,10 @@ func StdioEnv(opts Options) []string {
 		env = append(env, EnvEras+"=dual")
 	}
 	if len(opts.StatelessVersions) > 0 {
-		env = append(env, EnvModernVersions+"="+strings.Join(opts.StatelessVersions, ","))
+		env = append(env, EnvStatelessVersions+"="+strings.Join(opts.StatelessVersions, ","))
 	}
-	if opts.ModernInitialize == InitializeMethodNotFound {
-		env = append(env, EnvModernInitialize+"=not-found")
+	if opts.StatelessInitialize == InitializeMethodNotFound {
+		env = append(env, EnvStatelessInitialize+"=not-found")
 	}
 	if opts.CacheTTL != 0 {
 		env = append(env, EnvCacheTTL+"="+opts.CacheTTL.String())

@@ -3,8 +3,6 @@ package testservers
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"mime"
@@ -17,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -82,13 +81,13 @@ type StreamableHandler struct {
 	closing chan struct{}
 	once    sync.Once
 
-	mu       sync.Mutex
-	closed   bool
-	sessions map[string]*httpSession
-	expired  map[string]expiredSession // expired with LetRun, kept to resume their streams
-	shared   *httpSession              // Stateless
-	modern   *httpSession              // the channel of stateless requests (Eras StatelessOnly, DualEra): no session
-	bg       sync.WaitGroup            // goroutines ending sessions expired with LetRun
+	mu        sync.Mutex
+	closed    bool
+	sessions  *servehttp.Table[*httpSession] // the server core's; no idle expiry: sessions end by ExpireSession or Close
+	expired   map[string]expiredSession      // expired with LetRun, kept to resume their streams
+	shared    *httpSession                   // Stateless
+	stateless *httpSession                   // the channel of stateless requests (Eras StatelessOnly, DualEra): no session
+	bg        sync.WaitGroup                 // goroutines ending sessions expired with LetRun
 }
 
 // NewStreamableHandler returns a handler serving a new core configured by
@@ -99,21 +98,21 @@ func NewStreamableHandler(opts HTTPOptions) *StreamableHandler {
 		srv:      NewServer(opts.Options),
 		plan:     newFaultPlan(opts.Faults),
 		closing:  make(chan struct{}),
-		sessions: make(map[string]*httpSession),
+		sessions: servehttp.NewTable[*httpSession](maxHTTPSessions, nil),
 		expired:  make(map[string]expiredSession),
 	}
 	if opts.Stateless {
 		h.shared = h.newHTTPSession("")
 	}
-	if h.srv.opts.Eras.modern() {
-		h.modern = h.newModernChannel()
+	if h.srv.opts.Eras.stateless() {
+		h.stateless = h.newStatelessChannel()
 	}
 	return h
 }
 
-// newModernChannel returns the core channel of stateless requests: a core
+// newStatelessChannel returns the core channel of stateless requests: a core
 // session of no client, registered nowhere.
-func (h *StreamableHandler) newModernChannel() *httpSession {
+func (h *StreamableHandler) newStatelessChannel() *httpSession {
 	hs := &httpSession{h: h, ended: make(chan struct{}), byID: make(map[string]*eventStream)}
 	hs.core = h.srv.newSession(hs, false)
 	return hs
@@ -126,10 +125,7 @@ func (h *StreamableHandler) Server() *Server { return h.srv }
 func (h *StreamableHandler) SessionIDs() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ids := make([]string, 0, len(h.sessions))
-	for id := range h.sessions {
-		ids = append(ids, id)
-	}
+	ids := h.sessions.IDs()
 	slices.Sort(ids)
 	return ids
 }
@@ -149,15 +145,12 @@ func (h *StreamableHandler) Close() {
 		h.mu.Lock()
 		h.closed = true
 		close(h.closing)
-		all := make([]*httpSession, 0, len(h.sessions)+1)
-		for _, hs := range h.sessions {
-			all = append(all, hs)
-		}
+		all := h.sessions.All()
 		if h.shared != nil {
 			all = append(all, h.shared)
 		}
-		if h.modern != nil {
-			all = append(all, h.modern)
+		if h.stateless != nil {
+			all = append(all, h.stateless)
 		}
 		for _, e := range h.expired {
 			all = append(all, e.hs)
@@ -213,19 +206,20 @@ func (hs *httpSession) getOpen() bool {
 	return get != nil && get.attached()
 }
 
+// maxHTTPSessions bounds the sessions one handler keeps open; past it an
+// initialize is refused (503).
+const maxHTTPSessions = 4096
+
 // createSession registers a new session with a fresh id, or returns nil
-// once the handler is closed.
+// once the handler is closed or holds maxHTTPSessions.
 func (h *StreamableHandler) createSession() *httpSession {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	hs := h.newHTTPSession(hex.EncodeToString(b[:]))
+	hs := h.newHTTPSession(servehttp.NewSessionID())
 	h.mu.Lock()
-	if h.closed {
+	if h.closed || !h.sessions.Add(hs.id, hs) {
 		h.mu.Unlock()
 		hs.core.Close()
 		return nil
 	}
-	h.sessions[hs.id] = hs
 	h.mu.Unlock()
 	return hs
 }
@@ -236,9 +230,7 @@ func (h *StreamableHandler) createSession() *httpSession {
 func (h *StreamableHandler) unregister(hs *httpSession) {
 	hs.admit.Lock()
 	h.mu.Lock()
-	if h.sessions[hs.id] == hs {
-		delete(h.sessions, hs.id)
-	}
+	h.sessions.RemoveIf(hs.id, func(x *httpSession) bool { return x == hs })
 	h.mu.Unlock()
 	hs.core.stop()
 	hs.admit.Unlock()
@@ -251,7 +243,8 @@ func (h *StreamableHandler) admitted(hs *httpSession) bool {
 	if h.opts.Stateless {
 		return h.shared == hs && !h.closed
 	}
-	return h.sessions[hs.id] == hs
+	cur, _ := h.sessions.Get(hs.id)
+	return cur == hs
 }
 
 // endSession ends the session: its handlers return, its requests are
@@ -356,8 +349,8 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	batch := bytes.HasPrefix(bytes.TrimSpace(body), []byte("["))
-	if h.postEra(r, msgs, batch) == eraModern {
-		h.postModern(w, r, msgs, batch)
+	if h.postEra(r, msgs, batch) == eraStateless {
+		h.postStateless(w, r, msgs, batch)
 		return
 	}
 	var methods []string
@@ -395,7 +388,7 @@ func (h *StreamableHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	if newSession {
 		if hs = h.createSession(); hs == nil {
-			httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
+			httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing, or too many sessions")
 			return
 		}
 		w.Header().Set(HeaderSessionID, hs.id)
@@ -613,7 +606,7 @@ func (h *StreamableHandler) lookup(w http.ResponseWriter, r *http.Request, resum
 			hs = h.resumable(id)
 		} else {
 			h.mu.Lock()
-			hs = h.sessions[id]
+			hs, _ = h.sessions.Get(id)
 			h.mu.Unlock()
 		}
 		if hs == nil {

@@ -57,7 +57,7 @@ func (h *StreamableHandler) Inject(rules ...FaultRule) { h.plan.add(rules...) }
 // reports whether the session existed.
 func (h *StreamableHandler) ExpireSession(id string) bool {
 	h.mu.Lock()
-	hs := h.sessions[id]
+	hs, _ := h.sessions.Get(id)
 	h.mu.Unlock()
 	return hs != nil && h.expire(hs)
 }
@@ -106,11 +106,10 @@ func (h *StreamableHandler) expireLetRun(hs *httpSession) {
 	hs.admit.Lock()
 	defer hs.admit.Unlock()
 	h.mu.Lock()
-	if h.closed || h.sessions[hs.id] != hs {
+	if h.closed || !h.sessions.RemoveIf(hs.id, func(x *httpSession) bool { return x == hs }) {
 		h.mu.Unlock()
 		return
 	}
-	delete(h.sessions, hs.id)
 	now := time.Now()
 	for id, e := range h.expired {
 		if now.Sub(e.at) > expiredGrace {
@@ -145,7 +144,7 @@ func (h *StreamableHandler) expireLetRun(hs *httpSession) {
 func (h *StreamableHandler) resumable(id string) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if hs := h.sessions[id]; hs != nil {
+	if hs, ok := h.sessions.Get(id); ok {
 		return hs
 	}
 	if e, ok := h.expired[id]; ok && time.Since(e.at) <= expiredGrace {
@@ -157,7 +156,7 @@ func (h *StreamableHandler) resumable(id string) *httpSession {
 // Restart loses every session at once, as a restarted server does: their
 // streams are cut, their requests cancelled, and every old session id
 // gets 404 from now on (a stateless server gets a fresh shared session).
-// Modern requests running are cancelled too and their streams cut,
+// Stateless requests running are cancelled too and their streams cut,
 // subscriptions/listen ones included, without an answer. The handler goes
 // on serving: clients initialize (or listen) again.
 func (h *StreamableHandler) Restart() {
@@ -166,12 +165,12 @@ func (h *StreamableHandler) Restart() {
 		h.mu.Unlock()
 		return
 	}
-	old, oldModern := h.shared, h.modern
+	old, oldStateless := h.shared, h.stateless
 	if old != nil {
 		h.shared = h.newHTTPSession("")
 	}
-	if oldModern != nil {
-		h.modern = h.newModernChannel()
+	if oldStateless != nil {
+		h.stateless = h.newStatelessChannel()
 	}
 	expired := h.expired
 	h.expired = make(map[string]expiredSession)
@@ -188,8 +187,8 @@ func (h *StreamableHandler) Restart() {
 	if old != nil {
 		h.endSession(old)
 	}
-	if oldModern != nil {
-		h.endSession(oldModern) // its requests are cancelled, its streams cut
+	if oldStateless != nil {
+		h.endSession(oldStateless) // its requests are cancelled, its streams cut
 	}
 	h.srv.count(func(st *Stats) {
 		st.SessionsExpired += n
@@ -209,8 +208,8 @@ func (h *StreamableHandler) DropStreams(retry time.Duration) int {
 	if h.shared != nil {
 		all = append(all, h.shared)
 	}
-	if h.modern != nil {
-		all = append(all, h.modern)
+	if h.stateless != nil {
+		all = append(all, h.stateless)
 	}
 	h.mu.Unlock()
 	n := 0
@@ -239,11 +238,7 @@ func (h *StreamableHandler) live() []*httpSession {
 }
 
 func (h *StreamableHandler) liveLocked() []*httpSession {
-	out := make([]*httpSession, 0, len(h.sessions))
-	for _, hs := range h.sessions {
-		out = append(out, hs)
-	}
-	return out
+	return h.sessions.All()
 }
 
 // Inject arms more faults; see StreamableHandler.Inject.

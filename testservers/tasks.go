@@ -16,9 +16,9 @@ import (
 
 // Tasks run a tool call in the background: the server answers the call at
 // once with a task handle and the client polls it. The core keeps the
-// tasks of both designs in one store (this file); tasks_legacy.go serves
+// tasks of both designs in one store (this file); tasks_initialize.go serves
 // the experimental tasks of 2025-11-25 (tasks/get, tasks/result,
-// tasks/cancel, tasks/list), tasks_modern.go the tasks extension of
+// tasks/cancel, tasks/list), tasks_stateless.go the tasks extension of
 // 2026-07-28 (tasks/get, tasks/update, tasks/cancel), and tasks_tools.go
 // holds the tools that run as tasks. A task belongs to the server, not to
 // a session: any session (or stateless request) that names its id reaches
@@ -179,10 +179,10 @@ func (ss *Session) taskCall(c *call, def *toolDef, p callParams, args json.RawMe
 	if !ss.srv.opts.Tasks.Enabled {
 		return nil, false, nil
 	}
-	if c.modern() {
-		return ss.modernTaskCall(c, def, args)
+	if c.stateless() {
+		return ss.statelessTaskCall(c, def, args)
 	}
-	return ss.legacyTaskCall(c, def, p, args)
+	return ss.initializeTaskCall(c, def, p, args)
 }
 
 // taskTTL is the ttl of a new task, given the one the client asked for.
@@ -360,7 +360,7 @@ func (s *Server) changeTask(t *task, f func(t *task) bool) bool {
 
 // statusNoteLocked returns what sends the status notification of t.
 func (s *Server) statusNoteLocked(t *task) func() {
-	if t.era == eraModern {
+	if t.era == eraStateless {
 		raw := s.taskJSONLocked(t, true)
 		return func() { s.notifyTaskListeners(t.id, raw) }
 	}
@@ -439,7 +439,7 @@ func (s *Server) finishTask(t *task, res any, err error) {
 		switch {
 		case rpcErr != nil:
 			t.status, t.rpcErr, t.message = mcp.TaskFailed, rpcErr, rpcErr.Message
-		case r.IsError && t.era == eraLegacy:
+		case r.IsError && t.era == eraInitialize:
 			t.status, t.result, t.message = mcp.TaskFailed, raw, "the tool reported an error (isError)"
 		default:
 			t.status, t.result, t.message = mcp.TaskCompleted, raw, ""
@@ -524,7 +524,7 @@ func (s *Server) taskJSONLocked(t *task, detailed bool) json.RawMessage {
 	}
 	ttl, poll := mcp.TTL(t.ttl.Milliseconds()), mcp.TTL(s.opts.Tasks.PollInterval.Milliseconds())
 	ttlKey := "ttl"
-	if t.era == eraModern {
+	if t.era == eraStateless {
 		ttlKey = "ttlMs"
 		v.PollIntervalMs = &poll
 		if t.ttl >= 0 {
@@ -536,7 +536,7 @@ func (s *Server) taskJSONLocked(t *task, detailed bool) json.RawMessage {
 			v.TTL = &ttl
 		}
 	}
-	if detailed && t.era == eraModern {
+	if detailed && t.era == eraStateless {
 		switch t.status {
 		case mcp.TaskCompleted:
 			v.Result = t.result

@@ -77,10 +77,10 @@ func checkStamps(t *testing.T, tk mcp.Task) {
 	}
 }
 
-// legacyTask decodes a 2025-11-25 task (tasks/get, tasks/cancel) and
+// initializeTask decodes a 2025-11-25 task (tasks/get, tasks/cancel) and
 // checks its members: both timestamps, ttl and pollInterval (20 ms), no
 // member of the extension, no related-task _meta.
-func legacyTask(t *testing.T, raw json.RawMessage) mcp.Task {
+func initializeTask(t *testing.T, raw json.RawMessage) mcp.Task {
 	t.Helper()
 	var tk mcp.Task
 	if err := json.Unmarshal(raw, &tk); err != nil {
@@ -101,16 +101,16 @@ func legacyTask(t *testing.T, raw json.RawMessage) mcp.Task {
 	return tk
 }
 
-// legacyCreate calls tool as a task over w and returns the task of the
+// initializeCreate calls tool as a task over w and returns the task of the
 // answer, checked.
-func legacyCreate(t *testing.T, w wire, id int, tool string, args map[string]any, ttl *int64) mcp.Task {
+func initializeCreate(t *testing.T, w wire, id int, tool string, args map[string]any, ttl *int64) mcp.Task {
 	t.Helper()
 	m, _ := w.request(t, id, "tools/call", callParamsJSON(tool, args, ttl))
 	r := result[map[string]json.RawMessage](t, m)
 	if len(r) != 1 || r["task"] == nil {
 		t.Fatalf("tools/call %s as a task: %s", tool, m.Result)
 	}
-	tk := legacyTask(t, r["task"])
+	tk := initializeTask(t, r["task"])
 	if tk.Status != mcp.TaskWorking {
 		t.Errorf("created in status %s", tk.Status)
 	}
@@ -162,13 +162,13 @@ var tasksExt = map[string]any{
 // taskHeaders are the Mcp-Name header of a request about task id.
 func taskHeaders(id string) map[string]string { return map[string]string{HeaderName: id} }
 
-// modernTask decodes a task of the extension (a CreateTaskResult or a
+// statelessTask decodes a task of the extension (a CreateTaskResult or a
 // tasks/get result) and checks its members: resultType, both
 // timestamps, ttlMs and pollIntervalMs (20 ms), serverInfo, nothing of
 // 2025-11-25.
-func modernTask(t *testing.T, m *jsonrpc.Message, resultType string) (mcp.Task, map[string]json.RawMessage) {
+func statelessTask(t *testing.T, m *jsonrpc.Message, resultType string) (mcp.Task, map[string]json.RawMessage) {
 	t.Helper()
-	// Not checkModernResult: the ttlMs of a task is its own, no cache
+	// Not checkStatelessResult: the ttlMs of a task is its own, no cache
 	// hint (and there is no cacheScope).
 	f := resultFields(t, m)
 	var meta map[string]json.RawMessage
@@ -190,38 +190,38 @@ func modernTask(t *testing.T, m *jsonrpc.Message, resultType string) (mcp.Task, 
 	return tk, f
 }
 
-// modernCreate calls tool over w (which must declare the extension) and
+// statelessCreate calls tool over w (which must declare the extension) and
 // returns the task of the answer, checked.
-func modernCreate(t *testing.T, w *modernWire, id any, tool string, args map[string]any) mcp.Task {
+func statelessCreate(t *testing.T, w *statelessWire, id any, tool string, args map[string]any) mcp.Task {
 	t.Helper()
 	m, _ := w.ok(t, id, "tools/call", map[string]any{"name": tool, "arguments": args})
-	tk, _ := modernTask(t, m, mcp.ResultTask)
+	tk, _ := statelessTask(t, m, mcp.ResultTask)
 	if tk.Status != mcp.TaskWorking {
 		t.Errorf("created in status %s", tk.Status)
 	}
 	return tk
 }
 
-// modernGet polls task id once over w.
-func modernGet(t *testing.T, w *modernWire, id any, taskID string) (mcp.Task, map[string]json.RawMessage) {
+// statelessGet polls task id once over w.
+func statelessGet(t *testing.T, w *statelessWire, id any, taskID string) (mcp.Task, map[string]json.RawMessage) {
 	t.Helper()
 	m, _, status := w.call(t, id, "tasks/get", map[string]any{"taskId": taskID}, taskHeaders(taskID))
 	if status != 200 || m.Error != nil {
 		t.Fatalf("tasks/get: status %d, error %v", status, m.Error)
 	}
-	return modernTask(t, m, mcp.ResultComplete)
+	return statelessTask(t, m, mcp.ResultComplete)
 }
 
-// modernAck calls a tasks/ method whose answer is an empty
+// statelessAck calls a tasks/ method whose answer is an empty
 // acknowledgement and checks it is one.
-func modernAck(t *testing.T, w *modernWire, id any, method string, params map[string]any) {
+func statelessAck(t *testing.T, w *statelessWire, id any, method string, params map[string]any) {
 	t.Helper()
 	taskID, _ := params["taskId"].(string)
 	m, _, status := w.call(t, id, method, params, taskHeaders(taskID))
 	if status != 200 || m.Error != nil {
 		t.Fatalf("%s: status %d, error %v", method, status, m.Error)
 	}
-	f := checkModernResult(t, m, mcp.ResultComplete, -1)
+	f := checkStatelessResult(t, m, mcp.ResultComplete, -1)
 	if len(f) != 2 { // resultType and _meta
 		t.Errorf("%s: not an empty acknowledgement: %s", method, m.Result)
 	}

@@ -13,16 +13,16 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// TestTaskLegacyList: tasks/list returns the tasks oldest first, in pages
+// TestTaskInitializeList: tasks/list returns the tasks oldest first, in pages
 // of Options.PageSize; a made-up cursor is -32602.
-func TestTaskLegacyList(t *testing.T) {
+func TestTaskInitializeList(t *testing.T) {
 	opts := tasksOn()
 	opts.PageSize = 2
 	w := newStdioWire(t, context.Background(), opts)
 	w.initialize(t)
 	var ids []string
 	for i := range 3 {
-		ids = append(ids, legacyCreate(t, w, i+1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL).TaskID)
+		ids = append(ids, initializeCreate(t, w, i+1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL).TaskID)
 	}
 	var got []string
 	cursor := ""
@@ -40,7 +40,7 @@ func TestTaskLegacyList(t *testing.T) {
 			t.Errorf("page of %d", len(r.Tasks))
 		}
 		for _, raw := range r.Tasks {
-			tk := legacyTask(t, raw)
+			tk := initializeTask(t, raw)
 			got = append(got, tk.TaskID)
 			if tk.Status != mcp.TaskWorking {
 				t.Errorf("listed %s", raw)
@@ -74,10 +74,10 @@ func TestTaskForgetAfterPolls(t *testing.T) {
 	opts.Eras = DualEra
 	w := newStdioWire(t, context.Background(), opts)
 	w.initialize(t)
-	tk := legacyCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
+	tk := initializeCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
 	for i := range 2 {
 		m, _ := w.request(t, 2+i, "tasks/get", taskIDParams(tk.TaskID))
-		if legacyTask(t, m.Result).Status != mcp.TaskWorking {
+		if initializeTask(t, m.Result).Status != mcp.TaskWorking {
 			t.Errorf("poll %d: %s", i+1, m.Result)
 		}
 	}
@@ -89,10 +89,10 @@ func TestTaskForgetAfterPolls(t *testing.T) {
 		}
 	}
 	// The extension's tasks are forgotten the same way.
-	call := modernParams(map[string]any{"name": TaskSleepTool, "arguments": map[string]any{"ms": 600000}}, tasksExt, nil)
+	call := statelessParams(map[string]any{"name": TaskSleepTool, "arguments": map[string]any{"ms": 600000}}, tasksExt, nil)
 	m, _ := w.request(t, 20, "tools/call", call)
 	id := result[mcp.Task](t, m).TaskID
-	get := modernParams(map[string]any{"taskId": id}, tasksExt, nil)
+	get := statelessParams(map[string]any{"taskId": id}, tasksExt, nil)
 	for i := range 2 {
 		if m, _ := w.request(t, 21+i, "tasks/get", get); m.Error != nil {
 			t.Fatalf("poll %d: %v", i+1, m.Error)
@@ -138,16 +138,16 @@ func TestTaskTTL(t *testing.T) {
 	opts.Eras = DualEra
 	w := newStdioWire(t, context.Background(), opts)
 	w.initialize(t)
-	tk := legacyCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
+	tk := initializeCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
 	m, _ := w.request(t, 2, "tasks/get", taskIDParams(tk.TaskID))
 	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
 	if !strings.Contains(m.Error.Message, "expired") {
 		t.Errorf("tasks/get of an expired task: %v", m.Error)
 	}
-	call := modernParams(map[string]any{"name": TaskSleepTool, "arguments": map[string]any{"ms": 600000}}, tasksExt, nil)
+	call := statelessParams(map[string]any{"name": TaskSleepTool, "arguments": map[string]any{"ms": 600000}}, tasksExt, nil)
 	m, _ = w.request(t, 3, "tools/call", call)
 	id := result[mcp.Task](t, m).TaskID
-	m, _ = w.request(t, 4, "tasks/get", modernParams(map[string]any{"taskId": id}, tasksExt, nil))
+	m, _ = w.request(t, 4, "tasks/get", statelessParams(map[string]any{"taskId": id}, tasksExt, nil))
 	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
 	if st := w.srv.Stats(); st.TasksForgotten != 2 || st.TasksRunning != 0 {
 		t.Errorf("stats %+v", st)
@@ -155,26 +155,26 @@ func TestTaskTTL(t *testing.T) {
 }
 
 // TestTaskMaxTasks: beyond MaxTasks running tasks a task is refused with
-// -32603 (a modern optional tool runs as a plain call instead); once one
+// -32603 (a stateless optional tool runs as a plain call instead); once one
 // ends there is room again.
 func TestTaskMaxTasks(t *testing.T) {
 	opts := tasksOn(func(o *TaskOptions) { o.MaxTasks = 1 })
 	opts.Eras = DualEra
 	w := newStdioWire(t, context.Background(), opts)
 	w.initialize(t)
-	tk := legacyCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
+	tk := initializeCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
 	m, _ := w.request(t, 2, "tools/call", callParamsJSON(TaskOptionalTool, nil, anyTTL))
 	wantErrorCode(t, m, jsonrpc.CodeInternalError)
-	m, _ = w.request(t, 3, "tools/call", modernParams(map[string]any{"name": TaskSleepTool}, tasksExt, nil))
+	m, _ = w.request(t, 3, "tools/call", statelessParams(map[string]any{"name": TaskSleepTool}, tasksExt, nil))
 	wantErrorCode(t, m, jsonrpc.CodeInternalError)
-	m, _ = w.request(t, 4, "tools/call", modernParams(map[string]any{"name": TaskOptionalTool, "arguments": map[string]any{"text": "now"}}, tasksExt, nil))
+	m, _ = w.request(t, 4, "tools/call", statelessParams(map[string]any{"name": TaskOptionalTool, "arguments": map[string]any{"text": "now"}}, tasksExt, nil))
 	if text, _ := toolText(t, m); text != "now" || strings.Contains(string(m.Result), "taskId") {
 		t.Errorf("task_optional beyond MaxTasks: %s", m.Result)
 	}
 	if m, _ := w.request(t, 5, "tasks/cancel", taskIDParams(tk.TaskID)); m.Error != nil {
 		t.Fatal(m.Error)
 	}
-	legacyCreate(t, w, 6, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
+	initializeCreate(t, w, 6, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
 	if st := w.srv.Stats(); st.TasksRefused != 3 || st.TasksCreated != 2 || st.TasksRunning != 1 {
 		t.Errorf("stats %+v", st)
 	}
@@ -185,7 +185,7 @@ func TestTaskMaxTasks(t *testing.T) {
 func TestTaskOnce(t *testing.T) {
 	w := newStdioWire(t, context.Background(), tasksOn())
 	w.initialize(t)
-	tk := legacyCreate(t, w, 1, TaskOnceTool, map[string]any{"key": "pay-1"}, anyTTL)
+	tk := initializeCreate(t, w, 1, TaskOnceTool, map[string]any{"key": "pay-1"}, anyTTL)
 	m, _ := w.request(t, 2, "tasks/result", taskIDParams(tk.TaskID))
 	if text, _ := taskResult(t, m, tk.TaskID); text != "pay-1 executed 1 time(s)" {
 		t.Errorf("tasks/result %q", text)
@@ -208,7 +208,7 @@ func TestTaskShutdownHTTP(t *testing.T) {
 	srv := s.Server()
 	w := newHTTPWire(t, s.URL)
 	w.initialize(t)
-	tk := legacyCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
+	tk := initializeCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
 	resp := w.do(t, http.MethodPost, reqJSON(2, "tasks/result", taskIDParams(tk.TaskID)), nil)
 	defer resp.Body.Close()
 	waitStats(t, srv, "tasks/result", func(st Stats) bool { return st.TaskResults == 1 })
@@ -224,7 +224,7 @@ func TestTaskShutdownHTTP(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	// No task starts any more.
-	if _, err := srv.newTask(eraLegacy, TaskSleepTool, time.Minute, nil); err == nil {
+	if _, err := srv.newTask(eraInitialize, TaskSleepTool, time.Minute, nil); err == nil {
 		t.Error("a task started after Close")
 	}
 }
@@ -234,7 +234,7 @@ func TestTaskShutdownHTTP(t *testing.T) {
 func TestTaskShutdownStdio(t *testing.T) {
 	w := newStdioWire(t, context.Background(), tasksOn())
 	w.initialize(t)
-	tk := legacyCreate(t, w, 1, TaskAskTool, nil, anyTTL)
+	tk := initializeCreate(t, w, 1, TaskAskTool, nil, anyTTL)
 	w.send(t, reqJSON(2, "tasks/result", taskIDParams(tk.TaskID)))
 	if m := w.recv(t); m.Method != "elicitation/create" {
 		t.Fatalf("got %s", m.Method)

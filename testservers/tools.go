@@ -22,8 +22,8 @@ type toolFunc func(c *call, args json.RawMessage) (any, error)
 type toolDef struct {
 	tool mcp.Tool
 	run  toolFunc
-	// modernOnly tools are offered to stateless requests only.
-	modernOnly bool
+	// statelessOnly tools are offered to stateless requests only.
+	statelessOnly bool
 	// invalidHeaders: the tool's x-mcp-header annotations break the
 	// rules; it is offered only with Options.InvalidHeaderTools.
 	invalidHeaders bool
@@ -125,8 +125,8 @@ var (
 		}, run: toolOnce},
 	}
 	toolsByName = func() map[string]*toolDef {
-		m := make(map[string]*toolDef, len(tools)+len(modernTools)+len(invalidHeaderTools)+len(taskTools)+len(conformanceTools))
-		for _, list := range [][]toolDef{tools, modernTools, invalidHeaderTools, taskTools, conformanceTools} {
+		m := make(map[string]*toolDef, len(tools)+len(statelessTools)+len(invalidHeaderTools)+len(taskTools)+len(conformanceTools))
+		for _, list := range [][]toolDef{tools, statelessTools, invalidHeaderTools, taskTools, conformanceTools} {
 			for i := range list {
 				d := &list[i]
 				m[d.tool.Name] = d
@@ -146,15 +146,15 @@ var (
 		}
 		return l
 	}()
-	modernToolList = func() []mcp.Tool {
+	statelessToolList = func() []mcp.Tool {
 		l := slices.Clone(toolList)
-		for i := range modernTools {
-			l = append(l, modernTools[i].tool)
+		for i := range statelessTools {
+			l = append(l, statelessTools[i].tool)
 		}
 		return l
 	}()
-	modernToolListInvalid = func() []mcp.Tool {
-		l := slices.Clone(modernToolList)
+	statelessToolListInvalid = func() []mcp.Tool {
+		l := slices.Clone(statelessToolList)
 		for i := range invalidHeaderTools {
 			l = append(l, invalidHeaderTools[i].tool)
 		}
@@ -177,10 +177,10 @@ func schema(s string) json.RawMessage { return json.RawMessage(s) }
 func (ss *Session) listTools(params json.RawMessage, rq *reqInfo) (any, error) {
 	list := toolList
 	switch {
-	case rq.era == eraModern && ss.srv.opts.InvalidHeaderTools:
-		list = modernToolListInvalid
-	case rq.era == eraModern:
-		list = modernToolList
+	case rq.era == eraStateless && ss.srv.opts.InvalidHeaderTools:
+		list = statelessToolListInvalid
+	case rq.era == eraStateless:
+		list = statelessToolList
 	}
 	items, next, err := page(params, ss.srv.withConformanceTools(ss.srv.withTaskTools(list)), ss.srv.opts.PageSize)
 	if err != nil {
@@ -207,9 +207,9 @@ func (s *Server) lookupTool(name string, e era) *toolDef {
 	switch {
 	case def == nil:
 		return nil
-	case def.modernOnly && e != eraModern:
+	case def.statelessOnly && e != eraStateless:
 		return nil
-	case def.invalidHeaders && (e != eraModern || !s.opts.InvalidHeaderTools):
+	case def.invalidHeaders && (e != eraStateless || !s.opts.InvalidHeaderTools):
 		return nil
 	case def.taskOnly && !s.opts.Tasks.Enabled:
 		return nil
@@ -531,7 +531,7 @@ func toolLog(c *call, raw json.RawMessage) (any, error) {
 }
 
 func toolNotifyChanges(c *call, _ json.RawMessage) (any, error) {
-	if c.modern() {
+	if c.stateless() {
 		// 2026-07-28: list changes reach the subscriptions/listen streams
 		// that asked for them, never the stream of this request.
 		n := c.ss.srv.notifyListeners(listChangedMethods...)
@@ -552,7 +552,7 @@ func toolTouch(c *call, raw json.RawMessage) (any, error) {
 	if err := args(raw, &a); err != nil {
 		return nil, err
 	}
-	if c.modern() {
+	if c.stateless() {
 		n := c.ss.srv.notifyResourceListeners(a.URI)
 		return textResult(fmt.Sprintf("notified %d subscription(s)", n)), nil
 	}

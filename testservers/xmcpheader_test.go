@@ -47,7 +47,7 @@ func TestHeaderParamsRules(t *testing.T) {
 			}
 			var names []string
 			for _, p := range got {
-				names = append(names, p.name+"@"+strings.Join(p.path, ".")+":"+p.typ)
+				names = append(names, p.Name+"@"+strings.Join(p.Path, ".")+":"+p.Type)
 			}
 			slices.Sort(names)
 			if !slices.Equal(names, tt.want) {
@@ -81,7 +81,7 @@ func TestEncodeHeaderValue(t *testing.T) {
 	}
 }
 
-func TestModernParamHeaders(t *testing.T) {
+func TestStatelessParamHeaders(t *testing.T) {
 	args := map[string]any{"region": "us-west1", "priority": 42, "dryRun": true, "target": map[string]any{"zone": "b"}, "query": "q"}
 	full := map[string]string{"Mcp-Param-Region": "us-west1", "Mcp-Param-Priority": "42", "Mcp-Param-Dry-Run": "true", "Mcp-Param-Zone": "b"}
 	without := func(k string) map[string]string {
@@ -133,7 +133,7 @@ func TestModernParamHeaders(t *testing.T) {
 		{"bad sentinel", args, with("Mcp-Param-Region", "=?base64?***?="), "Mcp-Param-Region"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, w := startModernHTTP(t, HTTPOptions{})
+			s, w := startStatelessHTTP(t, HTTPOptions{})
 			m, _, code := w.call(t, 1, "tools/call", map[string]any{"name": HeaderToolName, "arguments": tt.args}, tt.hdr)
 			st := s.Server().Stats()
 			if tt.reject == "" {
@@ -161,8 +161,8 @@ func TestModernParamHeaders(t *testing.T) {
 	}
 }
 
-func TestModernInvalidHeaderTools(t *testing.T) {
-	names := func(t *testing.T, w *modernWire) []string {
+func TestStatelessInvalidHeaderTools(t *testing.T) {
+	names := func(t *testing.T, w *statelessWire) []string {
 		m, _ := w.ok(t, 1, "tools/list", nil)
 		var tl struct {
 			Tools []mcp.Tool `json:"tools"`
@@ -174,15 +174,15 @@ func TestModernInvalidHeaderTools(t *testing.T) {
 		}
 		return out
 	}
-	_, w := startModernHTTP(t, HTTPOptions{Options: Options{InvalidHeaderTools: true}})
+	_, w := startStatelessHTTP(t, HTTPOptions{Options: Options{InvalidHeaderTools: true}})
 	got := names(t, w)
-	if want := append(ModernToolNames(), InvalidHeaderToolNames()...); !slices.Equal(got, want) {
+	if want := append(StatelessToolNames(), InvalidHeaderToolNames()...); !slices.Equal(got, want) {
 		t.Errorf("tools %v, want %v", got, want)
 	}
 	if len(InvalidHeaderToolNames()) != 7 {
 		t.Errorf("InvalidHeaderToolNames %v", InvalidHeaderToolNames())
 	}
-	_, w = startModernHTTP(t, HTTPOptions{})
+	_, w = startStatelessHTTP(t, HTTPOptions{})
 	for _, n := range names(t, w) {
 		if slices.Contains(InvalidHeaderToolNames(), n) {
 			t.Errorf("%s listed without InvalidHeaderTools", n)

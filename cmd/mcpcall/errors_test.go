@@ -75,7 +75,7 @@ var errorCases = []errorCase{
 		return []string{"ping", statusServer(t, testservers.StatusOptions{PostStatus: http.StatusBadRequest, PostBodyFunc: testservers.UnsupportedVersionBody("2099-01-01")})}
 	}},
 	{"stateless_server_refuses_after_initialize", exitConnect, func(t *testing.T) []string {
-		srv := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{ModernInitialize: testservers.InitializeLikeGoSDK}})
+		srv := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{StatelessInitialize: testservers.InitializeLikeGoSDK}})
 		t.Cleanup(srv.Close)
 		return []string{"ping", "--era", "initialize", srv.URL}
 	}},

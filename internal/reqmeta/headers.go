@@ -35,10 +35,10 @@ const (
 )
 
 // EncodeHeaderValue returns s as a header value: as it is when it is plain
-// visible ASCII (spaces and tabs inside allowed), otherwise — non-ASCII or
-// control characters, leading or trailing whitespace, or a value that looks
-// like the sentinel itself — as the Base64 sentinel "=?base64?…?=" of its
-// UTF-8 bytes.
+// visible ASCII (spaces inside allowed), otherwise — non-ASCII or control
+// characters (a tab is one), leading or trailing whitespace, or a value
+// that looks like the sentinel itself — as the Base64 sentinel
+// "=?base64?…?=" of its UTF-8 bytes.
 func EncodeHeaderValue(s string) string {
 	if plainHeaderValue(s) {
 		return s
@@ -57,7 +57,7 @@ func plainHeaderValue(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 0x20 && c != '\t') || c > 0x7E {
+		if c := s[i]; c < 0x20 || c > 0x7E {
 			return false
 		}
 	}

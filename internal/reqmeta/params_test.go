@@ -19,7 +19,7 @@ func TestEncodeHeaderValue(t *testing.T) {
 		{"=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="},
 		{"us west 1", "us west 1"},
 		{"\tindented", "=?base64?CWluZGVudGVk?="},
-		{"a\tb", "a\tb"},
+		{"a\tb", "=?base64?YQli?="}, // a tab is a control character
 		{"trailing ", "=?base64?dHJhaWxpbmcg?="},
 		{"del\x7f", "=?base64?ZGVsfw==?="},
 		{"", ""},

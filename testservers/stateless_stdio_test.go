@@ -16,8 +16,8 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// modernParams returns params, with stateless _meta, as JSON text.
-func modernParams(params map[string]any, caps map[string]any, more map[string]any) string {
+// statelessParams returns params, with stateless _meta, as JSON text.
+func statelessParams(params map[string]any, caps map[string]any, more map[string]any) string {
 	p := map[string]any{}
 	for k, v := range params {
 		p[k] = v
@@ -27,11 +27,11 @@ func modernParams(params map[string]any, caps map[string]any, more map[string]an
 	return string(b)
 }
 
-func TestStdioModernOnly(t *testing.T) {
+func TestStdioStatelessOnly(t *testing.T) {
 	w := newStdioWire(t, context.Background(), Options{Eras: StatelessOnly, CacheTTL: time.Minute})
 	// The probe a dual-era client sends first.
-	m, _ := w.request(t, 1, "server/discover", modernParams(nil, map[string]any{}, nil))
-	f := checkModernResult(t, m, "complete", 60000)
+	m, _ := w.request(t, 1, "server/discover", statelessParams(nil, map[string]any{}, nil))
+	f := checkStatelessResult(t, m, "complete", 60000)
 	if string(f["supportedVersions"]) != `["2026-07-28"]` {
 		t.Errorf("supportedVersions %s", f["supportedVersions"])
 	}
@@ -46,31 +46,31 @@ func TestStdioModernOnly(t *testing.T) {
 	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
 	m, _ = w.request(t, 4, "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`)
 	wantErrorCode(t, m, jsonrpc.CodeUnsupportedProtocolVersion)
-	m, _ = w.request(t, 5, "ping", modernParams(nil, map[string]any{}, nil))
+	m, _ = w.request(t, 5, "ping", statelessParams(nil, map[string]any{}, nil))
 	wantErrorCode(t, m, jsonrpc.CodeMethodNotFound)
 	// No headers over stdio: a non-ASCII tool name is just a name.
-	m, _ = w.request(t, 6, "tools/call", modernParams(map[string]any{"name": NonASCIIToolName, "arguments": map[string]any{"name": "Ann"}}, map[string]any{}, nil))
+	m, _ = w.request(t, 6, "tools/call", statelessParams(map[string]any{"name": NonASCIIToolName, "arguments": map[string]any{"name": "Ann"}}, map[string]any{}, nil))
 	if text, _ := toolText(t, m); text != "grüße, Ann" {
 		t.Errorf("text %q", text)
 	}
 	// MRTR over stdio.
 	params := map[string]any{"name": "sample", "arguments": map[string]any{"prompt": "p"}}
-	m, _ = w.request(t, 7, "tools/call", modernParams(params, allCaps, nil))
+	m, _ = w.request(t, 7, "tools/call", statelessParams(params, allCaps, nil))
 	r := needInput(t, m)
 	params["inputResponses"] = answerAll(r)
-	m, _ = w.request(t, 8, "tools/call", modernParams(params, allCaps, nil))
+	m, _ = w.request(t, 8, "tools/call", statelessParams(params, allCaps, nil))
 	if text, _ := toolText(t, m); text != "Paris" {
 		t.Errorf("sample: %q", text)
 	}
 	st := w.srv.Stats()
-	if st.LegacyRejected != 1 || st.Errors[jsonrpc.CodeUnsupportedProtocolVersion] != 2 || st.VersionsSeen["2025-11-25"] != 1 {
+	if st.InitializeRejected != 1 || st.Errors[jsonrpc.CodeUnsupportedProtocolVersion] != 2 || st.VersionsSeen["2025-11-25"] != 1 {
 		t.Errorf("stats %+v", st)
 	}
 }
 
-func TestStdioModernCancelled(t *testing.T) {
+func TestStdioStatelessCancelled(t *testing.T) {
 	w := newStdioWire(t, context.Background(), Options{Eras: StatelessOnly})
-	w.send(t, reqJSON(1, "tools/call", modernParams(map[string]any{"name": "slow", "arguments": map[string]any{"steps": 100000, "delayMs": 5}},
+	w.send(t, reqJSON(1, "tools/call", statelessParams(map[string]any{"name": "slow", "arguments": map[string]any{"steps": 100000, "delayMs": 5}},
 		map[string]any{}, map[string]any{"progressToken": "t"})))
 	if m := w.recv(t); m.Method != "notifications/progress" {
 		t.Fatalf("got %+v", m)
@@ -82,7 +82,7 @@ func TestStdioModernCancelled(t *testing.T) {
 		t.Fatalf("%v %+v", err, st)
 	}
 	// No response for it: the next answer is that of a later request.
-	w.send(t, reqJSON(2, "tools/list", modernParams(nil, map[string]any{}, nil)))
+	w.send(t, reqJSON(2, "tools/list", statelessParams(nil, map[string]any{}, nil)))
 	for {
 		m := w.recv(t)
 		if m.IsResponse() {
@@ -105,7 +105,7 @@ func stdioNote(t *testing.T, w *stdioWire, method string) *jsonrpc.Message {
 	}
 }
 
-func TestStdioModernListen(t *testing.T) {
+func TestStdioStatelessListen(t *testing.T) {
 	for _, cancelled := range []bool{false, true} {
 		name := "result"
 		if cancelled {
@@ -113,8 +113,8 @@ func TestStdioModernListen(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			w := newStdioWire(t, context.Background(), Options{Eras: StatelessOnly, ListenEndWithCancelled: cancelled})
-			w.send(t, reqJSON(1, "subscriptions/listen", modernParams(map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, map[string]any{}, nil)))
-			w.send(t, reqJSON(2, "subscriptions/listen", modernParams(map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{StaticTextURI}}}, map[string]any{}, nil)))
+			w.send(t, reqJSON(1, "subscriptions/listen", statelessParams(map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, map[string]any{}, nil)))
+			w.send(t, reqJSON(2, "subscriptions/listen", statelessParams(map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{StaticTextURI}}}, map[string]any{}, nil)))
 			acks := map[string]bool{}
 			for len(acks) < 2 {
 				m := stdioNote(t, w, "notifications/subscriptions/acknowledged")
@@ -162,7 +162,7 @@ func TestStdioModernListen(t *testing.T) {
 				if !end.IsResponse() || end.ID.Raw() != "1" || subscriptionID(t, end.Result) != "1" {
 					t.Errorf("end %+v %s", end, end.Result)
 				}
-				checkModernResult(t, end, "complete", -1)
+				checkStatelessResult(t, end, "complete", -1)
 			}
 			if st := w.srv.Stats(); st.ListenStreams != 2 || st.ListenEnded != 1 || st.RequestsCancelled != 1 {
 				t.Errorf("stats %+v", st)
@@ -171,12 +171,12 @@ func TestStdioModernListen(t *testing.T) {
 	}
 }
 
-// TestStdioDualEra: one process serves a legacy session and modern
+// TestStdioDualEra: one process serves a legacy session and stateless
 // requests.
 func TestStdioDualEra(t *testing.T) {
 	w := newStdioWire(t, context.Background(), Options{Eras: DualEra})
-	m, _ := w.request(t, 1, "server/discover", modernParams(nil, map[string]any{}, nil))
-	f := checkModernResult(t, m, "complete", 0)
+	m, _ := w.request(t, 1, "server/discover", statelessParams(nil, map[string]any{}, nil))
+	f := checkStatelessResult(t, m, "complete", 0)
 	if !strings.HasPrefix(string(f["supportedVersions"]), `["2026-07-28","2025-11-25"`) {
 		t.Errorf("supportedVersions %s", f["supportedVersions"])
 	}
@@ -188,9 +188,9 @@ func TestStdioDualEra(t *testing.T) {
 	if strings.Contains(string(legacy.Result), "resultType") || strings.Contains(string(legacy.Result), "multi_round") {
 		t.Errorf("legacy tools/list %s", legacy.Result)
 	}
-	modern, _ := w.request(t, 3, "tools/list", modernParams(nil, map[string]any{}, nil))
-	checkModernResult(t, modern, "complete", 0)
-	if !strings.Contains(string(modern.Result), "multi_round") {
+	stateless, _ := w.request(t, 3, "tools/list", statelessParams(nil, map[string]any{}, nil))
+	checkStatelessResult(t, stateless, "complete", 0)
+	if !strings.Contains(string(stateless.Result), "multi_round") {
 		t.Errorf("stateless tools/list lacks the stateless tools")
 	}
 	if p, _ := w.request(t, 4, "ping", ""); p.Error != nil {
@@ -209,7 +209,7 @@ func TestStdioDualEra(t *testing.T) {
 }
 
 func TestStdioEnvEras(t *testing.T) {
-	opts := Options{Eras: DualEra, StatelessVersions: []string{"2026-07-28", "2027-01-01"}, ModernInitialize: InitializeMethodNotFound, SilentBeforeInitialize: true,
+	opts := Options{Eras: DualEra, StatelessVersions: []string{"2026-07-28", "2027-01-01"}, StatelessInitialize: InitializeMethodNotFound, SilentBeforeInitialize: true,
 		CacheTTL: 90 * time.Second, CacheScope: mcp.CachePrivate, InvalidHeaderTools: true}
 	for _, kv := range StdioEnv(opts) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -219,7 +219,7 @@ func TestStdioEnvEras(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Eras != DualEra || !slices.Equal(got.StatelessVersions, opts.StatelessVersions) || got.ModernInitialize != InitializeMethodNotFound ||
+	if got.Eras != DualEra || !slices.Equal(got.StatelessVersions, opts.StatelessVersions) || got.StatelessInitialize != InitializeMethodNotFound ||
 		got.CacheTTL != opts.CacheTTL || got.CacheScope != mcp.CachePrivate || !got.InvalidHeaderTools || !got.SilentBeforeInitialize {
 		t.Errorf("OptionsFromEnv: %+v", got)
 	}
@@ -232,9 +232,9 @@ func TestStdioEnvEras(t *testing.T) {
 	}
 }
 
-// TestStdioModernSubprocess runs this test binary as a stateless-only stdio
+// TestStdioStatelessSubprocess runs this test binary as a stateless-only stdio
 // server.
-func TestStdioModernSubprocess(t *testing.T) {
+func TestStdioStatelessSubprocess(t *testing.T) {
 	path, args, env := StdioCommand()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
@@ -264,7 +264,7 @@ func TestStdioModernSubprocess(t *testing.T) {
 		}
 		return mustDecode(t, string(b))
 	}
-	m := roundTrip(reqJSON(1, "server/discover", modernParams(nil, map[string]any{}, nil)))
+	m := roundTrip(reqJSON(1, "server/discover", statelessParams(nil, map[string]any{}, nil)))
 	f := resultFields(t, m)
 	if !strings.Contains(string(f["_meta"]), `"name":"modern-child"`) || string(f["supportedVersions"]) != `["2026-07-28"]` {
 		t.Errorf("discover %s", m.Result)
@@ -276,16 +276,16 @@ func TestStdioModernSubprocess(t *testing.T) {
 	}
 }
 
-// TestStdioLegacyProbe: what a stdio client's server/discover probe
+// TestStdioInitializeProbe: what a stdio client's server/discover probe
 // meets at initialize-era servers: -32601, or (SilentBeforeInitialize) nothing
 // until initialize.
-func TestStdioLegacyProbe(t *testing.T) {
+func TestStdioInitializeProbe(t *testing.T) {
 	w := newStdioWire(t, context.Background(), Options{})
-	m, _ := w.request(t, 1, "server/discover", modernParams(nil, map[string]any{}, nil))
+	m, _ := w.request(t, 1, "server/discover", statelessParams(nil, map[string]any{}, nil))
 	wantErrorCode(t, m, jsonrpc.CodeMethodNotFound)
 
 	w = newStdioWire(t, context.Background(), Options{SilentBeforeInitialize: true})
-	w.send(t, reqJSON(1, "server/discover", modernParams(nil, map[string]any{}, nil)))
+	w.send(t, reqJSON(1, "server/discover", statelessParams(nil, map[string]any{}, nil)))
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	if _, err := w.srv.WaitStats(ctx, func(st Stats) bool { return st.Unanswered == 1 }); err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-func TestModernDiscover(t *testing.T) {
+func TestStatelessDiscover(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		opts     HTTPOptions
@@ -26,7 +26,7 @@ func TestModernDiscover(t *testing.T) {
 			[]string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, w := startModernHTTP(t, tt.opts)
+			s, w := startStatelessHTTP(t, tt.opts)
 			resp := w.send(t, "discover-1", "server/discover", nil, nil)
 			defer resp.Body.Close()
 			if ct := resp.Header.Get("Content-Type"); ct != tt.wantCT {
@@ -42,7 +42,7 @@ func TestModernDiscover(t *testing.T) {
 			if m.ID.Raw() != `"discover-1"` {
 				t.Errorf("id %s", m.ID.Raw())
 			}
-			f := checkModernResult(t, m, "complete", 3600000)
+			f := checkStatelessResult(t, m, "complete", 3600000)
 			var versions []string
 			_ = json.Unmarshal(f["supportedVersions"], &versions)
 			if !slices.Equal(versions, tt.versions) {
@@ -60,16 +60,16 @@ func TestModernDiscover(t *testing.T) {
 			if st.Requests["server/discover"] != 1 || st.VersionsSeen["2026-07-28"] != 1 || st.Sessions != 0 || st.SessionsCreated != 0 {
 				t.Errorf("stats %+v", st)
 			}
-			if st.ModernClientInfo.Name != "raw-test" {
-				t.Errorf("ModernClientInfo %+v", st.ModernClientInfo)
+			if st.StatelessClientInfo.Name != "raw-test" {
+				t.Errorf("StatelessClientInfo %+v", st.StatelessClientInfo)
 			}
 		})
 	}
 }
 
-// TestModernValidation covers every refusal of a stateless request over
+// TestStatelessValidation covers every refusal of a stateless request over
 // HTTP, in the order the server checks.
-func TestModernValidation(t *testing.T) {
+func TestStatelessValidation(t *testing.T) {
 	meta := statelessMeta("2026-07-28", map[string]any{}, nil)
 	std := func(method string) map[string]string {
 		return map[string]string{HeaderProtocolVersion: "2026-07-28", HeaderMethod: method}
@@ -83,7 +83,7 @@ func TestModernValidation(t *testing.T) {
 		return out
 	}
 	call := func(name string) string {
-		return modernBody(7, "tools/call", map[string]any{"name": name, "arguments": map[string]any{"text": "x"}}, meta)
+		return statelessBody(7, "tools/call", map[string]any{"name": name, "arguments": map[string]any{"text": "x"}}, meta)
 	}
 	callHdr := with(std("tools/call"), HeaderName, "echo")
 	for _, tt := range []struct {
@@ -95,9 +95,9 @@ func TestModernValidation(t *testing.T) {
 		rejectKey string // Stats.HeaderRejects key, when -32020
 		check     func(t *testing.T, m *jsonrpc.Message)
 	}{
-		{"no MCP-Protocol-Version", modernBody(7, "tools/list", nil, meta), map[string]string{HeaderMethod: "tools/list"},
+		{"no MCP-Protocol-Version", statelessBody(7, "tools/list", nil, meta), map[string]string{HeaderMethod: "tools/list"},
 			400, jsonrpc.CodeHeaderMismatch, "MCP-Protocol-Version", nil},
-		{"unsupported version", modernBody(7, "tools/list", nil, statelessMeta("2027-01-01", map[string]any{}, nil)),
+		{"unsupported version", statelessBody(7, "tools/list", nil, statelessMeta("2027-01-01", map[string]any{}, nil)),
 			with(std("tools/list"), HeaderProtocolVersion, "2027-01-01"), 400, jsonrpc.CodeUnsupportedProtocolVersion, "",
 			func(t *testing.T, m *jsonrpc.Message) {
 				d := errorData[struct {
@@ -108,32 +108,32 @@ func TestModernValidation(t *testing.T) {
 					t.Errorf("data %+v", d)
 				}
 			}},
-		{"header and _meta differ", modernBody(7, "tools/list", nil, statelessMeta("2027-01-01", map[string]any{}, nil)), std("tools/list"),
+		{"header and _meta differ", statelessBody(7, "tools/list", nil, statelessMeta("2027-01-01", map[string]any{}, nil)), std("tools/list"),
 			400, jsonrpc.CodeHeaderMismatch, "MCP-Protocol-Version", nil},
 		{"no _meta", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`, std("tools/list"), 400, jsonrpc.CodeInvalidParams, "", nil},
-		{"no clientCapabilities", modernBody(7, "tools/list", map[string]any{"_meta": map[string]any{mcp.MetaProtocolVersion: "2026-07-28"}}, nil),
+		{"no clientCapabilities", statelessBody(7, "tools/list", map[string]any{"_meta": map[string]any{mcp.MetaProtocolVersion: "2026-07-28"}}, nil),
 			std("tools/list"), 400, jsonrpc.CodeInvalidParams, "", nil},
-		{"unknown logLevel", modernBody(7, "tools/list", nil, statelessMeta("2026-07-28", map[string]any{}, map[string]any{mcp.MetaLogLevel: "loud"})),
+		{"unknown logLevel", statelessBody(7, "tools/list", nil, statelessMeta("2026-07-28", map[string]any{}, map[string]any{mcp.MetaLogLevel: "loud"})),
 			std("tools/list"), 400, jsonrpc.CodeInvalidParams, "", nil},
-		{"no Mcp-Method", modernBody(7, "tools/list", nil, meta), map[string]string{HeaderProtocolVersion: "2026-07-28"},
+		{"no Mcp-Method", statelessBody(7, "tools/list", nil, meta), map[string]string{HeaderProtocolVersion: "2026-07-28"},
 			400, jsonrpc.CodeHeaderMismatch, "Mcp-Method", nil},
-		{"Mcp-Method differs", modernBody(7, "tools/list", nil, meta), std("prompts/list"), 400, jsonrpc.CodeHeaderMismatch, "Mcp-Method", nil},
-		{"unknown method", modernBody(7, "nope/nothing", nil, meta), std("nope/nothing"), 404, jsonrpc.CodeMethodNotFound, "", nil},
-		{"ping is gone", modernBody(7, "ping", nil, meta), std("ping"), 404, jsonrpc.CodeMethodNotFound, "", nil},
-		{"logging/setLevel is gone", modernBody(7, "logging/setLevel", map[string]any{"level": "debug"}, meta), std("logging/setLevel"),
+		{"Mcp-Method differs", statelessBody(7, "tools/list", nil, meta), std("prompts/list"), 400, jsonrpc.CodeHeaderMismatch, "Mcp-Method", nil},
+		{"unknown method", statelessBody(7, "nope/nothing", nil, meta), std("nope/nothing"), 404, jsonrpc.CodeMethodNotFound, "", nil},
+		{"ping is gone", statelessBody(7, "ping", nil, meta), std("ping"), 404, jsonrpc.CodeMethodNotFound, "", nil},
+		{"logging/setLevel is gone", statelessBody(7, "logging/setLevel", map[string]any{"level": "debug"}, meta), std("logging/setLevel"),
 			404, jsonrpc.CodeMethodNotFound, "", nil},
-		{"resources/subscribe is gone", modernBody(7, "resources/subscribe", map[string]any{"uri": StaticTextURI}, meta),
+		{"resources/subscribe is gone", statelessBody(7, "resources/subscribe", map[string]any{"uri": StaticTextURI}, meta),
 			std("resources/subscribe"), 404, jsonrpc.CodeMethodNotFound, "", nil},
 		{"no Mcp-Name", call("echo"), std("tools/call"), 400, jsonrpc.CodeHeaderMismatch, "Mcp-Name", nil},
 		{"Mcp-Name differs", call("echo"), with(std("tools/call"), HeaderName, "add"), 400, jsonrpc.CodeHeaderMismatch, "Mcp-Name", nil},
 		{"Mcp-Name raw non-ASCII", call(NonASCIIToolName), with(std("tools/call"), HeaderName, NonASCIIToolName),
 			400, jsonrpc.CodeHeaderMismatch, "Mcp-Name", nil},
 		{"Mcp-Name bad Base64", call("echo"), with(std("tools/call"), HeaderName, "=?base64?!!!?="), 400, jsonrpc.CodeHeaderMismatch, "Mcp-Name", nil},
-		{"Mcp-Name of resources/read", modernBody(7, "resources/read", map[string]any{"uri": StaticTextURI}, meta),
+		{"Mcp-Name of resources/read", statelessBody(7, "resources/read", map[string]any{"uri": StaticTextURI}, meta),
 			with(std("resources/read"), HeaderName, StaticBlobURI), 400, jsonrpc.CodeHeaderMismatch, "Mcp-Name", nil},
-		{"Mcp-Name of prompts/get", modernBody(7, "prompts/get", map[string]any{"name": "simple"}, meta),
+		{"Mcp-Name of prompts/get", statelessBody(7, "prompts/get", map[string]any{"name": "simple"}, meta),
 			std("prompts/get"), 400, jsonrpc.CodeHeaderMismatch, "Mcp-Name", nil},
-		{"batch", "[" + modernBody(7, "tools/list", nil, meta) + "]", std("tools/list"), 400, jsonrpc.CodeInvalidRequest, "", nil},
+		{"batch", "[" + statelessBody(7, "tools/list", nil, meta) + "]", std("tools/list"), 400, jsonrpc.CodeInvalidRequest, "", nil},
 		{"a response", `{"jsonrpc":"2.0","id":7,"result":{}}`, std("tools/list"), 400, jsonrpc.CodeInvalidRequest, "", nil},
 		// Accepted:
 		{"echo", call("echo"), callHdr, 200, 0, "", nil},
@@ -145,13 +145,13 @@ func TestModernValidation(t *testing.T) {
 					t.Errorf("text %q", text)
 				}
 			}},
-		{"non-ASCII resource URI", modernBody(7, "resources/read", map[string]any{"uri": NonASCIIResourceURI}, meta),
+		{"non-ASCII resource URI", statelessBody(7, "resources/read", map[string]any{"uri": NonASCIIResourceURI}, meta),
 			with(std("resources/read"), HeaderName, EncodeHeaderValue(NonASCIIResourceURI)), 200, 0, "", nil},
 		{"session id and Last-Event-ID ignored", call("echo"), with(with(callHdr, HeaderSessionID, "no-such-session"), "Last-Event-ID", "1-1"),
 			200, 0, "", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, w := startModernHTTP(t, HTTPOptions{JSONResponse: true})
+			s, w := startStatelessHTTP(t, HTTPOptions{JSONResponse: true})
 			resp := w.post(t, tt.body, tt.hdr)
 			defer resp.Body.Close()
 			m, _ := readAny(t, resp)
@@ -204,9 +204,9 @@ func sum(m map[string]int) int {
 	return n
 }
 
-func TestModernNotificationAccepted(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{})
-	resp := w.post(t, modernBody(nil, "notifications/cancelled", map[string]any{"requestId": 1}, nil), nil)
+func TestStatelessNotificationAccepted(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{})
+	resp := w.post(t, statelessBody(nil, "notifications/cancelled", map[string]any{"requestId": 1}, nil), nil)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted || len(body) != 0 {
@@ -217,8 +217,8 @@ func TestModernNotificationAccepted(t *testing.T) {
 	}
 }
 
-func TestModernOnlyRefusesGETAndDELETE(t *testing.T) {
-	s, _ := startModernHTTP(t, HTTPOptions{})
+func TestStatelessOnlyRefusesGETAndDELETE(t *testing.T) {
+	s, _ := startStatelessHTTP(t, HTTPOptions{})
 	w := newHTTPWire(t, s.URL)
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		code, _ := status(t, w, method, "", map[string]string{HeaderSessionID: "x"})
@@ -228,7 +228,7 @@ func TestModernOnlyRefusesGETAndDELETE(t *testing.T) {
 	}
 }
 
-func TestModernOnlyInitialize(t *testing.T) {
+func TestStatelessOnlyInitialize(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		answer InitializeAnswer
@@ -239,7 +239,7 @@ func TestModernOnlyInitialize(t *testing.T) {
 		{"method not found", InitializeMethodNotFound, 404, jsonrpc.CodeMethodNotFound},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, _ := startModernHTTP(t, HTTPOptions{Options: Options{ModernInitialize: tt.answer}})
+			s, _ := startStatelessHTTP(t, HTTPOptions{Options: Options{StatelessInitialize: tt.answer}})
 			w := newHTTPWire(t, s.URL)
 			resp := w.do(t, http.MethodPost, reqJSON(1, "initialize", initParams), nil)
 			defer resp.Body.Close()
@@ -260,16 +260,16 @@ func TestModernOnlyInitialize(t *testing.T) {
 					t.Errorf("data %+v", d)
 				}
 			}
-			if st := s.Server().Stats(); st.LegacyRejected != 1 || st.Initializations != 0 || st.Refused["initialize"] != 1 {
+			if st := s.Server().Stats(); st.InitializeRejected != 1 || st.Initializations != 0 || st.Refused["initialize"] != 1 {
 				t.Errorf("stats %+v", st)
 			}
 		})
 	}
 }
 
-// TestModernGoSDKMimic: the double of a go-sdk v1.8 stateless-only server.
-func TestModernGoSDKMimic(t *testing.T) {
-	s, mw := startModernHTTP(t, HTTPOptions{Options: Options{ModernInitialize: InitializeLikeGoSDK}})
+// TestStatelessGoSDKMimic: the double of a go-sdk v1.8 stateless-only server.
+func TestStatelessGoSDKMimic(t *testing.T) {
+	s, mw := startStatelessHTTP(t, HTTPOptions{Options: Options{StatelessInitialize: InitializeLikeGoSDK}})
 	w := newHTTPWire(t, s.URL)
 	resp := w.do(t, http.MethodPost, reqJSON(1, "initialize", initParams), nil)
 	if resp.Header.Get(HeaderSessionID) != "" {
@@ -290,23 +290,23 @@ func TestModernGoSDKMimic(t *testing.T) {
 			t.Errorf("%s: status %d, %q %q", body, resp.StatusCode, resp.Header.Get("Content-Type"), got)
 		}
 	}
-	// Modern requests are served.
+	// Stateless requests are served.
 	if m, _ := mw.ok(t, 3, "tools/list", nil); !strings.Contains(string(m.Result), `"resultType":"complete"`) {
 		t.Errorf("tools/list %s", m.Result)
 	}
-	if st := s.Server().Stats(); st.LegacyRejected != 2 || st.Initializations != 1 {
-		t.Errorf("stats LegacyRejected %d Initializations %d", st.LegacyRejected, st.Initializations)
+	if st := s.Server().Stats(); st.InitializeRejected != 2 || st.Initializations != 1 {
+		t.Errorf("stats InitializeRejected %d Initializations %d", st.InitializeRejected, st.Initializations)
 	}
 }
 
-func TestModernResults(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{Options: Options{
+func TestStatelessResults(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{Options: Options{
 		CacheTTL:  30 * time.Second,
 		CacheTTLs: map[string]time.Duration{"resources/read": 5 * time.Second},
 	}})
 	_ = s
 	m, _ := w.ok(t, 1, "tools/list", nil)
-	f := checkModernResult(t, m, "complete", 30000)
+	f := checkStatelessResult(t, m, "complete", 30000)
 	var tl struct {
 		Tools []mcp.Tool `json:"tools"`
 	}
@@ -315,8 +315,8 @@ func TestModernResults(t *testing.T) {
 	for _, tool := range tl.Tools {
 		names = append(names, tool.Name)
 	}
-	if !slices.Equal(names, ModernToolNames()) {
-		t.Errorf("tools %v, want %v", names, ModernToolNames())
+	if !slices.Equal(names, StatelessToolNames()) {
+		t.Errorf("tools %v, want %v", names, StatelessToolNames())
 	}
 	if !slices.Equal(names[:len(ToolNames())], ToolNames()) || !slices.Contains(names, NonASCIIToolName) || slices.Contains(names, "bad_header_number") {
 		t.Errorf("stateless tools %v", names)
@@ -324,15 +324,15 @@ func TestModernResults(t *testing.T) {
 	_ = f
 
 	m, _ = w.ok(t, 2, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 2, "b": 3}})
-	f = checkModernResult(t, m, "complete", -1)
+	f = checkStatelessResult(t, m, "complete", -1)
 	if string(f["structuredContent"]) != `{"sum":5}` {
 		t.Errorf("structuredContent %s", f["structuredContent"])
 	}
 	m, _ = w.ok(t, 3, "resources/read", map[string]any{"uri": StaticTextURI})
-	checkModernResult(t, m, "complete", 5000)
+	checkStatelessResult(t, m, "complete", 5000)
 	for _, method := range []string{"resources/list", "resources/templates/list", "prompts/list"} {
 		m, _ = w.ok(t, 4, method, nil)
-		checkModernResult(t, m, "complete", 30000)
+		checkStatelessResult(t, m, "complete", 30000)
 	}
 	m, _ = w.ok(t, 5, "resources/list", nil)
 	var rl struct {
@@ -343,13 +343,13 @@ func TestModernResults(t *testing.T) {
 	for _, r := range rl.Resources {
 		uris = append(uris, r.URI)
 	}
-	if !slices.Equal(uris, ModernResourceURIs()) {
+	if !slices.Equal(uris, StatelessResourceURIs()) {
 		t.Errorf("resources %v", uris)
 	}
 	m, _ = w.ok(t, 6, "prompts/get", map[string]any{"name": NonASCIIPromptName})
-	checkModernResult(t, m, "complete", -1)
+	checkStatelessResult(t, m, "complete", -1)
 	m, _ = w.ok(t, 7, "completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "greet"}, "argument": map[string]any{"name": "style", "value": "f"}})
-	checkModernResult(t, m, "complete", -1)
+	checkStatelessResult(t, m, "complete", -1)
 
 	// An unknown resource is -32602 since 2026-07-28 (-32002 before).
 	m, _, code := w.call(t, 8, "resources/read", map[string]any{"uri": "test://nope"}, nil)

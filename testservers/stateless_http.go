@@ -21,7 +21,7 @@ const (
 	HeaderName   = "Mcp-Name"
 )
 
-// Causes of a modern HTTP request's cancellation other than its client.
+// Causes of a stateless HTTP request's cancellation other than its client.
 var (
 	errStreamCut     = errors.New("test server: the response stream was cut by a fault")
 	errServerClosing = errors.New("test server: server closing")
@@ -44,46 +44,46 @@ func StartDualEra(opts HTTPOptions) *HTTPServer {
 	return StartStreamable(opts)
 }
 
-// postEra decides the era of a POST: a StatelessOnly server's are modern; on
+// postEra decides the era of a POST: a StatelessOnly server's are stateless; on
 // a DualEra server, one message (not initialize) whose _meta names a
-// protocol version, or whose MCP-Protocol-Version header names a modern
-// one, is modern; the rest is legacy.
+// protocol version, or whose MCP-Protocol-Version header names a stateless
+// one, is stateless; the rest is legacy.
 func (h *StreamableHandler) postEra(r *http.Request, msgs []*jsonrpc.Message, batch bool) era {
 	switch h.srv.opts.Eras {
 	case StatelessOnly:
-		return eraModern
+		return eraStateless
 	case DualEra:
 	default:
-		return eraLegacy
+		return eraInitialize
 	}
 	if batch || len(msgs) != 1 || msgs[0].Method == "" || msgs[0].Method == "initialize" {
-		return eraLegacy
+		return eraInitialize
 	}
-	if _, modern, _ := metaOf(msgs[0].Params); modern {
-		return eraModern
+	if _, stateless, _ := metaOf(msgs[0].Params); stateless {
+		return eraStateless
 	}
 	if slices.Contains(h.srv.opts.StatelessVersions, r.Header.Get(HeaderProtocolVersion)) {
-		return eraModern
+		return eraStateless
 	}
-	return eraLegacy
+	return eraInitialize
 }
 
-// postModern serves a POST of the stateless era: one request or
+// postStateless serves a POST of the stateless era: one request or
 // notification, its headers checked against its body, answered on its
 // own JSON body or SSE stream; closing that stream cancels the request.
-func (h *StreamableHandler) postModern(w http.ResponseWriter, r *http.Request, msgs []*jsonrpc.Message, batch bool) {
+func (h *StreamableHandler) postStateless(w http.ResponseWriter, r *http.Request, msgs []*jsonrpc.Message, batch bool) {
 	if h.goSDKRefuses(w, r) {
 		return
 	}
 	if batch || len(msgs) != 1 {
-		h.modernError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+		h.statelessError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
 			"JSON-RPC batches are not part of revision 2026-07-28"))
 		return
 	}
 	m := msgs[0]
 	switch {
 	case m.IsResponse():
-		h.modernError(w, http.StatusBadRequest, m.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+		h.statelessError(w, http.StatusBadRequest, m.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
 			"a client sends no responses in revision 2026-07-28"))
 		return
 	case m.IsNotification():
@@ -93,27 +93,27 @@ func (h *StreamableHandler) postModern(w http.ResponseWriter, r *http.Request, m
 		return
 	}
 	if m.Method == "initialize" {
-		if _, modern, _ := metaOf(m.Params); !modern {
+		if _, stateless, _ := metaOf(m.Params); !stateless {
 			h.answerInitialize(w, m)
 			return
 		}
 	}
-	rq, status, rpcErr := h.validateModern(r, m)
+	rq, status, rpcErr := h.validateStateless(r, m)
 	if rpcErr != nil {
 		h.srv.count(func(st *Stats) { st.Refused[m.Method]++ })
-		h.modernError(w, status, m.ID, rpcErr)
+		h.statelessError(w, status, m.ID, rpcErr)
 		return
 	}
-	drop, answered := h.injectModern(w, m.Method)
+	drop, answered := h.injectStateless(w, m.Method)
 	if answered {
 		return
 	}
-	h.serveModern(w, r, m, rq, drop)
+	h.serveStateless(w, r, m, rq, drop)
 }
 
-// modernError answers a stateless request with status and a JSON-RPC error
+// statelessError answers a stateless request with status and a JSON-RPC error
 // response carrying its id, counted in Stats.Errors.
-func (h *StreamableHandler) modernError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+func (h *StreamableHandler) statelessError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	h.srv.count(func(st *Stats) { st.Errors[e.Code]++ })
 	body, _ := jsonrpc.Encode(&jsonrpc.Message{ID: id, Error: e})
 	w.Header().Set("Content-Type", "application/json")
@@ -122,8 +122,8 @@ func (h *StreamableHandler) modernError(w http.ResponseWriter, status int, id js
 	_, _ = w.Write(body)
 }
 
-// modernStatus is the HTTP status 2026-07-28 gives a JSON-RPC error.
-func modernStatus(code int64) int {
+// statelessStatus is the HTTP status 2026-07-28 gives a JSON-RPC error.
+func statelessStatus(code int64) int {
 	switch code {
 	case jsonrpc.CodeHeaderMismatch, jsonrpc.CodeMissingClientCapability, jsonrpc.CodeUnsupportedProtocolVersion:
 		return http.StatusBadRequest
@@ -139,7 +139,7 @@ func (h *StreamableHandler) headerMismatch(header, msg string) (*reqInfo, int, *
 	return nil, http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeHeaderMismatch, "Header mismatch: "+msg)
 }
 
-// validateModern checks a stateless request as 2026-07-28 says, in this
+// validateStateless checks a stateless request as 2026-07-28 says, in this
 // order: MCP-Protocol-Version present (-32020) and supported (-32022),
 // _meta complete (-32602) and naming the same version (-32020), Mcp-Method
 // present and equal to the method (-32020), the method known in this
@@ -148,25 +148,25 @@ func (h *StreamableHandler) headerMismatch(header, msg string) (*reqInfo, int, *
 // params.taskId for tasks/get, tasks/update and tasks/cancel (-32020), and
 // for tools/call the Mcp-Param-* headers of the tool's x-mcp-header
 // parameters (-32020). Every refusal but 404 has status 400.
-func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) (*reqInfo, int, *jsonrpc.Error) {
+func (h *StreamableHandler) validateStateless(r *http.Request, m *jsonrpc.Message) (*reqInfo, int, *jsonrpc.Error) {
 	s := h.srv
 	hv := r.Header.Get(HeaderProtocolVersion)
 	if hv == "" {
 		return h.headerMismatch("MCP-Protocol-Version", "the MCP-Protocol-Version header is required")
 	}
-	meta, modern, _ := metaOf(m.Params)
+	meta, stateless, _ := metaOf(m.Params)
 	if !slices.Contains(s.opts.StatelessVersions, hv) {
 		s.count(func(st *Stats) { st.VersionsSeen[hv]++ })
 		return nil, http.StatusBadRequest, s.unsupportedVersion(hv, "")
 	}
-	if !modern || meta.ProtocolVersion == nil {
+	if !stateless || meta.ProtocolVersion == nil {
 		return nil, http.StatusBadRequest, invalidParams("_meta." + mcp.MetaProtocolVersion + " is required")
 	}
 	if *meta.ProtocolVersion != hv {
 		return h.headerMismatch("MCP-Protocol-Version", "MCP-Protocol-Version header value "+strconv.Quote(hv)+
 			" does not match body value "+strconv.Quote(*meta.ProtocolVersion))
 	}
-	rq, rpcErr := s.modernInfo(meta, true)
+	rq, rpcErr := s.statelessInfo(meta, true)
 	if rpcErr != nil {
 		return nil, http.StatusBadRequest, rpcErr
 	}
@@ -177,7 +177,7 @@ func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) 
 		return h.headerMismatch(HeaderMethod, "Mcp-Method header value "+strconv.Quote(strings.Join(hm, ", "))+
 			" does not match body value "+strconv.Quote(m.Method))
 	}
-	if !s.methodIn(m.Method, eraModern) {
+	if !s.methodIn(m.Method, eraStateless) {
 		return nil, http.StatusNotFound, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+m.Method)
 	}
 	var p struct {
@@ -216,7 +216,7 @@ func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) 
 		return h.headerMismatch(HeaderName, "Mcp-Name header value "+strconv.Quote(name)+" does not match body value "+bv)
 	}
 	if m.Method == "tools/call" {
-		if def := s.lookupTool(name, eraModern); def != nil && len(def.headers) > 0 {
+		if def := s.lookupTool(name, eraStateless); def != nil && len(def.headers) > 0 {
 			if header, why := checkParamHeaders(r.Header, def.headers, p.Arguments); header != "" {
 				return h.headerMismatch(header, why)
 			}
@@ -230,26 +230,26 @@ func (h *StreamableHandler) validateModern(r *http.Request, m *jsonrpc.Message) 
 // text body. It reports whether it answered.
 func (h *StreamableHandler) goSDKRefuses(w http.ResponseWriter, r *http.Request) bool {
 	o := h.srv.opts
-	if o.Eras != StatelessOnly || o.ModernInitialize != InitializeLikeGoSDK {
+	if o.Eras != StatelessOnly || o.StatelessInitialize != InitializeLikeGoSDK {
 		return false
 	}
 	v := r.Header.Get(HeaderProtocolVersion)
 	if v == "" || slices.Contains(o.StatelessVersions, v) || v >= mcp.Version20260728 {
 		return false
 	}
-	h.srv.count(func(st *Stats) { st.LegacyRejected++ })
+	h.srv.count(func(st *Stats) { st.InitializeRejected++ })
 	http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(o.StatelessVersions, ",")+")", http.StatusBadRequest)
 	return true
 }
 
 // answerInitialize answers an initialize on a StatelessOnly server as
-// Options.ModernInitialize says.
+// Options.StatelessInitialize says.
 func (h *StreamableHandler) answerInitialize(w http.ResponseWriter, m *jsonrpc.Message) {
 	s := h.srv
-	if s.opts.ModernInitialize != InitializeLikeGoSDK {
+	if s.opts.StatelessInitialize != InitializeLikeGoSDK {
 		s.count(func(st *Stats) { st.Refused[m.Method]++ })
 		e := s.refuseInitialize(m.Params)
-		h.modernError(w, modernStatus(e.Code), m.ID, e)
+		h.statelessError(w, statelessStatus(e.Code), m.ID, e)
 		return
 	}
 	s.count(func(st *Stats) { st.Requests[m.Method]++ })
@@ -273,10 +273,10 @@ func (h *StreamableHandler) answerInitialize(w http.ResponseWriter, m *jsonrpc.M
 	conn.close()
 }
 
-// injectModern draws the faults of a modern POST: 429 and 503 answer it
+// injectStateless draws the faults of a stateless POST: 429 and 503 answer it
 // (it never runs); a drop rule cuts its answer stream (there are no
 // event ids, so no resumption: a client must send it again, if safe).
-func (h *StreamableHandler) injectModern(w http.ResponseWriter, method string) (*FaultRule, bool) {
+func (h *StreamableHandler) injectStateless(w http.ResponseWriter, method string) (*FaultRule, bool) {
 	var drop *FaultRule
 	for _, f := range h.plan.draw(occasion{methods: []string{method}, sessionless: true}) {
 		switch f.Fault {
@@ -296,23 +296,23 @@ func (h *StreamableHandler) injectModern(w http.ResponseWriter, method string) (
 	return drop, false
 }
 
-// modernChannel returns the channel of stateless requests to the core, nil
+// statelessChannel returns the channel of stateless requests to the core, nil
 // once the handler is closed.
-func (h *StreamableHandler) modernChannel() *httpSession {
+func (h *StreamableHandler) statelessChannel() *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil
 	}
-	return h.modern
+	return h.stateless
 }
 
-// serveModern runs a validated stateless request and answers it: on an SSE
+// serveStateless runs a validated stateless request and answers it: on an SSE
 // stream (always for subscriptions/listen, never for tasks/get), started
 // by its first event, or as one JSON body. An error 2026-07-28 gives a status to (-32021)
 // that comes before any event is answered as JSON with that status.
-func (h *StreamableHandler) serveModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, rq *reqInfo, drop *FaultRule) {
-	hs := h.modernChannel()
+func (h *StreamableHandler) serveStateless(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, rq *reqInfo, drop *FaultRule) {
+	hs := h.statelessChannel()
 	if hs == nil {
 		httpError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server closing")
 		return
@@ -341,7 +341,7 @@ func (h *StreamableHandler) serveModern(w http.ResponseWriter, r *http.Request, 
 			if resp == nil || resp.Error == nil {
 				return
 			}
-			if status := modernStatus(resp.Error.Code); status != http.StatusOK {
+			if status := statelessStatus(resp.Error.Code); status != http.StatusOK {
 				if body, err := jsonrpc.Encode(resp); err == nil {
 					conn.answerInstead(status, body)
 				}
@@ -400,7 +400,7 @@ func (h *StreamableHandler) serveModern(w http.ResponseWriter, r *http.Request, 
 		}
 		status := http.StatusOK
 		if resp.Error != nil {
-			status = modernStatus(resp.Error.Code)
+			status = statelessStatus(resp.Error.Code)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))

@@ -38,10 +38,10 @@ func toolNamesOf(t *testing.T, w wire) ([]string, map[string]string) {
 	return names, support
 }
 
-// TestTaskLegacyCapabilities: a 2025-11-25 session of a server with tasks
+// TestTaskInitializeCapabilities: a 2025-11-25 session of a server with tasks
 // sees the capability and the task tools; an older session and a server
 // without tasks see no tasks at all.
-func TestTaskLegacyCapabilities(t *testing.T) {
+func TestTaskInitializeCapabilities(t *testing.T) {
 	w := newStdioWire(t, context.Background(), tasksOn())
 	if caps := initializeAs(t, w, mcp.Version20251125); string(caps) != `{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}` {
 		t.Errorf("tasks capability %s", caps)
@@ -89,13 +89,13 @@ func TestTaskLegacyCapabilities(t *testing.T) {
 	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
 }
 
-// TestTaskLegacyLifecycle: a task is created working, tasks/result
+// TestTaskInitializeLifecycle: a task is created working, tasks/result
 // returns the tool's result tied to the task, tasks/get then says
 // completed, and a completed task cannot be cancelled.
-func TestTaskLegacyLifecycle(t *testing.T) {
+func TestTaskInitializeLifecycle(t *testing.T) {
 	w := newStdioWire(t, context.Background(), tasksOn())
 	w.initialize(t)
-	tk := legacyCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 1, "text": "done"}, ttlOf(60000))
+	tk := initializeCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 1, "text": "done"}, ttlOf(60000))
 	if *tk.TTL != 60000 {
 		t.Errorf("ttl %d, want the 60000 asked for", *tk.TTL)
 	}
@@ -104,7 +104,7 @@ func TestTaskLegacyLifecycle(t *testing.T) {
 		t.Errorf("tasks/result %q %v", text, isErr)
 	}
 	m, _ = w.request(t, 3, "tasks/get", taskIDParams(tk.TaskID))
-	if got := legacyTask(t, m.Result); got.Status != mcp.TaskCompleted || got.TaskID != tk.TaskID || got.CreatedAt != tk.CreatedAt {
+	if got := initializeTask(t, m.Result); got.Status != mcp.TaskCompleted || got.TaskID != tk.TaskID || got.CreatedAt != tk.CreatedAt {
 		t.Errorf("tasks/get %s", m.Result)
 	}
 	m, _ = w.request(t, 4, "tasks/cancel", taskIDParams(tk.TaskID))
@@ -119,15 +119,15 @@ func TestTaskLegacyLifecycle(t *testing.T) {
 	}
 }
 
-// TestTaskLegacyCancel: tasks/cancel makes a running task cancelled at
+// TestTaskInitializeCancel: tasks/cancel makes a running task cancelled at
 // once (its answer says so), stops it, and a pending tasks/result gets
 // -32603 with the status in its data.
-func TestTaskLegacyCancel(t *testing.T) {
+func TestTaskInitializeCancel(t *testing.T) {
 	w := newStdioWire(t, context.Background(), tasksOn())
 	w.initialize(t)
-	tk := legacyCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
+	tk := initializeCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
 	m, _ := w.request(t, 2, "tasks/get", taskIDParams(tk.TaskID))
-	if got := legacyTask(t, m.Result); got.Status != mcp.TaskWorking {
+	if got := initializeTask(t, m.Result); got.Status != mcp.TaskWorking {
 		t.Errorf("tasks/get %s", m.Result)
 	}
 	w.send(t, reqJSON(3, "tasks/result", taskIDParams(tk.TaskID)))
@@ -146,7 +146,7 @@ func TestTaskLegacyCancel(t *testing.T) {
 			}
 		case m.ID.Raw() == "4":
 			seen++
-			if got := legacyTask(t, m.Result); got.Status != mcp.TaskCancelled || got.StatusMessage == "" {
+			if got := initializeTask(t, m.Result); got.Status != mcp.TaskCancelled || got.StatusMessage == "" {
 				t.Errorf("tasks/cancel %s", m.Result)
 			}
 		}
@@ -154,7 +154,7 @@ func TestTaskLegacyCancel(t *testing.T) {
 	m, _ = w.request(t, 5, "tasks/cancel", taskIDParams(tk.TaskID))
 	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
 	m, _ = w.request(t, 6, "tasks/get", taskIDParams(tk.TaskID))
-	if got := legacyTask(t, m.Result); got.Status != mcp.TaskCancelled {
+	if got := initializeTask(t, m.Result); got.Status != mcp.TaskCancelled {
 		t.Errorf("tasks/get after cancel %s", m.Result)
 	}
 	if st := w.srv.Stats(); st.TaskCancels != 1 || st.TasksRunning != 0 {
@@ -162,9 +162,9 @@ func TestTaskLegacyCancel(t *testing.T) {
 	}
 }
 
-// TestTaskLegacyRefusals: the errors of tools/call and of the tasks/
+// TestTaskInitializeRefusals: the errors of tools/call and of the tasks/
 // methods.
-func TestTaskLegacyRefusals(t *testing.T) {
+func TestTaskInitializeRefusals(t *testing.T) {
 	w := newStdioWire(t, context.Background(), tasksOn())
 	w.initialize(t)
 	for i, tc := range []struct {
@@ -190,7 +190,7 @@ func TestTaskLegacyRefusals(t *testing.T) {
 	if text, _ := toolText(t, m); text != "plain" {
 		t.Errorf("task_optional without task: %q", text)
 	}
-	tk := legacyCreate(t, w, 31, TaskOptionalTool, map[string]any{"text": "tasked"}, anyTTL)
+	tk := initializeCreate(t, w, 31, TaskOptionalTool, map[string]any{"text": "tasked"}, anyTTL)
 	m, _ = w.request(t, 32, "tasks/result", taskIDParams(tk.TaskID))
 	if text, _ := taskResult(t, m, tk.TaskID); text != "tasked" {
 		t.Errorf("task_optional as a task: %q", text)
@@ -200,10 +200,10 @@ func TestTaskLegacyRefusals(t *testing.T) {
 	}
 }
 
-// TestTaskLegacyRefuseAsResult: with RefuseAsResult a plain call of a
+// TestTaskInitializeRefuseAsResult: with RefuseAsResult a plain call of a
 // tool that requires a task is a result with isError, as the TypeScript
 // SDK answers, and the tool does not run; asked as a task, it runs.
-func TestTaskLegacyRefuseAsResult(t *testing.T) {
+func TestTaskInitializeRefuseAsResult(t *testing.T) {
 	w := newStdioWire(t, context.Background(), tasksOn(func(o *TaskOptions) { o.RefuseAsResult = true }))
 	w.initialize(t)
 	m, _ := w.request(t, 2, "tools/call", callParamsJSON(TaskSleepTool, map[string]any{"text": "x"}, nil))
@@ -211,7 +211,7 @@ func TestTaskLegacyRefuseAsResult(t *testing.T) {
 	if !isError || text != "Tool task_sleep requires task augmentation (taskSupport: 'required')" {
 		t.Errorf("plain call: isError %v, %q", isError, text)
 	}
-	tk := legacyCreate(t, w, 3, TaskSleepTool, map[string]any{"text": "tasked"}, anyTTL)
+	tk := initializeCreate(t, w, 3, TaskSleepTool, map[string]any{"text": "tasked"}, anyTTL)
 	m, _ = w.request(t, 4, "tasks/result", taskIDParams(tk.TaskID))
 	if text, _ := taskResult(t, m, tk.TaskID); text != "tasked" {
 		t.Errorf("as a task: %q", text)
@@ -221,10 +221,10 @@ func TestTaskLegacyRefuseAsResult(t *testing.T) {
 	}
 }
 
-// TestTaskLegacyFailed: a JSON-RPC error fails the task and tasks/result
+// TestTaskInitializeFailed: a JSON-RPC error fails the task and tasks/result
 // returns that error; a result with isError fails it too, and
 // tasks/result returns that result.
-func TestTaskLegacyFailed(t *testing.T) {
+func TestTaskInitializeFailed(t *testing.T) {
 	w := newStdioWire(t, context.Background(), tasksOn())
 	w.initialize(t)
 	for i, tc := range []struct {
@@ -235,38 +235,38 @@ func TestTaskLegacyFailed(t *testing.T) {
 		{map[string]any{"code": -32000, "message": "boom"}, -32000, "boom"},
 		{nil, DefaultTaskErrorCode, "task_error failed as asked"},
 	} {
-		tk := legacyCreate(t, w, 10*i+1, TaskErrorTool, tc.args, anyTTL)
+		tk := initializeCreate(t, w, 10*i+1, TaskErrorTool, tc.args, anyTTL)
 		m, _ := w.request(t, 10*i+2, "tasks/result", taskIDParams(tk.TaskID))
 		wantErrorCode(t, m, tc.code)
 		if m.Error.Message != tc.msg {
 			t.Errorf("tasks/result error %v", m.Error)
 		}
 		m, _ = w.request(t, 10*i+3, "tasks/get", taskIDParams(tk.TaskID))
-		if got := legacyTask(t, m.Result); got.Status != mcp.TaskFailed || got.StatusMessage != tc.msg {
+		if got := initializeTask(t, m.Result); got.Status != mcp.TaskFailed || got.StatusMessage != tc.msg {
 			t.Errorf("tasks/get %s", m.Result)
 		}
 	}
-	tk := legacyCreate(t, w, 30, TaskIsErrorTool, map[string]any{"text": "bad input"}, anyTTL)
+	tk := initializeCreate(t, w, 30, TaskIsErrorTool, map[string]any{"text": "bad input"}, anyTTL)
 	m, _ := w.request(t, 31, "tasks/result", taskIDParams(tk.TaskID))
 	if text, isErr := taskResult(t, m, tk.TaskID); text != "bad input" || !isErr {
 		t.Errorf("tasks/result %q %v", text, isErr)
 	}
 	m, _ = w.request(t, 32, "tasks/get", taskIDParams(tk.TaskID))
-	if got := legacyTask(t, m.Result); got.Status != mcp.TaskFailed || got.StatusMessage == "" {
+	if got := initializeTask(t, m.Result); got.Status != mcp.TaskFailed || got.StatusMessage == "" {
 		t.Errorf("tasks/get %s", m.Result)
 	}
 }
 
-// TestTaskLegacyInputOnResultStream: over Streamable HTTP, a task that
+// TestTaskInitializeInputOnResultStream: over Streamable HTTP, a task that
 // needs input waits in input_required until a tasks/result comes, sends
 // its elicitation (tied to the task) on that request's SSE stream, goes
 // back to working once answered and then completes; the status
 // notifications go on that stream too.
-func TestTaskLegacyInputOnResultStream(t *testing.T) {
+func TestTaskInitializeInputOnResultStream(t *testing.T) {
 	s, w := startHTTP(t, HTTPOptions{Options: tasksOn(func(o *TaskOptions) { o.StatusNotifications = true })})
 	srv := s.Server()
 	w.initialize(t)
-	tk := legacyCreate(t, w, 1, TaskAskTool, nil, anyTTL)
+	tk := initializeCreate(t, w, 1, TaskAskTool, nil, anyTTL)
 	waitTaskStatus(t, srv, tk.TaskID, mcp.TaskInputRequired)
 	get := w.do(t, http.MethodPost, reqJSON(2, "tasks/get", taskIDParams(tk.TaskID)), nil)
 	if ct := get.Header.Get("Content-Type"); ct != "application/json" {
@@ -274,7 +274,7 @@ func TestTaskLegacyInputOnResultStream(t *testing.T) {
 	}
 	m, _ := readAnswer(t, get, nil)
 	get.Body.Close()
-	if got := legacyTask(t, m.Result); got.Status != mcp.TaskInputRequired {
+	if got := initializeTask(t, m.Result); got.Status != mcp.TaskInputRequired {
 		t.Errorf("tasks/get %s", m.Result)
 	}
 	if st := srv.Stats(); st.TaskInputRequests != 0 {
@@ -294,7 +294,7 @@ func TestTaskLegacyInputOnResultStream(t *testing.T) {
 	for _, o := range others {
 		what := o.Method
 		if o.Method == "notifications/tasks/status" {
-			st := legacyTask(t, o.Params)
+			st := initializeTask(t, o.Params)
 			what += " " + string(st.Status)
 			if st.TaskID != tk.TaskID {
 				t.Errorf("status of task %s", st.TaskID)
@@ -313,14 +313,14 @@ func TestTaskLegacyInputOnResultStream(t *testing.T) {
 	}
 }
 
-// TestTaskLegacyInputAskedAgain: the input request of a task moves to the
+// TestTaskInitializeInputAskedAgain: the input request of a task moves to the
 // newest tasks/result (cancelled where it was), and when its tasks/result
 // ends first it waits for the next one; every pending tasks/result gets
 // the result.
-func TestTaskLegacyInputAskedAgain(t *testing.T) {
+func TestTaskInitializeInputAskedAgain(t *testing.T) {
 	w := newStdioWire(t, context.Background(), tasksOn())
 	w.initialize(t)
-	tk := legacyCreate(t, w, 1, TaskAskTool, map[string]any{"message": "name?"}, anyTTL)
+	tk := initializeCreate(t, w, 1, TaskAskTool, map[string]any{"message": "name?"}, anyTTL)
 	nextRequest := func() *jsonrpc.Message {
 		t.Helper()
 		m := w.recv(t)
@@ -373,15 +373,15 @@ func TestTaskLegacyInputAskedAgain(t *testing.T) {
 	}
 }
 
-// TestTaskLegacyInputWithoutResult: with InputWithoutResult the request
+// TestTaskInitializeInputWithoutResult: with InputWithoutResult the request
 // goes out at once on the GET stream, without any tasks/result.
-func TestTaskLegacyInputWithoutResult(t *testing.T) {
+func TestTaskInitializeInputWithoutResult(t *testing.T) {
 	s, w := startHTTP(t, HTTPOptions{Options: tasksOn(func(o *TaskOptions) { o.InputWithoutResult = true })})
 	w.initialize(t)
 	get := w.do(t, http.MethodGet, "", nil)
 	defer get.Body.Close()
 	events := newSSEReader(get.Body)
-	tk := legacyCreate(t, w, 1, TaskAskTool, nil, anyTTL)
+	tk := initializeCreate(t, w, 1, TaskAskTool, nil, anyTTL)
 	ev, err := events.next()
 	if err != nil {
 		t.Fatal(err)
@@ -398,11 +398,11 @@ func TestTaskLegacyInputWithoutResult(t *testing.T) {
 	}
 }
 
-// TestTaskLegacyHTTPSSE: over HTTP+SSE (which speaks 2024-11-05, without
+// TestTaskInitializeHTTPSSE: over HTTP+SSE (which speaks 2024-11-05, without
 // tasks, unless told otherwise), the one stream carries the elicitation
 // of a task (once a tasks/result is pending), the status notifications
 // and the answers.
-func TestTaskLegacyHTTPSSE(t *testing.T) {
+func TestTaskInitializeHTTPSSE(t *testing.T) {
 	opts := tasksOn(func(o *TaskOptions) { o.StatusNotifications = true })
 	opts.Versions = []string{mcp.Version20251125}
 	s := startLegacy(t, LegacyOptions{Options: opts})
@@ -412,10 +412,10 @@ func TestTaskLegacyHTTPSSE(t *testing.T) {
 	if len(others) > 0 {
 		t.Errorf("before the task's id: %s %s", others[0].Method, others[0].Params)
 	}
-	tk := legacyTask(t, result[struct {
+	tk := initializeTask(t, result[struct {
 		Task json.RawMessage `json:"task"`
 	}](t, m).Task)
-	if note := w.next(t); note.Method != "notifications/tasks/status" || legacyTask(t, note.Params).Status != mcp.TaskInputRequired {
+	if note := w.next(t); note.Method != "notifications/tasks/status" || initializeTask(t, note.Params).Status != mcp.TaskInputRequired {
 		t.Fatalf("got %s %s", note.Method, note.Params)
 	}
 	w.send(t, reqJSON(2, "tasks/result", taskIDParams(tk.TaskID)))
@@ -433,7 +433,7 @@ func TestTaskLegacyHTTPSSE(t *testing.T) {
 			}
 			break
 		}
-		statuses = append(statuses, string(legacyTask(t, m.Params).Status))
+		statuses = append(statuses, string(initializeTask(t, m.Params).Status))
 	}
 	if !slices.Equal(statuses, []string{"working", "completed"}) {
 		t.Errorf("statuses %v", statuses)

@@ -31,9 +31,9 @@ func statelessMeta(version string, caps map[string]any, extra map[string]any) ma
 	return meta
 }
 
-// modernBody returns a stateless request (or, with id nil, notification)
+// statelessBody returns a stateless request (or, with id nil, notification)
 // whose params get _meta unless they have one.
-func modernBody(id any, method string, params map[string]any, meta map[string]any) string {
+func statelessBody(id any, method string, params map[string]any, meta map[string]any) string {
 	p := map[string]any{}
 	maps.Copy(p, params)
 	if _, ok := p["_meta"]; !ok && meta != nil {
@@ -50,9 +50,9 @@ func modernBody(id any, method string, params map[string]any, meta map[string]an
 	return string(b)
 }
 
-// modernWire talks to a Streamable HTTP server in the stateless era with
+// statelessWire talks to a Streamable HTTP server in the stateless era with
 // hand-written requests.
-type modernWire struct {
+type statelessWire struct {
 	url      string
 	hc       *http.Client
 	version  string
@@ -60,14 +60,14 @@ type modernWire struct {
 	metaMore map[string]any // more _meta keys (logLevel, progressToken)
 }
 
-func newModernWire(t *testing.T, url string) *modernWire {
+func newStatelessWire(t *testing.T, url string) *statelessWire {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &modernWire{url: url, hc: &http.Client{Transport: tr, Timeout: testTimeout}, version: mcp.Version20260728, caps: map[string]any{}}
+	return &statelessWire{url: url, hc: &http.Client{Transport: tr, Timeout: testTimeout}, version: mcp.Version20260728, caps: map[string]any{}}
 }
 
 // headersFor returns the standard headers of a stateless request.
-func (w *modernWire) headersFor(method string, params map[string]any) map[string]string {
+func (w *statelessWire) headersFor(method string, params map[string]any) map[string]string {
 	h := map[string]string{HeaderProtocolVersion: w.version, HeaderMethod: method}
 	for _, k := range []string{"name", "uri"} {
 		if v, ok := params[k].(string); ok {
@@ -78,7 +78,7 @@ func (w *modernWire) headersFor(method string, params map[string]any) map[string
 }
 
 // post sends body with the transport's headers, then hdr ("" removes one).
-func (w *modernWire) post(t *testing.T, body string, hdr map[string]string) *http.Response {
+func (w *statelessWire) post(t *testing.T, body string, hdr map[string]string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, w.url, strings.NewReader(body))
 	if err != nil {
@@ -102,16 +102,16 @@ func (w *modernWire) post(t *testing.T, body string, hdr map[string]string) *htt
 
 // send posts a stateless request with its headers, hdr added, and returns the
 // HTTP response unread.
-func (w *modernWire) send(t *testing.T, id any, method string, params map[string]any, hdr map[string]string) *http.Response {
+func (w *statelessWire) send(t *testing.T, id any, method string, params map[string]any, hdr map[string]string) *http.Response {
 	t.Helper()
 	h := w.headersFor(method, params)
 	maps.Copy(h, hdr)
-	return w.post(t, modernBody(id, method, params, statelessMeta(w.version, w.caps, w.metaMore)), h)
+	return w.post(t, statelessBody(id, method, params, statelessMeta(w.version, w.caps, w.metaMore)), h)
 }
 
 // call sends a stateless request and reads its answer, whatever the status:
 // the response, the messages before it, and the HTTP status.
-func (w *modernWire) call(t *testing.T, id any, method string, params map[string]any, hdr map[string]string) (*jsonrpc.Message, []*jsonrpc.Message, int) {
+func (w *statelessWire) call(t *testing.T, id any, method string, params map[string]any, hdr map[string]string) (*jsonrpc.Message, []*jsonrpc.Message, int) {
 	t.Helper()
 	resp := w.send(t, id, method, params, hdr)
 	defer resp.Body.Close()
@@ -136,7 +136,7 @@ func readAny(t *testing.T, resp *http.Response) (*jsonrpc.Message, []*jsonrpc.Me
 }
 
 // ok calls and fails unless the answer is a 200 result.
-func (w *modernWire) ok(t *testing.T, id any, method string, params map[string]any) (*jsonrpc.Message, []*jsonrpc.Message) {
+func (w *statelessWire) ok(t *testing.T, id any, method string, params map[string]any) (*jsonrpc.Message, []*jsonrpc.Message) {
 	t.Helper()
 	m, others, status := w.call(t, id, method, params, nil)
 	if status != http.StatusOK || m.Error != nil {
@@ -151,9 +151,9 @@ func resultFields(t *testing.T, m *jsonrpc.Message) map[string]json.RawMessage {
 	return result[map[string]json.RawMessage](t, m)
 }
 
-// checkModernResult checks what every modern result carries, and the
+// checkStatelessResult checks what every stateless result carries, and the
 // cache hints when ttl >= 0 (none when ttl < 0).
-func checkModernResult(t *testing.T, m *jsonrpc.Message, resultType string, ttl int64) map[string]json.RawMessage {
+func checkStatelessResult(t *testing.T, m *jsonrpc.Message, resultType string, ttl int64) map[string]json.RawMessage {
 	t.Helper()
 	f := resultFields(t, m)
 	if got := string(f["resultType"]); got != `"`+resultType+`"` {
@@ -205,13 +205,13 @@ type inputRequiredResult struct {
 	RequestState *string `json:"requestState"`
 }
 
-// startModernHTTP starts a server with opts and a wire to it.
-func startModernHTTP(t *testing.T, opts HTTPOptions) (*HTTPServer, *modernWire) {
+// startStatelessHTTP starts a server with opts and a wire to it.
+func startStatelessHTTP(t *testing.T, opts HTTPOptions) (*HTTPServer, *statelessWire) {
 	t.Helper()
 	if opts.Eras == InitializeOnly {
 		opts.Eras = StatelessOnly
 	}
 	s := StartStreamable(opts)
 	t.Cleanup(s.Close)
-	return s, newModernWire(t, s.URL)
+	return s, newStatelessWire(t, s.URL)
 }

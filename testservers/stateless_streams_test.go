@@ -12,11 +12,11 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-func TestModernProgressOnItsStream(t *testing.T) {
-	_, w := startModernHTTP(t, HTTPOptions{})
+func TestStatelessProgressOnItsStream(t *testing.T) {
+	_, w := startStatelessHTTP(t, HTTPOptions{})
 	w.metaMore = map[string]any{"progressToken": "p1"}
 	m, others := w.ok(t, 1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 3, "delayMs": 0}})
-	checkModernResult(t, m, "complete", -1)
+	checkStatelessResult(t, m, "complete", -1)
 	if len(others) != 3 {
 		t.Fatalf("%d messages before the result, want 3 progress", len(others))
 	}
@@ -27,9 +27,9 @@ func TestModernProgressOnItsStream(t *testing.T) {
 	}
 }
 
-// TestModernLogLevel: notifications/message only for a request that
+// TestStatelessLogLevel: notifications/message only for a request that
 // carried a log level, at or above it, on its own stream.
-func TestModernLogLevel(t *testing.T) {
+func TestStatelessLogLevel(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		level    string // _meta logLevel; none when ""
@@ -43,7 +43,7 @@ func TestModernLogLevel(t *testing.T) {
 		{"above", "debug", "error", "logged", 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, w := startModernHTTP(t, HTTPOptions{})
+			_, w := startStatelessHTTP(t, HTTPOptions{})
 			if tt.level != "" {
 				w.metaMore = map[string]any{mcp.MetaLogLevel: tt.level}
 			}
@@ -61,10 +61,10 @@ func TestModernLogLevel(t *testing.T) {
 	}
 }
 
-// TestModernCancelByClosingTheStream: closing the SSE answer cancels the
+// TestStatelessCancelByClosingTheStream: closing the SSE answer cancels the
 // request on the server.
-func TestModernCancelByClosingTheStream(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{})
+func TestStatelessCancelByClosingTheStream(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{})
 	w.metaMore = map[string]any{"progressToken": 1}
 	resp := w.send(t, 1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 100000, "delayMs": 5}}, nil)
 	ev, err := newSSEReader(resp.Body).next()
@@ -83,14 +83,14 @@ func TestModernCancelByClosingTheStream(t *testing.T) {
 	}
 }
 
-func TestModernCancelInJSONMode(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{JSONResponse: true})
+func TestStatelessCancelInJSONMode(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{JSONResponse: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.url, strings.NewReader(
-			modernBody(1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 100000, "delayMs": 5}}, statelessMeta("2026-07-28", map[string]any{}, nil))))
+			statelessBody(1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 100000, "delayMs": 5}}, statelessMeta("2026-07-28", map[string]any{}, nil))))
 		for k, v := range w.headersFor("tools/call", map[string]any{"name": "slow"}) {
 			req.Header.Set(k, v)
 		}
@@ -114,9 +114,9 @@ func TestModernCancelInJSONMode(t *testing.T) {
 	}
 }
 
-func TestModernFaults(t *testing.T) {
+func TestStatelessFaults(t *testing.T) {
 	t.Run("429 and 503", func(t *testing.T) {
-		s, w := startModernHTTP(t, HTTPOptions{Faults: Faults{Rules: []FaultRule{
+		s, w := startStatelessHTTP(t, HTTPOptions{Faults: Faults{Rules: []FaultRule{
 			{Fault: FaultTooManyRequests, Method: "tools/call", Count: 1, RetryAfter: "2"},
 			{Fault: FaultUnavailable, Method: "tools/call", Count: 1, RetryAfter: "0"},
 		}}})
@@ -139,7 +139,7 @@ func TestModernFaults(t *testing.T) {
 		}
 	})
 	t.Run("stream cut before the response", func(t *testing.T) {
-		s, w := startModernHTTP(t, HTTPOptions{Faults: Faults{Rules: []FaultRule{{Fault: FaultDropStream, Method: "tools/call", Count: 1}}}})
+		s, w := startStatelessHTTP(t, HTTPOptions{Faults: Faults{Rules: []FaultRule{{Fault: FaultDropStream, Method: "tools/call", Count: 1}}}})
 		resp := w.send(t, 1, "tools/call", map[string]any{"name": "once", "arguments": map[string]any{"key": "k"}}, nil)
 		if resp.StatusCode != 200 {
 			t.Fatalf("status %d", resp.StatusCode)
@@ -171,7 +171,7 @@ func TestModernFaults(t *testing.T) {
 		}
 	})
 	t.Run("stream cut after a progress event", func(t *testing.T) {
-		s, w := startModernHTTP(t, HTTPOptions{Faults: Faults{Rules: []FaultRule{{Fault: FaultDropStreamNoIDs, AfterEvents: 1}}}})
+		s, w := startStatelessHTTP(t, HTTPOptions{Faults: Faults{Rules: []FaultRule{{Fault: FaultDropStreamNoIDs, AfterEvents: 1}}}})
 		w.metaMore = map[string]any{"progressToken": "p"}
 		resp := w.send(t, 1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 1000, "delayMs": 1}}, nil)
 		defer resp.Body.Close()
@@ -187,15 +187,15 @@ func TestModernFaults(t *testing.T) {
 		// The cut cancels the request (nobody can get its answer); it is
 		// a fault, not the client's cancellation.
 		if st, err := s.Server().WaitStats(ctx, func(st Stats) bool {
-			return st.Faults["drop-stream-no-ids"] == 1 && len(s.Handler().modernChannel().openStreams()) == 0
+			return st.Faults["drop-stream-no-ids"] == 1 && len(s.Handler().statelessChannel().openStreams()) == 0
 		}); err != nil {
 			t.Fatalf("%v: %+v", err, st)
 		}
 	})
 	t.Run("JSON answer lost", func(t *testing.T) {
-		s, w := startModernHTTP(t, HTTPOptions{JSONResponse: true, Faults: Faults{Rules: []FaultRule{{Fault: FaultDropStream, Count: 1}}}})
+		s, w := startStatelessHTTP(t, HTTPOptions{JSONResponse: true, Faults: Faults{Rules: []FaultRule{{Fault: FaultDropStream, Count: 1}}}})
 		req, _ := http.NewRequest(http.MethodPost, w.url, strings.NewReader(
-			modernBody(1, "tools/call", map[string]any{"name": "once", "arguments": map[string]any{"key": "j"}}, statelessMeta("2026-07-28", map[string]any{}, nil))))
+			statelessBody(1, "tools/call", map[string]any{"name": "once", "arguments": map[string]any{"key": "j"}}, statelessMeta("2026-07-28", map[string]any{}, nil))))
 		for k, v := range w.headersFor("tools/call", map[string]any{"name": "once"}) {
 			req.Header.Set(k, v)
 		}
@@ -215,11 +215,11 @@ func TestModernFaults(t *testing.T) {
 	})
 }
 
-// TestModernErrorStatusOnStream: an error with a status of its own
+// TestStatelessErrorStatusOnStream: an error with a status of its own
 // (-32021) answers an SSE request as JSON with that status, when nothing
 // was streamed yet.
-func TestModernErrorStatusOnStream(t *testing.T) {
-	_, w := startModernHTTP(t, HTTPOptions{})
+func TestStatelessErrorStatusOnStream(t *testing.T) {
+	_, w := startStatelessHTTP(t, HTTPOptions{})
 	resp := w.send(t, 1, "tools/call", map[string]any{"name": "roots"}, nil)
 	defer resp.Body.Close()
 	if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/json" {

@@ -12,11 +12,11 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// TestTaskModernDiscover: server/discover names the extension (and no
+// TestTaskStatelessDiscover: server/discover names the extension (and no
 // capability of 2025-11-25), tools/list has the task tools; without
 // Options.Tasks neither, and the tasks/ methods are 404.
-func TestTaskModernDiscover(t *testing.T) {
-	_, w := startModernHTTP(t, HTTPOptions{Options: tasksOn()})
+func TestTaskStatelessDiscover(t *testing.T) {
+	_, w := startStatelessHTTP(t, HTTPOptions{Options: tasksOn()})
 	m, _ := w.ok(t, 1, "server/discover", nil)
 	var d struct {
 		Capabilities map[string]json.RawMessage `json:"capabilities"`
@@ -33,7 +33,7 @@ func TestTaskModernDiscover(t *testing.T) {
 	for _, tool := range result[mcp.ListToolsResult](t, m).Tools {
 		names = append(names, tool.Name)
 	}
-	if want := append(ModernToolNames(), TaskToolNames()...); !slices.Equal(names, want) {
+	if want := append(StatelessToolNames(), TaskToolNames()...); !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 	for _, method := range []string{"tasks/result", "tasks/list"} {
@@ -42,7 +42,7 @@ func TestTaskModernDiscover(t *testing.T) {
 		}
 	}
 
-	_, off := startModernHTTP(t, HTTPOptions{})
+	_, off := startStatelessHTTP(t, HTTPOptions{})
 	m, _ = off.ok(t, 1, "server/discover", nil)
 	if strings.Contains(string(m.Result), "extensions") {
 		t.Errorf("server/discover without tasks: %s", m.Result)
@@ -56,19 +56,19 @@ func TestTaskModernDiscover(t *testing.T) {
 	}
 }
 
-// TestTaskModernLifecycle: a client that declares the extension gets a
+// TestTaskStatelessLifecycle: a client that declares the extension gets a
 // task (resultType task), polls it working, then completed with the
 // result inline; tasks/get is an idempotent read.
-func TestTaskModernLifecycle(t *testing.T) {
+func TestTaskStatelessLifecycle(t *testing.T) {
 	for _, jsonMode := range []bool{false, true} {
-		s, w := startModernHTTP(t, HTTPOptions{JSONResponse: jsonMode, Options: tasksOn()})
+		s, w := startStatelessHTTP(t, HTTPOptions{JSONResponse: jsonMode, Options: tasksOn()})
 		srv := s.Server()
 		w.caps = tasksExt
-		tk := modernCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000})
+		tk := statelessCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000})
 		if tk.TTLMs == nil || int64(*tk.TTLMs) != DefaultTaskTTL.Milliseconds() || tk.Result != nil {
 			t.Errorf("created %+v", tk)
 		}
-		got, f := modernGet(t, w, 2, tk.TaskID)
+		got, f := statelessGet(t, w, 2, tk.TaskID)
 		if got.Status != mcp.TaskWorking || f["result"] != nil || f["error"] != nil || f["inputRequests"] != nil {
 			t.Errorf("tasks/get %+v", got)
 		}
@@ -77,12 +77,12 @@ func TestTaskModernLifecycle(t *testing.T) {
 			t.Errorf("tasks/get answered as %q, want no stream", ct)
 		}
 		resp.Body.Close()
-		modernAck(t, w, 3, "tasks/cancel", map[string]any{"taskId": tk.TaskID})
+		statelessAck(t, w, 3, "tasks/cancel", map[string]any{"taskId": tk.TaskID})
 
-		tk = modernCreate(t, w, 4, TaskSleepTool, map[string]any{"ms": 1, "text": "slept"})
+		tk = statelessCreate(t, w, 4, TaskSleepTool, map[string]any{"ms": 1, "text": "slept"})
 		waitTaskStatus(t, srv, tk.TaskID, mcp.TaskCompleted)
 		for i := range 2 {
-			got, _ := modernGet(t, w, 5+i, tk.TaskID)
+			got, _ := statelessGet(t, w, 5+i, tk.TaskID)
 			var r mcp.CallToolResult
 			if err := json.Unmarshal(got.Result, &r); err != nil || got.Status != mcp.TaskCompleted || len(r.Content) != 1 || r.Content[0].Text != "slept" {
 				t.Errorf("tasks/get %d: %+v %v", i, got, err)
@@ -95,12 +95,12 @@ func TestTaskModernLifecycle(t *testing.T) {
 	}
 }
 
-// TestTaskModernWithoutExtension: without the extension a required task
+// TestTaskStatelessWithoutExtension: without the extension a required task
 // tool is -32021 naming it, an optional one runs as a plain call, and
 // the tasks/ methods are -32021; the task member of 2025-11-25 is
 // ignored.
-func TestTaskModernWithoutExtension(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{Options: tasksOn()})
+func TestTaskStatelessWithoutExtension(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{Options: tasksOn()})
 	m, _, status := w.call(t, 1, "tools/call", map[string]any{"name": TaskSleepTool}, nil)
 	if status != http.StatusBadRequest {
 		t.Errorf("status %d", status)
@@ -110,7 +110,7 @@ func TestTaskModernWithoutExtension(t *testing.T) {
 		t.Errorf("data %s", got)
 	}
 	m, _ = w.ok(t, 2, "tools/call", map[string]any{"name": TaskOptionalTool, "arguments": map[string]any{"text": "plain"}, "task": map[string]any{"ttl": 1000}})
-	checkModernResult(t, m, "complete", -1)
+	checkStatelessResult(t, m, "complete", -1)
 	if text, _ := toolText(t, m); text != "plain" {
 		t.Errorf("task_optional: %q", text)
 	}
@@ -119,7 +119,7 @@ func TestTaskModernWithoutExtension(t *testing.T) {
 		t.Errorf("echo with task: %q", text)
 	}
 	w.caps = tasksExt
-	tk := modernCreate(t, w, 4, TaskSleepTool, map[string]any{"ms": 600000})
+	tk := statelessCreate(t, w, 4, TaskSleepTool, map[string]any{"ms": 600000})
 	w.caps = map[string]any{}
 	for i, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
 		m, _, status := w.call(t, 5+i, method, map[string]any{"taskId": tk.TaskID}, taskHeaders(tk.TaskID))
@@ -132,13 +132,13 @@ func TestTaskModernWithoutExtension(t *testing.T) {
 	}
 }
 
-// TestTaskModernHeaders: Mcp-Name of tasks/get, tasks/update and
+// TestTaskStatelessHeaders: Mcp-Name of tasks/get, tasks/update and
 // tasks/cancel must be the taskId (-32020 otherwise); an unknown task is
 // -32602.
-func TestTaskModernHeaders(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{Options: tasksOn()})
+func TestTaskStatelessHeaders(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{Options: tasksOn()})
 	w.caps = tasksExt
-	tk := modernCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000})
+	tk := statelessCreate(t, w, 1, TaskSleepTool, map[string]any{"ms": 600000})
 	for i, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
 		for j, hdr := range []map[string]string{{HeaderName: "other"}, {HeaderName: ""}} {
 			m, _, status := w.call(t, 10*i+j, method, map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{}}, hdr)
@@ -156,19 +156,19 @@ func TestTaskModernHeaders(t *testing.T) {
 	}
 }
 
-// TestTaskModernInput: a task that needs input is input_required with
+// TestTaskStatelessInput: a task that needs input is input_required with
 // its request inline, under the same key on every poll until
 // tasks/update answers it (unknown keys ignored); it is working again
 // before the acknowledgement, then completes; a key is never reused.
-func TestTaskModernInput(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{Options: tasksOn()})
+func TestTaskStatelessInput(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{Options: tasksOn()})
 	srv := s.Server()
 	w.caps = tasksExt
-	tk := modernCreate(t, w, 1, TaskAskTool, map[string]any{"message": "who?"})
+	tk := statelessCreate(t, w, 1, TaskAskTool, map[string]any{"message": "who?"})
 	waitTaskStatus(t, srv, tk.TaskID, mcp.TaskInputRequired)
 	var key string
 	for i := range 2 {
-		got, _ := modernGet(t, w, 2+i, tk.TaskID)
+		got, _ := statelessGet(t, w, 2+i, tk.TaskID)
 		if got.Status != mcp.TaskInputRequired || len(got.InputRequests) != 1 {
 			t.Fatalf("tasks/get %+v", got)
 		}
@@ -179,33 +179,33 @@ func TestTaskModernInput(t *testing.T) {
 			key = k
 		}
 	}
-	modernAck(t, w, 4, "tasks/update", map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{"unknown": mrtrAnswers["elicitation/create"]}})
-	if got, _ := modernGet(t, w, 5, tk.TaskID); got.Status != mcp.TaskInputRequired {
+	statelessAck(t, w, 4, "tasks/update", map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{"unknown": mrtrAnswers["elicitation/create"]}})
+	if got, _ := statelessGet(t, w, 5, tk.TaskID); got.Status != mcp.TaskInputRequired {
 		t.Errorf("after an unknown key: %s", got.Status)
 	}
-	modernAck(t, w, 6, "tasks/update", map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{key: mrtrAnswers["elicitation/create"]}})
-	if got, _ := modernGet(t, w, 7, tk.TaskID); got.Status == mcp.TaskInputRequired {
+	statelessAck(t, w, 6, "tasks/update", map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{key: mrtrAnswers["elicitation/create"]}})
+	if got, _ := statelessGet(t, w, 7, tk.TaskID); got.Status == mcp.TaskInputRequired {
 		t.Errorf("still input_required once answered")
 	}
 	waitTaskStatus(t, srv, tk.TaskID, mcp.TaskCompleted)
-	got, _ := modernGet(t, w, 8, tk.TaskID)
+	got, _ := statelessGet(t, w, 8, tk.TaskID)
 	var r mcp.CallToolResult
 	if err := json.Unmarshal(got.Result, &r); err != nil || len(r.Content) != 1 || r.Content[0].Text != "hello Ann" {
 		t.Errorf("result %s: %v", got.Result, err)
 	}
 	// An answered key is ignored.
-	modernAck(t, w, 9, "tasks/update", map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{key: mrtrAnswers["elicitation/create"]}})
+	statelessAck(t, w, 9, "tasks/update", map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{key: mrtrAnswers["elicitation/create"]}})
 
 	// A second task's key is its own; a declined elicitation is a tool
 	// error, completed with isError as the extension says.
-	tk2 := modernCreate(t, w, 10, TaskAskTool, nil)
+	tk2 := statelessCreate(t, w, 10, TaskAskTool, nil)
 	waitTaskStatus(t, srv, tk2.TaskID, mcp.TaskInputRequired)
-	got, _ = modernGet(t, w, 11, tk2.TaskID)
+	got, _ = statelessGet(t, w, 11, tk2.TaskID)
 	for k := range got.InputRequests {
-		modernAck(t, w, 12, "tasks/update", map[string]any{"taskId": tk2.TaskID, "inputResponses": map[string]any{k: json.RawMessage(`{"action":"decline"}`)}})
+		statelessAck(t, w, 12, "tasks/update", map[string]any{"taskId": tk2.TaskID, "inputResponses": map[string]any{k: json.RawMessage(`{"action":"decline"}`)}})
 	}
 	waitTaskStatus(t, srv, tk2.TaskID, mcp.TaskCompleted)
-	got, _ = modernGet(t, w, 13, tk2.TaskID)
+	got, _ = statelessGet(t, w, 13, tk2.TaskID)
 	if !strings.Contains(string(got.Result), `"isError":true`) {
 		t.Errorf("declined: %s", got.Result)
 	}
@@ -222,60 +222,60 @@ func TestTaskModernInput(t *testing.T) {
 	}
 }
 
-// TestTaskModernFailed: a JSON-RPC error fails the task with the error
+// TestTaskStatelessFailed: a JSON-RPC error fails the task with the error
 // inline; a result with isError completes it.
-func TestTaskModernFailed(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{Options: tasksOn()})
+func TestTaskStatelessFailed(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{Options: tasksOn()})
 	srv := s.Server()
 	w.caps = tasksExt
-	tk := modernCreate(t, w, 1, TaskErrorTool, map[string]any{"code": -32000, "message": "rate limited"})
+	tk := statelessCreate(t, w, 1, TaskErrorTool, map[string]any{"code": -32000, "message": "rate limited"})
 	waitTaskStatus(t, srv, tk.TaskID, mcp.TaskFailed)
-	got, f := modernGet(t, w, 2, tk.TaskID)
+	got, f := statelessGet(t, w, 2, tk.TaskID)
 	if string(got.Error) != `{"code":-32000,"message":"rate limited"}` || got.StatusMessage != "rate limited" || f["result"] != nil {
 		t.Errorf("failed task %+v", got)
 	}
-	tk = modernCreate(t, w, 3, TaskIsErrorTool, map[string]any{"text": "bad input"})
+	tk = statelessCreate(t, w, 3, TaskIsErrorTool, map[string]any{"text": "bad input"})
 	waitTaskStatus(t, srv, tk.TaskID, mcp.TaskCompleted)
-	got, f = modernGet(t, w, 4, tk.TaskID)
+	got, f = statelessGet(t, w, 4, tk.TaskID)
 	if !strings.Contains(string(got.Result), `"isError":true`) || f["error"] != nil {
 		t.Errorf("isError task %+v", got)
 	}
 }
 
-// TestTaskModernCancel: tasks/cancel acknowledges, the task is then
+// TestTaskStatelessCancel: tasks/cancel acknowledges, the task is then
 // cancelled and stopped; cancelling again, or an ended task, is
 // acknowledged too.
-func TestTaskModernCancel(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{Options: tasksOn()})
+func TestTaskStatelessCancel(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{Options: tasksOn()})
 	srv := s.Server()
 	w.caps = tasksExt
-	tk := modernCreate(t, w, 1, TaskAskTool, nil)
+	tk := statelessCreate(t, w, 1, TaskAskTool, nil)
 	waitTaskStatus(t, srv, tk.TaskID, mcp.TaskInputRequired)
-	modernAck(t, w, 2, "tasks/cancel", map[string]any{"taskId": tk.TaskID})
-	got, f := modernGet(t, w, 3, tk.TaskID)
+	statelessAck(t, w, 2, "tasks/cancel", map[string]any{"taskId": tk.TaskID})
+	got, f := statelessGet(t, w, 3, tk.TaskID)
 	if got.Status != mcp.TaskCancelled || f["inputRequests"] != nil {
 		t.Errorf("cancelled task %+v", got)
 	}
-	modernAck(t, w, 4, "tasks/cancel", map[string]any{"taskId": tk.TaskID})
+	statelessAck(t, w, 4, "tasks/cancel", map[string]any{"taskId": tk.TaskID})
 	if st := srv.Stats(); st.TaskCancels != 1 || st.TasksRunning != 0 {
 		t.Errorf("stats %+v", st)
 	}
 }
 
-// TestTaskModernListen: subscriptions/listen acknowledges the known task
+// TestTaskStatelessListen: subscriptions/listen acknowledges the known task
 // ids asked for and carries notifications/tasks for them, each with what
 // tasks/get would return; without the extension taskIds are -32021.
-func TestTaskModernListen(t *testing.T) {
-	s, w := startModernHTTP(t, HTTPOptions{Options: tasksOn(func(o *TaskOptions) { o.StatusNotifications = true })})
+func TestTaskStatelessListen(t *testing.T) {
+	s, w := startStatelessHTTP(t, HTTPOptions{Options: tasksOn(func(o *TaskOptions) { o.StatusNotifications = true })})
 	srv := s.Server()
 	w.caps = tasksExt
-	tk := modernCreate(t, w, 1, TaskAskTool, map[string]any{"ms": 600000})
+	tk := statelessCreate(t, w, 1, TaskAskTool, map[string]any{"ms": 600000})
 	l := openListen(t, w, "l-1", map[string]any{"taskIds": []string{"unknown", tk.TaskID, tk.TaskID}})
 	ack := l.wantNote(t, "notifications/subscriptions/acknowledged", `"l-1"`)
 	if !strings.Contains(string(ack.Params), `"notifications":{"taskIds":["`+tk.TaskID+`"]}`) {
 		t.Errorf("acknowledged %s", ack.Params)
 	}
-	modernAck(t, w, 2, "tasks/cancel", map[string]any{"taskId": tk.TaskID})
+	statelessAck(t, w, 2, "tasks/cancel", map[string]any{"taskId": tk.TaskID})
 	n := l.wantNote(t, "notifications/tasks", `"l-1"`)
 	var got mcp.Task
 	_ = json.Unmarshal(n.Params, &got)
@@ -283,13 +283,13 @@ func TestTaskModernListen(t *testing.T) {
 		t.Errorf("notifications/tasks %s", n.Params)
 	}
 
-	tk = modernCreate(t, w, 3, TaskAskTool, nil)
+	tk = statelessCreate(t, w, 3, TaskAskTool, nil)
 	waitTaskStatus(t, srv, tk.TaskID, mcp.TaskInputRequired) // before the subscription: not notified
 	l2 := openListen(t, w, "l-2", map[string]any{"taskIds": []string{tk.TaskID}})
 	l2.wantNote(t, "notifications/subscriptions/acknowledged", `"l-2"`)
-	g, _ := modernGet(t, w, 4, tk.TaskID)
+	g, _ := statelessGet(t, w, 4, tk.TaskID)
 	for k := range g.InputRequests {
-		modernAck(t, w, 5, "tasks/update", map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{k: mrtrAnswers["elicitation/create"]}})
+		statelessAck(t, w, 5, "tasks/update", map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{k: mrtrAnswers["elicitation/create"]}})
 	}
 	// The change to input_required may still be on its way to the new
 	// subscription: it carries what was then current.
@@ -313,34 +313,34 @@ func TestTaskModernListen(t *testing.T) {
 	}
 }
 
-// TestTaskModernStdio: the extension over stdio, where no header names
+// TestTaskStatelessStdio: the extension over stdio, where no header names
 // the task; and a dual-era server keeps each era's tasks to itself.
-func TestTaskModernStdio(t *testing.T) {
+func TestTaskStatelessStdio(t *testing.T) {
 	opts := tasksOn()
 	opts.Eras = DualEra
 	w := newStdioWire(t, context.Background(), opts)
 	w.initialize(t)
-	m, _ := w.request(t, 1, "tools/call", modernParams(map[string]any{"name": TaskAskTool}, tasksExt, nil))
-	tk, _ := modernTask(t, m, mcp.ResultTask)
+	m, _ := w.request(t, 1, "tools/call", statelessParams(map[string]any{"name": TaskAskTool}, tasksExt, nil))
+	tk, _ := statelessTask(t, m, mcp.ResultTask)
 	waitTaskStatus(t, w.srv, tk.TaskID, mcp.TaskInputRequired)
-	get := modernParams(map[string]any{"taskId": tk.TaskID}, tasksExt, nil)
+	get := statelessParams(map[string]any{"taskId": tk.TaskID}, tasksExt, nil)
 	m, _ = w.request(t, 2, "tasks/get", get)
-	got, _ := modernTask(t, m, mcp.ResultComplete)
+	got, _ := statelessTask(t, m, mcp.ResultComplete)
 	responses := map[string]json.RawMessage{}
 	for k := range got.InputRequests {
 		responses[k] = mrtrAnswers["elicitation/create"]
 	}
-	m, _ = w.request(t, 3, "tasks/update", modernParams(map[string]any{"taskId": tk.TaskID, "inputResponses": responses}, tasksExt, nil))
-	checkModernResult(t, m, mcp.ResultComplete, -1)
+	m, _ = w.request(t, 3, "tasks/update", statelessParams(map[string]any{"taskId": tk.TaskID, "inputResponses": responses}, tasksExt, nil))
+	checkStatelessResult(t, m, mcp.ResultComplete, -1)
 	waitTaskStatus(t, w.srv, tk.TaskID, mcp.TaskCompleted)
 	m, _ = w.request(t, 4, "tasks/get", get)
-	if got, _ := modernTask(t, m, mcp.ResultComplete); !strings.Contains(string(got.Result), "hello Ann") {
+	if got, _ := statelessTask(t, m, mcp.ResultComplete); !strings.Contains(string(got.Result), "hello Ann") {
 		t.Errorf("result %s", got.Result)
 	}
 	// The initialize era does not see it, nor the stateless era a legacy task.
 	m, _ = w.request(t, 5, "tasks/get", taskIDParams(tk.TaskID))
 	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
-	lt := legacyCreate(t, w, 6, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
-	m, _ = w.request(t, 7, "tasks/get", modernParams(map[string]any{"taskId": lt.TaskID}, tasksExt, nil))
+	lt := initializeCreate(t, w, 6, TaskSleepTool, map[string]any{"ms": 600000}, anyTTL)
+	m, _ = w.request(t, 7, "tasks/get", statelessParams(map[string]any{"taskId": lt.TaskID}, tasksExt, nil))
 	wantErrorCode(t, m, jsonrpc.CodeInvalidParams)
 }

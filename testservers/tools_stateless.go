@@ -34,34 +34,34 @@ const (
 // arguments as structuredContent.
 const HeaderToolName = "headers"
 
-var modernTools = []toolDef{
+var statelessTools = []toolDef{
 	{tool: mcp.Tool{
 		Name:        "elicit_url",
 		Description: "Asks the user, through an elicitation in url mode, to visit a page; returns the action. Needs elicitation.url.",
 		InputSchema: schema(`{"type":"object","properties":{"url":{"type":"string","description":"the page; https://example.com/authorize when empty"}}}`),
-	}, run: toolElicitURL, modernOnly: true},
+	}, run: toolElicitURL, statelessOnly: true},
 	{tool: mcp.Tool{
 		Name:        "inputs",
 		Description: "Asks in one round for every input kind the client declared (elicitation form \"name\", sampling \"capital\", roots \"roots\"), never for one it did not; returns what it got and what it skipped.",
 		InputSchema: schema(`{"type":"object"}`),
-	}, run: toolInputs, modernOnly: true},
+	}, run: toolInputs, statelessOnly: true},
 	{tool: mcp.Tool{
 		Name:         "multi_round",
 		Description:  "Asks for a number (elicitation \"round-K\") in each of rounds rounds, one round per retry, carrying the running sum in requestState; asks again for a round left unanswered; returns the sum.",
 		InputSchema:  schema(`{"type":"object","properties":{"rounds":{"type":"integer","minimum":1,"maximum":10,"default":3}}}`),
 		OutputSchema: schema(`{"type":"object","properties":{"sum":{"type":"number"},"rounds":{"type":"integer"}},"required":["sum","rounds"]}`),
-	}, run: toolMultiRound, modernOnly: true},
+	}, run: toolMultiRound, statelessOnly: true},
 	{tool: mcp.Tool{
 		Name:        "state_only",
 		Description: "Answers input_required with a requestState and no inputRequests rounds times (the client retries at once, echoing the state), then completes.",
 		InputSchema: schema(`{"type":"object","properties":{"rounds":{"type":"integer","minimum":0,"maximum":10,"default":2}}}`),
-	}, run: toolStateOnly, modernOnly: true},
+	}, run: toolStateOnly, statelessOnly: true},
 	{tool: mcp.Tool{
 		Name:        "signed",
 		Description: "A transfer that needs the user's confirmation (elicitation \"confirm\"); its requestState is signed (HMAC), bound to the call's arguments, expires, and is single-use: a tampered, replayed or misplaced state is refused with error -32602.",
 		InputSchema: schema(`{"type":"object","properties":{"amount":{"type":"integer","minimum":1}},"required":["amount"]}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: &no, IdempotentHint: &no},
-	}, run: toolSigned, modernOnly: true},
+	}, run: toolSigned, statelessOnly: true},
 	{tool: mcp.Tool{
 		Name:        HeaderToolName,
 		Description: "Mirrors region, priority, dryRun and target.zone into Mcp-Param-* headers (x-mcp-header); returns its arguments.",
@@ -72,13 +72,13 @@ var modernTools = []toolDef{
 			`"target":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"}}},` +
 			`"query":{"type":"string"}},"required":["region","query"]}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: &yes},
-	}, run: toolHeaders, modernOnly: true},
+	}, run: toolHeaders, statelessOnly: true},
 	{tool: mcp.Tool{
 		Name:        NonASCIIToolName,
 		Description: "Greets name: \"grüße, NAME\". Its name is not plain ASCII.",
 		InputSchema: schema(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: &yes},
-	}, run: toolGreet, modernOnly: true},
+	}, run: toolGreet, statelessOnly: true},
 }
 
 // invalidHeaderTools break the x-mcp-header rules, each in one way; they
@@ -99,17 +99,17 @@ var invalidHeaderTools = func() []toolDef {
 			Name:        b.name,
 			Description: "An invalid x-mcp-header annotation: a client must leave this tool out.",
 			InputSchema: schema(b.schema),
-		}, run: toolEchoArgs, modernOnly: true, invalidHeaders: true}
+		}, run: toolEchoArgs, statelessOnly: true, invalidHeaders: true}
 	}
 	return out
 }()
 
-// ModernToolNames returns the names of the tools tools/list returns to a
+// StatelessToolNames returns the names of the tools tools/list returns to a
 // stateless request, in its order: ToolNames, then the stateless-only ones
 // (without those of InvalidHeaderToolNames).
-func ModernToolNames() []string {
-	names := make([]string, len(modernToolList))
-	for i, t := range modernToolList {
+func StatelessToolNames() []string {
+	names := make([]string, len(statelessToolList))
+	for i, t := range statelessToolList {
 		names[i] = t.Name
 	}
 	return names
@@ -289,7 +289,7 @@ func toolMultiRound(c *call, raw json.RawMessage) (any, error) {
 			return res, nil
 		}
 		st.Round++
-		if c.modern() {
+		if c.stateless() {
 			// The next round's answer cannot be in this retry: ask for it.
 			c.inputs = nil
 		}
@@ -306,7 +306,7 @@ func toolStateOnly(c *call, raw json.RawMessage) (any, error) {
 	if a.Rounds < 0 || a.Rounds > 10 {
 		return nil, toolErr("invalid arguments: rounds must be within 0…10")
 	}
-	if !c.modern() {
+	if !c.stateless() {
 		return textResult("done at once (no MRTR in this era)"), nil
 	}
 	var st struct {
@@ -342,7 +342,7 @@ func toolSigned(c *call, raw json.RawMessage) (any, error) {
 		Message:         fmt.Sprintf("Transfer %d?", *a.Amount),
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`),
 	}}}
-	if !c.modern() {
+	if !c.stateless() {
 		return nil, toolErr("signed is a stateless tool")
 	}
 	if !c.hasState {
@@ -454,22 +454,22 @@ func (ss *Session) readSecret(c *call) (any, error) {
 	return mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{URI: SecretResourceURI, MimeType: "text/plain", Text: "the secret is 42"}}}, nil
 }
 
-// ModernResourceURIs returns the URIs resources/list returns to a modern
+// StatelessResourceURIs returns the URIs resources/list returns to a stateless
 // request, in its order: ResourceURIs, then NonASCIIResourceURI and
 // SecretResourceURI.
-func ModernResourceURIs() []string {
+func StatelessResourceURIs() []string {
 	return append(ResourceURIs(), NonASCIIResourceURI, SecretResourceURI)
 }
 
 var (
-	modernResources = []mcp.Resource{
+	statelessResources = []mcp.Resource{
 		{URI: NonASCIIResourceURI, Name: "naive", Title: "A non-ASCII URI", MimeType: "text/plain"},
 		{URI: SecretResourceURI, Name: "secret", Title: "Needs consent", MimeType: "text/plain"},
 	}
-	modernResourceList = append(slices.Clone(resourceList), modernResources...)
-	modernPrompts      = []mcp.Prompt{
+	statelessResourceList = append(slices.Clone(resourceList), statelessResources...)
+	statelessPrompts      = []mcp.Prompt{
 		{Name: "ask_name", Title: "Ask name", Description: "Asks the user's name (elicitation, through MRTR), then greets them."},
 		{Name: NonASCIIPromptName, Title: "Grüße", Description: "A prompt whose name is not plain ASCII."},
 	}
-	modernPromptList = append(slices.Clone(promptList), modernPrompts...)
+	statelessPromptList = append(slices.Clone(promptList), statelessPrompts...)
 )

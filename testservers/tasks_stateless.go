@@ -37,11 +37,11 @@ func missingTasksExtension() *jsonrpc.Error {
 	}
 }
 
-// modernTaskCall serves a 2026-07-28 tools/call of a task tool; handled
+// statelessTaskCall serves a 2026-07-28 tools/call of a task tool; handled
 // is false when it runs as a plain call. The task member of the params
 // of 2025-11-25 is ignored. The input a tool needs is checked before the
 // task exists: a missing capability is -32021 on the call itself.
-func (ss *Session) modernTaskCall(c *call, def *toolDef, args json.RawMessage) (res any, handled bool, err error) {
+func (ss *Session) statelessTaskCall(c *call, def *toolDef, args json.RawMessage) (res any, handled bool, err error) {
 	support := def.taskSupport()
 	if support != mcp.TaskSupportOptional && support != mcp.TaskSupportRequired {
 		return nil, false, nil
@@ -58,7 +58,7 @@ func (ss *Session) modernTaskCall(c *call, def *toolDef, args json.RawMessage) (
 		}
 	}
 	s := ss.srv
-	t, err := s.newTask(eraModern, def.tool.Name, s.taskTTL(0), nil)
+	t, err := s.newTask(eraStateless, def.tool.Name, s.taskTTL(0), nil)
 	switch {
 	case errors.Is(err, errTasksFull) && support == mcp.TaskSupportOptional:
 		return nil, false, nil // the server decides: a plain call
@@ -73,27 +73,27 @@ func (ss *Session) modernTaskCall(c *call, def *toolDef, args json.RawMessage) (
 	return raw, true, err
 }
 
-// modernTask decodes the params of tasks/get, tasks/update and
+// statelessTask decodes the params of tasks/get, tasks/update and
 // tasks/cancel into p and returns their task. A request that did not
 // declare the extension gets -32021, as the extension says.
-func (ss *Session) modernTask(params json.RawMessage, rq *reqInfo, p any, id func() string) (*task, error) {
+func (ss *Session) statelessTask(params json.RawMessage, rq *reqInfo, p any, id func() string) (*task, error) {
 	if !hasTasksExtension(rq) {
 		return nil, missingTasksExtension()
 	}
 	if err := decodeParams(params, p); err != nil {
 		return nil, err
 	}
-	t, rpcErr := ss.srv.lookupTask(id(), eraModern)
+	t, rpcErr := ss.srv.lookupTask(id(), eraStateless)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
 	return t, nil
 }
 
-// modernGetTask serves tasks/get: the task with what its status carries.
-func (ss *Session) modernGetTask(params json.RawMessage, rq *reqInfo) (any, error) {
+// statelessGetTask serves tasks/get: the task with what its status carries.
+func (ss *Session) statelessGetTask(params json.RawMessage, rq *reqInfo) (any, error) {
 	var p mcp.TaskIDParams
-	t, err := ss.modernTask(params, rq, &p, func() string { return p.TaskID })
+	t, err := ss.statelessTask(params, rq, &p, func() string { return p.TaskID })
 	if err != nil {
 		return nil, err
 	}
@@ -102,14 +102,14 @@ func (ss *Session) modernGetTask(params json.RawMessage, rq *reqInfo) (any, erro
 	return view, nil
 }
 
-// modernUpdateTask serves tasks/update: it records the answers to the
+// statelessUpdateTask serves tasks/update: it records the answers to the
 // task's outstanding input requests (others are ignored: unknown,
 // already answered) and acknowledges with an empty result. Once every
 // outstanding request has its answer, the task is working again before
 // the acknowledgement goes out.
-func (ss *Session) modernUpdateTask(params json.RawMessage, rq *reqInfo) (any, error) {
+func (ss *Session) statelessUpdateTask(params json.RawMessage, rq *reqInfo) (any, error) {
 	var p mcp.UpdateTaskParams
-	t, err := ss.modernTask(params, rq, &p, func() string { return p.TaskID })
+	t, err := ss.statelessTask(params, rq, &p, func() string { return p.TaskID })
 	if err != nil {
 		return nil, err
 	}
@@ -135,11 +135,11 @@ func (ss *Session) modernUpdateTask(params json.RawMessage, rq *reqInfo) (any, e
 	return struct{}{}, nil
 }
 
-// modernCancelTask serves tasks/cancel: the task is cancelled (unless it
+// statelessCancelTask serves tasks/cancel: the task is cancelled (unless it
 // already ended) and the answer is an empty acknowledgement.
-func (ss *Session) modernCancelTask(params json.RawMessage, rq *reqInfo) (any, error) {
+func (ss *Session) statelessCancelTask(params json.RawMessage, rq *reqInfo) (any, error) {
 	var p mcp.TaskIDParams
-	t, err := ss.modernTask(params, rq, &p, func() string { return p.TaskID })
+	t, err := ss.statelessTask(params, rq, &p, func() string { return p.TaskID })
 	if err != nil {
 		return nil, err
 	}
@@ -163,12 +163,12 @@ func outstanding(t *task) map[string]mcp.InputRequest {
 	return out
 }
 
-// modernAsk gets the client's answers to reqs for a task of the
+// statelessAsk gets the client's answers to reqs for a task of the
 // extension: each request gets a key of the task's own (the tool's key
 // and a number: never used before in the task), the task is
 // input_required with them until tasks/update brings every answer, then
 // working again.
-func (s *Server) modernAsk(c *call, t *task, reqs map[string]inputRequest) (map[string]json.RawMessage, error) {
+func (s *Server) statelessAsk(c *call, t *task, reqs map[string]inputRequest) (map[string]json.RawMessage, error) {
 	for _, r := range reqs {
 		if err := c.need(capabilityOf(r.Method, r.Params)); err != nil {
 			return nil, err
@@ -224,10 +224,10 @@ func (s *Server) modernAsk(c *call, t *task, reqs map[string]inputRequest) (map[
 // taskAsk gets the client's answers to a task's input requests, as the
 // task's era does it.
 func (s *Server) taskAsk(c *call, reqs map[string]inputRequest) (map[string]json.RawMessage, error) {
-	if c.task.era == eraModern {
-		return s.modernAsk(c, c.task, reqs)
+	if c.task.era == eraStateless {
+		return s.statelessAsk(c, c.task, reqs)
 	}
-	return s.legacyAsk(c.task, reqs)
+	return s.initializeAsk(c.task, reqs)
 }
 
 // notifyTaskListeners sends notifications/tasks with the task (as
@@ -252,7 +252,7 @@ func (s *Server) notifyTaskListeners(id string, task json.RawMessage) int {
 	return n
 }
 
-// acceptTaskIDs returns the ids of modern tasks the server keeps among
+// acceptTaskIDs returns the ids of stateless tasks the server keeps among
 // ids, each once: those a subscription gets notifications/tasks for.
 func (s *Server) acceptTaskIDs(ids []string) []string {
 	var out []string
@@ -260,7 +260,7 @@ func (s *Server) acceptTaskIDs(ids []string) []string {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	for _, id := range ids {
-		if t := ts.byID[id]; t != nil && t.era == eraModern && !slices.Contains(out, id) {
+		if t := ts.byID[id]; t != nil && t.era == eraStateless && !slices.Contains(out, id) {
 			out = append(out, id)
 		}
 	}

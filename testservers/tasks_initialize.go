@@ -20,19 +20,19 @@ import (
 // end and returns what the call would have returned, tasks/cancel cancels
 // it, tasks/list lists the tasks. While the tool needs input from the
 // client, the task is input_required and its request goes out on the
-// stream of a pending tasks/result (see legacyAsk).
+// stream of a pending tasks/result (see initializeAsk).
 
-// legacyTasks reports whether the session serves the tasks of
+// initializeTasks reports whether the session serves the tasks of
 // 2025-11-25: the server serves tasks and the session negotiated that
 // revision or a later one. Otherwise the task member of tools/call is
 // ignored and the tasks/ methods do not exist.
-func (ss *Session) legacyTasks() bool {
+func (ss *Session) initializeTasks() bool {
 	return ss.srv.opts.Tasks.Enabled && ss.ProtocolVersion() >= mcp.Version20251125
 }
 
-// legacyTasksCap is the tasks capability the server declares in
+// initializeTasksCap is the tasks capability the server declares in
 // initialize.
-func legacyTasksCap() *mcp.TasksCap {
+func initializeTasksCap() *mcp.TasksCap {
 	return &mcp.TasksCap{
 		List:     &struct{}{},
 		Cancel:   &struct{}{},
@@ -52,12 +52,12 @@ func RequiredTaskRefusal(name string) *mcp.CallToolResult {
 		mcp.TextContent("Tool " + name + " requires task augmentation (taskSupport: 'required')")}}
 }
 
-// legacyTaskCall serves a 2025-11-25 tools/call whose tool or params
+// initializeTaskCall serves a 2025-11-25 tools/call whose tool or params
 // involve tasks; handled is false when it is a plain call. A task asked
 // of a tool that forbids it, and a plain call of a tool that requires a
 // task, are -32601, as the specification says.
-func (ss *Session) legacyTaskCall(c *call, def *toolDef, p callParams, args json.RawMessage) (res any, handled bool, err error) {
-	if !ss.legacyTasks() {
+func (ss *Session) initializeTaskCall(c *call, def *toolDef, p callParams, args json.RawMessage) (res any, handled bool, err error) {
+	if !ss.initializeTasks() {
 		return nil, false, nil
 	}
 	asked := len(p.Task) > 0 && string(p.Task) != "null"
@@ -78,7 +78,7 @@ func (ss *Session) legacyTaskCall(c *call, def *toolDef, p callParams, args json
 	}
 	s := ss.srv
 	ttl := time.Duration(min(tp.TTL, int64(math.MaxInt64/time.Millisecond))) * time.Millisecond
-	t, err := s.newTask(eraLegacy, def.tool.Name, s.taskTTL(ttl), ss)
+	t, err := s.newTask(eraInitialize, def.tool.Name, s.taskTTL(ttl), ss)
 	if errors.Is(err, errTasksFull) {
 		return nil, true, s.tasksFull()
 	}
@@ -92,25 +92,25 @@ func (ss *Session) legacyTaskCall(c *call, def *toolDef, p callParams, args json
 	if err == nil {
 		_ = ss.peer.Reply(c.ctx, c.id, ss.response(c.id, answer, nil))
 	}
-	s.startTask(t, ss, def, args, legacyInfo)
+	s.startTask(t, ss, def, args, initializeInfo)
 	if err != nil {
 		return nil, true, err
 	}
 	return nil, true, errNoResponse
 }
 
-// legacyTask decodes the params of tasks/get, tasks/result and
+// initializeTask decodes the params of tasks/get, tasks/result and
 // tasks/cancel and returns their task; the session becomes the one that
 // hears of it.
-func (ss *Session) legacyTask(params json.RawMessage) (*task, error) {
-	if !ss.legacyTasks() {
+func (ss *Session) initializeTask(params json.RawMessage) (*task, error) {
+	if !ss.initializeTasks() {
 		return nil, errNoTasks
 	}
 	var p mcp.TaskIDParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	t, rpcErr := ss.srv.lookupTask(p.TaskID, eraLegacy)
+	t, rpcErr := ss.srv.lookupTask(p.TaskID, eraInitialize)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
@@ -123,9 +123,9 @@ func (ss *Session) legacyTask(params json.RawMessage) (*task, error) {
 // errNoTasks answers the tasks/ methods where tasks are not served.
 var errNoTasks = methodNotFound("method not found: this server serves no tasks here")
 
-// legacyGetTask serves tasks/get: the task, without related-task _meta.
-func (ss *Session) legacyGetTask(params json.RawMessage) (any, error) {
-	t, err := ss.legacyTask(params)
+// initializeGetTask serves tasks/get: the task, without related-task _meta.
+func (ss *Session) initializeGetTask(params json.RawMessage) (any, error) {
+	t, err := ss.initializeTask(params)
 	if err != nil {
 		return nil, err
 	}
@@ -134,10 +134,10 @@ func (ss *Session) legacyGetTask(params json.RawMessage) (any, error) {
 	return view, nil
 }
 
-// legacyCancelTask serves tasks/cancel: the task, now cancelled; -32602
+// initializeCancelTask serves tasks/cancel: the task, now cancelled; -32602
 // when it had already ended.
-func (ss *Session) legacyCancelTask(params json.RawMessage) (any, error) {
-	t, err := ss.legacyTask(params)
+func (ss *Session) initializeCancelTask(params json.RawMessage) (any, error) {
+	t, err := ss.initializeTask(params)
 	if err != nil {
 		return nil, err
 	}
@@ -150,10 +150,10 @@ func (ss *Session) legacyCancelTask(params json.RawMessage) (any, error) {
 	return ss.srv.taskJSON(t, false), nil
 }
 
-// legacyListTasks serves tasks/list: the tasks of 2025-11-25 the server
+// initializeListTasks serves tasks/list: the tasks of 2025-11-25 the server
 // keeps, oldest first, in pages of Options.PageSize.
-func (ss *Session) legacyListTasks(params json.RawMessage) (any, error) {
-	if !ss.legacyTasks() {
+func (ss *Session) initializeListTasks(params json.RawMessage) (any, error) {
+	if !ss.initializeTasks() {
 		return nil, errNoTasks
 	}
 	s := ss.srv
@@ -162,7 +162,7 @@ func (ss *Session) legacyListTasks(params json.RawMessage) (any, error) {
 	dropped := ts.pruneLocked(time.Now())
 	var views []json.RawMessage
 	for _, t := range ts.order {
-		if t.era == eraLegacy {
+		if t.era == eraInitialize {
 			views = append(views, s.taskJSONLocked(t, false))
 		}
 	}
@@ -186,14 +186,14 @@ type resultWaiter struct {
 	seq uint64
 }
 
-// legacyTaskResult serves tasks/result: it waits until the task ends,
+// initializeTaskResult serves tasks/result: it waits until the task ends,
 // then returns what the tools/call would have returned: its result,
 // whose _meta names the task (related-task), or its JSON-RPC error. A
 // cancelled task has neither: -32603 with data {taskId, status}. While
 // it waits, the task's input requests go out on its stream. It answers
 // by itself, so that EndTasks knows when the answer is out.
-func (ss *Session) legacyTaskResult(ctx context.Context, m *jsonrpc.Message) (any, error) {
-	t, err := ss.legacyTask(m.Params)
+func (ss *Session) initializeTaskResult(ctx context.Context, m *jsonrpc.Message) (any, error) {
+	t, err := ss.initializeTask(m.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func withRelatedTask(obj json.RawMessage, id string) (json.RawMessage, error) {
 	return json.Marshal(m)
 }
 
-// legacyAsk gets the client's answers to reqs for a task of 2025-11-25,
+// initializeAsk gets the client's answers to reqs for a task of 2025-11-25,
 // one request after the other in the order of their keys. The task is
 // input_required meanwhile. Each request carries related-task _meta and
 // goes out on the stream of the newest pending tasks/result for the task
@@ -292,7 +292,7 @@ func withRelatedTask(obj json.RawMessage, id string) (json.RawMessage, error) {
 // fails, or its tasks/result ends before the answer, or a newer
 // tasks/result comes, the request is cancelled and sent again on the next
 // one. A JSON-RPC error from the client is the tool's to handle.
-func (s *Server) legacyAsk(t *task, reqs map[string]inputRequest) (map[string]json.RawMessage, error) {
+func (s *Server) initializeAsk(t *task, reqs map[string]inputRequest) (map[string]json.RawMessage, error) {
 	out := make(map[string]json.RawMessage, len(reqs))
 	ts := &s.tasks
 	for _, key := range slices.Sorted(maps.Keys(reqs)) {
