@@ -89,7 +89,7 @@ func requestLine(stateless bool, id int, method string, params map[string]any) s
 		params = map[string]any{}
 	}
 	if stateless {
-		params["_meta"] = map[string]any{mcp.MetaProtocolVersion: StatelessVersion, mcp.MetaClientCapabilities: map[string]any{}}
+		params["_meta"] = map[string]any{mcp.MetaProtocolVersion: mcp.LatestStatelessVersion, mcp.MetaClientCapabilities: map[string]any{}}
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	return string(b)
