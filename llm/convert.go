@@ -65,7 +65,7 @@ func omitted(out Tool, head []Change, why string) Tool {
 
 // build converts the schema in one mode, wraps it and checks the result.
 func build(target Target, r *rules, sr *schemaRules, strict bool, name, desc string, src jsonschema.Schema) (json.RawMessage, []Change, error) {
-	c := &converter{src: src, sr: sr, strict: strict, defNames: map[string]string{}, defs: map[string]any{}}
+	c := &converter{src: src, sr: sr, strict: strict, defNames: map[string]string{}, usedNames: map[string]bool{}, defs: map[string]any{}}
 	params, err := c.root()
 	if err != nil {
 		return nil, nil, err
@@ -93,13 +93,29 @@ type converter struct {
 	err     error // the first reason the schema cannot be made valid in this mode
 	nodes   int
 
-	stack    []string          // the $refs being inlined, outermost first
-	defNames map[string]string // $ref → name in the output's $defs
-	defs     map[string]any    // name → converted schema
+	stack     []string          // the $refs being inlined, outermost first
+	defNames  map[string]string // $ref → name in the output's $defs
+	usedNames map[string]bool   // names taken in the output's $defs
+	defs      map[string]any    // name → converted schema
+	pending   []pendingDef      // referenced schemas not converted yet
+	seen      map[string]bool   // changes reported once (see once)
 }
 
 func (c *converter) note(path string, a Action, format string, args ...any) {
 	c.changes = append(c.changes, Change{Path: "#" + path, Action: a, Why: fmt.Sprintf(format, args...)})
+}
+
+// once reports whether key is seen for the first time: a change made
+// wherever a reference is used is reported once.
+func (c *converter) once(key string) bool {
+	if c.seen[key] {
+		return false
+	}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	c.seen[key] = true
+	return true
 }
 
 func (c *converter) fail(format string, args ...any) {
@@ -138,6 +154,7 @@ func (c *converter) root() (map[string]any, error) {
 		c.note("", Rewritten, "the root's type list narrowed to object, as MCP requires")
 	}
 	out := c.convert(node, "", 0, true)
+	c.convertPending()
 	if c.sr.noEmptyParameters {
 		if props, _ := out["properties"].(map[string]any); len(props) == 0 {
 			return nil, nil // no parameters: the declaration goes without them
@@ -694,7 +711,7 @@ func (c *converter) convertRef(in map[string]any, ref, path string, depth int) m
 		return c.inlineOnce(merged, ref, path, depth)
 	}
 	if c.sr.refs && c.sr.recursion {
-		name := c.defName(ref, target, depth)
+		name := c.defName(ref, target)
 		out := map[string]any{"$ref": "#/$defs/" + name}
 		if ref == "#" {
 			out["$ref"] = "#"
@@ -728,11 +745,20 @@ func (c *converter) inlineOnce(target map[string]any, ref, path string, depth in
 		}
 	}
 	if open >= maxUnroll {
-		c.note(path, RecursionBounded, "recursive $ref %s inlined %d levels deep, then cut: below, %s", ref, maxUnroll, c.anyWhat())
+		if !c.once("recursion " + ref) {
+			return c.anyValue(path, "the same shape as the enclosing value")
+		}
+		c.note(path, RecursionBounded, "recursive $ref %s inlined %d levels deep, then cut (here and wherever it recurs): below, %s", ref, maxUnroll, c.anyWhat())
 		return c.anyValue(path, "the same shape as the enclosing value")
 	}
-	if open == 0 {
-		c.note(path, Inlined, "$ref %s replaced by what it points to", ref)
+	if c.nodes > maxInlineNodes {
+		if c.once("cut " + ref) {
+			c.note(path, Dropped, "$ref %s not inlined here and below: the schema passed %d nodes once inlined; %s", ref, maxInlineNodes, c.anyWhat())
+		}
+		return c.anyValue(path, "")
+	}
+	if open == 0 && c.once("inline "+ref) {
+		c.note(path, Inlined, "$ref %s replaced by what it points to, here and wherever it is used", ref)
 	}
 	c.stack = append(c.stack, ref)
 	out := c.convert(target, path, depth, false)
@@ -742,7 +768,7 @@ func (c *converter) inlineOnce(target map[string]any, ref, path string, depth in
 
 // defName returns the name of a referenced schema in the output's $defs,
 // converting it the first time.
-func (c *converter) defName(ref string, target map[string]any, depth int) string {
+func (c *converter) defName(ref string, target map[string]any) string {
 	if name, ok := c.defNames[ref]; ok {
 		return name
 	}
@@ -757,19 +783,36 @@ func (c *converter) defName(ref string, target map[string]any, depth int) string
 		base = "root"
 	}
 	name := base
-	for i := 2; c.defs[name] != nil || slices.Contains(mapValues(c.defNames), name); i++ {
+	for i := 2; c.usedNames[name]; i++ {
 		name = base + "_" + strconv.Itoa(i)
 	}
 	c.defNames[ref] = name
-	if ref == "#" {
-		return name
-	}
-	c.defs[name] = map[string]any{} // reserved before converting: it may refer to itself
-	c.defs[name] = c.convert(target, ref[1:], depth+1, false)
-	if !strings.HasPrefix(ref, "#/$defs/") {
-		c.note(ref[1:], Rewritten, "$ref %s kept as #/$defs/%s", ref, name)
+	c.usedNames[name] = true
+	if ref != "#" {
+		// converted after the schema that refers to it, one at a time, so
+		// that a long chain of definitions does not nest
+		c.pending = append(c.pending, pendingDef{ref: ref, name: name, target: target})
 	}
 	return name
+}
+
+// pendingDef is a referenced schema still to convert into $defs.
+type pendingDef struct {
+	ref, name string
+	target    map[string]any
+}
+
+// convertPending converts the referenced schemas, and those they refer
+// to in turn, into the output's $defs.
+func (c *converter) convertPending() {
+	for len(c.pending) > 0 && c.err == nil {
+		p := c.pending[0]
+		c.pending = c.pending[1:]
+		c.defs[p.name] = c.convert(p.target, p.ref[1:], 1, false)
+		if !strings.HasPrefix(p.ref, "#/$defs/") {
+			c.note(p.ref[1:], Rewritten, "$ref %s kept as #/$defs/%s", p.ref, p.name)
+		}
+	}
 }
 
 // anyWhat says what anyValue gives, for the report.
@@ -1153,14 +1196,6 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-func mapValues(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }
 
 func toAny(list []string) []any {
