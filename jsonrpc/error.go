@@ -91,15 +91,19 @@ func (e *Error) Is(target error) bool {
 }
 
 // WithOutcome returns a copy of e whose data carries outcome under
-// OutcomeKey. The members of object data are kept; data that is no object
-// (a string, an array) is kept under "value".
+// OutcomeKey. The members of object data are kept; other data (a string,
+// an array) is kept under "value", as a string when it is no valid JSON.
 func (e *Error) WithOutcome(outcome string) *Error {
 	out := *e
 	data := map[string]json.RawMessage{}
-	if len(e.Data) > 0 && string(e.Data) != "null" {
-		if !isObject(e.Data) || json.Unmarshal(e.Data, &data) != nil {
-			data = map[string]json.RawMessage{"value": e.Data}
-		}
+	switch d := bytes.TrimSpace(e.Data); {
+	case len(d) == 0 || string(d) == "null":
+	case isObject(d) && json.Unmarshal(d, &data) == nil:
+	case json.Valid(d):
+		data = map[string]json.RawMessage{"value": d}
+	default:
+		v, _ := json.Marshal(string(d))
+		data = map[string]json.RawMessage{"value": v}
 	}
 	data[OutcomeKey], _ = json.Marshal(outcome)
 	out.Data, _ = json.Marshal(data)

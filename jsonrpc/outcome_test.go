@@ -81,3 +81,33 @@ func TestErrorWithOutcome(t *testing.T) {
 		}
 	}
 }
+
+// FuzzErrorOutcome: whatever data a peer sends, Outcome does not panic,
+// and WithOutcome gives JSON data whose outcome is the one set, keeping
+// the members of object data.
+func FuzzErrorOutcome(f *testing.F) {
+	for _, d := range []string{``, `null`, `{}`, `"x"`, `[1]`, `{"io.github.anymcp/outcome":"unknown"}`, `{"a":{"b":[1]}}`, `{`, ` {"x":1}`} {
+		f.Add([]byte(d))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e := &Error{Code: CodeInternalError, Message: "m", Data: data}
+		_ = e.Outcome()
+		_ = errors.Is(e, ErrOutcomeUnknown)
+		out := e.WithOutcome(OutcomeNotRun)
+		if !json.Valid(out.Data) || out.Outcome() != OutcomeNotRun || errors.Is(out, ErrOutcomeUnknown) {
+			t.Fatalf("data %q: WithOutcome gave %s", data, out.Data)
+		}
+		var before map[string]json.RawMessage
+		if json.Unmarshal(data, &before) == nil && before != nil {
+			var after map[string]json.RawMessage
+			if err := json.Unmarshal(out.Data, &after); err != nil {
+				t.Fatal(err)
+			}
+			for k := range before {
+				if _, ok := after[k]; !ok {
+					t.Fatalf("data %q: member %q lost in %s", data, k, out.Data)
+				}
+			}
+		}
+	})
+}
