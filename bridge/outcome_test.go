@@ -185,3 +185,26 @@ func TestLostAnswerReplayedOnlyWhenSafe(t *testing.T) {
 		})
 	}
 }
+
+// An upstream call that runs out of the bridge's request timeout once it
+// went out: every face says it may have run.
+func TestUpstreamTimeoutMayHaveRun(t *testing.T) {
+	up := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer up.Close()
+	b, url := startBridge(t, up.URL, Options{}, client.WithDefaultTimeout(time.Second)) // a dial of the upstream fits in it under load
+	slow := map[string]any{"steps": 1, "delayMs": 60_000}
+	ex := statelessCall(t, url, 1, "tools/call", map[string]any{"name": "slow", "arguments": slow}, nil)
+	if ex.resp == nil || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeInternalError || outcomeMember(t, ex.resp.Error) != "unknown" {
+		t.Fatalf("timed out: status %d, %+v, body %q", ex.status, ex.resp, ex.body)
+	}
+	for _, f := range faces {
+		t.Run(f.name, func(t *testing.T) {
+			conn := f.dial(t, b, url)
+			_, err := conn.CallTool(testCtx(t), "slow", slow)
+			var rpcErr *jsonrpc.Error
+			if !errors.Is(err, jsonrpc.ErrOutcomeUnknown) || !errors.As(err, &rpcErr) || outcomeMember(t, rpcErr) != "unknown" {
+				t.Errorf("CallTool = %v, want the bridge's error whose data says unknown", err)
+			}
+		})
+	}
+}
