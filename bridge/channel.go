@@ -114,7 +114,7 @@ func (c *channel) dispatch(msg *jsonrpc.Message) {
 	c.mu.Lock()
 	if c.running >= maxChannelRequests {
 		c.mu.Unlock()
-		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "too many requests in progress")})
+		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: outcomeError("too many requests in progress", jsonrpc.OutcomeNotRun)})
 		return
 	}
 	c.running++
@@ -201,7 +201,7 @@ func (c *channel) initialize(msg *jsonrpc.Message) {
 		return
 	}
 	if !c.b.sessions.reserve(c.b.o.SessionIdle) {
-		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions")})
+		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: outcomeError("too many sessions", jsonrpc.OutcomeNotRun)})
 		return
 	}
 	s, res, err := c.b.newSession(c.ctx, &p, c.out)
@@ -211,7 +211,7 @@ func (c *channel) initialize(msg *jsonrpc.Message) {
 	}
 	if !c.b.sessions.add(s) {
 		s.close()
-		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions")})
+		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: outcomeError("too many sessions", jsonrpc.OutcomeNotRun)})
 		return
 	}
 	c.mu.Lock()
@@ -246,8 +246,8 @@ func (c *channel) answer(resp *jsonrpc.Message) *jsonrpc.Message {
 	if resp.Error == nil || !errors.Is(context.Cause(c.work), errInputEnded) {
 		return resp
 	}
-	return &jsonrpc.Message{ID: resp.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf(
-		"the bridge stopped the request: its input ended and no answer came within %s; cancelled upstream, it may have run", c.b.o.EOFGrace))}
+	return &jsonrpc.Message{ID: resp.ID, Error: outcomeError(fmt.Sprintf(
+		"the bridge stopped the request: its input ended and no answer came within %s; cancelled upstream, it may have run", c.b.o.EOFGrace), jsonrpc.OutcomeUnknown)}
 }
 
 // end waits for the requests in progress and ends the session.

@@ -203,6 +203,9 @@ func TestStdioEOFGraceStopsHangingCall(t *testing.T) {
 				if a.Error.Code != jsonrpc.CodeInternalError || a.Error.Message != want {
 					t.Errorf("the hanging call: %d %q, want %d %q", a.Error.Code, a.Error.Message, jsonrpc.CodeInternalError, want)
 				}
+				if got := outcomeMember(t, a.Error); got != jsonrpc.OutcomeUnknown {
+					t.Errorf("the hanging call's data %s says %q, want the outcome unknown", a.Error.Data, got)
+				}
 				if took < grace || took > grace+2*time.Second {
 					t.Errorf("returned %v after its input ended, want the grace, %v, and the session's close", took, grace)
 				}

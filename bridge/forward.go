@@ -213,8 +213,11 @@ type progressOut struct {
 
 // rpcError is what a downstream client is told of err: the upstream's own
 // JSON-RPC error as it sent it, anything else as an internal error whose
-// text says what failed. Secrets the bridge was told of are removed.
+// text says what failed. Either way the data says when the request may
+// have run (jsonrpc.OutcomeKey), and an error of the bridge's own says
+// when it did not. Secrets the bridge was told of are removed.
 func (b *Bridge) rpcError(err error) *jsonrpc.Error {
+	unknown := errors.Is(err, jsonrpc.ErrOutcomeUnknown)
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		out := *rpcErr
@@ -222,16 +225,37 @@ func (b *Bridge) rpcError(err error) *jsonrpc.Error {
 		if len(out.Data) > 0 {
 			out.Data = json.RawMessage(b.redact(string(out.Data)))
 		}
+		if unknown && out.Outcome() != jsonrpc.OutcomeUnknown {
+			return out.WithOutcome(jsonrpc.OutcomeUnknown)
+		}
 		return &out
 	}
 	var ie *client.InputError
 	switch {
 	case errors.As(err, &ie):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, b.redact(err.Error()))
-	case errors.Is(err, jsonrpc.ErrOutcomeUnknown):
-		return jsonrpc.NewError(jsonrpc.CodeInternalError, b.redact("the upstream's answer was lost; the request may have run: "+err.Error()))
+	case unknown:
+		return outcomeError(b.redact("the upstream's answer was lost; the request may have run: "+err.Error()), jsonrpc.OutcomeUnknown)
 	}
-	return jsonrpc.NewError(jsonrpc.CodeInternalError, b.redact("upstream: "+err.Error()))
+	// The Conn says the request did not run (docs/outcomes.md).
+	return outcomeError(b.redact("upstream: "+err.Error()), jsonrpc.OutcomeNotRun)
+}
+
+// outcomeError is an internal error of the bridge's own whose data says
+// whether the request ran: jsonrpc.OutcomeUnknown when it was passed on
+// and its answer lost, jsonrpc.OutcomeNotRun when it was refused before.
+// Every such answer of the bridge is made here.
+func outcomeError(message, outcome string) *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, message).WithOutcome(outcome)
+}
+
+// outcomeOf is the outcome err says: jsonrpc.OutcomeUnknown when it
+// matches jsonrpc.ErrOutcomeUnknown, else jsonrpc.OutcomeNotRun.
+func outcomeOf(err error) string {
+	if errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+		return jsonrpc.OutcomeUnknown
+	}
+	return jsonrpc.OutcomeNotRun
 }
 
 // redact removes every secret the bridge knows of from s.

@@ -46,7 +46,10 @@ func TestRoundsAcrossReplicas(t *testing.T) {
 	_, d := startBridge(t, initialize.URL, Options{StateKey: sharedKey, ReplicaID: "d"})
 	first = resultOf(t, statelessCall(t, c, 3, "tools/call", elicit, elicitCaps))
 	ex := statelessCall(t, d, 4, "tools/call", answer(first), elicitCaps)
-	if ex.resp == nil || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(ex.resp.Error.Message, "another bridge replica") {
+	// The call runs there: its outcome is unknown to a client that
+	// cannot reach that replica.
+	if ex.resp == nil || ex.resp.Error == nil || ex.resp.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(ex.resp.Error.Message, "another bridge replica") ||
+		outcomeMember(t, ex.resp.Error) != jsonrpc.OutcomeUnknown {
 		t.Fatalf("pending round on another replica: %+v", ex.resp)
 	}
 	// On its own replica it still completes.

@@ -213,11 +213,11 @@ func (b *Bridge) inputCall(ctx context.Context, r *request, c caps, notify notif
 			return b.newCall(ctx, r, name, c, r.upstreamParams(extra), notify)
 		case kindPending:
 			if st.Owner != b.o.ReplicaID {
-				return nil, stateError("the round is pending on another bridge replica (" + st.Owner + "); call again without requestState")
+				return nil, stateError("the round is pending on another bridge replica (" + st.Owner + "); call again without requestState").WithOutcome(jsonrpc.OutcomeUnknown)
 			}
 			p := b.rounds.get(st.Round)
 			if p == nil {
-				return nil, stateError("the round has ended (given up, or timed out); call again without requestState")
+				return nil, stateError("the round has ended (given up, or timed out); call again without requestState").WithOutcome(jsonrpc.OutcomeUnknown)
 			}
 			if !p.resume() {
 				return nil, stateError("the round is being resumed by another request")
@@ -244,7 +244,7 @@ func (b *Bridge) newCall(ctx context.Context, r *request, name string, c caps, p
 	p := newPendingCall(r.method, name, cancel)
 	if !b.rounds.add(p) {
 		cancel()
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "the bridge has too many calls waiting for input; try again later")
+		return nil, outcomeError("the bridge has too many calls waiting for input; try again later", jsonrpc.OutcomeNotRun)
 	}
 	p.resume()
 	stateless := b.info.Era == mcp.EraStateless
@@ -273,7 +273,7 @@ func (b *Bridge) newCall(ctx context.Context, r *request, name string, c caps, p
 	if !ok {
 		cancel()
 		b.rounds.remove(p.id)
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, errClosed.Error())
+		return nil, outcomeError(errClosed.Error(), jsonrpc.OutcomeNotRun)
 	}
 	return b.drive(ctx, r, name, p)
 }
@@ -295,7 +295,7 @@ func (b *Bridge) drive(ctx context.Context, r *request, name string, p *pendingC
 			case <-t.C:
 			case <-ctx.Done():
 				p.cancel()
-				return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cancelled")
+				return nil, outcomeError("cancelled", jsonrpc.OutcomeUnknown)
 			}
 			asks := p.unanswered()
 			if len(asks) == 0 {
@@ -322,7 +322,7 @@ func (b *Bridge) drive(ctx context.Context, r *request, name string, p *pendingC
 			// The client is gone (its stream closed): the call is
 			// cancelled upstream too.
 			p.cancel()
-			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "cancelled")
+			return nil, outcomeError("cancelled", jsonrpc.OutcomeUnknown)
 		}
 	}
 }
@@ -361,7 +361,7 @@ func compareStrings(a, b string) int {
 func (b *Bridge) finish(r *request, name string, o outcome) (json.RawMessage, *jsonrpc.Error) {
 	if o.err != nil {
 		if errors.Is(o.err, context.Canceled) && b.ctx.Err() != nil {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, errClosed.Error())
+			return nil, outcomeError(errClosed.Error(), outcomeOf(o.err))
 		}
 		return nil, b.rpcError(o.err)
 	}

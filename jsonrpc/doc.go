@@ -4,7 +4,9 @@
 //
 // A host meets it in errors: errors.Is(err, ErrOutcomeUnknown) says a
 // request may have run (its answer was lost), *Error is a JSON-RPC error
-// answer, *HTTPError and *RedirectError what an HTTP server answered. A
+// answer, *HTTPError and *RedirectError what an HTTP server answered. An
+// *Error whose data carries OutcomeKey "unknown" (a bridge's lost answer)
+// matches ErrOutcomeUnknown too. A
 // host with a wire format of its own implements Transport and passes it to
 // client.Open.
 //

@@ -240,7 +240,9 @@ func (tb *Toolbox) call(ctx context.Context, name string, args []byte, meta bool
 	switch {
 	case err == nil:
 		return res, nil
-	case ctx.Err() != nil:
+	case ctx.Err() != nil, errors.Is(err, jsonrpc.ErrOutcomeUnknown):
+		// (a bridge's JSON-RPC error may say the call may have run: that
+		// is no refusal)
 		return nil, err
 	case errors.As(err, &rpcErr):
 		return toolError("the server refused the call: " + clip(rpcErr.Message, 2000)), nil

@@ -279,6 +279,7 @@ func TestToolboxErrors(t *testing.T) {
 	}{
 		{fmt.Errorf("call lost: %w", jsonrpc.ErrOutcomeUnknown), true},
 		{errors.New("connection refused"), true},
+		{jsonrpc.NewError(jsonrpc.CodeInternalError, "the upstream's answer was lost").WithOutcome(jsonrpc.OutcomeUnknown), true},
 		{&jsonrpc.Error{Code: -32602, Message: "amount must be positive"}, false},
 		{&fleet.UnknownToolError{Name: "pay"}, false},
 	} {
