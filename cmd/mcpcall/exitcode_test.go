@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/testservers"
 	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
@@ -323,6 +325,27 @@ func TestZeroAndNegativeLimits(t *testing.T) {
 		res := newRunner(t).run("ping", flag, "-1s", srv.URL)
 		if want := flag + " -1s: want a duration of 0 or more (0: no limit)"; res.code != exitUsage || !strings.Contains(res.stderr, want) {
 			t.Errorf("%s -1s: exit %d, want %d and %q\n%s", flag, res.code, exitUsage, want, res.stderr)
+		}
+	}
+}
+
+// TestBridgedLostAnswerExitsAsConnection: a bridge's error that says the
+// answer was lost (data outcome "unknown") exits as a direct lost answer
+// does, 4, not as a server's refusal; "not-run" stays a JSON-RPC error.
+func TestBridgedLostAnswerExitsAsConnection(t *testing.T) {
+	base := jsonrpc.NewError(jsonrpc.CodeInternalError, "the upstream's answer was lost")
+	cases := []struct {
+		err  error
+		code int
+	}{
+		{base.WithOutcome(jsonrpc.OutcomeUnknown), exitConnect},
+		{fmt.Errorf("tools/call: %w", base.WithOutcome(jsonrpc.OutcomeUnknown)), exitConnect},
+		{base.WithOutcome(jsonrpc.OutcomeNotRun), exitRPC},
+		{base, exitRPC},
+	}
+	for _, c := range cases {
+		if got := classify(c.err, false).code; got != c.code {
+			t.Errorf("classify(%v) = %d, want %d", c.err, got, c.code)
 		}
 	}
 }
