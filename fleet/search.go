@@ -1,12 +1,9 @@
 package fleet
 
 import (
-	"cmp"
 	"context"
-	"math"
-	"slices"
-	"strings"
-	"unicode"
+
+	"github.com/anymcp/anymcp/internal/toolrank"
 )
 
 // Match is a tool SearchTools found, with its score: higher is better,
@@ -34,141 +31,29 @@ func (f *Fleet) SearchTools(ctx context.Context, query string, k int) ([]Match, 
 // searchRank is SearchTools' ranking: the one TestSearchQuality measures.
 var searchRank = rankBM25
 
-// words splits s into lower-case words: at every character that is not
-// a letter or a digit, and at a change from lower to upper case
-// (getTinyImage: get, tiny, image); common words and plural endings go.
-func words(s string) []string {
-	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			w := stem(strings.ToLower(string(cur)))
-			if !stopWords[w] {
-				out = append(out, w)
-			}
-			cur = cur[:0]
-		}
-	}
-	var prev rune
-	for _, r := range s {
-		switch {
-		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
-			flush()
-		case unicode.IsUpper(r) && unicode.IsLower(prev):
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-		prev = r
-	}
-	flush()
-	return out
-}
-
-// stem strips a plural or verb ending, so that "numbers" finds "number"
-// and "returns" "return": crude, and measured to help.
-func stem(w string) string {
-	switch {
-	case len(w) > 4 && strings.HasSuffix(w, "ies"):
-		return w[:len(w)-3] + "y"
-	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us"):
-		return w[:len(w)-1]
-	}
-	return w
-}
-
-var stopWords = map[string]bool{
-	"a": true, "an": true, "the": true, "to": true, "of": true, "and": true, "or": true, "for": true,
-	"in": true, "on": true, "with": true, "my": true, "me": true, "is": true, "it": true, "by": true,
-	"that": true, "thi": true, "be": true, "at": true, "from": true,
-}
-
-// toolText is the words of a tool: its name, title and description.
-// (Counting the name twice was measured to change nothing.)
-func toolText(t Tool) []string {
-	return slices.Concat(words(t.Tool.Name), words(t.Tool.Title), words(t.Tool.Description))
-}
-
-// BM25's usual constants.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
-
-// rankBM25 ranks tools for query by Okapi BM25.
+// rankBM25 ranks tools for query by Okapi BM25 (internal/toolrank).
 func rankBM25(tools []Tool, query string, k int) []Match {
-	q := words(query)
-	if len(q) == 0 || k <= 0 || len(tools) == 0 {
-		return nil
-	}
-	docs := make([]map[string]int, len(tools))
-	lens := make([]int, len(tools))
-	df := map[string]int{}
-	total := 0
-	for i, t := range tools {
-		tf := map[string]int{}
-		for _, w := range toolText(t) {
-			tf[w]++
-		}
-		docs[i], lens[i] = tf, len(tf)
-		for w := range tf {
-			df[w]++
-		}
-		total += lens[i]
-	}
-	avg := float64(total) / float64(len(tools))
-	n := float64(len(tools))
-	var out []Match
-	for i, t := range tools {
-		s := 0.0
-		for _, w := range q {
-			f := float64(docs[i][w])
-			if f == 0 {
-				continue
-			}
-			idf := math.Log(1 + (n-float64(df[w])+0.5)/(float64(df[w])+0.5))
-			s += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(lens[i])/avg))
-		}
-		if s > 0 {
-			out = append(out, Match{Tool: t, Score: s})
-		}
-	}
-	return best(out, k)
+	return matches(tools, toolrank.BM25(docs(tools), query, k))
 }
 
-// rankOverlap ranks tools by how many of the query's words occur in the
-// tool's name, title or description, as substrings: the simple ranking
-// BM25 was measured against (search_quality_test.go).
+// rankOverlap ranks tools by term overlap: the simple ranking BM25 was
+// measured against (search_quality_test.go).
 func rankOverlap(tools []Tool, query string, k int) []Match {
-	q := words(query)
-	if len(q) == 0 || k <= 0 {
-		return nil
-	}
-	var out []Match
-	for _, t := range tools {
-		text := strings.ToLower(t.Tool.Name + " " + t.Tool.Title + " " + t.Tool.Description)
-		s := 0.0
-		for _, w := range q {
-			if strings.Contains(text, w) {
-				s++
-			}
-		}
-		if s > 0 {
-			out = append(out, Match{Tool: t, Score: s})
-		}
-	}
-	return best(out, k)
+	return matches(tools, toolrank.Overlap(docs(tools), query, k))
 }
 
-// best sorts matches by score, then fleet name (so that equal scores
-// come in the same order every time), and keeps k.
-func best(ms []Match, k int) []Match {
-	slices.SortFunc(ms, func(a, b Match) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Name, b.Name))
-	})
-	if len(ms) > k {
-		ms = ms[:k]
+func docs(tools []Tool) []toolrank.Doc {
+	ds := make([]toolrank.Doc, len(tools))
+	for i, t := range tools {
+		ds[i] = toolrank.Doc{Key: t.Name, Name: t.Tool.Name, Title: t.Tool.Title, Description: t.Tool.Description}
 	}
-	return ms
+	return ds
+}
+
+func matches(tools []Tool, hs []toolrank.Hit) []Match {
+	var out []Match
+	for _, h := range hs {
+		out = append(out, Match{Tool: tools[h.Index], Score: h.Score})
+	}
+	return out
 }

@@ -30,3 +30,20 @@ type Target struct {
 	// that cannot be made strict is sent loose, and its report says why.
 	Strict bool
 }
+
+// Limits are a target's documented limits on a tool set, as docs/llm.md
+// lists them; 0 means none is documented.
+type Limits struct {
+	// MaxTools is the most tools one request may carry (OpenAI: 128).
+	MaxTools int
+	// MaxName is the longest tool name, in bytes.
+	MaxName int
+	// MaxDescription is the longest tool description, in characters.
+	MaxDescription int
+}
+
+// Limits returns the target's limits.
+func (t Target) Limits() Limits {
+	r := rulesFor(t.Provider)
+	return Limits{MaxTools: r.maxTools, MaxName: r.nameMax, MaxDescription: r.descMax}
+}

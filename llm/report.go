@@ -11,8 +11,11 @@ const (
 
 // Change is one thing the conversion did to a tool, and why.
 type Change struct {
-	// Path is a JSON Pointer into the tool's original input schema, or
-	// "" for the tool itself (its name, its description).
+	// Path says where: "" for the tool itself (its name, its
+	// description); "#" and a JSON Pointer for a place in the tool's
+	// original input schema ("#" is its root, "#/properties/q" a
+	// property); for a repair of arguments (Shape), a JSON Pointer into
+	// the arguments.
 	Path string `json:"path"`
 	// Action is what was done: one of the Action constants.
 	Action Action `json:"action"`
@@ -37,4 +40,8 @@ const (
 	RecursionBounded Action = "recursion-bounded" // a recursive $ref cut at the depth limit
 	FellBack         Action = "fell-back"         // strict asked, loose sent
 	Omitted          Action = "omitted"           // the tool is not sent
+
+	// Repairs that Shape makes to a model's arguments (Path points into them).
+	RemovedNull  Action = "removed-null"  // a null the original schema refuses on an optional property, left out
+	ParsedString Action = "parsed-string" // a JSON string where an object or array belongs, parsed
 )

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/anymcp/anymcp/internal/jsonschema"
 	"github.com/anymcp/anymcp/mcp"
 )
 
@@ -138,7 +139,7 @@ func (c *cli) askField(ctx context.Context, sch schema, name string, prop map[st
 		prompt += " [optional]"
 	}
 	prompt += ": "
-	single := schema{root: map[string]any{"type": "object", "properties": map[string]any{name: prop}}}
+	single := schema{jsonschema.Schema{Root: map[string]any{"type": "object", "properties": map[string]any{name: prop}}}}
 	for {
 		fmt.Fprint(w, prompt)
 		line, err := c.prompt.readLine(ctx)
