@@ -9,10 +9,12 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"go.uber.org/goleak"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/internal/fakemodel"
 	"github.com/anymcp/anymcp/llm"
 	"github.com/anymcp/anymcp/llmsdk/internal/exact"
 	"github.com/anymcp/anymcp/llmsdk/internal/sdktest"
+	"github.com/anymcp/anymcp/testservers"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -90,5 +92,63 @@ func TestCallsAndBlocks(t *testing.T) {
 	}
 	if got := sent.Messages[2].Content[0]; !exact.Equal(got, result) {
 		t.Errorf("sent %s, want %s", got, result)
+	}
+}
+
+// TestToolLoop: a whole loop with the real SDK client: the model calls a
+// test server's add tool, Answer runs it through a Toolbox, and the next
+// request carries its tool_result.
+func TestToolLoop(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	ctx := context.Background()
+	conn, err := client.Dial(ctx, client.URL(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	tb, err := llm.NewToolbox(ctx, llm.FromConn(conn), llm.Target{Provider: llm.Anthropic}, llm.ToolboxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := Tools(tb.Definitions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := fakemodel.New(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "toolu_1", Name: "add", Args: `{"a":2,"b":3}`}}},
+		fakemodel.Turn{Text: "5"},
+	)
+	ac := newClient(fm)
+	msgs := []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("2+3?"))}
+	var final string
+	for range 3 {
+		msg, err := ac.Messages.New(ctx, anthropic.MessageNewParams{Model: "m", MaxTokens: 100, Messages: msgs, Tools: tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(Calls(msg)) == 0 {
+			final = msg.Content[0].Text
+			break
+		}
+		answer, err := Answer(ctx, tb, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, msg.ToParam(), answer)
+	}
+	if final != "5" {
+		t.Errorf("final answer %q", final)
+	}
+	var sent struct {
+		Messages []struct {
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := fm.Requests()[1].Decode(&sent); err != nil || len(sent.Messages) != 3 {
+		t.Fatalf("sent %s (%v)", fm.Requests()[1].Body, err)
+	}
+	if got := sent.Messages[2].Content[0]; !exact.Equal(got, []byte(`{"type":"tool_result","tool_use_id":"toolu_1","content":"2+3=5"}`)) {
+		t.Errorf("the second request carried %s", got)
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/genai"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/internal/fakemodel"
 	"github.com/anymcp/anymcp/llm"
 	"github.com/anymcp/anymcp/llmsdk/internal/exact"
 	"github.com/anymcp/anymcp/llmsdk/internal/sdktest"
+	"github.com/anymcp/anymcp/testservers"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -88,5 +90,63 @@ func TestCallsAndParts(t *testing.T) {
 	}
 	if got := sent.Contents[2].Parts[0]; !exact.Equal(got, result) {
 		t.Errorf("sent %s, want %s", got, result)
+	}
+}
+
+// TestToolLoop: a whole loop with the real SDK client: the model calls a
+// test server's add tool, Answer runs it through a Toolbox, and the next
+// request carries its functionResponse.
+func TestToolLoop(t *testing.T) {
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	ctx := context.Background()
+	conn, err := client.Dial(ctx, client.URL(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	tb, err := llm.NewToolbox(ctx, llm.FromConn(conn), llm.Target{Provider: llm.Gemini}, llm.ToolboxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := Tools(tb.Definitions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := fakemodel.New(t,
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "add", Args: `{"a":2,"b":3}`}}},
+		fakemodel.Turn{Text: "5"},
+	)
+	gc := newClient(t, fm)
+	contents := genai.Text("2+3?")
+	var final string
+	for range 3 {
+		resp, err := gc.Models.GenerateContent(ctx, "gemini-test", contents, &genai.GenerateContentConfig{Tools: tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.FunctionCalls()) == 0 {
+			final = resp.Text()
+			break
+		}
+		answer, err := Answer(ctx, tb, resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		contents = append(contents, resp.Candidates[0].Content, answer)
+	}
+	if final != "5" {
+		t.Errorf("final answer %q", final)
+	}
+	var sent struct {
+		Contents []struct {
+			Parts []json.RawMessage `json:"parts"`
+		} `json:"contents"`
+	}
+	if err := fm.Requests()[1].Decode(&sent); err != nil || len(sent.Contents) != 3 {
+		t.Fatalf("sent %s (%v)", fm.Requests()[1].Body, err)
+	}
+	if got := sent.Contents[2].Parts[0]; !exact.Equal(got, []byte(`{"functionResponse":{"name":"add","response":{"output":"2+3=5"}}}`)) {
+		t.Errorf("the second request carried %s", got)
 	}
 }
