@@ -111,7 +111,7 @@ func Check(target Target, def json.RawMessage) error {
 	}
 	params, present := fields[paramsKey]
 	if !present {
-		if target.Provider == GeminiOpenAPI {
+		if sr.noEmptyParameters {
 			return nil // a function without parameters
 		}
 		return fail("", "%q is missing", paramsKey)
@@ -186,10 +186,10 @@ func (ck *checker) checkRoot() error {
 			}
 		}
 	}
-	if _, ok := ck.root["properties"]; !ok && ck.target.Provider != Anthropic {
+	if _, ok := ck.root["properties"]; !ok && sr.rootProperties {
 		return ck.fail("", "the root must list its properties")
 	}
-	if ck.target.Provider == GeminiOpenAPI {
+	if sr.noEmptyParameters {
 		if props, _ := ck.root["properties"].(map[string]any); len(props) == 0 {
 			return ck.fail("", "an object must list at least one property (leave parameters out instead)")
 		}
@@ -496,7 +496,7 @@ func (ck *checker) enum(n map[string]any, types []string, path string) error {
 		case string:
 			chars += utf8.RuneCountInString(x)
 		case map[string]any, []any:
-			if ck.sr.typed || ck.sr.enumStrings {
+			if ck.sr.enumPrimitives {
 				return ck.fail(path, "enum values must be strings, numbers, booleans or null")
 			}
 		default:

@@ -122,6 +122,9 @@ func (c *converter) root() (map[string]any, error) {
 			node = merged
 		}
 	}
+	if c.sr.rootNoAlternatives {
+		node = c.rootConstraints(node)
+	}
 	switch types := jsonschema.StringList(node["type"]); {
 	case len(types) == 0:
 		node = clone(node)
@@ -135,9 +138,9 @@ func (c *converter) root() (map[string]any, error) {
 		c.note("", Rewritten, "the root's type list narrowed to object, as MCP requires")
 	}
 	out := c.convert(node, "", 0, true)
-	if c.sr.nonEmptyObjects {
+	if c.sr.noEmptyParameters {
 		if props, _ := out["properties"].(map[string]any); len(props) == 0 {
-			return nil, nil // OpenAPI subset: no parameters, declaration without them
+			return nil, nil // no parameters: the declaration goes without them
 		}
 	}
 	if _, ok := out["properties"]; !ok {
@@ -199,6 +202,53 @@ func (c *converter) mergeRootAlternatives(node map[string]any) (map[string]any, 
 		return out, true
 	}
 	return nil, false
+}
+
+// presenceOnly reports whether alternatives only say which properties
+// must be present (anyOf of required lists): no target's model needs
+// them as schemas, and strict mode cannot take them.
+func presenceOnly(list []any) bool {
+	for _, a := range list {
+		m, ok := a.(map[string]any)
+		if !ok || len(m) == 0 {
+			return false
+		}
+		for k := range m {
+			switch k {
+			case "required", "description", "title", "minProperties", "maxProperties", "dependentRequired":
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// rootConstraints takes anyOf/oneOf off a root that lists its properties
+// (they say which properties go together), for a target that takes no
+// alternatives at the root. A short one is written into the description;
+// the original schema still checks the arguments.
+func (c *converter) rootConstraints(node map[string]any) map[string]any {
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		v, ok := node[kw]
+		if !ok {
+			continue
+		}
+		node = clone(node)
+		delete(node, kw)
+		text := jsonschema.Compact(v)
+		if len(text) > 300 {
+			c.note("/"+kw, Dropped, "%s at the root is not taken by the target; the original schema still checks the arguments", kw)
+			continue
+		}
+		d, _ := node["description"].(string)
+		if d != "" {
+			d += " "
+		}
+		node["description"] = d + "(" + kw + ": " + text + ")"
+		c.note("/"+kw, Moved, "%s at the root is not taken by the target: moved into the description; the original schema still checks the arguments", kw)
+	}
+	return node
 }
 
 // inlineRef resolves a node that is only a $ref (with annotations), for
@@ -345,11 +395,21 @@ func (c *converter) convert(in map[string]any, path string, depth int, isRoot bo
 	types := jsonschema.StringList(node["type"])
 	if n, ok := node["nullable"].(bool); ok && n && len(types) > 0 && !slices.Contains(types, "null") {
 		types = append(slices.Clone(types), "null")
+		if !c.sr.nullable {
+			c.note(path+"/nullable", Rewritten, "nullable: true written as null in the type")
+		}
+	} else if _, ok := node["nullable"]; ok && !c.sr.nullable {
+		c.note(path+"/nullable", Dropped, "nullable without a type, or false, says nothing the target reads")
 	}
 	if _, ok := node["type"]; ok && len(types) == 0 {
 		c.note(path+"/type", Dropped, "type %s names no JSON type", jsonschema.Compact(node["type"]))
 	}
-	types = slices.DeleteFunc(slices.Clone(types), func(t string) bool { return !knownType(t) })
+	if known := slices.DeleteFunc(slices.Clone(types), func(t string) bool { return !knownType(t) }); len(known) < len(types) {
+		if len(known) > 0 {
+			c.note(path+"/type", Dropped, "type %s names a type JSON Schema does not have: left out", jsonschema.Compact(node["type"]))
+		}
+		types = known
+	}
 	if len(types) == 0 && (c.sr.nonEmptyObjects || c.sr.typed) {
 		types = inferType(node)
 	}
@@ -402,7 +462,9 @@ func (c *converter) convert(in map[string]any, path string, depth int, isRoot bo
 				}
 			}
 		case "additionalItems":
-			// with items as a tuple: handled there
+			if _, isTuple := node["items"].([]any); !isTuple {
+				c.note(p, Dropped, "additionalItems without a tuple in items says nothing")
+			}
 		case "additionalProperties":
 			switch ap := v.(type) {
 			case bool:
@@ -414,6 +476,11 @@ func (c *converter) convert(in map[string]any, path string, depth int, isRoot bo
 			list, ok := v.([]any)
 			if !ok || len(list) == 0 {
 				c.note(p, Dropped, "%s is not a list of schemas", k)
+				continue
+			}
+			if presenceOnly(list) && len(types) > 0 && (c.sr.typed || c.sr.nonEmptyObjects) {
+				moved = append(moved, k+": "+jsonschema.Compact(v))
+				c.note(p, Moved, "%s that only says which properties go together: moved into the description; the original schema still checks the arguments", k)
 				continue
 			}
 			alts := make([]any, 0, len(list))
@@ -797,7 +864,7 @@ func (c *converter) fixEnum(out map[string]any, path string, moved *[]string) {
 		return
 	}
 	if !c.sr.enumStrings {
-		if c.strict && c.sr.minItemsMax >= 0 { // Anthropic strict: primitives only
+		if c.sr.enumPrimitives {
 			for _, v := range list {
 				switch v.(type) {
 				case map[string]any, []any:
@@ -921,7 +988,10 @@ func (c *converter) fixObject(out map[string]any, path string, isRoot bool) {
 		out["properties"] = map[string]any{}
 	}
 	req := jsonschema.StringList(out["required"])
-	req = slices.DeleteFunc(req, func(r string) bool { _, ok := props[r]; return !ok })
+	if kept := slices.DeleteFunc(slices.Clone(req), func(r string) bool { _, ok := props[r]; return !ok }); len(kept) < len(req) {
+		c.note(path+"/required", Dropped, "required names a property the object does not list (strict mode lists only its own)")
+		req = kept
+	}
 	if !c.sr.allRequired {
 		if len(req) > 0 {
 			out["required"] = toAny(req)

@@ -245,6 +245,21 @@ func TestConvertReports(t *testing.T) {
 				t.Errorf("%s %+v", tl.Definition, tl.Changes)
 			}
 		}},
+		{"anyof_required_root", Target{OpenAIChat, true}, ModeStrict, func(t *testing.T, tl Tool) {
+			if params(t, tl)["anyOf"] != nil || find(tl.Changes, Moved, "#/anyOf") == nil {
+				t.Errorf("%s %+v", tl.Definition, tl.Changes)
+			}
+		}},
+		{"anyof_required_nested", Target{Anthropic, true}, ModeStrict, func(t *testing.T, tl Tool) {
+			if at(params(t, tl), "properties", "who", "anyOf") != nil || find(tl.Changes, Moved, "#/properties/who/anyOf") == nil {
+				t.Errorf("%s %+v", tl.Definition, tl.Changes)
+			}
+		}},
+		{"anyof_required_nested", Target{Anthropic, false}, ModeLoose, func(t *testing.T, tl Tool) {
+			if at(params(t, tl), "properties", "who", "anyOf") == nil {
+				t.Errorf("a loose target that takes anyOf lost it: %s", tl.Definition)
+			}
+		}},
 		{"unresolvable_ref", Target{OpenAIChat, true}, ModeLoose, func(t *testing.T, tl Tool) {
 			if find(tl.Changes, Dropped, "#/properties/x/$ref") == nil || find(tl.Changes, FellBack, "") == nil {
 				t.Errorf("%+v", tl.Changes)

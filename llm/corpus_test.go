@@ -120,6 +120,9 @@ func TestCorpus(t *testing.T) {
 				}
 			case ModeOmitted:
 				omitted++
+				if corpus[i].tool.Name != "string_root" {
+					t.Errorf("%s: omitted, though a valid definition can be made: %+v", where, got.Changes)
+				}
 				if got.Definition != nil || !hasAction(got.Changes, Omitted) {
 					t.Errorf("%s: omitted without saying why, or with a definition", where)
 				}

@@ -3,11 +3,21 @@
 // Anthropic Messages, Google Gemini, and the OpenAI-compatible servers that
 // local models run behind.
 //
-// The server's schema stays the truth. A tool's definition is converted per
-// Target, and every change made to it is reported (Change); a tool that
-// cannot be made valid for the target is reported too, never silently
-// missing. Arguments the model sends are checked against the original
-// schema and shaped back before the call.
+// The server's schema stays the truth. Convert (one tool) and ConvertAll
+// (a set, names kept unique) make each tool's definition for a Target,
+// strict where the provider has a strict mode and the schema allows it.
+// Every change made is reported (Tool.Changes): references inlined,
+// allOf merged, keywords dropped or moved into the description, names
+// fitted, objects closed. A tool that cannot be strict is sent loose, and
+// one that cannot be valid at all is omitted; both say why. Every
+// definition passes Check, which applies the provider's written rules
+// (docs/llm.md lists each one and its source).
+//
+// Arguments the model sends are checked against the original schema and
+// shaped back before the call (Tool.Arguments, Tool.Shape): nulls that
+// strict mode forced are removed, and a JSON string where an object
+// belongs is parsed. What is still wrong comes back as an *ArgumentError
+// whose text the model can act on.
 //
 // The typed adapters for the providers' Go SDKs live in their own module,
 // so this package adds nothing to the library's go.mod.

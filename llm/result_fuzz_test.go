@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -42,6 +43,44 @@ func FuzzResult(f *testing.F) {
 			if n := len(tr.Message) + len(tr.Followup); n > bound {
 				t.Fatalf("%s: %d bytes, over the bound %d (cap %d)", p, n, bound, opts.withDefaults().MaxBytes)
 			}
+		}
+	})
+}
+
+// FuzzToolboxCall feeds what a model could send (any name, any bytes as
+// arguments) to a budgeted Toolbox with a store: every call is answered
+// as a result, never a panic or a Go error, and the definitions only
+// ever grow at their end.
+func FuzzToolboxCall(f *testing.F) {
+	for _, s := range [][2]string{
+		{SearchToolsName, `{"query":"read a file","k":3}`},
+		{DescribeToolName, `{"name":"server_filesystem__read_text_file"}`},
+		{CallToolName, `{"name":"server_memory__read_graph","arguments":{}}`},
+		{CallToolName, `{"name":"x","arguments":"{}"}`},
+		{ReadResultName, `{"handle":"0123456789abcdef","offset":0,"length":10}`},
+		{"server_filesystem__read_text_file", `{"path":null}`},
+		{"", `[`},
+	} {
+		f.Add(s[0], []byte(s[1]))
+	}
+	src := corpusSource(f)
+	store := NewMemoryStore(1 << 16)
+	tb, err := NewToolbox(context.Background(), src, Target{Provider: Anthropic}, ToolboxOptions{Budget: 3000, Result: ResultOptions{Store: store}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, name string, args []byte) {
+		before := tb.Definitions()
+		tr, err := tb.Call(context.Background(), ToolCall{ID: "c", Name: name}, args)
+		if err != nil {
+			t.Fatalf("%q %q: %v", name, args, err)
+		}
+		if !json.Valid(tr.Message) {
+			t.Fatalf("invalid message %s", tr.Message)
+		}
+		after := tb.Definitions()
+		if !json.Valid(after) || !bytes.HasPrefix(after, before[:len(before)-1]) {
+			t.Fatalf("definitions changed before their end")
 		}
 	})
 }

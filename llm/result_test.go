@@ -106,7 +106,7 @@ func TestResultEveryBlock(t *testing.T) {
 					t.Errorf("want name and id: %s", raw)
 				}
 				ps, _ := fr["parts"].([]any)
-				if len(ps) != 2 || !strings.Contains(raw, `"mimeType":"image/png"`) || !strings.Contains(raw, `"mimeType":"application/pdf"`) {
+				if len(ps) != 2 || !strings.Contains(raw, `"mimeType":"image/png"`) || !strings.Contains(raw, `"mimeType":"application/pdf"`) || strings.Contains(raw, "displayName") {
 					t.Errorf("want the image and the PDF as inline parts: %s", raw)
 				}
 			case GeminiOpenAPI:

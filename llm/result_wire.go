@@ -121,7 +121,9 @@ func geminiPart(call ToolCall, isError bool, parts []part) obj {
 	var media []obj
 	for _, p := range parts {
 		if p.kind != partText {
-			media = append(media, obj{"inlineData": obj{"mimeType": p.mime, "data": p.data, "displayName": p.name}})
+			// No displayName: Google's SDKs document it as not taken by the
+			// Gemini API (only by Vertex AI), and an unknown field fails a request.
+			media = append(media, obj{"inlineData": obj{"mimeType": p.mime, "data": p.data}})
 		}
 	}
 	if len(media) > 0 {

@@ -43,6 +43,14 @@ type schemaRules struct {
 	constOK bool
 	// rootNoAlternatives: the root may not be anyOf/oneOf/allOf.
 	rootNoAlternatives bool
+	// rootProperties: the root must list its properties (an empty list
+	// will do).
+	rootProperties bool
+	// noEmptyParameters: a tool without parameters leaves the schema out
+	// (OpenAPI subset: an object needs at least one property).
+	noEmptyParameters bool
+	// enumPrimitives: enum values may not be objects or arrays.
+	enumPrimitives bool
 	// nonEmptyObjects: an object must list properties, an array must
 	// have items (OpenAPI subset); a free-form value becomes a string
 	// holding JSON, which Shape parses back.
@@ -113,7 +121,7 @@ var openAIStrictFormats = map[string]map[string]bool{"": set("date-time", "time"
 
 var openAILoose = &schemaRules{
 	keep: allKeywords, refs: true, recursion: true, typeArrays: true, constOK: true,
-	rootNoAlternatives: true, arrayItems: true, minItemsMax: -1,
+	rootNoAlternatives: true, rootProperties: true, arrayItems: true, minItemsMax: -1,
 }
 
 var openAIStrict = &schemaRules{
@@ -122,6 +130,7 @@ var openAIStrict = &schemaRules{
 		"description", "$ref", "$defs", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
 		"exclusiveMaximum", "multipleOf", "minItems", "maxItems"),
 	refs: true, recursion: true, typeArrays: true, constOK: true, rootNoAlternatives: true,
+	rootProperties: true, enumPrimitives: true,
 	arrayItems: true, closed: true, allRequired: true, typed: true, formats: openAIStrictFormats,
 	minItemsMax: -1, maxDepth: 10, maxProperties: 5000, maxEnumValues: 1000, maxStringChars: 120_000,
 	largeEnum: 250, largeEnumChars: 15_000,
@@ -137,7 +146,7 @@ var anthropicStrict = &schemaRules{
 	keep: set("type", "properties", "required", "additionalProperties", "items", "anyOf", "enum", "const",
 		"description", "title", "$ref", "$defs", "format", "minItems"),
 	refs: true, typeArrays: true, constOK: true, rootNoAlternatives: true, arrayItems: true,
-	closed: true, typed: true,
+	closed: true, typed: true, enumPrimitives: true,
 	formats:     map[string]map[string]bool{"": set("date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid")},
 	minItemsMax: 1,
 }
@@ -146,7 +155,8 @@ var geminiJSON = &schemaRules{
 	whitelist: true,
 	keep: set("type", "format", "title", "description", "enum", "items", "prefixItems", "minItems", "maxItems",
 		"minimum", "maximum", "anyOf", "oneOf", "properties", "additionalProperties", "required", "$ref", "$defs"),
-	refs: true, recursion: true, typeArrays: true, rootNoAlternatives: true, minItemsMax: -1,
+	refs: true, recursion: true, typeArrays: true, rootNoAlternatives: true, rootProperties: true,
+	minItemsMax: -1,
 }
 
 var geminiOpenAPI = &schemaRules{
@@ -155,6 +165,7 @@ var geminiOpenAPI = &schemaRules{
 		"required", "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "anyOf", "default",
 		"items", "minimum", "maximum"),
 	nullable: true, enumStrings: true, rootNoAlternatives: true, nonEmptyObjects: true, arrayItems: true,
+	rootProperties: true, noEmptyParameters: true, enumPrimitives: true,
 	formats: map[string]map[string]bool{
 		"string": set("enum", "date-time"), "number": set("float", "double"), "integer": set("int32", "int64"),
 	},
@@ -165,7 +176,7 @@ var openAICompatible = &schemaRules{
 	keep: set("type", "properties", "required", "items", "prefixItems", "additionalProperties", "anyOf", "oneOf",
 		"enum", "const", "description", "title", "default", "minimum", "maximum", "minItems", "maxItems",
 		"minLength", "maxLength", "format"),
-	typeArrays: true, constOK: true, rootNoAlternatives: true, arrayItems: true,
+	typeArrays: true, constOK: true, rootNoAlternatives: true, rootProperties: true, arrayItems: true,
 	formats:     map[string]map[string]bool{"": set("date", "time", "date-time", "uuid")},
 	minItemsMax: -1, lengthBoundMax: 1000,
 }

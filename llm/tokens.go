@@ -25,13 +25,13 @@ type Heuristic struct{}
 
 // The fitted weights: tokens per unit of each feature.
 const (
-	wWord     = 0.860 // a run of ASCII letters
-	wLetter   = 0.045
-	wDigit    = 0.988
-	wPunct    = 0.118
-	wPunctRun = 0.551 // a run of punctuation marks
-	wSpace    = 0.589 // a space or tab not before a word
-	wNewline  = 0.283
+	wWord     = 0.739 // a run of ASCII letters
+	wLetter   = 0.057
+	wDigit    = 1.025
+	wPunct    = 0.278
+	wPunctRun = 0.329 // a run of punctuation marks
+	wSpace    = 0.550 // a space or tab not before a word
+	wNewline  = 0.655
 	wCJK      = 0.62 // a Chinese, Japanese or Korean character (set apart)
 	wSymbol   = 1.0  // any other non-ASCII character
 )

@@ -117,9 +117,8 @@ func TestToolboxConn(t *testing.T) {
 	}
 }
 
-// bigSource is a Source of many real servers' tools (testdata) plus the
-// testservers' tools, the largest tool set this test can build, that
-// calls nothing.
+// staticSource is a Source of tools listed once, whose calls say what
+// they were called with (or answer with call).
 type staticSource struct {
 	tools []SourceTool
 	call  func(name string, args json.RawMessage) (*mcp.CallToolResult, error)
@@ -133,12 +132,17 @@ func (s staticSource) CallTool(_ context.Context, name string, args json.RawMess
 	return s.call(name, args)
 }
 
-func corpusSource(t testing.TB, c *client.Conn) staticSource {
+// corpusSource is the tools of the real servers in testdata/servers.json
+// (102 tools of six servers, docs/llm.md), named as a fleet names them.
+func corpusSource(t testing.TB) staticSource {
 	t.Helper()
 	var data struct {
-		Servers map[string][]mcp.Tool `json:"servers"`
+		Servers []struct {
+			Server string     `json:"server"`
+			Tools  []mcp.Tool `json:"tools"`
+		} `json:"servers"`
 	}
-	b, err := os.ReadFile("testdata/budget_tools.json")
+	b, err := os.ReadFile("testdata/servers.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,23 +150,10 @@ func corpusSource(t testing.TB, c *client.Conn) staticSource {
 		t.Fatal(err)
 	}
 	var src staticSource
-	servers := make([]string, 0, len(data.Servers))
-	for s := range data.Servers {
-		servers = append(servers, s)
-	}
-	slices.Sort(servers)
-	for _, s := range servers {
-		for _, tl := range data.Servers[s] {
-			src.tools = append(src.tools, SourceTool{Name: strings.ReplaceAll(s, "-", "_") + "__" + tl.Name, Tool: tl})
-		}
-	}
-	if c != nil {
-		ts, err := c.AllTools(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tl := range ts {
-			src.tools = append(src.tools, SourceTool{Name: "testservers__" + tl.Name, Tool: tl})
+	for _, s := range data.Servers {
+		prefix := strings.ReplaceAll(strings.Fields(s.Server)[0], "-", "_")
+		for _, tl := range s.Tools {
+			src.tools = append(src.tools, SourceTool{Name: prefix + "__" + tl.Name, Tool: tl})
 		}
 	}
 	return src
@@ -174,7 +165,7 @@ func corpusSource(t testing.TB, c *client.Conn) staticSource {
 // (the bytes before stay the same), and calls go through either way.
 func TestToolboxBudget(t *testing.T) {
 	ctx := context.Background()
-	src := corpusSource(t, dialTestserver(t))
+	src := corpusSource(t)
 	for _, p := range allProviders {
 		target := Target{Provider: p}
 		all, err := NewToolbox(ctx, src, target, ToolboxOptions{Budget: 1 << 30})
@@ -237,7 +228,7 @@ func closing(p Provider) int {
 // leaves the definitions alone and sends the model to call_tool.
 func TestToolboxBudgetFull(t *testing.T) {
 	ctx := context.Background()
-	src := corpusSource(t, nil)
+	src := corpusSource(t)
 	tb, err := NewToolbox(ctx, src, Target{Provider: OpenAIChat}, ToolboxOptions{Budget: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +244,7 @@ func TestToolboxBudgetFull(t *testing.T) {
 // search tool first, every tool marked defer_loading.
 func TestToolboxDeferred(t *testing.T) {
 	ctx := context.Background()
-	src := corpusSource(t, nil)
+	src := corpusSource(t)
 	for p, first := range map[Provider]string{Anthropic: `{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"}`, OpenAIResponses: `{"type":"tool_search"}`} {
 		tb, err := NewToolbox(ctx, src, Target{Provider: p}, ToolboxOptions{Budget: 100, Deferred: true})
 		if err != nil {
@@ -334,5 +325,50 @@ func TestToolboxFleet(t *testing.T) {
 	}
 	if _, text := call(t, tb, "old__echo", `{"text":"hi"}`); text != "hi" {
 		t.Errorf("echo: %q", text)
+	}
+}
+
+// TestToolboxConcurrentReveals describes tools from many goroutines at
+// once, as parallel tool calls do: each tool is revealed once, and the
+// definitions stay the meta-tools followed by the revealed ones.
+func TestToolboxConcurrentReveals(t *testing.T) {
+	ctx := context.Background()
+	src := corpusSource(t)
+	tb, err := NewToolbox(ctx, src, Target{Provider: OpenAIResponses}, ToolboxOptions{Budget: 6000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tb.Budgeted() {
+		t.Fatal("the corpus wants to be over this budget")
+	}
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 12 {
+				name := src.tools[(g*3+i)%24].Name
+				if _, err := tb.Call(ctx, ToolCall{ID: "c", Name: DescribeToolName}, []byte(`{"name":"`+name+`"}`)); err != nil {
+					t.Error(err)
+				}
+				_ = tb.Definitions()
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	names := definitionNames(t, OpenAIResponses, tb.Definitions())
+	if !slices.Equal(names[:3], []string{SearchToolsName, DescribeToolName, CallToolName}) {
+		t.Fatalf("%v", names)
+	}
+	seen := map[string]bool{}
+	for _, n := range names[3:] {
+		if seen[n] {
+			t.Errorf("%s revealed twice", n)
+		}
+		seen[n] = true
+	}
+	if len(seen) == 0 || tb.Tokens() > 6000 {
+		t.Errorf("%d revealed, %d tokens", len(seen), tb.Tokens())
 	}
 }
