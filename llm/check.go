@@ -3,7 +3,6 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -295,8 +294,6 @@ func collectRefs(v any, f func(string)) {
 		}
 	}
 }
-
-var errTooDeep = errors.New("too deep")
 
 // node checks one schema object at path, nesting depth levels deep.
 func (ck *checker) node(n map[string]any, path string, depth int, isRoot bool) error {
