@@ -198,7 +198,7 @@ func TestDialSlowEndpoint(t *testing.T) {
 		}
 		send := startSSE(w)
 		send(": waiting\n\n")
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // time is the event: a quiet stream Dial must wait out
 		send(endpointEvent("/message"))
 		<-r.Context().Done()
 	})
