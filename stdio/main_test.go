@@ -89,10 +89,10 @@ func fakeServer(mode string) int {
 			io.Copy(io.Discard, os.Stdin)
 			os.Exit(0)
 		}()
-		time.Sleep(time.Duration(ms) * time.Millisecond)
+		time.Sleep(time.Duration(ms) * time.Millisecond) // time is the event: the process's short life
 		return 3
 	case modeSleep, modeNoRead:
-		time.Sleep(2 * time.Minute) // "forever", bounded in case a test leaks it
+		lingerForever()
 		return 0
 	case modeIgnoreSigterm:
 		signal.Ignore(syscall.SIGTERM)
@@ -163,7 +163,7 @@ func fakeServer(mode string) int {
 	}
 	switch mode {
 	case modeIgnoreStdinClose, modeIgnoreSigterm:
-		time.Sleep(2 * time.Minute) // "forever", bounded in case a test leaks it
+		lingerForever()
 	case modeFailOnEOF:
 		return 7
 	}
@@ -207,4 +207,11 @@ func jsonString(n int) []byte {
 	b := bytes.Repeat([]byte{'x'}, n)
 	b[0], b[n-1] = '"', '"'
 	return b
+}
+
+// lingerForever keeps a server process alive until the test ends it, for
+// two minutes at most in case a test leaks it. Nothing but time ends it:
+// a process asleep is the point (it ignores stdin's end, or SIGTERM).
+func lingerForever() {
+	time.Sleep(2 * time.Minute)
 }
