@@ -188,6 +188,8 @@ func TestStdioProcessGrandchild(t *testing.T) {
 	// Closing stdin ends the server, not the grandchild.
 	c.stdin.Close()
 	testkit.Eventually(t, testTimeout, "the server's exit", func() bool { return exitedProcess(c.cmd.Process.Pid) })
+	// Time is the event: a signal sent to the group as the server exited
+	// would have ended the grandchild within this pause.
 	time.Sleep(100 * time.Millisecond)
 	if exitedProcess(grandchild) {
 		t.Fatal("the grandchild died with the server")
