@@ -87,7 +87,7 @@ func floodClient(scenario, url string) floodReport {
 	var over atomic.Bool // the flood is over: the handler no longer needs to be slow
 	opts := []Option{OnLog(func(mcp.LoggingMessageParams) {
 		if !over.Load() {
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // time is the event: a handler slower than the flood
 		}
 		handled.Add(1)
 	})}
@@ -463,7 +463,7 @@ func TestFloodHandlerCallsConn(t *testing.T) {
 					l.err = errors.New("the handlers' queue never overflowed")
 					return
 				}
-				time.Sleep(time.Millisecond)
+				time.Sleep(time.Millisecond) // a poll, in a handler without t: no event tells of a drop
 			}
 			before = c.DroppedNotifications()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
