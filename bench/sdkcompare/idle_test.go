@@ -80,7 +80,7 @@ func quiet() memState {
 // for d at most, looking every 5 ms.
 func waitFDs(n int, d time.Duration) {
 	for deadline := time.Now().Add(d); openFDs() < n && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // a poll: nothing tells of a descriptor opening
 	}
 }
 
