@@ -152,29 +152,31 @@ func TestServerRequestHandlerError(t *testing.T) {
 }
 
 func TestServerCancelsItsRequest(t *testing.T) {
-	started := make(chan struct{})
-	handlerDone := make(chan error, 1)
-	cancelled := make(chan mcp.CancelledParams, 1)
-	_, p := openScripted(t, WithSampling(func(ctx context.Context, _ *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-		close(started)
-		<-ctx.Done()
-		handlerDone <- ctx.Err()
-		return nil, ctx.Err()
-	}), OnCancelled(func(cp mcp.CancelledParams) { cancelled <- cp }))
-	p.send(`{"jsonrpc":"2.0","id":"x","method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`)
-	<-started
-	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x","reason":"user"}}`)
-	if err := <-handlerDone; err == nil {
-		t.Fatal("handler context not cancelled")
-	}
-	if cp := <-cancelled; cp.Reason != "user" {
-		t.Errorf("OnCancelled got %+v", cp)
-	}
-	select {
-	case m := <-p.toServer:
-		t.Errorf("no answer may follow a cancelled request, got %+v", m)
-	case <-time.After(50 * time.Millisecond):
-	}
+	synctest.Test(t, func(t *testing.T) {
+		started := make(chan struct{})
+		handlerDone := make(chan error, 1)
+		cancelled := make(chan mcp.CancelledParams, 1)
+		_, p := openScripted(t, WithSampling(func(ctx context.Context, _ *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			close(started)
+			<-ctx.Done()
+			handlerDone <- ctx.Err()
+			return nil, ctx.Err()
+		}), OnCancelled(func(cp mcp.CancelledParams) { cancelled <- cp }))
+		p.send(`{"jsonrpc":"2.0","id":"x","method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`)
+		<-started
+		p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x","reason":"user"}}`)
+		if err := <-handlerDone; err == nil {
+			t.Fatal("handler context not cancelled")
+		}
+		if cp := <-cancelled; cp.Reason != "user" {
+			t.Errorf("OnCancelled got %+v", cp)
+		}
+		select {
+		case m := <-p.toServer:
+			t.Errorf("no answer may follow a cancelled request, got %+v", m)
+		case <-time.After(50 * time.Millisecond):
+		}
+	})
 }
 
 func TestCancelSendsNotification(t *testing.T) {
@@ -263,35 +265,41 @@ func TestTimeoutResetByProgress(t *testing.T) {
 }
 
 func TestMaxCallTime(t *testing.T) {
-	c, p := openScripted(t, WithDefaultTimeout(time.Second), WithDefaultMaxTime(150*time.Millisecond))
-	res := make(chan error, 1)
-	go func() {
-		_, err := c.CallTool(context.Background(), "slow", nil, WithProgress(func(mcp.ProgressParams) {}))
-		res <- err
-	}()
-	req := p.expect("tools/call")
-	stop := time.After(2 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-res:
-			var te *TimeoutError
-			if !errors.As(err, &te) || !te.Total {
-				t.Fatalf("want total TimeoutError, got %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		c, p := openScripted(t, WithDefaultTimeout(time.Second), WithDefaultMaxTime(150*time.Millisecond))
+		res := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := c.CallTool(context.Background(), "slow", nil, WithProgress(func(mcp.ProgressParams) {}))
+			res <- err
+		}()
+		req := p.expect("tools/call")
+		stop := time.After(2 * time.Second)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case err := <-res:
+				var te *TimeoutError
+				if !errors.As(err, &te) || !te.Total {
+					t.Fatalf("want total TimeoutError, got %v", err)
+				}
+				if took := time.Since(start); took != 150*time.Millisecond {
+					t.Errorf("the call ended after %v, want its maximum time, 150ms", took)
+				}
+				p.expect("notifications/cancelled")
+				return
+			case <-tick.C:
+				var meta struct {
+					Meta struct{ ProgressToken json.RawMessage } `json:"_meta"`
+				}
+				json.Unmarshal(req.Params, &meta)
+				p.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(meta.Meta.ProgressToken) + `,"progress":1}}`)
+			case <-stop:
+				t.Fatal("progress must not extend a call past its maximum time")
 			}
-			p.expect("notifications/cancelled")
-			return
-		case <-tick.C:
-			var meta struct {
-				Meta struct{ ProgressToken json.RawMessage } `json:"_meta"`
-			}
-			json.Unmarshal(req.Params, &meta)
-			p.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(meta.Meta.ProgressToken) + `,"progress":1}}`)
-		case <-stop:
-			t.Fatal("progress must not extend a call past its maximum time")
 		}
-	}
+	})
 }
 
 func TestTransportDeathFailsPendingAsUnknown(t *testing.T) {

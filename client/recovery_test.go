@@ -111,77 +111,81 @@ func TestExpiredSessionReinitializesOnceAndResends(t *testing.T) {
 }
 
 func TestSessionLostFailsInFlightAndRecovers(t *testing.T) {
-	c, p := openScripted(t) // the handshake over: nothing else reads the peer
-	res := make(chan error, 1)
-	go func() { _, err := c.CallTool(context.Background(), "pay", nil); res <- err }()
-	p.expect("tools/call")
-	p.loseSession()
-	err := <-res
-	var le *LostError
-	if !errors.As(err, &le) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
-		t.Fatalf("in-flight call: want LostError, got %v", err)
-	}
-	// The Conn re-initializes by itself; a call made meanwhile waits.
-	m := p.expect("initialize")
-	later := make(chan error, 1)
-	go func() { later <- c.Ping(context.Background()) }()
-	select {
-	case m2 := <-p.toServer:
-		t.Fatalf("%s went out before the new session was initialized", m2.Method)
-	case <-time.After(50 * time.Millisecond):
-	}
-	p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"2"}}`)
-	p.expect("notifications/initialized")
-	ping := p.expect("ping")
-	p.reply(ping.ID, `{}`)
-	if err := <-later; err != nil {
-		t.Fatal(err)
-	}
-	if c.Info().ServerInfo.Version != "2" {
-		t.Errorf("info not updated: %+v", c.Info().ServerInfo)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c, p := openScripted(t) // the handshake over: nothing else reads the peer
+		res := make(chan error, 1)
+		go func() { _, err := c.CallTool(context.Background(), "pay", nil); res <- err }()
+		p.expect("tools/call")
+		p.loseSession()
+		err := <-res
+		var le *LostError
+		if !errors.As(err, &le) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+			t.Fatalf("in-flight call: want LostError, got %v", err)
+		}
+		// The Conn re-initializes by itself; a call made meanwhile waits.
+		m := p.expect("initialize")
+		later := make(chan error, 1)
+		go func() { later <- c.Ping(context.Background()) }()
+		select {
+		case m2 := <-p.toServer:
+			t.Fatalf("%s went out before the new session was initialized", m2.Method)
+		case <-time.After(50 * time.Millisecond):
+		}
+		p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"2"}}`)
+		p.expect("notifications/initialized")
+		ping := p.expect("ping")
+		p.reply(ping.ID, `{}`)
+		if err := <-later; err != nil {
+			t.Fatal(err)
+		}
+		if c.Info().ServerInfo.Version != "2" {
+			t.Errorf("info not updated: %+v", c.Info().ServerInfo)
+		}
+	})
 }
 
 func TestReplayOnlyWhatIsSafe(t *testing.T) {
-	c, p := openScripted(t, WithReplay()) // the handshake over: nothing else reads the peer
-	ctx := context.Background()
-	go func() {
-		m := p.expect("tools/list")
-		p.reply(m.ID, `{"tools":[{"name":"look","inputSchema":{},"annotations":{"readOnlyHint":true}},{"name":"pay","inputSchema":{}}]}`)
-	}()
-	if _, err := c.AllTools(ctx); err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c, p := openScripted(t, WithReplay()) // the handshake over: nothing else reads the peer
+		ctx := context.Background()
+		go func() {
+			m := p.expect("tools/list")
+			p.reply(m.ID, `{"tools":[{"name":"look","inputSchema":{},"annotations":{"readOnlyHint":true}},{"name":"pay","inputSchema":{}}]}`)
+		}()
+		if _, err := c.AllTools(ctx); err != nil {
+			t.Fatal(err)
+		}
 
-	// A read-only tool whose answer was lost is replayed after recovery.
-	res := make(chan error, 1)
-	go func() { _, err := c.CallTool(ctx, "look", nil); res <- err }()
-	p.expect("tools/call")
-	p.loseSession()
-	m := p.expect("initialize")
-	p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)
-	p.expect("notifications/initialized")
-	again := p.expect("tools/call")
-	p.reply(again.ID, `{"content":[]}`)
-	if err := <-res; err != nil {
-		t.Fatalf("a read-only call must be replayed: %v", err)
-	}
+		// A read-only tool whose answer was lost is replayed after recovery.
+		res := make(chan error, 1)
+		go func() { _, err := c.CallTool(ctx, "look", nil); res <- err }()
+		p.expect("tools/call")
+		p.loseSession()
+		m := p.expect("initialize")
+		p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)
+		p.expect("notifications/initialized")
+		again := p.expect("tools/call")
+		p.reply(again.ID, `{"content":[]}`)
+		if err := <-res; err != nil {
+			t.Fatalf("a read-only call must be replayed: %v", err)
+		}
 
-	// A tool that is not marked safe is not.
-	go func() { _, err := c.CallTool(ctx, "pay", nil); res <- err }()
-	p.expect("tools/call")
-	p.loseSession()
-	if err := <-res; !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
-		t.Fatalf("a non-idempotent call must fail as outcome unknown, got %v", err)
-	}
-	m = p.expect("initialize")
-	p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)
-	p.expect("notifications/initialized")
-	select {
-	case m := <-p.toServer:
-		t.Fatalf("unexpected %s after recovery: the call was replayed", m.Method)
-	case <-time.After(50 * time.Millisecond):
-	}
+		// A tool that is not marked safe is not.
+		go func() { _, err := c.CallTool(ctx, "pay", nil); res <- err }()
+		p.expect("tools/call")
+		p.loseSession()
+		if err := <-res; !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+			t.Fatalf("a non-idempotent call must fail as outcome unknown, got %v", err)
+		}
+		m = p.expect("initialize")
+		p.reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)
+		p.expect("notifications/initialized")
+		select {
+		case m := <-p.toServer:
+			t.Fatalf("unexpected %s after recovery: the call was replayed", m.Method)
+		case <-time.After(50 * time.Millisecond):
+		}
+	})
 }
 
 func TestNoReplayWithoutOption(t *testing.T) {
@@ -257,26 +261,28 @@ func TestCloseFromHandlers(t *testing.T) {
 }
 
 func TestOutcomeOfAbandonedCalls(t *testing.T) {
-	c, p := openScripted(t, WithDefaultTimeout(50*time.Millisecond))
-	// Sent, then timed out: it may have run.
-	_, err := c.CallTool(context.Background(), "pay", nil)
-	p.expect("tools/call")
-	var te *TimeoutError
-	if !errors.As(err, &te) || !te.MayHaveRun || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
-		t.Fatalf("a sent call that timed out: %v", err)
-	}
-	p.expect("notifications/cancelled")
-	// Cancelled by the caller after sending: it may have run.
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	_, err = c.CallTool(ctx, "pay", nil, WithTimeout(time.Second))
-	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
-		t.Fatalf("a sent call whose context ended: %v", err)
-	}
-	// Never sent: refused by the transport.
-	if mayHaveRun(fmt.Errorf("x: %w", jsonrpc.ErrSessionExpired)) || !mayHaveRun(errors.New("network")) {
-		t.Error("mayHaveRun misreads Send errors")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c, p := openScripted(t, WithDefaultTimeout(50*time.Millisecond))
+		// Sent, then timed out: it may have run.
+		_, err := c.CallTool(context.Background(), "pay", nil)
+		p.expect("tools/call")
+		var te *TimeoutError
+		if !errors.As(err, &te) || !te.MayHaveRun || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+			t.Fatalf("a sent call that timed out: %v", err)
+		}
+		p.expect("notifications/cancelled")
+		// Cancelled by the caller after sending: it may have run.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		_, err = c.CallTool(ctx, "pay", nil, WithTimeout(time.Second))
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+			t.Fatalf("a sent call whose context ended: %v", err)
+		}
+		// Never sent: refused by the transport.
+		if mayHaveRun(fmt.Errorf("x: %w", jsonrpc.ErrSessionExpired)) || !mayHaveRun(errors.New("network")) {
+			t.Error("mayHaveRun misreads Send errors")
+		}
+	})
 }
 
 func TestRecoveryRetriesWhenTheNewSessionExpiresAtOnce(t *testing.T) {
