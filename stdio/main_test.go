@@ -89,7 +89,7 @@ func fakeServer(mode string) int {
 			io.Copy(io.Discard, os.Stdin)
 			os.Exit(0)
 		}()
-		time.Sleep(time.Duration(ms) * time.Millisecond) // time is the event: the process's short life
+		live(time.Duration(ms) * time.Millisecond)
 		return 3
 	case modeSleep, modeNoRead:
 		lingerForever()
@@ -210,8 +210,12 @@ func jsonString(n int) []byte {
 }
 
 // lingerForever keeps a server process alive until the test ends it, for
-// two minutes at most in case a test leaks it. Nothing but time ends it:
-// a process asleep is the point (it ignores stdin's end, or SIGTERM).
-func lingerForever() {
-	time.Sleep(2 * time.Minute)
+// two minutes at most in case a test leaks it.
+func lingerForever() { live(2 * time.Minute) }
+
+// live keeps the server process alive for d. Time is the event: a process
+// that lives so long (a short life, or one that ignores stdin's end or
+// SIGTERM) is what the test is about.
+func live(d time.Duration) {
+	time.Sleep(d)
 }
