@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/testservers"
 	"github.com/anymcp/anymcp/testservers/oauthserver"
 )
@@ -253,13 +254,10 @@ func TestInterruptStdio(t *testing.T) {
 	r.ctx = ctx
 	log := filepath.Join(r.home, "stdin.log")
 	go func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if b, _ := os.ReadFile(log); strings.Contains(string(b), `"tools/call"`) {
-				break
-			}
-			time.Sleep(5 * time.Millisecond) // a poll: another process writes the log
-		}
+		testkit.Poll(10*time.Second, func() bool { // another process writes the log
+			b, _ := os.ReadFile(log)
+			return strings.Contains(string(b), `"tools/call"`)
+		})
 		cancel()
 	}()
 	target := shellFront(`tee "` + log + `" | "$0"; exit`) // the exec after it is never reached
