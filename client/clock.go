@@ -14,21 +14,13 @@ import (
 // the list, and the timer at most one needless check. The calls are linked
 // through their own timeouts, so an idle Conn holds nothing for them.
 type clock struct {
-	busy func() bool      // the server waits on the host: request timeouts start over
-	now  func() time.Time // time.Now; a test's own clock otherwise
+	busy func() bool // the server waits on the host: request timeouts start over
 
 	mu    sync.Mutex
 	timer *time.Timer // created with the first timed call
 	at    time.Time   // when timer fires; zero while it is stopped
 	calls *timeouts   // the calls' timeouts, linked
 	done  bool        // closed: no timer is armed again
-}
-
-func (k *clock) time() time.Time {
-	if k.now != nil {
-		return k.now()
-	}
-	return time.Now()
 }
 
 // timeouts are one call's: the request timeout, which runs while a request
@@ -69,7 +61,7 @@ func (k *clock) start(method string, idle, total time.Duration, cancel context.C
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if total > 0 {
-		t.totalAt = k.time().Add(total)
+		t.totalAt = time.Now().Add(total)
 		k.armLocked(t.totalAt)
 	}
 	t.next = k.calls
@@ -119,7 +111,7 @@ func (k *clock) waiting(t *timeouts, on bool) {
 	}
 	t.idleAt = time.Time{}
 	if on {
-		t.idleAt = k.time().Add(t.idle)
+		t.idleAt = time.Now().Add(t.idle)
 		k.armLocked(t.idleAt)
 	}
 }
@@ -133,7 +125,7 @@ func (k *clock) touch(t *timeouts) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !t.ended && !t.idleAt.IsZero() {
-		t.idleAt = k.time().Add(t.idle) // later than before: the timer stays
+		t.idleAt = time.Now().Add(t.idle) // later than before: the timer stays
 	}
 }
 
@@ -144,10 +136,10 @@ func (k *clock) armLocked(at time.Time) {
 	}
 	k.at = at
 	if k.timer == nil {
-		k.timer = time.AfterFunc(at.Sub(k.time()), k.fire)
+		k.timer = time.AfterFunc(time.Until(at), k.fire)
 		return
 	}
-	k.timer.Reset(at.Sub(k.time()))
+	k.timer.Reset(time.Until(at))
 }
 
 // expiry is a timeout that ran out: the call it ends, and why.
@@ -162,7 +154,7 @@ type expiry struct {
 func (k *clock) fire() {
 	var ended []expiry
 	busy := k.busy != nil && k.busy()
-	now := k.time()
+	now := time.Now()
 	k.mu.Lock()
 	k.at = time.Time{}
 	var next time.Time

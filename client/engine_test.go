@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -151,29 +152,31 @@ func TestServerRequestHandlerError(t *testing.T) {
 }
 
 func TestServerCancelsItsRequest(t *testing.T) {
-	started := make(chan struct{})
-	handlerDone := make(chan error, 1)
-	cancelled := make(chan mcp.CancelledParams, 1)
-	_, p := openScripted(t, WithSampling(func(ctx context.Context, _ *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-		close(started)
-		<-ctx.Done()
-		handlerDone <- ctx.Err()
-		return nil, ctx.Err()
-	}), OnCancelled(func(cp mcp.CancelledParams) { cancelled <- cp }))
-	p.send(`{"jsonrpc":"2.0","id":"x","method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`)
-	<-started
-	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x","reason":"user"}}`)
-	if err := <-handlerDone; err == nil {
-		t.Fatal("handler context not cancelled")
-	}
-	if cp := <-cancelled; cp.Reason != "user" {
-		t.Errorf("OnCancelled got %+v", cp)
-	}
-	select {
-	case m := <-p.toServer:
-		t.Errorf("no answer may follow a cancelled request, got %+v", m)
-	case <-time.After(50 * time.Millisecond):
-	}
+	synctest.Test(t, func(t *testing.T) {
+		started := make(chan struct{})
+		handlerDone := make(chan error, 1)
+		cancelled := make(chan mcp.CancelledParams, 1)
+		_, p := openScripted(t, WithSampling(func(ctx context.Context, _ *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			close(started)
+			<-ctx.Done()
+			handlerDone <- ctx.Err()
+			return nil, ctx.Err()
+		}), OnCancelled(func(cp mcp.CancelledParams) { cancelled <- cp }))
+		p.send(`{"jsonrpc":"2.0","id":"x","method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`)
+		<-started
+		p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x","reason":"user"}}`)
+		if err := <-handlerDone; err == nil {
+			t.Fatal("handler context not cancelled")
+		}
+		if cp := <-cancelled; cp.Reason != "user" {
+			t.Errorf("OnCancelled got %+v", cp)
+		}
+		select {
+		case m := <-p.toServer:
+			t.Errorf("no answer may follow a cancelled request, got %+v", m)
+		case <-time.After(50 * time.Millisecond):
+		}
+	})
 }
 
 func TestCancelSendsNotification(t *testing.T) {
@@ -205,89 +208,98 @@ func TestCancelSendsNotification(t *testing.T) {
 }
 
 func TestTimeoutResetByProgress(t *testing.T) {
-	const timeout = 400 * time.Millisecond
-	c, p := openScripted(t, WithDefaultTimeout(timeout))
-	var got atomic.Int32
-	res := make(chan error, 1)
-	go func() {
-		_, err := c.CallTool(context.Background(), "slow", nil, WithProgress(func(mcp.ProgressParams) { got.Add(1) }))
-		res <- err
-	}()
-	req := p.expect("tools/call")
-	var params struct {
-		Meta struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
-	}
-	json.Unmarshal(req.Params, &params)
-	tok := string(params.Meta.ProgressToken)
-	if tok == "" {
-		t.Fatalf("no progress token in %s", req.Params)
-	}
-	// Progress every 10 ms, each waited for until the Conn has taken it,
-	// for three times the timeout: only a stall of the machine of almost
-	// the whole timeout between two could let the call time out (the
-	// test used gaps of half the timeout, which a busy machine stretched
-	// past it).
-	start := time.Now()
-	sent := int32(0)
-	for time.Since(start) < 3*timeout {
-		sent++
-		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d}}`, tok, sent))
-		waitFor(t, "the progress callback", func() bool { return got.Load() == sent })
-		time.Sleep(timeout / 40)
-	}
-	p.reply(req.ID, `{"content":[{"type":"text","text":"done"}]}`)
-	if err := <-res; err != nil {
-		t.Fatalf("progress must keep the call alive: %v", err)
-	}
-	if got.Load() != sent {
-		t.Errorf("progress callbacks: %d, want %d", got.Load(), sent)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 400 * time.Millisecond
+		c, p := openScripted(t, WithDefaultTimeout(timeout))
+		var got atomic.Int32
+		res := make(chan error, 1)
+		go func() {
+			_, err := c.CallTool(context.Background(), "slow", nil, WithProgress(func(mcp.ProgressParams) { got.Add(1) }))
+			res <- err
+		}()
+		req := p.expect("tools/call")
+		var params struct {
+			Meta struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+		}
+		json.Unmarshal(req.Params, &params)
+		tok := string(params.Meta.ProgressToken)
+		if tok == "" {
+			t.Fatalf("no progress token in %s", req.Params)
+		}
+		// Progress a moment before each timeout would run out, for three
+		// times the timeout: the bubble's clock makes the gaps exact.
+		start := time.Now()
+		sent := int32(0)
+		for time.Since(start) < 3*timeout {
+			time.Sleep(timeout - time.Millisecond) // the time between two signs of life
+			sent++
+			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d}}`, tok, sent))
+			waitFor(t, "the progress callback", func() bool { return got.Load() == sent })
+		}
+		p.reply(req.ID, `{"content":[{"type":"text","text":"done"}]}`)
+		if err := <-res; err != nil {
+			t.Fatalf("progress must keep the call alive: %v", err)
+		}
+		if got.Load() != sent {
+			t.Errorf("progress callbacks: %d, want %d", got.Load(), sent)
+		}
 
-	// Without progress the same call times out and cancels.
-	go func() { _, err := c.CallTool(context.Background(), "slow", nil); res <- err }()
-	req = p.expect("tools/call")
-	err := <-res
-	var te *TimeoutError
-	if !errors.As(err, &te) || te.Total || !errors.Is(err, ErrTimeout) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
-		t.Fatalf("want idle TimeoutError, got %v", err)
-	}
-	if n := p.expect("notifications/cancelled"); !strings.Contains(string(n.Params), req.ID.Raw()) {
-		t.Errorf("cancelled for the wrong request: %s", n.Params)
-	}
+		// Without progress the same call times out and cancels.
+		go func() { _, err := c.CallTool(context.Background(), "slow", nil); res <- err }()
+		req = p.expect("tools/call")
+		start = time.Now()
+		err := <-res
+		if took := time.Since(start); took != timeout {
+			t.Errorf("the call without progress ended after %v, want %v", took, timeout)
+		}
+		var te *TimeoutError
+		if !errors.As(err, &te) || te.Total || !errors.Is(err, ErrTimeout) || !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
+			t.Fatalf("want idle TimeoutError, got %v", err)
+		}
+		if n := p.expect("notifications/cancelled"); !strings.Contains(string(n.Params), req.ID.Raw()) {
+			t.Errorf("cancelled for the wrong request: %s", n.Params)
+		}
+	})
 }
 
 func TestMaxCallTime(t *testing.T) {
-	c, p := openScripted(t, WithDefaultTimeout(time.Second), WithDefaultMaxTime(150*time.Millisecond))
-	res := make(chan error, 1)
-	go func() {
-		_, err := c.CallTool(context.Background(), "slow", nil, WithProgress(func(mcp.ProgressParams) {}))
-		res <- err
-	}()
-	req := p.expect("tools/call")
-	stop := time.After(2 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-res:
-			var te *TimeoutError
-			if !errors.As(err, &te) || !te.Total {
-				t.Fatalf("want total TimeoutError, got %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		c, p := openScripted(t, WithDefaultTimeout(time.Second), WithDefaultMaxTime(150*time.Millisecond))
+		res := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := c.CallTool(context.Background(), "slow", nil, WithProgress(func(mcp.ProgressParams) {}))
+			res <- err
+		}()
+		req := p.expect("tools/call")
+		stop := time.After(2 * time.Second)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case err := <-res:
+				var te *TimeoutError
+				if !errors.As(err, &te) || !te.Total {
+					t.Fatalf("want total TimeoutError, got %v", err)
+				}
+				if took := time.Since(start); took != 150*time.Millisecond {
+					t.Errorf("the call ended after %v, want its maximum time, 150ms", took)
+				}
+				p.expect("notifications/cancelled")
+				return
+			case <-tick.C:
+				var meta struct {
+					Meta struct{ ProgressToken json.RawMessage } `json:"_meta"`
+				}
+				json.Unmarshal(req.Params, &meta)
+				p.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(meta.Meta.ProgressToken) + `,"progress":1}}`)
+			case <-stop:
+				t.Fatal("progress must not extend a call past its maximum time")
 			}
-			p.expect("notifications/cancelled")
-			return
-		case <-tick.C:
-			var meta struct {
-				Meta struct{ ProgressToken json.RawMessage } `json:"_meta"`
-			}
-			json.Unmarshal(req.Params, &meta)
-			p.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(meta.Meta.ProgressToken) + `,"progress":1}}`)
-		case <-stop:
-			t.Fatal("progress must not extend a call past its maximum time")
 		}
-	}
+	})
 }
 
 func TestTransportDeathFailsPendingAsUnknown(t *testing.T) {
@@ -437,25 +449,27 @@ func TestRawCallAndNotify(t *testing.T) {
 }
 
 func TestSlowHandlersBoundTheQueue(t *testing.T) {
-	release := make(chan struct{})
-	var got atomic.Int32
-	c, p := openScripted(t, OnLog(func(mcp.LoggingMessageParams) {
-		<-release
-		got.Add(1)
-	}))
-	const sent = maxPendingNotifications + 500
-	for range sent {
-		p.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
-	}
-	waitFor(t, "the read loop to take every notification", func() bool {
-		return c.droppedNotifications.Load()+int64(c.events.len()) >= sent-1
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var got atomic.Int32
+		c, p := openScripted(t, OnLog(func(mcp.LoggingMessageParams) {
+			<-release
+			got.Add(1)
+		}))
+		const sent = maxPendingNotifications + 500
+		for range sent {
+			p.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+		}
+		waitFor(t, "the read loop to take every notification", func() bool {
+			return c.droppedNotifications.Load()+int64(c.events.len()) >= sent-1
+		})
+		close(release)
+		waitFor(t, "the queue to drain", func() bool { return c.events.len() == 0 })
+		if n := got.Load(); n > maxPendingNotifications+1 || n < maxPendingNotifications {
+			t.Errorf("handled %d notifications, want about %d (the rest dropped)", n, maxPendingNotifications)
+		}
+		if d := c.droppedNotifications.Load(); d < 499 {
+			t.Errorf("dropped %d", d)
+		}
 	})
-	close(release)
-	waitFor(t, "the queue to drain", func() bool { return c.events.len() == 0 })
-	if n := got.Load(); n > maxPendingNotifications+1 || n < maxPendingNotifications {
-		t.Errorf("handled %d notifications, want about %d (the rest dropped)", n, maxPendingNotifications)
-	}
-	if d := c.droppedNotifications.Load(); d < 499 {
-		t.Errorf("dropped %d", d)
-	}
 }

@@ -26,6 +26,7 @@ type server struct {
 	transport string
 	target    client.Target
 	stats     func() testservers.Stats // nil for stdio (another process)
+	srv       *testservers.Server      // the same, to wait on
 	version   string                   // the revision the server answers by default
 }
 
@@ -43,7 +44,7 @@ func eachServer(t *testing.T, opts testservers.Options, f func(t *testing.T, s s
 	t.Run("legacy-sse", func(t *testing.T) {
 		ls := testservers.StartLegacy(testservers.LegacyOptions{Options: opts})
 		t.Cleanup(ls.Close)
-		f(t, server{name: "legacy-sse", transport: client.TransportSSE, target: client.URL(ls.URL), stats: ls.Server().Stats, version: mcp.Version20241105})
+		f(t, server{name: "legacy-sse", transport: client.TransportSSE, target: client.URL(ls.URL), stats: ls.Server().Stats, srv: ls.Server(), version: mcp.Version20241105})
 	})
 	for _, h := range []struct {
 		name string
@@ -55,7 +56,7 @@ func eachServer(t *testing.T, opts testservers.Options, f func(t *testing.T, s s
 		t.Run(h.name, func(t *testing.T) {
 			hs := testservers.StartStreamable(h.o)
 			t.Cleanup(hs.Close)
-			f(t, server{name: h.name, transport: client.TransportStreamableHTTP, target: client.URL(hs.URL), stats: hs.Server().Stats, version: mcp.LatestVersion})
+			f(t, server{name: h.name, transport: client.TransportStreamableHTTP, target: client.URL(hs.URL), stats: hs.Server().Stats, srv: hs.Server(), version: mcp.LatestVersion})
 		})
 	}
 }
@@ -141,7 +142,7 @@ func TestLegacyStreamLossFailsPendingCallsAndRecovers(t *testing.T) {
 		_, err := c.CallTool(context.Background(), "slow", map[string]int{"steps": 50, "delayMs": 100})
 		res <- err
 	}()
-	waitStats(t, server{stats: ls.Server().Stats}, func(st testservers.Stats) bool { return st.ToolCalls["slow"] == 1 })
+	waitStats(t, ls.Server(), func(st testservers.Stats) bool { return st.ToolCalls["slow"] == 1 })
 	ls.KillStreams()
 	select {
 	case err := <-res:
@@ -504,13 +505,14 @@ func TestServerToClientRequests(t *testing.T) {
 
 func TestProgressAndCancel(t *testing.T) {
 	eachServer(t, testservers.Options{}, func(t *testing.T, s server) {
-		c := dial(t, s, client.WithDefaultTimeout(300*time.Millisecond))
+		c := dial(t, s, client.WithDefaultTimeout(600*time.Millisecond))
 		ctx := ctxT(t)
 		var mu sync.Mutex
 		var steps []float64
-		// 8 steps of 100ms: 800ms in all, well past the 300ms request
-		// timeout, which each progress notification restarts.
-		res, err := c.CallTool(ctx, "slow", map[string]int{"steps": 8, "delayMs": 100}, client.WithProgress(func(p mcp.ProgressParams) {
+		// 12 steps of 100ms: 1.2s in all, twice the 600ms request timeout,
+		// which each progress notification restarts (500ms of slack for a
+		// loaded machine; 300ms was stretched past).
+		res, err := c.CallTool(ctx, "slow", map[string]int{"steps": 12, "delayMs": 100}, client.WithProgress(func(p mcp.ProgressParams) {
 			mu.Lock()
 			steps = append(steps, p.Progress)
 			mu.Unlock()
@@ -521,7 +523,7 @@ func TestProgressAndCancel(t *testing.T) {
 		mu.Lock()
 		// A JSON-answering server sends progress on the GET stream, which
 		// may trail the answer on the POST: only there may updates be missing.
-		if (len(steps) != 8 && s.name != "http-json") || len(steps) == 0 || !strings.Contains(text(t, res), "8") {
+		if (len(steps) != 12 && s.name != "http-json") || len(steps) == 0 || !strings.Contains(text(t, res), "12") {
 			t.Errorf("progress %v, result %+v", steps, res)
 		}
 		for i := 1; i < len(steps); i++ {
@@ -542,7 +544,7 @@ func TestProgressAndCancel(t *testing.T) {
 			t.Errorf("cancel took %v", d)
 		}
 		if s.stats != nil {
-			waitStats(t, s, func(st testservers.Stats) bool { return st.Cancelled == 1 && st.LastCancelledReason != "" })
+			waitStats(t, s.srv, func(st testservers.Stats) bool { return st.Cancelled == 1 && st.LastCancelledReason != "" })
 		}
 		// the Conn goes on
 		if _, err := c.CallTool(ctx, "echo", map[string]string{"text": "after"}); err != nil {
@@ -551,14 +553,14 @@ func TestProgressAndCancel(t *testing.T) {
 	})
 }
 
-func waitStats(t *testing.T, s server, cond func(testservers.Stats) bool) {
+// waitStats waits until the server's stats meet cond: they change as
+// the server handles what the client sent, a moment after the client.
+func waitStats(t *testing.T, srv *testservers.Server, cond func(testservers.Stats) bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond(s.stats()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("stats never matched: %+v", s.stats())
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if st, err := srv.WaitStats(ctx, cond); err != nil {
+		t.Fatalf("stats never matched: %+v", st)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
 )
@@ -84,12 +85,11 @@ func runFloodFromEnv() {
 // flood, and reports its own peak RSS.
 func floodClient(scenario, url string) floodReport {
 	var handled atomic.Int64
-	var over atomic.Bool // the flood is over: the handler no longer needs to be slow
+	over := make(chan struct{}) // the flood is over: the handler no longer holds up the queue
 	opts := []Option{OnLog(func(mcp.LoggingMessageParams) {
-		if !over.Load() {
-			time.Sleep(time.Millisecond)
+		if handled.Add(1) == 1 {
+			<-over // the slowest handler: it takes one notification, then none until the end
 		}
-		handled.Add(1)
 	})}
 	var target Target
 	switch scenario {
@@ -123,7 +123,7 @@ func floodClient(scenario, url string) floodReport {
 	rep.Handled = handled.Load()
 	rep.Dropped = c.DroppedNotifications()
 	rep.Received = rep.Handled + rep.Dropped + int64(c.events.len())
-	over.Store(true)
+	close(over)
 	return rep
 }
 
@@ -457,13 +457,10 @@ func TestFloodHandlerCallsConn(t *testing.T) {
 			var l listed
 			defer func() { got <- l }()
 			before := c.DroppedNotifications()
-			deadline := time.Now().Add(20 * time.Second)
-			for c.DroppedNotifications() == before { // the queue overflows behind this handler
-				if time.Now().After(deadline) {
-					l.err = errors.New("the handlers' queue never overflowed")
-					return
-				}
-				time.Sleep(time.Millisecond)
+			// The queue overflows behind this handler; no event tells when.
+			if !testkit.Poll(20*time.Second, func() bool { return c.DroppedNotifications() != before }) {
+				l.err = errors.New("the handlers' queue never overflowed")
+				return
 			}
 			before = c.DroppedNotifications()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

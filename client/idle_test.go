@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/testkit"
 )
 
 // ownGoroutines returns, for every goroutine the library started (not the
@@ -60,17 +61,10 @@ func TestIdleConnGoroutines(t *testing.T) {
 			}
 			want := append([]string{"client.(*Conn).readLoop"}, besides[tc.name]...)
 			slices.Sort(want)
-			var got []string
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				if got = ownGoroutines(); slices.Equal(got, want) || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(time.Millisecond)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("an idle Conn runs %q, want %q", got, want)
-			}
+			// The call's goroutines end a moment after it returns.
+			testkit.Eventually(t, 5*time.Second, "an idle Conn to run only "+strings.Join(want, ", "), func() bool {
+				return slices.Equal(ownGoroutines(), want)
+			})
 		})
 	}
 }

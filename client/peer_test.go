@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -184,14 +185,14 @@ func openScripted(t *testing.T, opts ...Option) (*Conn, *scriptedPeer) {
 	return c, p
 }
 
+// waitFor waits, inside a synctest bubble, until every goroutine of the
+// bubble but the test's own is durably blocked, and fails t unless cond
+// then holds: nothing else can make it hold.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("not so with every goroutine blocked: %s", what)
 	}
 }
 

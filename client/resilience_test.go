@@ -192,7 +192,7 @@ func TestCutStreams(t *testing.T) {
 		t.Fatalf("want outcome unknown, got %v", err)
 	}
 	// The cut call may still be running on the server: wait for it.
-	waitStats(t, server{stats: srv.Server().Stats}, func(st testservers.Stats) bool { return st.Executions == 2 })
+	waitStats(t, srv.Server(), func(st testservers.Stats) bool { return st.Executions == 2 })
 	st := srv.Server().Stats()
 	if st.Executions != 2 || st.Duplicates != 0 || st.Resumed > 1 { // the cut may land after the answer: resumed 0 or 1
 		t.Errorf("executions %d, duplicates %d, resumed %d, faults %v", st.Executions, st.Duplicates, st.Resumed, st.Faults)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/anymcp/anymcp/internal/logtest"
@@ -256,47 +257,49 @@ func TestServerPingKeepsNoCallAlive(t *testing.T) {
 // TestShutdownBoundedWithBlockedHandler: a handler of the host's that
 // blocks does not hold Shutdown past its context: it returns with an error
 // that says handlers still run, and the handler's goroutine ends when the
-// handler returns.
+// handler returns. The bubble's clock runs Shutdown's context out.
 func TestShutdownBoundedWithBlockedHandler(t *testing.T) {
-	release := make(chan struct{})
-	entered := make(chan struct{}, 1)
-	c, p := openScripted(t, OnLog(func(mcp.LoggingMessageParams) {
-		entered <- struct{}{}
-		<-release
-	}))
-	p.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
-	<-entered
-	done := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		defer cancel()
-		done <- c.Shutdown(ctx)
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "handlers of the host still running") {
-			t.Errorf("Shutdown: %v, want its context's end, naming the handlers", err)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		entered := make(chan struct{}, 1)
+		c, p := openScripted(t, OnLog(func(mcp.LoggingMessageParams) {
+			entered <- struct{}{}
+			<-release
+		}))
+		p.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+		<-entered
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			done <- c.Shutdown(ctx)
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "handlers of the host still running") {
+				t.Errorf("Shutdown: %v, want its context's end, naming the handlers", err)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatal("Shutdown waits for a blocked handler past its context")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Shutdown waits for a blocked handler past its context")
-	}
-	closed := make(chan error, 1)
-	go func() { closed <- c.Close() }()
-	time.Sleep(50 * time.Millisecond) // room to return too early
-	select {
-	case err := <-closed:
-		t.Fatalf("Close after Shutdown returned (%v) with the handler still running; it waits for it", err)
-	default:
-	}
-	close(release)
-	if err := <-closed; err != nil {
-		t.Errorf("Close after Shutdown: %v", err)
-	}
-	select {
-	case <-c.gone:
-	default:
-		t.Error("Close returned before the Conn's goroutines were gone")
-	}
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		synctest.Wait() // Close runs until it blocks: it must block, not return
+		select {
+		case err := <-closed:
+			t.Fatalf("Close after Shutdown returned (%v) with the handler still running; it waits for it", err)
+		default:
+		}
+		close(release)
+		if err := <-closed; err != nil {
+			t.Errorf("Close after Shutdown: %v", err)
+		}
+		select {
+		case <-c.gone:
+		default:
+			t.Error("Close returned before the Conn's goroutines were gone")
+		}
+	})
 }
 
 // TestShutdownDoneContext: Shutdown with a context already done and no

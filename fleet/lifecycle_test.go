@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/anymcp/anymcp/client"
@@ -35,42 +36,65 @@ func TestNewChecks(t *testing.T) {
 }
 
 // A server that failed is dialled again only once its backoff ran out,
-// not on every use.
+// not on every use. The server is in memory and the test runs in a
+// synctest bubble: the backoff runs on the bubble's clock, exactly.
 func TestRetryBackoff(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		min, max time.Duration
-		redial   bool
-	}{
-		{"within the backoff", time.Hour, time.Hour, false},
-		{"after the backoff", time.Nanosecond, time.Nanosecond, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 500})
-			defer srv.Close()
-			f, err := New([]Server{{Name: "s", Target: client.URL(srv.URL)}}, WithRetryBackoff(tc.min, tc.max))
-			if err != nil {
-				t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		var posts atomic.Int32
+		hc := &http.Client{Transport: inMemory(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				http.Error(w, "GET is not served", http.StatusMethodNotAllowed)
+				return
 			}
-			defer f.Close()
-			cat, err := f.Tools(ctxT(t))
+			posts.Add(1)
+			http.Error(w, "failing by design", http.StatusInternalServerError)
+		}))}
+		const wait = time.Minute // the first backoff: ±10% jitter
+		f, err := New([]Server{{Name: "s", Target: client.URL("http://server.test/mcp"),
+			Options: []client.Option{client.WithHTTPClient(hc)}}}, WithRetryBackoff(wait, time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		list := func(when string) (redialled bool) {
+			t.Helper()
+			before := posts.Load()
+			cat, err := f.Tools(t.Context())
 			if err != nil || cat.Errors["s"] == nil || cat.Errors["s"].Kind != KindRefused {
-				t.Fatalf("first listing: %v %v", err, cat.Errors)
+				t.Fatalf("%s: %v %v", when, err, cat.Errors)
 			}
-			first := srv.Hits()["POST /mcp"]
-			again, err := f.Tools(ctxT(t))
-			if err != nil || again.Errors["s"] == nil {
-				t.Fatalf("second listing: %v %v", err, again.Errors)
-			}
-			if redialled := srv.Hits()["POST /mcp"] > first; redialled != tc.redial {
-				t.Errorf("dialled again: %v, want %v (POSTs %d then %d)", redialled, tc.redial, first, srv.Hits()["POST /mcp"])
-			}
-			if st := f.Status()[0]; st.State != Failed || st.Err == nil || st.Err.Kind != KindRefused {
-				t.Errorf("status %+v", st)
-			}
-		})
-	}
+			return posts.Load() > before
+		}
+		if !list("first listing") {
+			t.Fatal("the first listing dialled nothing")
+		}
+		time.Sleep(wait*9/10 - time.Nanosecond)
+		if list("within the backoff") {
+			t.Error("dialled again within the backoff")
+		}
+		time.Sleep(wait*2/10 + 2*time.Nanosecond)
+		if !list("after the backoff") {
+			t.Error("not dialled again after the backoff ran out")
+		}
+		if st := f.Status()[0]; st.State != Failed || st.Err == nil || st.Err.Kind != KindRefused {
+			t.Errorf("status %+v", st)
+		}
+	})
 }
+
+// inMemory is an HTTP transport that hands each request to h, in this
+// process: a synctest bubble may use it, where it may not use a network.
+func inMemory(h http.Handler) http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec.Result(), nil
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // WithEager dials every server at once, but never more than WithMaxDials
 // of them at a time while they are in their start-up grace (here longer

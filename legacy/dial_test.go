@@ -11,6 +11,7 @@ import (
 
 	"github.com/anymcp/anymcp/httpopt"
 	"github.com/anymcp/anymcp/internal/origin"
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -189,8 +190,10 @@ func TestDialCrossOrigin(t *testing.T) {
 }
 
 // TestDialSlowEndpoint: Dial waits for an endpoint event that comes late,
-// within ctx.
+// within ctx: the server sends it only once Dial waits for more of the
+// stream after a comment.
 func TestDialSlowEndpoint(t *testing.T) {
+	commented, late := make(chan struct{}), make(chan struct{})
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
 		if r.Method != http.MethodGet {
 			w.WriteHeader(http.StatusAccepted)
@@ -198,13 +201,40 @@ func TestDialSlowEndpoint(t *testing.T) {
 		}
 		send := startSSE(w)
 		send(": waiting\n\n")
-		time.Sleep(200 * time.Millisecond)
+		close(commented)
+		select {
+		case <-late:
+		case <-r.Context().Done():
+			return
+		}
 		send(endpointEvent("/message"))
 		<-r.Context().Done()
 	})
-	tr, _ := dial(t, s.URL+"/sse", Options{})
-	if tr.Endpoint() != s.URL+"/message" {
-		t.Errorf("Endpoint() = %q", tr.Endpoint())
+	type dialed struct {
+		tr  *Transport
+		err error
+	}
+	done := make(chan dialed, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		tr, err := Dial(ctx, s.URL+"/sse", Options{})
+		done <- dialed{tr, err}
+	}()
+	select {
+	case <-commented:
+	case <-time.After(wait):
+		t.Fatal("the server got no GET")
+	}
+	testkit.BlockedIn(t, wait, "legacy.Dial") // it waits for more than the comment
+	close(late)
+	d := <-done
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	defer d.tr.Close()
+	if d.tr.Endpoint() != s.URL+"/message" {
+		t.Errorf("Endpoint() = %q", d.tr.Endpoint())
 	}
 }
 

@@ -268,3 +268,16 @@ func (fd feed) terminal(t testing.TB) error {
 func initialize(id int64) *jsonrpc.Message {
 	return &jsonrpc.Message{ID: jsonrpc.Int(id), Method: "initialize", Params: []byte(`{"protocolVersion":"2024-11-05"}`)}
 }
+
+// streamDone waits until tr's stream goroutine has returned: it makes
+// every GET, so none comes after.
+func streamDone(t *testing.T, tr *Transport) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { tr.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		t.Fatal("the stream goroutine still runs")
+	}
+}

@@ -352,7 +352,7 @@ func TestReconnectRefused(t *testing.T) {
 				}
 				return "/message?sessionId=s1"
 			}
-			_, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: fast()}})
+			tr, fd := dialFlaky(t, f, Options{Common: httpopt.Common{Reconnect: fast()}})
 			close(f.next(t).end)
 			fd.lost(t)
 			err := fd.terminal(t)
@@ -367,7 +367,7 @@ func TestReconnectRefused(t *testing.T) {
 			if status == 0 && !errors.As(err, &ce) {
 				t.Errorf("Recv = %v, want a *CrossOriginError", err)
 			}
-			time.Sleep(30 * time.Millisecond) // several policy delays
+			streamDone(t, tr)
 			if n := len(f.getTimes()); n != 2 {
 				t.Errorf("%d GETs, want 2", n)
 			}
@@ -434,7 +434,7 @@ func TestNoReconnect(t *testing.T) {
 	if err := sendErr(tr, initialize(1)); !errors.Is(err, ErrConnectionLost) {
 		t.Errorf("Send = %v, want ErrConnectionLost", err)
 	}
-	time.Sleep(30 * time.Millisecond)
+	streamDone(t, tr)
 	if n := len(f.getTimes()); n != 1 {
 		t.Errorf("%d GETs, want 1", n)
 	}
@@ -459,7 +459,7 @@ func TestCloseWhileReconnecting(t *testing.T) {
 			}
 			sent := make(chan error, 1)
 			go func() { sent <- sendErr(tr, initialize(1)) }()
-			time.Sleep(10 * time.Millisecond)
+			testkit.BlockedIn(t, wait, "legacy.(*Transport).session") // the initialize waits for the stream
 
 			start := time.Now()
 			tr.Close()

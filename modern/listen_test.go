@@ -26,20 +26,29 @@ func TestGETStreamRefused(t *testing.T) {
 			l := &logs{}
 			tr, ch := dial(t, s, Options{Common: httpopt.Common{Logger: slog.New(l)}})
 			handshake(t, tr, ch)
-			testkit.Eventually(t, wait, "the GET", func() bool { return len(l.Messages(slog.LevelDebug)) > 0 })
+			listening := func() bool {
+				tr.mu.Lock()
+				defer tr.mu.Unlock()
+				return tr.listener != nil
+			}
+			testkit.Eventually(t, wait, "the refused GET's goroutine to end", func() bool {
+				return len(l.Messages(slog.LevelDebug)) > 0 && !listening()
+			})
 			// A second initialized (as after a re-initialize) does not retry.
 			send(t, tr, notification("notifications/initialized"))
 			send(t, tr, request(2, "tools/list"))
 			next(t, ch)
-			time.Sleep(20 * time.Millisecond)
+			if listening() {
+				t.Error("a second initialized opened the GET stream again")
+			}
+			if err := tr.Close(); err != nil { // it waits for every goroutine: no GET can follow
+				t.Errorf("Close = %v", err)
+			}
 			if n := s.Count(http.MethodGet); n != 1 {
 				t.Errorf("%d GET requests, want 1", n)
 			}
 			if d, w := l.Messages(slog.LevelDebug), l.Messages(slog.LevelWarn); len(d) != 1 || len(w) != 0 {
 				t.Errorf("logs: debug %q, warn %q; want one debug line", d, w)
-			}
-			if err := tr.Close(); err != nil {
-				t.Errorf("Close = %v", err)
 			}
 		})
 	}

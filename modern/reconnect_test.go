@@ -235,7 +235,13 @@ func TestGETSessionLost(t *testing.T) {
 		t.Errorf("session kept: %q %q", tr.SessionID(), tr.ProtocolVersion())
 	}
 	before := len(s.Requests())
-	time.Sleep(50 * time.Millisecond) // tiny's delays are 20 ms at most
+	// Once the GET stream's goroutine has ended, nothing sends a GET
+	// until a new session's notifications/initialized.
+	testkit.Eventually(t, wait, "the GET stream's goroutine to end", func() bool {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return tr.listener == nil
+	})
 	for _, m := range []*jsonrpc.Message{request(2, "tools/call"), notification("notifications/initialized"),
 		{ID: jsonrpc.String("srv"), Result: []byte(`{}`)}} {
 		if err := sendErr(tr, m); !errors.Is(err, jsonrpc.ErrSessionExpired) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -369,20 +370,26 @@ func TestStaleCachedSSEWithIdleStream(t *testing.T) {
 }
 
 func TestCacheTTL(t *testing.T) {
-	c := negotiate.NewCache(20 * time.Millisecond)
-	c.Store("u", negotiate.SSE, mcp.EraInitialize)
-	if v, _, ok := c.Lookup("u"); !ok || v != negotiate.SSE {
-		t.Fatal("fresh entry missing")
-	}
-	time.Sleep(40 * time.Millisecond)
-	if _, _, ok := c.Lookup("u"); ok {
-		t.Error("expired entry returned")
-	}
-	var nilCache *negotiate.Cache
-	nilCache.Store("u", "x", mcp.EraInitialize) // a nil cache is a no-op, not a panic
-	if _, _, ok := nilCache.Lookup("u"); ok {
-		t.Error("nil cache returned an entry")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := negotiate.NewCache(20 * time.Millisecond)
+		c.Store("u", negotiate.SSE, mcp.EraInitialize)
+		if v, _, ok := c.Lookup("u"); !ok || v != negotiate.SSE {
+			t.Fatal("fresh entry missing")
+		}
+		time.Sleep(20*time.Millisecond - time.Nanosecond) // the bubble's clock: time is what is tested
+		if _, _, ok := c.Lookup("u"); !ok {
+			t.Error("an entry expired before its ttl ran out")
+		}
+		time.Sleep(2 * time.Nanosecond)
+		if _, _, ok := c.Lookup("u"); ok {
+			t.Error("expired entry returned")
+		}
+		var nilCache *negotiate.Cache
+		nilCache.Store("u", "x", mcp.EraInitialize) // a nil cache is a no-op, not a panic
+		if _, _, ok := nilCache.Lookup("u"); ok {
+			t.Error("nil cache returned an entry")
+		}
+	})
 }
 
 func TestHostClientAndHeadersOnEveryRung(t *testing.T) {

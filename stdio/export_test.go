@@ -28,3 +28,15 @@ func Unanswered(t *Transport) int {
 	}
 	return 0
 }
+
+// Exited returns a channel closed once t's current process is reaped.
+func Exited(t *Transport) <-chan struct{} {
+	if t.sup != nil {
+		t = t.sup.latest()
+	}
+	return t.exited
+}
+
+// SupervisorDone returns a channel closed once the supervisor of t has
+// stopped: no process starts after it is closed.
+func SupervisorDone(t *Transport) <-chan struct{} { return t.sup.done }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/stdio"
 )
@@ -124,17 +125,9 @@ func assertReaped(t testing.TB, pid int) {
 // pid 1, which in some containers never happens.
 func waitDead(t testing.TB, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for {
-		if syscall.Kill(pid, 0) == syscall.ESRCH || procState(pid) == 'Z' {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("process %d still running (state %q)", pid, procState(pid))
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, patience, "process "+strconv.Itoa(pid)+" to end", func() bool {
+		return syscall.Kill(pid, 0) == syscall.ESRCH || procState(pid) == 'Z'
+	})
 }
 
 // procState returns the state letter of pid from /proc, or 0.
@@ -160,4 +153,15 @@ func pids(t testing.TB, tr *stdio.Transport) (pid, grandchild int) {
 		t.Fatalf("pid result %s: %v", m.Result, err)
 	}
 	return r.Pid, r.Grandchild
+}
+
+// supervisorDone waits until the supervisor of tr has stopped: no process
+// starts after that, so the processes started so far are all there are.
+func supervisorDone(t testing.TB, tr *stdio.Transport) {
+	t.Helper()
+	select {
+	case <-stdio.SupervisorDone(tr):
+	case <-time.After(patience):
+		t.Fatal("the supervisor still runs")
+	}
 }

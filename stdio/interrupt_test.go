@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/stdio"
 )
@@ -63,11 +64,5 @@ func TestInterruptRecv(t *testing.T) {
 // server's stdout for Recv.
 func waitQueued(t *testing.T, tr *stdio.Transport) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for stdio.Queued(tr) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no answer read in time")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, patience, "an answer read for Recv", func() bool { return stdio.Queued(tr) > 0 })
 }

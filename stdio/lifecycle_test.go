@@ -97,7 +97,11 @@ func TestAllMessagesBeforeExit(t *testing.T) {
 	// More messages than the queue holds, and a reader that comes late:
 	// none may be lost when the server exits.
 	tr := start(t, fakeCommand(t, modeFloodExit))
-	time.Sleep(800 * time.Millisecond)
+	select {
+	case <-stdio.Exited(tr):
+	case <-time.After(patience):
+		t.Fatal("the flooding server never exited")
+	}
 	// The server is gone while its messages wait for Recv: Send reports
 	// the exit at once, without waiting for them to be received.
 	var ee *stdio.ExitError
@@ -181,7 +185,7 @@ func TestCloseConcurrentlyUnblocksRecv(t *testing.T) {
 		_, err := tr.Recv()
 		recvErr <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // let Recv block
+	waitRecvWaits(t, tr)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {

@@ -89,10 +89,10 @@ func fakeServer(mode string) int {
 			io.Copy(io.Discard, os.Stdin)
 			os.Exit(0)
 		}()
-		time.Sleep(time.Duration(ms) * time.Millisecond)
+		live(time.Duration(ms) * time.Millisecond)
 		return 3
 	case modeSleep, modeNoRead:
-		time.Sleep(2 * time.Minute) // "forever", bounded in case a test leaks it
+		lingerForever()
 		return 0
 	case modeIgnoreSigterm:
 		signal.Ignore(syscall.SIGTERM)
@@ -163,7 +163,7 @@ func fakeServer(mode string) int {
 	}
 	switch mode {
 	case modeIgnoreStdinClose, modeIgnoreSigterm:
-		time.Sleep(2 * time.Minute) // "forever", bounded in case a test leaks it
+		lingerForever()
 	case modeFailOnEOF:
 		return 7
 	}
@@ -207,4 +207,15 @@ func jsonString(n int) []byte {
 	b := bytes.Repeat([]byte{'x'}, n)
 	b[0], b[n-1] = '"', '"'
 	return b
+}
+
+// lingerForever keeps a server process alive until the test ends it, for
+// two minutes at most in case a test leaks it.
+func lingerForever() { live(2 * time.Minute) }
+
+// live keeps the server process alive for d. Time is the event: a process
+// that lives so long (a short life, or one that ignores stdin's end or
+// SIGTERM) is what the test is about.
+func live(d time.Duration) {
+	time.Sleep(d)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/anymcp/anymcp/internal/testkit"
 )
 
 // TestStdoutQueueBytes: while nobody calls Recv, the stdout goroutine
@@ -59,7 +61,7 @@ func TestStdoutQueueBytes(t *testing.T) {
 	queuedTwo := func() bool { return len(tr.msgs) == 2 && tr.queuedBytes.Load() == 2*size }
 	for i := range lines {
 		if i+2 <= lines {
-			waitUntil(t, fmt.Sprintf("two lines queued before Recv %d", i), queuedTwo)
+			testkit.Eventually(t, 10*time.Second, fmt.Sprintf("two lines queued before Recv %d", i), queuedTwo)
 		}
 		m, err := tr.Recv()
 		if err != nil {
@@ -74,17 +76,5 @@ func TestStdoutQueueBytes(t *testing.T) {
 	}
 	if n := tr.queuedBytes.Load(); n != 0 {
 		t.Errorf("%d bytes still counted as queued", n)
-	}
-}
-
-// waitUntil waits for cond, reached by another goroutine, for 10 s at most.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

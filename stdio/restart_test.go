@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/internal/logtest"
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/stdio"
@@ -261,7 +262,7 @@ func TestSupervisedCrashLoopFollowsBackoff(t *testing.T) {
 			t.Errorf("Send(%s): %v, want the terminal error", method, err2)
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
+	supervisorDone(t, tr)
 	pids := starts()
 	if len(pids) != 4 {
 		t.Errorf("%d processes started, want 4", len(pids))
@@ -406,7 +407,7 @@ func TestSupervisedCloseDuringBackoff(t *testing.T) {
 		_, err := tr.Recv()
 		recvErr <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	testkit.BlockedIn(t, patience, "stdio.(*supervisor).send", "stdio.(*supervisor).recv")
 	if err, _ := closeWithin(t, tr, time.Second); err != nil {
 		t.Errorf("Close: %v", err)
 	}
@@ -443,7 +444,7 @@ func TestSupervisedCloseLeavesNoProcess(t *testing.T) {
 	}
 	assertReaped(t, pid)
 	waitDead(t, gpid)
-	time.Sleep(50 * time.Millisecond)
+	supervisorDone(t, tr)
 	n := 0
 	for _, p := range starts() {
 		if p != gpid { // the grandchild, a re-exec too, may record itself
@@ -549,6 +550,8 @@ func TestSupervisedCloseAtAnyMomentLeavesNoProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Time is the event: each round, Close lands at another moment
+		// of the processes' 5ms lives and 1ms waits.
 		time.Sleep(time.Duration(i*7) * time.Millisecond)
 		// A process may die by itself while Close shuts it down: that is
 		// reported, and is not a failure here.
@@ -560,7 +563,7 @@ func TestSupervisedCloseAtAnyMomentLeavesNoProcess(t *testing.T) {
 		for _, pid := range pids {
 			assertReaped(t, pid)
 		}
-		time.Sleep(20 * time.Millisecond)
+		supervisorDone(t, tr)
 		if after := starts(); len(after) != len(pids) {
 			t.Errorf("%d processes started after Close", len(after)-len(pids))
 		}
@@ -622,7 +625,7 @@ func TestSupervisedConcurrentCloseUnblocksRecv(t *testing.T) {
 		_, err := tr.Recv()
 		recvErr <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // let Recv block
+	waitRecvWaits(t, tr)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/stdio"
 )
@@ -56,16 +56,14 @@ func newTakeLog(tr *stdio.Transport, accept bool) *takeLog {
 
 func (l *takeLog) await(t *testing.T, n int) (log []string, taken int) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for {
+	testkit.Eventually(t, patience, fmt.Sprintf("%d messages received", n), func() bool {
 		l.mu.Lock()
-		log, taken = slices.Clone(l.log), l.taken
-		l.mu.Unlock()
-		if len(log) >= n || time.Now().After(deadline) {
-			return log, taken
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer l.mu.Unlock()
+		return len(l.log) >= n
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.log), l.taken
 }
 
 // TestTakeAnswers: a response that finds Recv waiting with every earlier
@@ -126,11 +124,5 @@ func TestTakeAnswers(t *testing.T) {
 // waitRecvWaits waits until Recv waits with every message received.
 func waitRecvWaits(t *testing.T, tr *stdio.Transport) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !stdio.RecvWaits(tr) {
-		if time.Now().After(deadline) {
-			t.Fatal("Recv does not wait")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, patience, "Recv to wait", func() bool { return stdio.RecvWaits(tr) })
 }

@@ -188,8 +188,9 @@ func TestStdioProcessGrandchild(t *testing.T) {
 	// Closing stdin ends the server, not the grandchild.
 	c.stdin.Close()
 	testkit.Eventually(t, testTimeout, "the server's exit", func() bool { return exitedProcess(c.cmd.Process.Pid) })
-	time.Sleep(100 * time.Millisecond)
-	if exitedProcess(grandchild) {
+	// A signal the server's exit sent the group was sent before the server
+	// was reaped: by now it is pending, or the grandchild is gone.
+	if exitedProcess(grandchild) || signalPending(grandchild) {
 		t.Fatal("the grandchild died with the server")
 	}
 	// Killing the group ends it; then Wait returns (its stderr closes).
@@ -203,6 +204,22 @@ func TestStdioProcessGrandchild(t *testing.T) {
 }
 
 // exitedProcess reports whether pid is gone or a zombie.
+// signalPending reports whether a signal waits for pid to take it, to it
+// or to its thread group (/proc/PID/status: SigPnd, ShdPnd).
+func signalPending(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(b)) {
+		name, mask, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "SigPnd" || name == "ShdPnd") && strings.Trim(strings.TrimSpace(mask), "0") != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func exitedProcess(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true

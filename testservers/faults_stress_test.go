@@ -177,7 +177,8 @@ func TestFaultStress(t *testing.T) {
 				_, last = readUntilResponse(resp.Body, last)
 			} else {
 				last = ""
-				time.Sleep(time.Millisecond)
+				time.Sleep(time.Millisecond) // a client's pause before it asks again, not an ordering
+
 			}
 			resp.Body.Close()
 		}

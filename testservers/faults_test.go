@@ -139,6 +139,10 @@ func TestFaultResumeFinishedStream(t *testing.T) {
 		t.Fatalf("cut stream: %+v", evs)
 	}
 	testkit.Eventually(t, testTimeout, "the execution", func() bool { return s.Server().Stats().Executions == 1 })
+	// An ordering sleep, left: the response is kept a moment after the
+	// execution is counted, and the stream table (being replaced by the
+	// shared server core) tells no one when. A GET before it still gets
+	// the response, live, so the test does not fail; it tests less.
 	time.Sleep(20 * time.Millisecond)
 	get := w.do(t, http.MethodGet, "", lastEventHdr(evs[0].id))
 	rest, err := drain(newSSEReader(get.Body))

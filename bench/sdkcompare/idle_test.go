@@ -9,6 +9,8 @@ import (
 	"runtime/pprof"
 	"testing"
 	"time"
+
+	"github.com/anymcp/anymcp/internal/testkit"
 )
 
 // idleConns is how many connected clients BenchmarkIdleHeap holds at once.
@@ -77,11 +79,9 @@ func quiet() memState {
 }
 
 // waitFDs waits until this process holds at least n file descriptors, or
-// for d at most, looking every 5 ms.
+// for d at most.
 func waitFDs(n int, d time.Duration) {
-	for deadline := time.Now().Add(d); openFDs() < n && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Poll(d, func() bool { return openFDs() >= n }) // nothing tells of a descriptor opening
 }
 
 // idleProfile, when set, makes BenchmarkIdleHeap write a heap profile

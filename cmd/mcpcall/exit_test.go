@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -110,17 +111,10 @@ func TestMaxTimeExitsPromptly(t *testing.T) {
 }
 
 // waitFor polls cond for a while: what the server saw may reach its
-// stats a moment after mcpcall has gone.
+// stats, or its stdin log, a moment after mcpcall has gone.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Errorf("timed out waiting for %s", what)
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, what, cond)
 }
 
 // asMCPCall is the environment variable that makes this test binary run

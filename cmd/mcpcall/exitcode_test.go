@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/testservers"
 	"github.com/anymcp/anymcp/testservers/oauthserver"
@@ -187,28 +188,31 @@ func TestInterrupt(t *testing.T) {
 	for _, tr := range []string{"http", "sse", "modern"} {
 		t.Run(tr, func(t *testing.T) {
 			var url string
-			var stats func() testservers.Stats
+			var server *testservers.Server
 			switch tr {
 			case "http":
 				srv := testservers.StartStreamable(testservers.HTTPOptions{})
 				defer srv.Close()
-				url, stats = srv.URL, srv.Server().Stats
+				url, server = srv.URL, srv.Server()
 			case "sse":
 				srv := testservers.StartLegacy(testservers.LegacyOptions{})
 				defer srv.Close()
-				url, stats = srv.URL, srv.Server().Stats
+				url, server = srv.URL, srv.Server()
 			case "modern":
 				srv := testservers.StartStateless(testservers.HTTPOptions{})
 				defer srv.Close()
-				url, stats = srv.URL, srv.Server().Stats
+				url, server = srv.URL, srv.Server()
+			}
+			wait := func(cond func(testservers.Stats) bool) testservers.Stats {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				st, _ := server.WaitStats(ctx, cond)
+				return st
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go func() {
-				deadline := time.Now().Add(5 * time.Second)
-				for stats().ToolCalls["slow"] == 0 && time.Now().Before(deadline) {
-					time.Sleep(5 * time.Millisecond)
-				}
+				wait(func(st testservers.Stats) bool { return st.ToolCalls["slow"] > 0 })
 				cancel()
 			}()
 			r := newRunner(t)
@@ -217,15 +221,12 @@ func TestInterrupt(t *testing.T) {
 			if res.code != exitInterrupt {
 				t.Fatalf("exit %d, want 130; stderr %s", res.code, res.stderr)
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for stats().RequestsCancelled == 0 && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			st := wait(func(st testservers.Stats) bool { return st.RequestsCancelled > 0 })
 			wantNotes := 1
 			if tr == "modern" {
 				wantNotes = 0
 			}
-			if st := stats(); st.Cancelled != wantNotes || st.RequestsCancelled != 1 {
+			if st.Cancelled != wantNotes || st.RequestsCancelled != 1 {
 				t.Errorf("the server saw %d notifications/cancelled (want %d) and %d calls cancelled (want 1)", st.Cancelled, wantNotes, st.RequestsCancelled)
 			}
 		})
@@ -255,13 +256,10 @@ func TestInterruptStdio(t *testing.T) {
 	r.ctx = ctx
 	log := filepath.Join(r.home, "stdin.log")
 	go func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if b, _ := os.ReadFile(log); strings.Contains(string(b), `"tools/call"`) {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testkit.Poll(10*time.Second, func() bool { // another process writes the log
+			b, _ := os.ReadFile(log)
+			return strings.Contains(string(b), `"tools/call"`)
+		})
 		cancel()
 	}()
 	target := shellFront(`tee "` + log + `" | "$0"; exit`) // the exec after it is never reached
@@ -288,12 +286,10 @@ func TestTimeoutSendsCancelled(t *testing.T) {
 	if res.code != exitTimeout {
 		t.Fatalf("exit %d, want 6; stderr %s", res.code, res.stderr)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for srv.Server().Stats().Cancelled == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := srv.Server().Stats().Cancelled; n != 1 {
-		t.Errorf("server saw %d cancellations, want 1", n)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if st, _ := srv.Server().WaitStats(ctx, func(st testservers.Stats) bool { return st.Cancelled > 0 }); st.Cancelled != 1 {
+		t.Errorf("server saw %d cancellations, want 1", st.Cancelled)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -69,26 +70,32 @@ func TestIsThrottle(t *testing.T) {
 }
 
 func TestSleep(t *testing.T) {
-	if err := Sleep(context.Background(), time.Millisecond); err != nil {
-		t.Errorf("Sleep = %v", err)
-	}
-	if err := Sleep(context.Background(), 0); err != nil {
-		t.Errorf("Sleep(0) = %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := Sleep(ctx, 0); !errors.Is(err, context.Canceled) {
-		t.Errorf("Sleep(0) on a done context = %v", err)
-	}
-	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	began := time.Now()
-	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Sleep past the deadline = %v", err)
-	}
-	if d := time.Since(began); d > time.Second {
-		t.Errorf("Sleep took %v after its context ended", d)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		if err := Sleep(context.Background(), time.Millisecond); err != nil {
+			t.Errorf("Sleep = %v", err)
+		}
+		if err := Sleep(context.Background(), 0); err != nil {
+			t.Errorf("Sleep(0) = %v", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := Sleep(ctx, 0); !errors.Is(err, context.Canceled) {
+			t.Errorf("Sleep(0) on a done context = %v", err)
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		began := time.Now()
+		if err := Sleep(ctx, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Sleep past the deadline = %v", err)
+		}
+		if d := time.Since(began); d != 10*time.Millisecond {
+			t.Errorf("Sleep took %v, want the context's 10ms", d)
+		}
+		began = time.Now()
+		if err := Sleep(context.Background(), time.Minute); err != nil || time.Since(began) != time.Minute {
+			t.Errorf("Sleep(1m) = %v after %v, want nil after 1m", err, time.Since(began))
+		}
+	})
 }
 
 // TestSleepDoneContext: a context already done ends a wait at once,
@@ -130,58 +137,61 @@ func TestThrottled(t *testing.T) {
 		timeout  time.Duration
 		cancel   bool
 		wantWait time.Duration
-		reason   string // "" = waited, nil error
+		wantTook time.Duration // how long Throttled waited
+		reason   string        // "" = waited, nil error
 		ctxErr   error
 	}{
 		{name: "Retry-After 0", resp: answer(429, "0")},
-		{name: "503 without Retry-After waits the backoff", resp: answer(503, "")},
+		{name: "503 without Retry-After waits the backoff", resp: answer(503, ""), wantTook: 5 * ms},
 		{name: "over the cap", resp: answer(429, "3600"), wantWait: time.Hour, reason: reasonOverCap},
 		{name: "past the deadline", resp: answer(503, "1"), timeout: 500 * ms, wantWait: time.Second, reason: reasonDeadline},
 		{name: "backoff past the deadline", resp: answer(503, ""), timeout: ms, wantWait: 5 * ms, reason: reasonDeadline},
 		{name: "attempts used up", resp: answer(429, "0"), before: 3, reason: reasonAttempts},
 		{name: "attempts used up, the server asking for a wait", resp: answer(429, "1"), before: 3, wantWait: time.Second, reason: reasonAttempts},
 		{name: "attempts used up without Retry-After", resp: answer(503, ""), before: 3, reason: reasonAttempts},
-		{name: "cancelled during the wait", resp: answer(429, "1"), cancel: true, wantWait: time.Second, reason: context.Canceled.Error(), ctxErr: context.Canceled},
+		{name: "cancelled during the wait", resp: answer(429, "1"), cancel: true, wantWait: time.Second, wantTook: 20 * ms, reason: context.Canceled.Error(), ctxErr: context.Canceled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if tt.timeout > 0 {
-				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-			}
-			if tt.cancel {
-				time.AfterFunc(20*ms, cancel)
-			}
-			b := Start(fast)
-			for range tt.before {
-				b.Next()
-			}
-			httpErr := fmt.Errorf("HTTP %d", tt.resp.StatusCode)
-			began := time.Now()
-			err := Throttled(ctx, b, tt.resp, httpErr)
-			if took := time.Since(began); took > 500*ms {
-				t.Errorf("took %v", took)
-			}
-			if tt.reason == "" {
-				if err != nil {
-					t.Fatalf("Throttled = %v, want a wait then nil", err)
+				if tt.timeout > 0 {
+					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+					defer cancel()
 				}
-				return
-			}
-			var rae *reconnect.RetryAfterError
-			if !errors.As(err, &rae) {
-				t.Fatalf("Throttled = %v, want a *reconnect.RetryAfterError", err)
-			}
-			got := reconnect.RetryAfterError{Status: rae.Status, Wait: rae.Wait, Cap: rae.Cap, Reason: rae.Reason, Err: rae.Err}
-			want := reconnect.RetryAfterError{Status: tt.resp.StatusCode, Wait: tt.wantWait, Cap: time.Second, Reason: tt.reason, Err: httpErr}
-			if got != want {
-				t.Errorf("got  %+v\nwant %+v", got, want)
-			}
-			if (tt.ctxErr != nil) != errors.Is(err, context.Canceled) {
-				t.Errorf("errors.Is(err, context.Canceled) = %v, want %v", !(tt.ctxErr != nil), tt.ctxErr != nil)
-			}
+				if tt.cancel {
+					time.AfterFunc(20*ms, cancel)
+				}
+				b := Start(fast)
+				for range tt.before {
+					b.Next()
+				}
+				httpErr := fmt.Errorf("HTTP %d", tt.resp.StatusCode)
+				began := time.Now()
+				err := Throttled(ctx, b, tt.resp, httpErr)
+				if took := time.Since(began); took != tt.wantTook {
+					t.Errorf("took %v, want %v", took, tt.wantTook)
+				}
+				if tt.reason == "" {
+					if err != nil {
+						t.Fatalf("Throttled = %v, want a wait then nil", err)
+					}
+					return
+				}
+				var rae *reconnect.RetryAfterError
+				if !errors.As(err, &rae) {
+					t.Fatalf("Throttled = %v, want a *reconnect.RetryAfterError", err)
+				}
+				got := reconnect.RetryAfterError{Status: rae.Status, Wait: rae.Wait, Cap: rae.Cap, Reason: rae.Reason, Err: rae.Err}
+				want := reconnect.RetryAfterError{Status: tt.resp.StatusCode, Wait: tt.wantWait, Cap: time.Second, Reason: tt.reason, Err: httpErr}
+				if got != want {
+					t.Errorf("got  %+v\nwant %+v", got, want)
+				}
+				if (tt.ctxErr != nil) != errors.Is(err, context.Canceled) {
+					t.Errorf("errors.Is(err, context.Canceled) = %v, want %v", !(tt.ctxErr != nil), tt.ctxErr != nil)
+				}
+			})
 		})
 	}
 }
