@@ -563,7 +563,7 @@ func (s *Server) NotifyListChanged() {
 func (s *Server) NotifyLog(level mcp.LoggingLevel, message string) int {
 	data, _ := json.Marshal(message)
 	n := 0
-	for _, ss := range s.legacySessions() {
+	for _, ss := range s.initializeSessions() {
 		if ss.notify(context.Background(), "notifications/message", mcp.LoggingMessageParams{Level: level, Logger: LoggerName, Data: data}) == nil {
 			n++
 		}
