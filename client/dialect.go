@@ -131,6 +131,9 @@ func capabilities(o *options, era mcp.Era) mcp.ClientCapabilities {
 	}
 	if o.sampling != nil {
 		caps.Sampling = &mcp.SamplingCap{}
+		if o.samplingTools {
+			caps.Sampling.Tools = &struct{}{}
+		}
 	}
 	if o.elicitForm != nil || o.elicitURL != nil {
 		caps.Elicitation = &mcp.ElicitCap{}

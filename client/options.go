@@ -58,6 +58,7 @@ type options struct {
 	auth       *auth.Authorizer
 
 	sampling      SamplingHandler
+	samplingTools bool // WithSamplingTools: declare sampling.tools
 	elicitForm    ElicitationHandler
 	elicitURL     ElicitationHandler
 	roots         RootsHandler
@@ -167,6 +168,12 @@ func WithHeader(name, value string) Option {
 // WithSampling answers the server's sampling/createMessage requests with h
 // and declares the sampling capability.
 func WithSampling(h SamplingHandler) Option { return func(o *options) { o.sampling = h } }
+
+// WithSamplingTools declares sampling.tools beside the sampling capability.
+// A 2025-11-25 server sends tools and toolChoice in sampling/createMessage
+// only to a client that declares it. Give it when the WithSampling handler
+// can answer with tool_use blocks, as llm.Sampler does.
+func WithSamplingTools() Option { return func(o *options) { o.samplingTools = true } }
 
 // WithElicitation answers form-mode elicitation/create requests with h and
 // declares elicitation.form.

@@ -72,7 +72,8 @@ const defaultMaxTokens = 1024
 
 // Sampler answers sampling/createMessage through a model's API.
 // s.CreateMessage is a client.SamplingHandler; s.CreateMessageFor is what
-// fleet.WithSampling takes. A Sampler is safe for concurrent use.
+// fleet.WithSampling takes. Give client.WithSamplingTools too, so that a
+// server sends it tools. A Sampler is safe for concurrent use.
 type Sampler struct {
 	cfg      SamplingConfig
 	endpoint *url.URL

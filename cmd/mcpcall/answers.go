@@ -57,6 +57,9 @@ func (c *cli) answerOptions() ([]client.Option, error) {
 	if err := c.startSamplingLLM(); err != nil {
 		return nil, err
 	}
+	if c.answers.samplingLLM.sampler != nil {
+		opts = append(opts, client.WithSamplingTools()) // the model answers with tool calls
+	}
 	if len(c.answers.roots) > 0 {
 		roots, err := rootsOf(c.answers.roots)
 		if err != nil {
