@@ -142,10 +142,11 @@ func classify(err error, interrupted bool) failure {
 		f.code, f.kind = exitTimeout, kindTimeout
 	case httpErr != nil && (httpErr.StatusCode == 401 || httpErr.StatusCode == 403), isAuthError(err):
 		f.code, f.kind = exitAuth, kindAuth
-	case errors.As(err, &connErr), errors.Is(err, jsonrpc.ErrSessionExpired), errors.Is(err, jsonrpc.ErrOutcomeUnknown):
+	case errors.As(err, &connErr), errors.Is(err, jsonrpc.ErrSessionExpired),
+		taskErr == nil && rpcErr != nil && rpcErr.Outcome() == jsonrpc.OutcomeUnknown:
 		// (a session that kept expiring is the transport's failure,
 		// even when the 404 carried a JSON-RPC error; so is an answer
-		// lost, also when a bridge said so in a JSON-RPC error's data)
+		// a bridge says it lost, as a direct lost answer is)
 		f.code, f.kind = exitConnect, kindConnect
 	case rpcErr != nil, taskErr != nil, errors.As(err, new(*client.ResultError)), errors.As(err, new(*client.InputError)):
 		// a JSON-RPC error, also one an HTTP error body carried, once
