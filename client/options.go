@@ -29,11 +29,6 @@ const (
 	// WithDefaultTimeout nor WithTimeout is given. Each progress
 	// notification restarts it.
 	DefaultTimeout = 60 * time.Second
-
-	// DefaultRequestTimeout is the old name of DefaultTimeout.
-	//
-	// Deprecated: use DefaultTimeout.
-	DefaultRequestTimeout = DefaultTimeout
 )
 
 // Host handlers for server→client requests.
@@ -130,16 +125,6 @@ func WithDefaultTimeout(d time.Duration) Option {
 func WithDefaultMaxTime(d time.Duration) Option {
 	return func(o *options) { o.maxCallTime = d }
 }
-
-// WithRequestTimeout is the old name of WithDefaultTimeout.
-//
-// Deprecated: use WithDefaultTimeout.
-func WithRequestTimeout(d time.Duration) Option { return WithDefaultTimeout(d) }
-
-// WithMaxCallTime is the old name of WithDefaultMaxTime.
-//
-// Deprecated: use WithDefaultMaxTime.
-func WithMaxCallTime(d time.Duration) Option { return WithDefaultMaxTime(d) }
 
 // WithHTTPClient makes HTTP transports use c for every request: its
 // RoundTripper, proxy and TLS settings apply. Its Timeout is not applied to
@@ -324,11 +309,6 @@ type callLogs struct {
 // matching jsonrpc.ErrOutcomeUnknown. Without it only requests that are
 // safe by their nature are sent again (see WithReplay).
 func AsReplayable() CallOption { return func(c *callOptions) { c.repeatable = true } }
-
-// Repeatable is the old name of AsReplayable.
-//
-// Deprecated: use AsReplayable.
-func Repeatable() CallOption { return AsReplayable() }
 
 // WithCallLogs delivers to f, in order, the log records
 // (notifications/message) the server sends in the course of this call, in
