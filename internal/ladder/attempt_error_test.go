@@ -1,11 +1,11 @@
-package negotiate_test
+package ladder_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/anymcp/anymcp/negotiate"
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -32,7 +32,7 @@ func TestErrorSaysWhy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := connect(t, tt.url, negotiate.Config{})
+			_, err := connect(t, tt.url, ladder.Config{})
 			if err == nil {
 				t.Fatal("connected")
 			}

@@ -1,4 +1,4 @@
-package negotiate
+package ladder
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 // Config is what the ladder needs besides the target. The zero value works.
@@ -24,9 +25,9 @@ type Config struct {
 	// (during the negotiation itself a refused connection is reported at
 	// once). Logger gets the ladder's own attempts too.
 	httpopt.Common
-	Policy Policy    // which HTTP transports, in what order
-	Era    EraPolicy // which protocol eras
-	Cache  *Cache    // nil: no cache
+	Policy negotiate.Policy    // which HTTP transports, in what order
+	Era    negotiate.EraPolicy // which protocol eras
+	Cache  *negotiate.Cache    // nil: no cache
 	// StreamOnDemand leaves Streamable HTTP's standalone GET stream closed
 	// until the protocol layer asks for it (see modern.Options).
 	StreamOnDemand bool
@@ -85,7 +86,7 @@ type Result struct {
 	// NextID is the first request id the ladder did not use.
 	NextID int64
 	// Report says what was tried.
-	Report *Report
+	Report *negotiate.Report
 	// DroppedNotifications counts the notifications the server sent before
 	// answering initialize that were dropped, past the bounds of what is
 	// kept for Recv (256 messages, 4 MiB).
@@ -112,7 +113,7 @@ type ladder struct {
 	shown  string // url for reports, errors and logs: no password, no query values
 	hello  Hello
 	cfg    Config
-	report *Report
+	report *negotiate.Report
 	errs   []error
 	nextID int64
 	tried  map[rung]bool
@@ -156,39 +157,39 @@ func newLadder(url string, hello Hello, cfg Config) (*ladder, error) {
 	if cfg.Version != "" {
 		switch mcp.EraOf(cfg.Version) {
 		case mcp.EraStateless:
-			cfg.Era = StatelessOnly
+			cfg.Era = negotiate.StatelessOnly
 		case mcp.EraInitialize:
-			cfg.Era = InitializeOnly
+			cfg.Era = negotiate.InitializeOnly
 		default:
 			return nil, fmt.Errorf("unknown protocol revision %q (this client speaks %v and %v)", cfg.Version, mcp.StatelessVersions, mcp.SupportedVersions)
 		}
 	}
 	switch cfg.Era {
-	case StatelessOnly:
+	case negotiate.StatelessOnly:
 		hello.Initialize = nil
-	case InitializeOnly:
+	case negotiate.InitializeOnly:
 		hello.Discover = nil
 	}
 	if hello.Initialize == nil && hello.Discover == nil {
 		return nil, errors.New("nothing to send: no opening request of an era the policy allows")
 	}
-	if hello.Initialize == nil && cfg.Policy == SSEOnly {
+	if hello.Initialize == nil && cfg.Policy == negotiate.SSEOnly {
 		return nil, errors.New("HTTP+SSE carries only the initialize era, and only the stateless one is allowed")
 	}
 	shown := shownURL(url)
 	return &ladder{url: url, shown: shown, hello: hello, cfg: cfg, nextID: 1, tried: map[rung]bool{},
-		report: &Report{URL: shown, Policy: cfg.Policy.String(), EraPolicy: cfg.Era.String()}}, nil
+		report: &negotiate.Report{URL: shown, Policy: cfg.Policy.String(), EraPolicy: cfg.Era.String()}}, nil
 }
 
 // allows reports whether the policies let the ladder use r at all.
 func (l *ladder) allows(r rung) bool {
 	switch r {
 	case rungStateless:
-		return l.hello.Discover != nil && l.cfg.Policy != SSEOnly
+		return l.hello.Discover != nil && l.cfg.Policy != negotiate.SSEOnly
 	case rungStreamable:
-		return l.hello.Initialize != nil && l.cfg.Policy != SSEOnly
+		return l.hello.Initialize != nil && l.cfg.Policy != negotiate.SSEOnly
 	case rungSSE:
-		return l.hello.Initialize != nil && l.cfg.Policy != StreamableOnly
+		return l.hello.Initialize != nil && l.cfg.Policy != negotiate.StreamableOnly
 	}
 	return true
 }
@@ -198,19 +199,19 @@ func (l *ladder) allows(r rung) bool {
 func (l *ladder) order() []rung {
 	var base []rung
 	switch l.cfg.Policy {
-	case SSEOnly:
+	case negotiate.SSEOnly:
 		base = []rung{rungSSE}
-	case SSEFirst:
+	case negotiate.SSEFirst:
 		base = []rung{rungSSE, rungStateless, rungStreamable}
 	default:
 		base = []rung{rungStateless, rungStreamable, rungSSE}
 	}
-	if e, ok := l.cfg.Cache.lookup(l.url); ok && l.cfg.Policy == TransportAuto {
+	if tr, era, ok := l.cfg.Cache.Lookup(l.url); ok && l.cfg.Policy == negotiate.TransportAuto {
 		first := rungStreamable
 		switch {
-		case e.Era == mcp.EraStateless:
+		case era == mcp.EraStateless:
 			first = rungStateless
-		case e.Transport == SSE:
+		case tr == negotiate.SSE:
 			first = rungSSE
 		}
 		l.report.FromCache = true
@@ -261,21 +262,21 @@ func (l *ladder) run(ctx context.Context) (*Result, error) {
 // succeed finishes the report and caches the outcome.
 func (l *ladder) succeed(res *Result) *Result {
 	l.report.Chosen, l.report.Era = res.Name, string(res.Era)
-	if l.cfg.Policy == TransportAuto && l.cfg.Era == EraAuto { // a forced choice says nothing of what TransportAuto would find
-		l.cfg.Cache.store(l.url, entry{Transport: res.Name, Era: res.Era})
+	if l.cfg.Policy == negotiate.TransportAuto && l.cfg.Era == negotiate.EraAuto { // a forced choice says nothing of what TransportAuto would find
+		l.cfg.Cache.Store(l.url, res.Name, res.Era)
 	}
 	res.Report, res.NextID = l.report, l.nextID
 	return res
 }
 
 func (l *ladder) failure() error {
-	var newer *NewerServerError
+	var newer *negotiate.NewerServerError
 	for _, err := range l.errs {
 		if errors.As(err, &newer) {
 			return newer
 		}
 	}
-	return &Error{Report: l.report, Errs: l.errs}
+	return &negotiate.Error{Report: l.report, Errs: l.errs}
 }
 
 // attemptError is one rung's failure as the ladder's error text shows it.
@@ -349,7 +350,7 @@ func (e *attemptError) cause() string {
 func (e *attemptError) Unwrap() error { return e.err }
 
 // record adds an attempt to the report, and its error to the list.
-func (l *ladder) record(a Attempt, err error, detail string) {
+func (l *ladder) record(a negotiate.Attempt, err error, detail string) {
 	if err != nil {
 		a.Error = err.Error()
 		l.errs = append(l.errs, &attemptError{method: a.Method, url: a.URL, request: a.Request, transport: a.Transport, status: a.Status, detail: detail, err: err})

@@ -1,4 +1,4 @@
-package negotiate
+package ladder
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/anymcp/anymcp/legacy"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/modern"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 // maxVersionTries bounds the stateless probe's retries with another revision.
@@ -34,7 +35,7 @@ func (l *ladder) tryStateless(ctx context.Context) (*Result, outcome) {
 		tries[version]++
 		start := time.Now()
 		hc, rec := recordingClient(l.cfg.HTTPClient)
-		a := Attempt{Era: string(mcp.EraStateless), Transport: StreamableHTTP, Request: RequestDiscover, Method: http.MethodPost, URL: l.shown, Version: version}
+		a := negotiate.Attempt{Era: string(mcp.EraStateless), Transport: negotiate.StreamableHTTP, Request: negotiate.RequestDiscover, Method: http.MethodPost, URL: l.shown, Version: version}
 		t, err := modern.New(l.url, l.modernOptions(hc))
 		if err != nil {
 			rec.active.Store(false)
@@ -45,7 +46,7 @@ func (l *ladder) tryStateless(ctx context.Context) (*Result, outcome) {
 		msg := l.request(l.hello.Discover(version))
 		p := newPump(t, l.cfg.Logger)
 		sctx := reqmeta.With(retry.FirstContact(ctx), reqmeta.Headers(version, msg.Method, ""))
-		resp, err := l.exchange(sctx, StreamableHTTP, t, p, msg)
+		resp, err := l.exchange(sctx, negotiate.StreamableHTTP, t, p, msg)
 		rec.active.Store(false)
 		a.Duration, a.Status = time.Since(start), rec.firstStatus()
 		if err != nil && ctx.Err() != nil {
@@ -64,7 +65,7 @@ func (l *ladder) tryStateless(ctx context.Context) (*Result, outcome) {
 				resp = &jsonrpc.Message{ID: msg.ID, Error: he.RPCError}
 			}
 			l.record(a, nil, "")
-			return &Result{Transport: p.handOff(), Name: StreamableHTTP, Era: mcp.EraStateless, Version: version, Response: resp,
+			return &Result{Transport: p.handOff(), Name: negotiate.StreamableHTTP, Era: mcp.EraStateless, Version: version, Response: resp,
 				DroppedNotifications: p.dropped()}, succeeded
 		case retryVersion:
 			p.abandon()
@@ -97,10 +98,10 @@ func (l *ladder) tryStateless(ctx context.Context) (*Result, outcome) {
 		default:
 			p.abandon()
 			if supported, ok := supportedList(rpcErrorOf(resp, err)); ok && v.kind == giveUp {
-				l.errs = append(l.errs, &NewerServerError{URL: l.shown, Status: a.Status, RPCError: rpcErrorOf(resp, err), Supported: supported})
+				l.errs = append(l.errs, &negotiate.NewerServerError{URL: l.shown, Status: a.Status, RPCError: rpcErrorOf(resp, err), Supported: supported})
 			}
 			if a.Status == 0 && droppedConnection(err) {
-				err = fmt.Errorf("%w; %w", err, ErrProbeDropped)
+				err = fmt.Errorf("%w; %w", err, negotiate.ErrProbeDropped)
 			}
 			l.record(a, errOf(resp, err), "")
 			return nil, stopped
@@ -149,14 +150,14 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
-	a := Attempt{Era: string(mcp.EraInitialize), Transport: StreamableHTTP, Request: RequestInitialize, Method: http.MethodPost, URL: l.shown}
+	a := negotiate.Attempt{Era: string(mcp.EraInitialize), Transport: negotiate.StreamableHTTP, Request: negotiate.RequestInitialize, Method: http.MethodPost, URL: l.shown}
 	t, err := modern.New(l.url, l.modernOptions(hc))
 	if err != nil {
 		a.Decision = "not a usable URL: stopping"
 		l.record(a, err, "")
 		return nil, stopped
 	}
-	res, note, err := l.initialize(ctx, t, StreamableHTTP)
+	res, note, err := l.initialize(ctx, t, negotiate.StreamableHTTP)
 	a.Duration, a.Status = time.Since(start), rec.firstStatus()
 	if err == nil {
 		a.Decision = note + "initialize answered: using Streamable HTTP"
@@ -164,7 +165,7 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 		return res, succeeded
 	}
 
-	var newer *NewerServerError
+	var newer *negotiate.NewerServerError
 	var he *jsonrpc.HTTPError
 	var redirect *jsonrpc.RedirectError
 	switch {
@@ -173,7 +174,7 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 		l.record(a, err, "")
 		return nil, l.statelessInstead(a)
 	case errors.Is(err, modern.ErrEndpointEvent):
-		if l.cfg.Policy == StreamableOnly {
+		if l.cfg.Policy == negotiate.StreamableOnly {
 			a.Decision = endpointEventWhy + ": the policy allows Streamable HTTP only: stopping"
 			l.record(a, err, "")
 			return nil, stopped
@@ -184,12 +185,12 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	case errors.As(err, &he) && isFallbackStatus(he.StatusCode):
 		if statelessRefusal(he.RPCError) {
 			supported, _ := supportedList(he.RPCError)
-			l.errs = append(l.errs, &NewerServerError{URL: l.shown, Status: he.StatusCode, RPCError: he.RPCError, Supported: supported})
+			l.errs = append(l.errs, &negotiate.NewerServerError{URL: l.shown, Status: he.StatusCode, RPCError: he.RPCError, Supported: supported})
 			a.Decision = fmt.Sprintf("%d with a JSON-RPC error (%v) means a stateless server, not an older one: not falling back to HTTP+SSE", he.StatusCode, he.RPCError)
 			l.record(a, err, "")
 			return nil, l.statelessInstead(a)
 		}
-		if l.cfg.Policy == StreamableOnly {
+		if l.cfg.Policy == negotiate.StreamableOnly {
 			a.Decision = fmt.Sprintf("%d: the policy allows Streamable HTTP only: stopping", he.StatusCode)
 		} else {
 			a.Decision = fmt.Sprintf("%d is a fallback status: trying HTTP+SSE at the same URL", he.StatusCode)
@@ -212,7 +213,7 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 // statelessInstead is what follows an initialize-era refusal that came from a stateless
 // server: the stateless request, unless it was tried already or is not
 // allowed (then the NewerServerError recorded stands).
-func (l *ladder) statelessInstead(a Attempt) outcome {
+func (l *ladder) statelessInstead(a negotiate.Attempt) outcome {
 	last := &l.report.Attempts[len(l.report.Attempts)-1]
 	if l.tried[rungStateless] || !l.allows(rungStateless) {
 		last.Decision += ": stopping"
@@ -230,7 +231,7 @@ func (l *ladder) trySSE(ctx context.Context, cached bool) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
-	a := Attempt{Era: string(mcp.EraInitialize), Transport: SSE, Request: RequestInitialize, Method: http.MethodGet, URL: l.shown}
+	a := negotiate.Attempt{Era: string(mcp.EraInitialize), Transport: negotiate.SSE, Request: negotiate.RequestInitialize, Method: http.MethodGet, URL: l.shown}
 	dctx := ctx
 	if cached {
 		wait := cachedEndpointWait
@@ -277,7 +278,7 @@ func (l *ladder) trySSE(ctx context.Context, cached bool) (*Result, outcome) {
 		return nil, stopped
 	}
 	endpoint := shownURL(t.Endpoint())
-	res, note, err := l.initialize(ctx, t, SSE)
+	res, note, err := l.initialize(ctx, t, negotiate.SSE)
 	a.Duration, a.Status = time.Since(start), rec.firstStatus()
 	if err == nil {
 		a.Decision = "endpoint " + endpoint + "; " + note + "initialize answered: using HTTP+SSE"
@@ -297,7 +298,7 @@ func (l *ladder) initialize(ctx context.Context, t jsonrpc.Transport, name strin
 	resp, note, err := l.sendInitialize(retry.FirstContact(ctx), name, t, p)
 	if err == nil && statelessRefusal(resp.Error) {
 		supported, _ := supportedList(resp.Error)
-		err = &NewerServerError{URL: l.shown, RPCError: resp.Error, Supported: supported}
+		err = &negotiate.NewerServerError{URL: l.shown, RPCError: resp.Error, Supported: supported}
 	}
 	if err != nil {
 		p.abandon()

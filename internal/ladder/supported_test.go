@@ -1,4 +1,4 @@
-package negotiate_test
+package ladder_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/negotiate"
 )
@@ -59,7 +60,7 @@ func TestSupportedListBounded(t *testing.T) {
 			defer ts.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			res, err := negotiate.Connect(ctx, ts.URL, dualHello(), negotiate.Config{})
+			res, err := ladder.Connect(ctx, ts.URL, dualHello(), ladder.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +83,7 @@ func TestSupportedListBounded(t *testing.T) {
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := negotiate.Connect(ctx, ts.URL, dualHello(), negotiate.Config{Era: negotiate.StatelessOnly})
+	_, err := ladder.Connect(ctx, ts.URL, dualHello(), ladder.Config{Era: negotiate.StatelessOnly})
 	var newer *negotiate.NewerServerError
 	if !errors.As(err, &newer) {
 		t.Fatalf("err = %.300v, want a *NewerServerError", err)

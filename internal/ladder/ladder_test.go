@@ -1,4 +1,4 @@
-package negotiate_test
+package ladder_test
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/anymcp/anymcp/httpopt"
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/legacy"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
+	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
@@ -36,20 +36,20 @@ func initRequest() *jsonrpc.Message {
 }
 
 // initializeHello opens with initialize only: the ladder of the initialize era.
-func initializeHello() negotiate.Hello { return negotiate.Hello{Initialize: initRequest()} }
+func initializeHello() ladder.Hello { return ladder.Hello{Initialize: initRequest()} }
 
-func connect(t *testing.T, url string, cfg negotiate.Config) (*negotiate.Result, error) {
+func connect(t *testing.T, url string, cfg ladder.Config) (*ladder.Result, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := negotiate.Connect(ctx, url, initializeHello(), cfg)
+	res, err := ladder.Connect(ctx, url, initializeHello(), cfg)
 	if err == nil {
 		t.Cleanup(func() { res.Transport.Close() })
 	}
 	return res, err
 }
 
-func protocolVersion(t *testing.T, res *negotiate.Result) string {
+func protocolVersion(t *testing.T, res *ladder.Result) string {
 	t.Helper()
 	var r mcp.InitializeResult
 	if err := json.Unmarshal(res.Response.Result, &r); err != nil {
@@ -61,7 +61,7 @@ func protocolVersion(t *testing.T, res *negotiate.Result) string {
 func TestStatelessServer(t *testing.T) {
 	srv := testservers.StartStreamable(testservers.HTTPOptions{})
 	defer srv.Close()
-	res, err := connect(t, srv.URL, negotiate.Config{})
+	res, err := connect(t, srv.URL, ladder.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestFallbackStatuses(t *testing.T) {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: status, GETServesLegacy: true})
 			defer srv.Close()
-			res, err := connect(t, srv.URL, negotiate.Config{})
+			res, err := connect(t, srv.URL, ladder.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestNoFallback(t *testing.T) {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: status, PostBody: "nope", GETServesLegacy: true})
 			defer srv.Close()
-			_, err := connect(t, srv.URL, negotiate.Config{})
+			_, err := connect(t, srv.URL, ladder.Config{})
 			var he *jsonrpc.HTTPError
 			if !errors.As(err, &he) || he.StatusCode != status {
 				t.Fatalf("want HTTPError %d, got %v", status, err)
@@ -140,7 +140,7 @@ func TestNoFallbackOnTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := negotiate.Connect(ctx, srv.URL, initializeHello(), negotiate.Config{})
+	_, err := ladder.Connect(ctx, srv.URL, initializeHello(), ladder.Config{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the deadline, got %v", err)
 	}
@@ -162,7 +162,7 @@ func TestNoFallbackOnConnectionRefused(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	_, err = connect(t, "http://"+addr+"/mcp", negotiate.Config{})
+	_, err = connect(t, "http://"+addr+"/mcp", ladder.Config{})
 	var ne *negotiate.Error
 	if !errors.As(err, &ne) || len(ne.Report.Attempts) != 1 {
 		t.Fatalf("want one failed attempt, got %v", err)
@@ -175,7 +175,7 @@ func TestNoFallbackOnConnectionRefused(t *testing.T) {
 func TestBothRungsFail(t *testing.T) {
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, GETStatus: 404})
 	defer srv.Close()
-	_, err := connect(t, srv.URL, negotiate.Config{})
+	_, err := connect(t, srv.URL, ladder.Config{})
 	want := "POST " + srv.URL + " (initialize) → 404; GET " + srv.URL + " → 404, not an SSE stream"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
@@ -192,7 +192,7 @@ func TestBothRungsFail(t *testing.T) {
 func TestNotSSEOnGet(t *testing.T) {
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 405, GETStatus: 200})
 	defer srv.Close()
-	_, err := connect(t, srv.URL, negotiate.Config{})
+	_, err := connect(t, srv.URL, ladder.Config{})
 	var ns *legacy.NotSSEError
 	if !errors.As(err, &ns) || !strings.Contains(err.Error(), "not an SSE stream") {
 		t.Fatalf("want NotSSEError, got %v", err)
@@ -212,7 +212,7 @@ func TestNewerServer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := testservers.StartStatus(tt.opts)
 			defer srv.Close()
-			_, err := connect(t, srv.URL, negotiate.Config{})
+			_, err := connect(t, srv.URL, ladder.Config{})
 			var ne *negotiate.NewerServerError
 			if !errors.As(err, &ne) {
 				t.Fatalf("want NewerServerError, got %v", err)
@@ -230,7 +230,7 @@ func TestNewerServer(t *testing.T) {
 func TestCrossOriginEndpointRefused(t *testing.T) {
 	srv := testservers.StartLegacy(testservers.LegacyOptions{Endpoint: testservers.EndpointCrossOrigin})
 	defer srv.Close()
-	_, err := connect(t, srv.URL, negotiate.Config{Policy: negotiate.SSEOnly, Common: httpopt.Common{Header: http.Header{"Authorization": {"Bearer secret"}}}})
+	_, err := connect(t, srv.URL, ladder.Config{Policy: negotiate.SSEOnly, Common: httpopt.Common{Header: http.Header{"Authorization": {"Bearer secret"}}}})
 	var co *legacy.CrossOriginError
 	if !errors.As(err, &co) {
 		t.Fatalf("want CrossOriginError, got %v", err)
@@ -245,7 +245,7 @@ func TestEndpointForms(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			srv := testservers.StartLegacy(testservers.LegacyOptions{Endpoint: mode, EndpointDelay: 50 * time.Millisecond})
 			defer srv.Close()
-			res, err := connect(t, srv.URL, negotiate.Config{})
+			res, err := connect(t, srv.URL, ladder.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,16 +259,16 @@ func TestEndpointForms(t *testing.T) {
 func TestHybrid(t *testing.T) {
 	for _, same := range []bool{false, true} {
 		srv := testservers.StartHybrid(testservers.HybridOptions{SamePath: same})
-		res, err := connect(t, srv.URL, negotiate.Config{})
+		res, err := connect(t, srv.URL, ladder.Config{})
 		if err != nil || res.Name != negotiate.StreamableHTTP {
 			t.Fatalf("same path %v: %v %v", same, res, err)
 		}
-		sse, err := connect(t, srv.SSEURL, negotiate.Config{Policy: negotiate.SSEOnly})
+		sse, err := connect(t, srv.SSEURL, ladder.Config{Policy: negotiate.SSEOnly})
 		if err != nil || sse.Name != negotiate.SSE {
 			t.Fatalf("same path %v, SSE: %v", same, err)
 		}
 		if !same {
-			auto, err := connect(t, srv.SSEURL, negotiate.Config{})
+			auto, err := connect(t, srv.SSEURL, ladder.Config{})
 			if err != nil || auto.Name != negotiate.SSE || len(auto.Report.Attempts) != 2 {
 				t.Fatalf("auto on the SSE URL: %v %v", auto, err)
 			}
@@ -285,16 +285,16 @@ func TestPolicies(t *testing.T) {
 	statelessSrv := testservers.StartStreamable(testservers.HTTPOptions{})
 	defer statelessSrv.Close()
 
-	_, err := connect(t, legacySrv.URL, negotiate.Config{Policy: negotiate.StreamableOnly})
+	_, err := connect(t, legacySrv.URL, ladder.Config{Policy: negotiate.StreamableOnly})
 	if err == nil || legacySrv.Hits()["GET /mcp"] != 0 {
 		t.Errorf("StreamableOnly must not GET: %v %v", err, legacySrv.Hits())
 	}
 	posts := legacySrv.Hits()["POST /mcp"]
-	res, err := connect(t, legacySrv.URL, negotiate.Config{Policy: negotiate.SSEOnly})
+	res, err := connect(t, legacySrv.URL, ladder.Config{Policy: negotiate.SSEOnly})
 	if err != nil || res.Name != negotiate.SSE || legacySrv.Hits()["POST /mcp"] != posts {
 		t.Errorf("SSEOnly must not POST to the URL: %v %v", err, legacySrv.Hits())
 	}
-	res, err = connect(t, statelessSrv.URL, negotiate.Config{Policy: negotiate.SSEFirst})
+	res, err = connect(t, statelessSrv.URL, ladder.Config{Policy: negotiate.SSEFirst})
 	if err != nil || res.Name != negotiate.StreamableHTTP || len(res.Report.Attempts) != 2 || res.Report.Attempts[0].Method != "GET" {
 		t.Fatalf("SSEFirst on a stateless server: %v %v", res, err)
 	}
@@ -310,13 +310,13 @@ func TestCacheSkipsProbe(t *testing.T) {
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, GETServesLegacy: true})
 	defer srv.Close()
 	cache := negotiate.NewCache(time.Minute)
-	if _, err := connect(t, srv.URL, negotiate.Config{Cache: cache}); err != nil {
+	if _, err := connect(t, srv.URL, ladder.Config{Cache: cache}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Hits()["POST /mcp"]; got != 1 {
 		t.Fatalf("cold: %d POST probes", got)
 	}
-	res, err := connect(t, srv.URL, negotiate.Config{Cache: cache})
+	res, err := connect(t, srv.URL, ladder.Config{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestStaleCacheRunsLadderAgain(t *testing.T) {
 	defer srv.Close()
 	cache := negotiate.NewCache(time.Minute)
 	cache.Store(srv.URL, negotiate.SSE, mcp.EraInitialize) // it was legacy once; now it is modern
-	res, err := connect(t, srv.URL, negotiate.Config{Cache: cache})
+	res, err := connect(t, srv.URL, ladder.Config{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,12 +351,12 @@ func TestStaleCacheRunsLadderAgain(t *testing.T) {
 // and the rest of the ladder finds the server (it waited for the whole
 // Dial, every Dial, for as long as the entry lived).
 func TestStaleCachedSSEWithIdleStream(t *testing.T) {
-	negotiate.SetCachedEndpointWait(t.Cleanup, 300*time.Millisecond)
+	ladder.SetCachedEndpointWait(t.Cleanup, 300*time.Millisecond)
 	srv := testservers.StartStreamable(testservers.HTTPOptions{Stateless: true})
 	defer srv.Close()
 	cache := negotiate.NewCache(time.Minute)
 	cache.Store(srv.URL, negotiate.SSE, mcp.EraInitialize)
-	res, err := connect(t, srv.URL, negotiate.Config{Cache: cache})
+	res, err := connect(t, srv.URL, ladder.Config{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestHostClientAndHeadersOnEveryRung(t *testing.T) {
 		n.Add(1)
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	res, err := connect(t, srv.URL, negotiate.Config{Common: httpopt.Common{HTTPClient: hc, Header: http.Header{"Authorization": {"Bearer t"}}}})
+	res, err := connect(t, srv.URL, ladder.Config{Common: httpopt.Common{HTTPClient: hc, Header: http.Header{"Authorization": {"Bearer t"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 func TestReportString(t *testing.T) {
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, GETServesLegacy: true})
 	defer srv.Close()
-	res, err := connect(t, srv.URL, negotiate.Config{})
+	res, err := connect(t, srv.URL, ladder.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func TestOlderServerRefusalIsNotNewer(t *testing.T) {
 	}
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 400, PostBodyFunc: body})
 	defer srv.Close()
-	_, err := connect(t, srv.URL, negotiate.Config{})
+	_, err := connect(t, srv.URL, ladder.Config{})
 	var ne *negotiate.NewerServerError
 	if errors.As(err, &ne) {
 		t.Fatalf("a server listing 2025-03-26 is not newer: %v", err)
@@ -453,7 +453,7 @@ func TestForcedPolicyNotCached(t *testing.T) {
 	srv := testservers.StartHybrid(testservers.HybridOptions{SamePath: true})
 	defer srv.Close()
 	cache := negotiate.NewCache(time.Minute)
-	if _, err := connect(t, srv.URL, negotiate.Config{Policy: negotiate.SSEOnly, Cache: cache}); err != nil {
+	if _, err := connect(t, srv.URL, ladder.Config{Policy: negotiate.SSEOnly, Cache: cache}); err != nil {
 		t.Fatal(err)
 	}
 	if v, _, ok := cache.Lookup(srv.URL); ok {
@@ -464,7 +464,7 @@ func TestForcedPolicyNotCached(t *testing.T) {
 func TestReportTextKeepsErrorsOnOneLine(t *testing.T) {
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 404, PostBody: "<html>\n<body>\n" + strings.Repeat("x", 600) + "\n</body>", GETStatus: 404})
 	defer srv.Close()
-	_, err := connect(t, srv.URL, negotiate.Config{})
+	_, err := connect(t, srv.URL, ladder.Config{})
 	var ne *negotiate.Error
 	if !errors.As(err, &ne) {
 		t.Fatal(err)
@@ -507,7 +507,7 @@ func TestProbeAnsweredWithoutJSONRPC(t *testing.T) {
 				legacy.ServeHTTP(w, r)
 			}))
 			defer srv.Close()
-			res, err := negotiate.Connect(context.Background(), srv.URL, dualHello(), negotiate.Config{})
+			res, err := ladder.Connect(context.Background(), srv.URL, dualHello(), ladder.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

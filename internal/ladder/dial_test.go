@@ -1,6 +1,6 @@
 //go:build unix
 
-package negotiate_test
+package ladder_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
@@ -78,7 +79,7 @@ func TestDialCommand(t *testing.T) {
 		t.Run(string(tc.want), func(t *testing.T) {
 			cmd, pidLog := stdioServer(t, testservers.Options{Eras: tc.eras})
 			cache := negotiate.NewCache(0)
-			res, err := negotiate.Dial(dialCtx(t), negotiate.Target{Command: cmd}, dualHello(), negotiate.Config{Cache: cache})
+			res, err := ladder.Dial(dialCtx(t), ladder.Target{Command: cmd}, dualHello(), ladder.Config{Cache: cache})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +107,7 @@ func TestDialCommand(t *testing.T) {
 // first process is gone by then; none is left after Close.
 func TestDialCommandStartsTheServerAgain(t *testing.T) {
 	cmd, pidLog := stdioServer(t, testservers.Options{Stdio: testservers.StdioFaults{SessionOnFirstMessage: true}})
-	res, err := negotiate.Dial(dialCtx(t), negotiate.Target{Command: cmd}, dualHello(), negotiate.Config{ProbeTimeout: time.Minute})
+	res, err := ladder.Dial(dialCtx(t), ladder.Target{Command: cmd}, dualHello(), ladder.Config{ProbeTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +131,8 @@ func TestDialCommandStartsTheServerAgain(t *testing.T) {
 // the one it started (here an initialize-era server, asked for the stateless era only).
 func TestDialCommandFailureLeavesNoProcess(t *testing.T) {
 	cmd, pidLog := stdioServer(t, testservers.Options{Eras: testservers.InitializeOnly})
-	res, err := negotiate.Dial(dialCtx(t), negotiate.Target{Command: cmd}, dualHello(),
-		negotiate.Config{Era: negotiate.StatelessOnly, ProbeTimeout: 50 * time.Millisecond})
+	res, err := ladder.Dial(dialCtx(t), ladder.Target{Command: cmd}, dualHello(),
+		ladder.Config{Era: negotiate.StatelessOnly, ProbeTimeout: 50 * time.Millisecond})
 	var nerr *negotiate.Error
 	if !errors.As(err, &nerr) {
 		if res != nil {
@@ -151,21 +152,21 @@ func TestDialRefusesTargets(t *testing.T) {
 	cmd := &stdio.Command{Path: "/nonexistent/never-started"}
 	for _, tc := range []struct {
 		name   string
-		target negotiate.Target
+		target ladder.Target
 		want   string
 	}{
-		{"none", negotiate.Target{}, "no target"},
-		{"both", negotiate.Target{URL: "http://127.0.0.1:1/mcp", Command: cmd}, "not both"},
-		{"scheme", negotiate.Target{URL: "ftp://127.0.0.1/mcp"}, "not an http(s) URL"},
+		{"none", ladder.Target{}, "no target"},
+		{"both", ladder.Target{URL: "http://127.0.0.1:1/mcp", Command: cmd}, "not both"},
+		{"scheme", ladder.Target{URL: "ftp://127.0.0.1/mcp"}, "not an http(s) URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := negotiate.Dial(dialCtx(t), tc.target, dualHello(), negotiate.Config{})
+			_, err := ladder.Dial(dialCtx(t), tc.target, dualHello(), ladder.Config{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Dial: %v, want %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := negotiate.Dial(dialCtx(t), negotiate.Target{}, dualHello(), negotiate.Config{}); !errors.Is(err, negotiate.ErrNoTarget) {
+	if _, err := ladder.Dial(dialCtx(t), ladder.Target{}, dualHello(), ladder.Config{}); !errors.Is(err, negotiate.ErrNoTarget) {
 		t.Errorf("Dial of no target: %v, want ErrNoTarget", err)
 	}
 }

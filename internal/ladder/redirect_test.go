@@ -1,4 +1,4 @@
-package negotiate_test
+package ladder_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/httpopt"
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/internal/redirecttest"
 	"github.com/anymcp/anymcp/negotiate"
 )
@@ -41,7 +42,7 @@ func TestRedirectLadder(t *testing.T) {
 					}
 					w.WriteHeader(http.StatusMethodNotAllowed)
 				}))
-				_, err := connect(t, s.URL+"/mcp", negotiate.Config{
+				_, err := connect(t, s.URL+"/mcp", ladder.Config{
 					Common: httpopt.Common{Header: http.Header{"Authorization": {"Bearer s3cret"}, "X-Custom": {"private"}}},
 				})
 				redirecttest.Refused(t, err, c, rung.redirect)

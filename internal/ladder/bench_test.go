@@ -1,4 +1,4 @@
-package negotiate_test
+package ladder_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/httpopt"
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
@@ -15,7 +16,7 @@ import (
 )
 
 // dualHello opens as a dual-era client does: the stateless probe first.
-func dualHello() negotiate.Hello {
+func dualHello() ladder.Hello {
 	h := initializeHello()
 	h.Discover = func(version string) *jsonrpc.Message {
 		params, _ := json.Marshal(map[string]any{"_meta": map[string]any{
@@ -38,7 +39,7 @@ func benchNegotiate(b *testing.B, url string, cache *negotiate.Cache) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := negotiate.Connect(ctx, url, dualHello(), negotiate.Config{Common: httpopt.Common{HTTPClient: hc}, Cache: cache})
+		res, err := ladder.Connect(ctx, url, dualHello(), ladder.Config{Common: httpopt.Common{HTTPClient: hc}, Cache: cache})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package negotiate
+package ladder
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 func note(params string) *jsonrpc.Message {
@@ -65,7 +66,7 @@ func TestEarlyBounds(t *testing.T) {
 				}
 			}
 			if tt.wantErr {
-				if !errors.Is(err, ErrTooManyEarlyRequests) {
+				if !errors.Is(err, negotiate.ErrTooManyEarlyRequests) {
 					t.Fatalf("got %v, want ErrTooManyEarlyRequests", err)
 				}
 				return
@@ -170,10 +171,10 @@ func TestEarlyFloodBounded(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		handler http.HandlerFunc
-		policy  Policy
+		policy  negotiate.Policy
 	}{
-		{"initialize", initializeEarlyFlood(flood), SSEOnly},
-		{"stateless", statelessEarlyFlood(flood), StreamableOnly},
+		{"initialize", initializeEarlyFlood(flood), negotiate.SSEOnly},
+		{"stateless", statelessEarlyFlood(flood), negotiate.StreamableOnly},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)

@@ -1,11 +1,11 @@
-package negotiate
+package ladder
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 const (
@@ -17,11 +17,6 @@ const (
 	// message is still kept when it is the first.
 	maxEarlyBytes = 4 << 20
 )
-
-// ErrTooManyEarlyRequests is matched (errors.Is) by the error of a rung
-// whose server sent more than maxEarly requests before answering
-// initialize: requests are never dropped, so the negotiation gives up.
-var ErrTooManyEarlyRequests = errors.New("too many requests from the server before its initialize answer")
 
 // early holds, within bounds, the messages that came before the answer to
 // initialize. Past the bounds it drops notifications (the oldest kept one
@@ -47,7 +42,7 @@ func (e *early) add(m *jsonrpc.Message) error {
 			i++
 		}
 		if i == len(e.msgs) {
-			return fmt.Errorf("%w: more than %d, or more than %d bytes", ErrTooManyEarlyRequests, maxEarly, maxEarlyBytes)
+			return fmt.Errorf("%w: more than %d, or more than %d bytes", negotiate.ErrTooManyEarlyRequests, maxEarly, maxEarlyBytes)
 		}
 		e.bytes -= messageSize(e.msgs[i])
 		e.drop(e.msgs[i])

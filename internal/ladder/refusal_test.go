@@ -1,4 +1,4 @@
-package negotiate_test
+package ladder_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/anymcp/anymcp/httpopt"
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -37,7 +38,7 @@ func (refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestAnswerTurnedIntoError(t *testing.T) {
 	srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: http.StatusUnauthorized})
 	defer srv.Close()
-	_, err := connect(t, srv.URL, negotiate.Config{Common: httpopt.Common{HTTPClient: &http.Client{Transport: refusingTransport{}}}})
+	_, err := connect(t, srv.URL, ladder.Config{Common: httpopt.Common{HTTPClient: &http.Client{Transport: refusingTransport{}}}})
 	var ne *negotiate.Error
 	if !errors.As(err, &ne) || ne.Report == nil || len(ne.Report.Attempts) == 0 {
 		t.Fatalf("err %v, want a negotiation error with its report", err)

@@ -1,4 +1,4 @@
-package negotiate_test
+package ladder_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
@@ -85,7 +86,7 @@ func TestInitializeAgainWithNamedRevision(t *testing.T) {
 			defer srv.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			res, err := negotiate.Connect(ctx, srv.URL, initializeHello(), negotiate.Config{Era: negotiate.InitializeOnly})
+			res, err := ladder.Connect(ctx, srv.URL, initializeHello(), ladder.Config{Era: negotiate.InitializeOnly})
 			if err != nil {
 				t.Fatalf("Connect: %v", err)
 			}
@@ -119,7 +120,7 @@ func TestHandshakeInitializeAgainWithNamedRevision(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := negotiate.Handshake(ctx, tr, "test", initializeHello(), negotiate.Config{Era: negotiate.InitializeOnly})
+	res, err := ladder.Handshake(ctx, tr, "test", initializeHello(), ladder.Config{Era: negotiate.InitializeOnly})
 	if err != nil {
 		t.Fatalf("Handshake: %v", err)
 	}

@@ -1,4 +1,4 @@
-package negotiate
+package ladder
 
 import (
 	"encoding/json"
@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/anymcp/anymcp/internal/jsondec"
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/modern"
@@ -120,54 +120,12 @@ func judgeDiscover(result json.RawMessage, tried string) verdict {
 func chooseVersion(supported []string, tried string) verdict {
 	if v := mcp.BestVersion(mcp.EraStateless, supported); v != "" {
 		return verdict{kind: retryVersion, version: v,
-			why: fmt.Sprintf("-32022: the server speaks %s: trying %s", versionList(supported), v)}
+			why: fmt.Sprintf("-32022: the server speaks %s: trying %s", wire.VersionList(supported), v)}
 	}
 	if mcp.BestVersion(mcp.EraInitialize, supported) != "" {
-		return verdict{kind: isInitialize, why: fmt.Sprintf("-32022: the server lists only initialize-era revisions (%s): trying initialize", versionList(supported))}
+		return verdict{kind: isInitialize, why: fmt.Sprintf("-32022: the server lists only initialize-era revisions (%s): trying initialize", wire.VersionList(supported))}
 	}
-	return verdict{kind: giveUp, why: fmt.Sprintf("-32022: the server speaks %s, this client none of them", versionList(supported))}
-}
-
-// maxListed bounds the revisions versionList names.
-const maxListed = 8
-
-// versionList names the revisions a server listed, for a report or an
-// error: the first maxListed of them, then how many more; a revision that
-// is not a short run of letters, digits, dots, dashes and underscores is
-// quoted (and cut short), so that a server's list can neither make the
-// text huge nor put control characters or terminal escapes in it.
-func versionList(vs []string) string {
-	var b strings.Builder
-	for i, v := range vs {
-		if i == maxListed {
-			fmt.Fprintf(&b, " and %d more", len(vs)-maxListed)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if plainVersion(v) {
-			b.WriteString(v)
-		} else {
-			fmt.Fprintf(&b, "%.32q", v)
-		}
-	}
-	return b.String()
-}
-
-// plainVersion reports whether v can be shown as it is.
-func plainVersion(v string) bool {
-	if v == "" || len(v) > 32 {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '-', c == '.', c == '_':
-		default:
-			return false
-		}
-	}
-	return true
+	return verdict{kind: giveUp, why: fmt.Sprintf("-32022: the server speaks %s, this client none of them", wire.VersionList(supported))}
 }
 
 // supportedList reads data.supported of a JSON-RPC error.

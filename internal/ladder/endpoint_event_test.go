@@ -1,4 +1,4 @@
-package negotiate_test
+package ladder_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -23,7 +24,7 @@ func TestEndpointEventOnPost(t *testing.T) {
 	defer srv.Close()
 	for _, tc := range []struct {
 		name    string
-		hello   negotiate.Hello
+		hello   ladder.Hello
 		request string // the POSTed one
 	}{
 		{"dual-era", dualHello(), negotiate.RequestDiscover},
@@ -34,7 +35,7 @@ func TestEndpointEventOnPost(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 			defer cancel()
 			start := time.Now()
-			res, err := negotiate.Connect(ctx, srv.URL, tc.hello, negotiate.Config{})
+			res, err := ladder.Connect(ctx, srv.URL, tc.hello, ladder.Config{})
 			if err != nil {
 				t.Fatalf("after %v: %v", time.Since(start), err)
 			}
@@ -59,7 +60,7 @@ func TestEndpointEventOnPostStreamableOnly(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := negotiate.Connect(ctx, srv.URL, dualHello(), negotiate.Config{Policy: negotiate.StreamableOnly})
+	_, err := ladder.Connect(ctx, srv.URL, dualHello(), ladder.Config{Policy: negotiate.StreamableOnly})
 	var negErr *negotiate.Error
 	if !errors.As(err, &negErr) || ctx.Err() != nil || len(negErr.Report.Attempts) != 2 ||
 		!strings.Contains(negErr.Report.Attempts[1].Decision, "endpoint event") ||

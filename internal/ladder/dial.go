@@ -1,4 +1,4 @@
-package negotiate
+package ladder
 
 import (
 	"context"
@@ -10,11 +10,9 @@ import (
 
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/stdio"
 )
-
-// Stdio is the transport name of a server started as a command.
-const Stdio = "stdio"
 
 // Target is what Dial connects to: an http(s) URL, or a command to start
 // and speak to over its stdin and stdout. Exactly one is set.
@@ -22,10 +20,6 @@ type Target struct {
 	URL     string
 	Command *stdio.Command
 }
-
-// ErrNoTarget is returned by Dial for a Target with neither a URL nor a
-// command.
-var ErrNoTarget = errors.New("no target: give a URL or a command")
 
 // Dial connects to target and runs the ladder there. For a URL it is
 // Connect. For a command it starts the process (stdio.Start; a nil
@@ -47,7 +41,7 @@ func Dial(ctx context.Context, target Target, hello Hello, cfg Config) (*Result,
 		}
 		return Connect(ctx, target.URL, hello, cfg)
 	}
-	return nil, ErrNoTarget
+	return nil, negotiate.ErrNoTarget
 }
 
 // dialCommand starts cmd and finds the era of the server it runs.
@@ -55,7 +49,7 @@ func dialCommand(ctx context.Context, cmd stdio.Command, hello Hello, cfg Config
 	if cmd.Logger == nil {
 		cmd.Logger = cfg.Logger
 	}
-	l, err := newLadder(CommandKey(cmd), hello, cfg)
+	l, err := newLadder(negotiate.CommandKey(cmd), hello, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +58,7 @@ func dialCommand(ctx context.Context, cmd stdio.Command, hello Hello, cfg Config
 	if err != nil {
 		return nil, err
 	}
-	h := &handshake{ladder: l, t: t, name: Stdio, p: newPump(t, l.cfg.Logger)}
+	h := &handshake{ladder: l, t: t, name: negotiate.Stdio, p: newPump(t, l.cfg.Logger)}
 	h.restartServer = func(ctx context.Context) (jsonrpc.Transport, error) {
 		// The old process is stopped before the new one starts: never
 		// two at once.
@@ -82,10 +76,4 @@ func dialCommand(ctx context.Context, cmd stdio.Command, hello Hello, cfg Config
 		return nil, err
 	}
 	return res, nil
-}
-
-// CommandKey is the key a command's outcome is cached under: "stdio:",
-// then the program and its arguments as given.
-func CommandKey(cmd stdio.Command) string {
-	return "stdio:" + strings.Join(append([]string{cmd.Path}, cmd.Args...), " ")
 }

@@ -1,4 +1,4 @@
-package negotiate_test
+package ladder_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -24,12 +25,12 @@ func TestProbeDropped(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := negotiate.Connect(ctx, srv.URL, dualHello(), negotiate.Config{})
+	_, err := ladder.Connect(ctx, srv.URL, dualHello(), ladder.Config{})
 	var negErr *negotiate.Error
 	if !errors.Is(err, negotiate.ErrProbeDropped) || !errors.As(err, &negErr) || len(negErr.Report.Attempts) != 1 {
 		t.Fatalf("err %v, want ErrProbeDropped after the probe alone", err)
 	}
-	res, err := negotiate.Connect(ctx, srv.URL, dualHello(), negotiate.Config{Era: negotiate.InitializeOnly})
+	res, err := ladder.Connect(ctx, srv.URL, dualHello(), ladder.Config{Era: negotiate.InitializeOnly})
 	if err != nil {
 		t.Fatalf("initialize era: %v", err)
 	}

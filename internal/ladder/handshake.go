@@ -1,4 +1,4 @@
-package negotiate
+package ladder
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/negotiate"
 )
 
 // Handshake finds the era of the server at the other end of t, a transport
@@ -56,7 +57,7 @@ type lateProbe struct {
 
 func (h *handshake) run(ctx context.Context) (*Result, error) {
 	probeFirst := h.hello.Discover != nil
-	if e, ok := h.cfg.Cache.lookup(h.url); ok && h.url != "" && h.hello.Initialize != nil && e.Era == mcp.EraInitialize {
+	if _, era, ok := h.cfg.Cache.Lookup(h.url); ok && h.url != "" && h.hello.Initialize != nil && era == mcp.EraInitialize {
 		h.report.FromCache = true
 		probeFirst = false
 	}
@@ -130,8 +131,8 @@ func (h *handshake) done(res *Result) *Result {
 	res.DroppedNotifications = h.p.dropped()
 	res.Transport, res.Name = h.p.handOff(), h.name
 	h.report.Chosen, h.report.Era = h.name, string(res.Era)
-	if h.url != "" && h.cfg.Era == EraAuto {
-		h.cfg.Cache.store(h.url, entry{Transport: h.name, Era: res.Era})
+	if h.url != "" && h.cfg.Era == negotiate.EraAuto {
+		h.cfg.Cache.Store(h.url, h.name, res.Era)
 	}
 	res.Report, res.NextID = h.report, h.nextID
 	return res
@@ -142,7 +143,7 @@ func (h *handshake) probeTimeout() time.Duration {
 	if h.cfg.ProbeTimeout > 0 {
 		return h.cfg.ProbeTimeout
 	}
-	return DefaultProbeTimeout
+	return negotiate.DefaultProbeTimeout
 }
 
 // probe sends server/discover, retrying another revision when asked.
@@ -156,7 +157,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 	for range maxVersionTries {
 		tries[version]++
 		start := time.Now()
-		a := Attempt{Era: string(mcp.EraStateless), Transport: h.name, Request: RequestDiscover, URL: h.report.URL, Version: version}
+		a := negotiate.Attempt{Era: string(mcp.EraStateless), Transport: h.name, Request: negotiate.RequestDiscover, URL: h.report.URL, Version: version}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		resp, err := h.exchange(pctx, h.name, h.t, h.p, h.request(h.hello.Discover(version)))
 		timedOut := err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
@@ -197,7 +198,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 			return nil, movedOn
 		default:
 			if supported, ok := supportedList(rpcErrorOf(resp, err)); ok {
-				h.errs = append(h.errs, &NewerServerError{URL: h.report.URL, RPCError: rpcErrorOf(resp, err), Supported: supported})
+				h.errs = append(h.errs, &negotiate.NewerServerError{URL: h.report.URL, RPCError: rpcErrorOf(resp, err), Supported: supported})
 			}
 			h.record(a, errOf(resp, err), "")
 			return nil, stopped
@@ -224,7 +225,7 @@ func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Re
 		return nil, false
 	}
 	h.late = nil
-	a := Attempt{Era: string(mcp.EraStateless), Transport: h.name, Request: RequestDiscover, URL: h.report.URL,
+	a := negotiate.Attempt{Era: string(mcp.EraStateless), Transport: h.name, Request: negotiate.RequestDiscover, URL: h.report.URL,
 		Version: late.version, Duration: time.Since(late.start), Answer: answerOf(m, nil)}
 	if v.kind == isStateless || v.kind == isStatelessBare {
 		a.Decision = "the answer to the probe came late, after initialize: " + v.why + " after all"
@@ -255,7 +256,7 @@ func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) 
 	t, err := h.restartServer(ctx)
 	old.abandon() // Restart closed it: this only waits for its reader
 	if err != nil {
-		h.record(Attempt{Era: string(mcp.EraInitialize), Transport: h.name, Request: RequestInitialize, URL: h.report.URL,
+		h.record(negotiate.Attempt{Era: string(mcp.EraInitialize), Transport: h.name, Request: negotiate.RequestInitialize, URL: h.report.URL,
 			Duration: time.Since(start), Decision: "the server could not be started again: stopping"}, err, "starting the server again")
 		return nil, stopped
 	}
@@ -269,7 +270,7 @@ func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) 
 // initialize sends initialize and waits for its answer (bounded by ctx).
 func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
-	a := Attempt{Era: string(mcp.EraInitialize), Transport: h.name, Request: RequestInitialize, URL: h.report.URL}
+	a := negotiate.Attempt{Era: string(mcp.EraInitialize), Transport: h.name, Request: negotiate.RequestInitialize, URL: h.report.URL}
 	resp, note, err := h.sendInitialize(ctx, h.name, h.t, h.p)
 	a.Duration, a.Answer = time.Since(start), answerOf(resp, err)
 	switch {
@@ -279,7 +280,7 @@ func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 		return nil, stopped
 	case statelessRefusal(resp.Error):
 		supported, _ := supportedList(resp.Error)
-		h.errs = append(h.errs, &NewerServerError{URL: h.report.URL, RPCError: resp.Error, Supported: supported})
+		h.errs = append(h.errs, &negotiate.NewerServerError{URL: h.report.URL, RPCError: resp.Error, Supported: supported})
 		a.Decision = "refused as a stateless server refuses initialize"
 		h.record(a, resp.Error, "")
 		return nil, statelessFirst

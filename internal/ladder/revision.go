@@ -1,4 +1,4 @@
-package negotiate
+package ladder
 
 import (
 	"context"
