@@ -65,7 +65,7 @@ type options struct {
 	onNotify      func(method string, params []byte)
 	transportName string
 	hook          MessageHook
-	policy        negotiate.Policy
+	policy        negotiate.TransportPolicy
 	era           negotiate.EraPolicy
 	version       string
 	probeTimeout  time.Duration
@@ -231,7 +231,7 @@ func OnNotification(f func(method string, params []byte)) Option {
 
 // WithTransportPolicy chooses which HTTP transports Dial tries for a URL,
 // and in what order; the default is negotiate.TransportAuto.
-func WithTransportPolicy(p negotiate.Policy) Option { return func(o *options) { o.policy = p } }
+func WithTransportPolicy(p negotiate.TransportPolicy) Option { return func(o *options) { o.policy = p } }
 
 // WithReconnectPolicy sets how HTTP transports retry once connected:
 // resuming a broken stream, reconnecting the GET or HTTP+SSE stream,

@@ -48,7 +48,7 @@ type Resolved struct {
 
 	URL     string
 	Headers map[string]string
-	Policy  negotiate.Policy // what the entry's type implies
+	Policy  negotiate.TransportPolicy // what the entry's type implies
 	OAuth   *OAuth           // nil when the entry says nothing of OAuth
 }
 

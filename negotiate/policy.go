@@ -57,3 +57,37 @@ const (
 	RequestDiscover   = "server/discover"
 	RequestInitialize = "initialize"
 )
+
+// TransportPolicy says which HTTP transports the ladder may try, and in
+// what order. Its companion EraPolicy says which protocol eras.
+type TransportPolicy int
+
+const (
+	// TransportAuto tries Streamable HTTP, then HTTP+SSE on 400/404/405 (the default).
+	TransportAuto TransportPolicy = iota
+	// StreamableOnly tries Streamable HTTP only.
+	StreamableOnly
+	// SSEOnly tries HTTP+SSE only.
+	SSEOnly
+	// SSEFirst tries HTTP+SSE, then Streamable HTTP when the GET is refused.
+	SSEFirst
+)
+
+var transportPolicyNames = []string{"auto", "streamable-only", "sse-only", "sse-first"}
+
+func (p TransportPolicy) String() string {
+	if int(p) < len(transportPolicyNames) {
+		return transportPolicyNames[p]
+	}
+	return fmt.Sprintf("TransportPolicy(%d)", int(p))
+}
+
+// ParseTransportPolicy reads a policy name as String writes it.
+func ParseTransportPolicy(s string) (TransportPolicy, error) {
+	for i, n := range transportPolicyNames {
+		if n == s {
+			return TransportPolicy(i), nil
+		}
+	}
+	return TransportAuto, fmt.Errorf("unknown transport policy %q (want one of %s)", s, strings.Join(transportPolicyNames, ", "))
+}

@@ -67,7 +67,7 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 			targets := []struct {
 				label  string
 				target client.Target
-				policy negotiate.Policy
+				policy negotiate.TransportPolicy
 				auth   *auth.Authorizer
 			}{
 				{"2026-07-28 server (stateless), Streamable HTTP", client.URL(statelessSrv.URL), negotiate.TransportAuto, nil},
@@ -114,7 +114,7 @@ func (c *cli) demoAuthorizer(as *oauthserver.AuthServer) *auth.Authorizer {
 	return a
 }
 
-func (c *cli) demoOne(ctx context.Context, w io.Writer, label string, target client.Target, policy negotiate.Policy, a *auth.Authorizer) error {
+func (c *cli) demoOne(ctx context.Context, w io.Writer, label string, target client.Target, policy negotiate.TransportPolicy, a *auth.Authorizer) error {
 	// A progress notification may trail its call's answer (a JSON answer,
 	// progress on the GET stream) and print while the next line does.
 	out := &lockedWriter{w: w}

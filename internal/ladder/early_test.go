@@ -171,7 +171,7 @@ func TestEarlyFloodBounded(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		handler http.HandlerFunc
-		policy  negotiate.Policy
+		policy  negotiate.TransportPolicy
 	}{
 		{"initialize", initializeEarlyFlood(flood), negotiate.SSEOnly},
 		{"stateless", statelessEarlyFlood(flood), negotiate.StreamableOnly},

@@ -25,9 +25,9 @@ type Config struct {
 	// (during the negotiation itself a refused connection is reported at
 	// once). Logger gets the ladder's own attempts too.
 	httpopt.Common
-	Policy negotiate.Policy    // which HTTP transports, in what order
-	Era    negotiate.EraPolicy // which protocol eras
-	Cache  *negotiate.Cache    // nil: no cache
+	Policy negotiate.TransportPolicy // which HTTP transports, in what order
+	Era    negotiate.EraPolicy       // which protocol eras
+	Cache  *negotiate.Cache          // nil: no cache
 	// StreamOnDemand leaves Streamable HTTP's standalone GET stream closed
 	// until the protocol layer asks for it (see modern.Options).
 	StreamOnDemand bool
@@ -178,7 +178,7 @@ func newLadder(url string, hello Hello, cfg Config) (*ladder, error) {
 	}
 	shown := shownURL(url)
 	return &ladder{url: url, shown: shown, hello: hello, cfg: cfg, nextID: 1, tried: map[rung]bool{},
-		report: &negotiate.Report{URL: shown, Policy: cfg.Policy.String(), EraPolicy: cfg.Era.String()}}, nil
+		report: &negotiate.Report{URL: shown, TransportPolicy: cfg.Policy.String(), EraPolicy: cfg.Era.String()}}, nil
 }
 
 // allows reports whether the policies let the ladder use r at all.

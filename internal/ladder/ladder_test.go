@@ -298,10 +298,10 @@ func TestPolicies(t *testing.T) {
 	if err != nil || res.Name != negotiate.StreamableHTTP || len(res.Report.Attempts) != 2 || res.Report.Attempts[0].Method != "GET" {
 		t.Fatalf("SSEFirst on a stateless server: %v %v", res, err)
 	}
-	if _, err := negotiate.ParsePolicy("sse-first"); err != nil {
+	if _, err := negotiate.ParseTransportPolicy("sse-first"); err != nil {
 		t.Error(err)
 	}
-	if _, err := negotiate.ParsePolicy("bogus"); err == nil {
+	if _, err := negotiate.ParseTransportPolicy("bogus"); err == nil {
 		t.Error("unknown policy accepted")
 	}
 }
