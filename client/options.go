@@ -231,7 +231,9 @@ func OnNotification(f func(method string, params []byte)) Option {
 
 // WithTransportPolicy chooses which HTTP transports Dial tries for a URL,
 // and in what order; the default is negotiate.TransportAuto.
-func WithTransportPolicy(p negotiate.TransportPolicy) Option { return func(o *options) { o.policy = p } }
+func WithTransportPolicy(p negotiate.TransportPolicy) Option {
+	return func(o *options) { o.policy = p }
+}
 
 // WithReconnectPolicy sets how HTTP transports retry once connected:
 // resuming a broken stream, reconnecting the GET or HTTP+SSE stream,

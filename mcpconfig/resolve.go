@@ -49,7 +49,7 @@ type Resolved struct {
 	URL     string
 	Headers map[string]string
 	Policy  negotiate.TransportPolicy // what the entry's type implies
-	OAuth   *OAuth           // nil when the entry says nothing of OAuth
+	OAuth   *OAuth                    // nil when the entry says nothing of OAuth
 }
 
 // Resolve expands the entry's variables, reading them with lookup (nil
