@@ -81,10 +81,6 @@ func ClientVersions() []string {
 	return append(append([]string(nil), mcp.StatelessVersions...), mcp.SupportedVersions...)
 }
 
-// ErrNoTarget is returned by client.Dial for a target with neither a URL nor a
-// command.
-var ErrNoTarget = errors.New("no target: give a URL or a command")
-
 // ErrTooManyEarlyRequests is matched (errors.Is) by the error of a rung
 // whose server sent more than 256 requests before answering
 // initialize: requests are never dropped, so the negotiation gives up.

@@ -21,6 +21,10 @@ type Target struct {
 	Command *stdio.Command
 }
 
+// errNoTarget is what Dial returns for an empty Target: client.Dial
+// refuses one first, with client.ErrNoTarget.
+var errNoTarget = errors.New("no target: give a URL or a command")
+
 // Dial connects to target and runs the ladder there. For a URL it is
 // Connect. For a command it starts the process (stdio.Start; a nil
 // Command.Logger gets cfg.Logger) and runs Handshake over it, under the
@@ -41,7 +45,7 @@ func Dial(ctx context.Context, target Target, hello Hello, cfg Config) (*Result,
 		}
 		return Connect(ctx, target.URL, hello, cfg)
 	}
-	return nil, negotiate.ErrNoTarget
+	return nil, errNoTarget
 }
 
 // dialCommand starts cmd and finds the era of the server it runs.
