@@ -78,7 +78,7 @@ func (e *NewerServerError) Unwrap() error { return e.RPCError }
 
 // ClientVersions lists every revision this client speaks, newest first.
 func ClientVersions() []string {
-	return append(append([]string(nil), mcp.StatelessVersions...), mcp.SupportedVersions...)
+	return append(append([]string(nil), mcp.StatelessVersions...), mcp.InitializeVersions...)
 }
 
 // ErrTooManyEarlyRequests is matched (errors.Is) by the error of a rung

@@ -161,7 +161,7 @@ func newLadder(url string, hello Hello, cfg Config) (*ladder, error) {
 		case mcp.EraInitialize:
 			cfg.Era = negotiate.InitializeOnly
 		default:
-			return nil, fmt.Errorf("unknown protocol revision %q (this client speaks %v and %v)", cfg.Version, mcp.StatelessVersions, mcp.SupportedVersions)
+			return nil, fmt.Errorf("unknown protocol revision %q (this client speaks %v and %v)", cfg.Version, mcp.StatelessVersions, mcp.InitializeVersions)
 		}
 	}
 	switch cfg.Era {

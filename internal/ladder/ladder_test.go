@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 
 func initRequest() *jsonrpc.Message {
 	params, _ := json.Marshal(mcp.InitializeParams{
-		ProtocolVersion: mcp.LatestVersion,
+		ProtocolVersion: mcp.LatestInitializeVersion,
 		ClientInfo:      mcp.Implementation{Name: "negotiate-test", Version: "0"},
 	})
 	return &jsonrpc.Message{ID: jsonrpc.Int(1), Method: "initialize", Params: params}
@@ -73,7 +73,7 @@ func TestStatelessServer(t *testing.T) {
 	if a.Method != "POST" || a.Status != 200 || a.Error != "" || a.Duration <= 0 {
 		t.Errorf("attempt %+v", a)
 	}
-	if v := protocolVersion(t, res); v != mcp.LatestVersion {
+	if v := protocolVersion(t, res); v != mcp.LatestInitializeVersion {
 		t.Errorf("version %s", v)
 	}
 }

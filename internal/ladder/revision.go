@@ -34,7 +34,7 @@ func namedRevision(e *jsonrpc.Error, sent string) string {
 		text = text[:refusalScan]
 	}
 	named := revisionPattern.FindAllString(text, 16)
-	for _, v := range mcp.SupportedVersions { // newest first
+	for _, v := range mcp.InitializeVersions { // newest first
 		if v != sent && slices.Contains(named, v) {
 			return v
 		}

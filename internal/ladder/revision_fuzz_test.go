@@ -25,7 +25,7 @@ func FuzzNamedRevision(f *testing.F) {
 		if len(text) > refusalScan {
 			text = text[:refusalScan]
 		}
-		if !slices.Contains(mcp.SupportedVersions, v) || v == sent || !strings.Contains(text, v) {
+		if !slices.Contains(mcp.InitializeVersions, v) || v == sent || !strings.Contains(text, v) {
 			t.Fatalf("namedRevision(%q, %q, sent %q) = %q", msg, data, sent, v)
 		}
 	})

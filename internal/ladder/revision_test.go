@@ -74,10 +74,10 @@ func TestInitializeAgainWithNamedRevision(t *testing.T) {
 		ok      bool     // the last answer is a result
 	}{
 		{"names one we speak", "protocol version not supported, supported version is 2025-03-26",
-			[]string{mcp.LatestVersion, mcp.Version20250326}, true},
-		{"names none", "protocol version not supported", []string{mcp.LatestVersion}, false},
-		{"names one we do not speak", "supported version is 1999-01-01", []string{mcp.LatestVersion}, false},
-		{"names the one refused", "only " + mcp.LatestVersion + " is refused today", []string{mcp.LatestVersion}, false},
+			[]string{mcp.LatestInitializeVersion, mcp.Version20250326}, true},
+		{"names none", "protocol version not supported", []string{mcp.LatestInitializeVersion}, false},
+		{"names one we do not speak", "supported version is 1999-01-01", []string{mcp.LatestInitializeVersion}, false},
+		{"names the one refused", "only " + mcp.LatestInitializeVersion + " is refused today", []string{mcp.LatestInitializeVersion}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
