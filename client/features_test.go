@@ -99,7 +99,7 @@ func TestInfo(t *testing.T) {
 			info.Capabilities.Tools == nil || info.Capabilities.Resources == nil || !info.Capabilities.Resources.Subscribe {
 			t.Errorf("info = %+v", info)
 		}
-		if info.Negotiation == nil || info.Negotiation.Chosen != s.transport || info.Negotiation.Era != string(mcp.EraInitialize) {
+		if info.Negotiation == nil || info.Negotiation.Chosen != s.transport || info.Negotiation.Era != mcp.EraInitialize {
 			t.Errorf("negotiation report %+v", info.Negotiation)
 		}
 		if info.Era != mcp.EraInitialize {

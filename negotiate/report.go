@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/anymcp/anymcp/mcp"
 )
 
 // Transport names, as Info and the report give them.
@@ -15,7 +17,7 @@ const (
 
 // Attempt is one rung of the ladder: one HTTP exchange and what came of it.
 type Attempt struct {
-	Era       string        `json:"era"`               // "stateless" or "initialize": the era the request belongs to
+	Era       mcp.Era       `json:"era"`               // the era the request belongs to
 	Transport string        `json:"transport"`         // StreamableHTTP, SSE, or a transport's name
 	Request   string        `json:"request,omitempty"` // RequestDiscover or RequestInitialize
 	Version   string        `json:"version,omitempty"` // the revision a stateless request carried
@@ -36,7 +38,7 @@ type Report struct {
 	FromCache       bool      `json:"fromCache"` // the first rung came from a cached outcome
 	Attempts        []Attempt `json:"attempts"`
 	Chosen          string    `json:"chosen,omitempty"` // the transport in use; empty on failure
-	Era             string    `json:"era,omitempty"`    // the era in use; empty on failure
+	Era             mcp.Era   `json:"era,omitempty"`    // the era in use; empty on failure
 }
 
 // String prints the report for a person, one attempt a line.

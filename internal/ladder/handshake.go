@@ -130,7 +130,7 @@ func (h *handshake) run(ctx context.Context) (*Result, error) {
 func (h *handshake) done(res *Result) *Result {
 	res.DroppedNotifications = h.p.dropped()
 	res.Transport, res.Name = h.p.handOff(), h.name
-	h.report.Chosen, h.report.Era = h.name, string(res.Era)
+	h.report.Chosen, h.report.Era = h.name, res.Era
 	if h.url != "" && h.cfg.Era == negotiate.EraAuto {
 		h.cfg.Cache.Store(h.url, h.name, res.Era)
 	}
@@ -157,7 +157,7 @@ func (h *handshake) probe(ctx context.Context) (*Result, outcome) {
 	for range maxVersionTries {
 		tries[version]++
 		start := time.Now()
-		a := negotiate.Attempt{Era: string(mcp.EraStateless), Transport: h.name, Request: negotiate.RequestDiscover, URL: h.report.URL, Version: version}
+		a := negotiate.Attempt{Era: mcp.EraStateless, Transport: h.name, Request: negotiate.RequestDiscover, URL: h.report.URL, Version: version}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		resp, err := h.exchange(pctx, h.name, h.t, h.p, h.request(h.hello.Discover(version)))
 		timedOut := err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
@@ -225,7 +225,7 @@ func (h *handshake) lateAnswer(ctx context.Context, wait time.Duration) (res *Re
 		return nil, false
 	}
 	h.late = nil
-	a := negotiate.Attempt{Era: string(mcp.EraStateless), Transport: h.name, Request: negotiate.RequestDiscover, URL: h.report.URL,
+	a := negotiate.Attempt{Era: mcp.EraStateless, Transport: h.name, Request: negotiate.RequestDiscover, URL: h.report.URL,
 		Version: late.version, Duration: time.Since(late.start), Answer: answerOf(m, nil)}
 	if v.kind == isStateless || v.kind == isStatelessBare {
 		a.Decision = "the answer to the probe came late, after initialize: " + v.why + " after all"
@@ -256,7 +256,7 @@ func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) 
 	t, err := h.restartServer(ctx)
 	old.abandon() // Restart closed it: this only waits for its reader
 	if err != nil {
-		h.record(negotiate.Attempt{Era: string(mcp.EraInitialize), Transport: h.name, Request: negotiate.RequestInitialize, URL: h.report.URL,
+		h.record(negotiate.Attempt{Era: mcp.EraInitialize, Transport: h.name, Request: negotiate.RequestInitialize, URL: h.report.URL,
 			Duration: time.Since(start), Decision: "the server could not be started again: stopping"}, err, "starting the server again")
 		return nil, stopped
 	}
@@ -270,7 +270,7 @@ func (h *handshake) restart(ctx context.Context, why string) (*Result, outcome) 
 // initialize sends initialize and waits for its answer (bounded by ctx).
 func (h *handshake) initialize(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
-	a := negotiate.Attempt{Era: string(mcp.EraInitialize), Transport: h.name, Request: negotiate.RequestInitialize, URL: h.report.URL}
+	a := negotiate.Attempt{Era: mcp.EraInitialize, Transport: h.name, Request: negotiate.RequestInitialize, URL: h.report.URL}
 	resp, note, err := h.sendInitialize(ctx, h.name, h.t, h.p)
 	a.Duration, a.Answer = time.Since(start), answerOf(resp, err)
 	switch {

@@ -261,7 +261,7 @@ func (l *ladder) run(ctx context.Context) (*Result, error) {
 
 // succeed finishes the report and caches the outcome.
 func (l *ladder) succeed(res *Result) *Result {
-	l.report.Chosen, l.report.Era = res.Name, string(res.Era)
+	l.report.Chosen, l.report.Era = res.Name, res.Era
 	if l.cfg.Policy == negotiate.TransportAuto && l.cfg.Era == negotiate.EraAuto { // a forced choice says nothing of what TransportAuto would find
 		l.cfg.Cache.Store(l.url, res.Name, res.Era)
 	}

@@ -35,7 +35,7 @@ func (l *ladder) tryStateless(ctx context.Context) (*Result, outcome) {
 		tries[version]++
 		start := time.Now()
 		hc, rec := recordingClient(l.cfg.HTTPClient)
-		a := negotiate.Attempt{Era: string(mcp.EraStateless), Transport: negotiate.StreamableHTTP, Request: negotiate.RequestDiscover, Method: http.MethodPost, URL: l.shown, Version: version}
+		a := negotiate.Attempt{Era: mcp.EraStateless, Transport: negotiate.StreamableHTTP, Request: negotiate.RequestDiscover, Method: http.MethodPost, URL: l.shown, Version: version}
 		t, err := modern.New(l.url, l.modernOptions(hc))
 		if err != nil {
 			rec.active.Store(false)
@@ -150,7 +150,7 @@ func (l *ladder) tryStreamable(ctx context.Context) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
-	a := negotiate.Attempt{Era: string(mcp.EraInitialize), Transport: negotiate.StreamableHTTP, Request: negotiate.RequestInitialize, Method: http.MethodPost, URL: l.shown}
+	a := negotiate.Attempt{Era: mcp.EraInitialize, Transport: negotiate.StreamableHTTP, Request: negotiate.RequestInitialize, Method: http.MethodPost, URL: l.shown}
 	t, err := modern.New(l.url, l.modernOptions(hc))
 	if err != nil {
 		a.Decision = "not a usable URL: stopping"
@@ -231,7 +231,7 @@ func (l *ladder) trySSE(ctx context.Context, cached bool) (*Result, outcome) {
 	start := time.Now()
 	hc, rec := recordingClient(l.cfg.HTTPClient)
 	defer rec.active.Store(false)
-	a := negotiate.Attempt{Era: string(mcp.EraInitialize), Transport: negotiate.SSE, Request: negotiate.RequestInitialize, Method: http.MethodGet, URL: l.shown}
+	a := negotiate.Attempt{Era: mcp.EraInitialize, Transport: negotiate.SSE, Request: negotiate.RequestInitialize, Method: http.MethodGet, URL: l.shown}
 	dctx := ctx
 	if cached {
 		wait := cachedEndpointWait
