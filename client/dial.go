@@ -80,11 +80,11 @@ func (t Target) Supervised(p reconnect.Policy) Target {
 	return t
 }
 
-// String returns the URL, or the command line.
 // IsCommand reports whether t starts a local process (Command), not a
 // URL.
 func (t Target) IsCommand() bool { return t.cmd != nil }
 
+// String returns the URL, or the command line.
 func (t Target) String() string {
 	if t.cmd != nil {
 		return fmt.Sprint(append([]string{t.cmd.Path}, t.cmd.Args...))
