@@ -67,7 +67,8 @@ type pkgAPI struct {
 	tests           map[string]bool      // Test, Fuzz, Benchmark and Example functions
 	methods         map[string]map[string]bool
 	imports         map[string]string // name -> import path, over the package's non-test files
-	docFiles        []*ast.File
+	docFiles        []*ast.File       // the non-test files with a package comment
+	files           int               // non-test files
 	fset            *token.FileSet
 }
 
@@ -185,6 +186,7 @@ func parsePackage(t *testing.T, dir, rel string) *pkgAPI {
 			}
 			continue
 		}
+		p.files++
 		if p.name == "" || filepath.Base(name) == "doc.go" {
 			p.name = f.Name.Name
 		}
