@@ -66,9 +66,10 @@ type pkgAPI struct {
 	decls           map[string]*declInfo // exported top-level names
 	tests           map[string]bool      // Test, Fuzz, Benchmark and Example functions
 	methods         map[string]map[string]bool
-	imports         map[string]string // name -> import path, over the package's non-test files
-	docFiles        []*ast.File       // the non-test files with a package comment
-	files           int               // non-test files
+	imports         map[string]string   // name -> import path, over the package's non-test files
+	docFiles        []*ast.File         // the non-test files with a package comment
+	files           int                 // non-test files
+	comments        []*ast.CommentGroup // every comment of the non-test files
 	fset            *token.FileSet
 }
 
@@ -193,6 +194,7 @@ func parsePackage(t *testing.T, dir, rel string) *pkgAPI {
 		if f.Doc != nil {
 			p.docFiles = append(p.docFiles, f)
 		}
+		p.comments = append(p.comments, f.Comments...)
 		imports := fileImports(f)
 		for n, path := range imports {
 			p.imports[n] = path
@@ -737,10 +739,40 @@ func TestPackageDocsNameRealAPI(t *testing.T) {
 	}
 }
 
+// TestCommentsNameRealAPI: every comment in the Go code of every module
+// names only the repository's names that exist, written out (client.Dial)
+// or as doc links to other packages ([negotiate.Report]). A link to the
+// package's own [Name] is checked in package docs only: elsewhere Go reads
+// an unknown one as text ([REDACTED]).
+func TestCommentsNameRealAPI(t *testing.T) {
+	a := loadAPI(t)
+	checked := 0
+	for _, p := range a.pkgs {
+		problems, n := a.checkComments(p, p.comments, false)
+		checked += n
+		for _, problem := range problems {
+			t.Error(problem)
+		}
+	}
+	if checked < 200 {
+		t.Fatalf("checked %d names in comments, want at least 200: the scan is broken", checked)
+	}
+}
+
 // checkPackageDoc checks the package comments of p.
 func (a *api) checkPackageDoc(p *pkgAPI) (problems []string, checked int) {
+	var groups []*ast.CommentGroup
 	for _, f := range p.docFiles {
-		for _, c := range f.Doc.List {
+		groups = append(groups, f.Doc)
+	}
+	return a.checkComments(p, groups, true)
+}
+
+// checkComments checks the names in comments of p; ownLinks says whether a
+// doc link to p's own [Name] or [Type.Method] must resolve.
+func (a *api) checkComments(p *pkgAPI, groups []*ast.CommentGroup, ownLinks bool) (problems []string, checked int) {
+	for _, g := range groups {
+		for _, c := range g.List {
 			pos := p.fset.Position(c.Slash)
 			file := relDir(pos.Filename)
 			for i, line := range strings.Split(c.Text, "\n") {
@@ -756,6 +788,9 @@ func (a *api) checkPackageDoc(p *pkgAPI) (problems []string, checked int) {
 					case !goName.MatchString(link):
 						continue // not a name: [A-Z], [link text]
 					case ast.IsExported(parts[0]) && len(parts) <= 2: // [Name], [Type.Method]
+						if !ownLinks {
+							continue
+						}
 						member := ""
 						if len(parts) == 2 {
 							member = parts[1]
@@ -822,4 +857,59 @@ func (a *api) docQualifier(p *pkgAPI, q string) []*pkgAPI {
 		return a.preferred(q, pkgs)
 	}
 	return nil
+}
+
+// TestCommentsNameRealAPIFindsStale: the check of Go comments fails on
+// stale names, each with its line, and passes the live ones and other
+// libraries' names around them.
+func TestCommentsNameRealAPIFindsStale(t *testing.T) {
+	a := loadAPI(t)
+	src := `// Package x uses [client.Dial], client.Conn.Close and [Own.Method].
+// It names [client.Dail], [Own.Gone], [Gone] and negotiate.NoSuchName.
+// [REDACTED], [1], http.Client and mcp.Nope from go-sdk are not ours.
+package x
+
+import (
+	"net/http"
+
+	"github.com/anymcp/anymcp/client"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Own is a type.
+type Own struct{}
+
+// Method is a method.
+func (Own) Method() {}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "x/doc.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pkgAPI{dir: "x", name: "x", fset: fset, docFiles: []*ast.File{f}, comments: f.Comments,
+		decls: map[string]*declInfo{}, tests: map[string]bool{}, methods: map[string]map[string]bool{"Own": {"Method": true}},
+		imports: fileImports(f)}
+	p.decls["Own"] = &declInfo{spec: f.Decls[1].(*ast.GenDecl).Specs[0].(*ast.TypeSpec), imports: p.imports}
+	check := func(got []string, want ...string) {
+		t.Helper()
+		for i := range got {
+			got[i] = strings.TrimPrefix(got[i], relDir("x/doc.go"))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	stale := []string{
+		":2: [client.Dail]: package client (client) has no exported Dail",
+		":2: negotiate.NoSuchName: package negotiate (negotiate) has no exported NoSuchName",
+	}
+	all, _ := a.checkComments(p, f.Comments, false)
+	check(all, stale...)
+	pkgDoc, _ := a.checkPackageDoc(p)
+	check(pkgDoc, stale[0],
+		":2: [Own.Gone]: type Own of package x (x) has no method or field Gone",
+		":2: [Gone]: package x (x) has no exported Gone",
+		stale[1],
+		":3: [REDACTED]: package x (x) has no exported REDACTED")
 }
