@@ -36,6 +36,7 @@ var foreign = map[string]bool{
 	"cobra": true, "goleak": true, "openai": true, "anthropic": true, "genai": true,
 	"otel": true, "trace": true, "metric": true, "propagation": true, "otlptracehttp": true,
 	"otlpmetrichttp": true, "tiktoken": true,
+	"param": true, // openai-go's and anthropic-sdk-go's param (docs/llm-hosts.md)
 }
 
 // sameNameForeign are names of other libraries whose package has the name
@@ -46,8 +47,9 @@ var sameNameForeign = map[string]string{}
 
 // exampleLocals are variables that the docs use and no Go example in them
 // declares: a Go example declares its own (conn, res, tb) and those count.
+// A one-letter qualifier (`o.HTTPClient`, `s.CreateMessage`) is always
+// taken for a variable.
 var exampleLocals = map[string]bool{
-	"o":     true, // an Options value in docs/migration.md
 	"ctx":   true,
 	"block": true, // the model's tool_use block in docs/llm-results.md
 }
@@ -683,7 +685,7 @@ func (a *api) markdownRef(r ref, locals map[string]bool) (why string, ok bool) {
 	}
 	pkgs := a.byName[r.q]
 	if len(pkgs) == 0 {
-		if foreign[r.q] || locals[r.q] || exampleLocals[r.q] {
+		if foreign[r.q] || locals[r.q] || exampleLocals[r.q] || len(r.q) == 1 {
 			return "", false
 		}
 		return fmt.Sprintf("%s is no package of this repository; if it is another library's, add it to foreign in internal/docs/refs_test.go", r.q), true
