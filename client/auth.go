@@ -6,15 +6,15 @@ import (
 	"github.com/anymcp/anymcp/auth"
 )
 
-// WithAuth authorizes the connection's HTTP requests with a (OAuth 2.1, see
-// package auth): every request to the server — the Streamable HTTP POSTs,
-// GET and DELETE, or the HTTP+SSE stream and POSTs — carries its bearer
-// token, and a 401 or a 403 insufficient_scope is answered by renewing the
-// token and sending the request again. A 401 is never a reason to try
-// another transport; when authorization fails, Dial and the calls return
-// the auth package's typed error (errors.As: *auth.InteractionRequiredError,
-// *auth.MetadataError, *auth.GrantError, ...). Stdio servers are not
-// affected. The RoundTripper of WithHTTPClient, if any, is kept under it.
+// WithAuth authorizes the connection's HTTP requests with a (OAuth 2.1; see
+// package auth). Every request to the server carries its bearer token: the
+// Streamable HTTP POSTs, GET and DELETE, or the HTTP+SSE stream and POSTs.
+// On a 401, or a 403 insufficient_scope, the token is renewed and the request
+// sent again. A 401 is never a reason to try another transport. When
+// authorization fails, Dial and the calls return the auth package's typed
+// error (errors.As: *auth.InteractionRequiredError, *auth.MetadataError,
+// *auth.GrantError, ...). Stdio servers are not affected. The RoundTripper
+// of WithHTTPClient, if any, is kept under it.
 func WithAuth(a *auth.Authorizer) Option { return func(o *options) { o.auth = a } }
 
 // authorizedClient returns the HTTP client of the transports for rawURL:

@@ -42,22 +42,21 @@ func (cl *call) finish(raw json.RawMessage, err error) {
 	}
 }
 
-// Call sends the request method with params (any value that encodes to a
-// JSON object, or nil) and decodes the result into result (a pointer, or
-// nil to discard it). It returns when the answer arrives, when ctx is done,
-// or when the call's timeout runs out; in the last two cases the server is
-// sent notifications/cancelled. A JSON-RPC error from the server is
-// returned as a *jsonrpc.Error (use errors.As).
+// Call sends the request method with params and decodes the result into
+// result. params may be any value that encodes to a JSON object, or nil.
+// result is a pointer, or nil to discard the result. Call returns when the
+// answer arrives, when ctx is done, or when the call's timeout runs out. In
+// the last two cases the server is sent notifications/cancelled. A JSON-RPC
+// error from the server is a *jsonrpc.Error (use errors.As).
 //
-// A call gets exactly one answer: its result, or an error that says whether
-// the request may have run (errors.Is(err, jsonrpc.ErrOutcomeUnknown)). A
-// request the server provably did not run — refused because its session had
-// expired — is sent again once the Conn has re-initialized, and again on
-// each new session should new sessions keep expiring under it, until the
-// reconnect policy's attempts (one per session that refused it) or budget
-// are spent, or 5 new sessions in a row have answered no request. A
-// request whose outcome is unknown is sent again only when WithReplay is on
-// and the request is safe to repeat.
+// A call gets exactly one answer: its result, or an error. The error says
+// whether the request may have run (errors.Is(err, jsonrpc.ErrOutcomeUnknown)).
+// A request refused unrun because its session expired is sent again once the
+// Conn has re-initialized. It is sent again on each new session that refuses
+// it. That stops when the reconnect policy's attempts (one per refusing
+// session) or budget are spent, or when 5 new sessions in a row have answered
+// no request. A request whose outcome is unknown is sent again only with
+// WithReplay, and only when it is safe to repeat.
 func (c *Conn) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
 	raw, err := c.callRaw(ctx, method, params, opts...)
 	if err != nil {

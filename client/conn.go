@@ -274,32 +274,33 @@ func (c *Conn) Err() error {
 // transport broke (Err says why).
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
-// Close ends the connection: pending calls fail with ErrClosed, the
-// transport is closed (for HTTP, the session is deleted; for stdio, the
-// process is stopped), and Close returns once every goroutine the Conn
-// started is gone. It is idempotent; later calls return nil. It is
-// Shutdown with no bound but the transports' own: up to a second for
-// notifications/cancelled still on their way, then for stdio the
-// Command's StdinCloseWait and TermWait (2 s each by default), for
-// Streamable HTTP the DELETE's CloseTimeout (2 s).
+// Close ends the connection. Pending calls fail with ErrClosed. The
+// transport is closed: for HTTP the session is deleted, for stdio the
+// process is stopped. Close returns once every goroutine the Conn started is
+// gone. Later calls return nil. Close is Shutdown bounded only by the
+// transports' own waits. Up to a second goes to notifications/cancelled
+// still on their way. Then stdio waits the Command's StdinCloseWait and
+// TermWait (2 s each by default). Streamable HTTP waits the DELETE's
+// CloseTimeout (2 s).
 //
-// Called from one of the Conn's own handlers (a notification handler, a
-// sampling, elicitation or roots handler), Close starts the shutdown and
-// returns at once: the shutdown waits for that handler to return.
+// Called from one of the Conn's own handlers (notification, sampling,
+// elicitation or roots), Close starts the shutdown and returns at once. The
+// shutdown waits for that handler to return.
 func (c *Conn) Close() error {
 	return c.Shutdown(context.Background())
 }
 
-// Shutdown is Close bounded by ctx. notifications/cancelled already on
-// their way still go first, as with Close, but once ctx is done nothing is
-// waited for: a stdio server's process group is killed, an HTTP session's
-// DELETE abandoned (a transport of the host's is closed with its Shutdown
-// method, when it has one: see jsonrpc.Shutdowner). Shutdown returns once
-// every goroutine the Conn started is gone — or, when ctx ends while a
-// handler of the host's still runs (one that blocks, or ignores its
-// context), at once with an error that says so: the handler's goroutine
-// ends when the handler returns, and a later Close waits for it without a
-// bound.
+// Shutdown is Close bounded by ctx. As with Close, notifications/cancelled
+// already on their way still go first. Once ctx is done, nothing is waited
+// for. A stdio server's process group is killed. An HTTP session's DELETE is
+// abandoned. A transport of the host's is closed with its Shutdown method,
+// when it has one (see jsonrpc.Shutdowner).
+//
+// Shutdown returns once every goroutine the Conn started is gone. A handler
+// of the host's may still run when ctx ends, because it blocks or ignores its
+// context. Then Shutdown returns at once, with an error that says so. The
+// handler's goroutine ends when the handler returns. A later Close waits for
+// it without a bound.
 func (c *Conn) Shutdown(ctx context.Context) error {
 	if c.inHandler() {
 		go c.Shutdown(context.WithoutCancel(ctx)) //nolint:errcheck // the handler cannot wait for itself

@@ -81,11 +81,11 @@ func (t Target) Supervised(p reconnect.Policy) Target {
 	return t
 }
 
-// String returns the URL, or the command line.
 // IsCommand reports whether t starts a local process (Command), not a
 // URL.
 func (t Target) IsCommand() bool { return t.cmd != nil }
 
+// String returns the URL, or the command line.
 func (t Target) String() string {
 	if t.cmd != nil {
 		return fmt.Sprint(append([]string{t.cmd.Path}, t.cmd.Args...))
@@ -103,12 +103,13 @@ const (
 // ErrNoTarget is returned by Dial for an empty Target.
 var ErrNoTarget = errors.New("anymcp: no target: give a URL or a command")
 
-// Dial connects to target and finds out what it speaks: the era (the
-// stateless request first — server/discover — then the initialize) and,
-// for a URL, the transport (Streamable HTTP, then HTTP+SSE), as the
-// specification's backward-compatibility rules say; Info().Negotiation tells
-// how it went. ctx bounds the connecting and the handshake (when ctx has no
-// deadline, the request timeout does); the Conn lives until Close.
+// Dial connects to target and finds out what it speaks, as the
+// specification's backward-compatibility rules say. First it finds the era:
+// the stateless request (server/discover) first, then initialize. For a URL
+// it also finds the transport: Streamable HTTP, then HTTP+SSE.
+// Info().Negotiation tells how it went. ctx bounds the connecting and the
+// handshake. When ctx has no deadline, the request timeout does. The Conn
+// lives until Close.
 func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 	o := newOptions(opts)
 	ctx, cancel := bounded(ctx, o)

@@ -7,17 +7,18 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// ForClient makes the call one made on behalf of another client — a
-// bridge's downstream client, say — whose capabilities are caps (a
-// ClientCapabilities JSON object). On a stateless server (revision
-// 2026-07-28) the request's _meta declares caps instead of the Conn's
-// own capabilities, and an input_required answer is the call's result, as
-// the server sent it, instead of being answered by the Conn's handlers:
-// the caller puts it to that client and sends the retry itself; a task
+// ForClient makes the call one made on behalf of another client, such as a
+// bridge's downstream client. caps are that client's capabilities, a
+// ClientCapabilities JSON object.
+//
+// On a stateless server (revision 2026-07-28), the request's _meta declares
+// caps instead of the Conn's own capabilities. An input_required answer is
+// the call's result, as the server sent it. The Conn's handlers do not answer
+// it: the caller puts it to that client and sends the retry itself. A task
 // handle (resultType task, the tasks extension) is the result too, for that
-// client to wait for, instead of being waited for by the Conn. On an
-// initialize-era server, whose client's capabilities are the session's, it
-// changes nothing.
+// client to wait for. The Conn does not wait for it. On an initialize-era
+// server, the session holds the client's capabilities, and ForClient changes
+// nothing.
 func ForClient(caps json.RawMessage) CallOption {
 	return func(c *callOptions) {
 		if len(bytes.TrimSpace(caps)) == 0 {

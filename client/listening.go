@@ -6,17 +6,16 @@ import (
 )
 
 // Listening returns once the Conn's stream of change notifications is
-// live, so that a change the server makes afterwards reaches the
-// handlers. With a stateless server that is the subscriptions/listen
-// stream, acknowledged by the server (after a break, once it is
-// acknowledged again); with an initialize-era server, the GET stream,
-// once open or known unavailable (the transport waits a bounded time for
-// it). It returns nil at once when the Conn listens for nothing (no
-// change handler, no subscription) or asked for no such stream.
+// live: a change the server makes afterwards reaches the handlers. With a
+// stateless server, that is subscriptions/listen, once acknowledged (after a
+// break, once acknowledged again). With an initialize-era server, it is the
+// GET stream, once open or known unavailable. The transport waits a bounded
+// time for it. Listening returns nil at once when the Conn listens for
+// nothing (no change handler, no subscription) or asked for no such stream.
 //
-// It returns an error when the server refused the first listen stream,
-// when the Conn ended (wrapping its error, or ErrClosed), or when ctx
-// ended first.
+// It returns an error when the server refused the first listen stream, when
+// the Conn ended (wrapping its error, or ErrClosed), or when ctx ended
+// first.
 func (c *Conn) Listening(ctx context.Context) error {
 	if c.ctx.Err() != nil {
 		return fmt.Errorf("listening: %w", c.endErr())

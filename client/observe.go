@@ -8,20 +8,18 @@ import (
 	"github.com/anymcp/anymcp/mcp"
 )
 
-// Observer sees every request a Conn sends and the Conn's life: the seam
-// for tracing and metrics (the otel module's observer is one), which keeps
-// the core free of any telemetry library. Set it with WithObserver; a Conn
-// without one pays nothing for the seam. Its methods are called from the
-// goroutines of the calls, concurrently: they must be quick and safe for
-// concurrent use.
+// Observer sees every request a Conn sends, and the Conn's life. It is the
+// seam for tracing and metrics (the otel module's observer is one). It keeps
+// the core free of any telemetry library. Set it with WithObserver. A Conn
+// without one pays nothing for the seam. Its methods are called concurrently,
+// from the calls' goroutines: they must be quick and safe for concurrent use.
 //
-// Every request goes through it: the typed methods, Call, the task polls
-// (as requests of their own, under the context of the call that became the
-// task), server/discover and ping, subscriptions/listen (one request per
-// stream opened), a re-initialization's own requests, and the handshake of
-// Dial and Open (each request of the negotiation: the stateless probe,
-// initialize, over each transport tried). An answer served from the result
-// cache makes no request and is not seen.
+// Every request goes through it: the typed methods, Call, server/discover,
+// ping, and subscriptions/listen (one request per stream opened). So do task
+// polls, each under the context of the call that became the task. So do a
+// re-initialization's requests, and each request of Dial's and Open's
+// negotiation: the stateless probe and initialize, over each transport tried.
+// An answer served from the result cache makes no request and is not seen.
 type Observer interface {
 	// Request is called as a request starts, before it goes out. It returns
 	// the context the request runs under (the requests it leads to — a

@@ -13,14 +13,13 @@ import (
 	"github.com/anymcp/anymcp/reconnect"
 )
 
-// Option configures a Conn, in Dial or Open. An Option that sets a
-// default for every call is named WithDefault…; the CallOption that
-// overrides it for one call has the same name without Default
-// (WithDefaultTimeout, WithTimeout). An On… option adds its handler to
-// those given before (nil adds none): given twice, both run, in the
-// order given, so that a library's handler and its host's own never
-// replace each other. A With… handler (WithSampling) answers: the last
-// given wins.
+// Option configures a Conn, in Dial or Open. An Option that sets a default
+// for every call is named WithDefault…. The CallOption that overrides it for
+// one call has the same name without Default (WithDefaultTimeout,
+// WithTimeout). An On… option adds its handler to those given before; nil
+// adds none. Given twice, both run, in the order given. So a library's
+// handler and its host's own never replace each other. A With… handler
+// (WithSampling) answers, and the last one given wins.
 type Option func(*options)
 
 // Default settings.
@@ -129,11 +128,11 @@ func WithDefaultMaxTime(d time.Duration) Option {
 
 // WithHTTPClient makes HTTP transports use c for every request: its
 // RoundTripper, proxy and TLS settings apply. Its Timeout is not applied to
-// long-lived streams. c itself is never changed: the transports use copies
-// that carry the library's redirect policy (a redirect to another origin,
-// or one that would turn a POST into a GET, is refused with a
-// *jsonrpc.RedirectError, and nothing is sent there; see docs/security.md),
-// after which c's own CheckRedirect, if any, still runs.
+// long-lived streams. c itself is never changed. The transports use copies
+// that carry the library's redirect policy (see docs/security.md). A
+// redirect to another origin is refused, as is one that would turn a POST
+// into a GET. The refusal is a *jsonrpc.RedirectError, and nothing is sent
+// there. After that policy, c's own CheckRedirect, if any, still runs.
 func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) { o.httpClient = c }
 }
@@ -174,18 +173,19 @@ func WithRoots(h RootsHandler) Option { return func(o *options) { o.roots = h } 
 
 // OnLog delivers notifications/message (server log records).
 //
-// Notification handlers (the On… options for server notifications) run
-// one at a time, in arrival order, on a goroutine of the Conn's own: they
-// may call the Conn, but a slow one delays the next. The Conn's read loop never waits for them (a handler may
-// itself wait for an answer that only the read loop can deliver), so while
-// 4,096 notifications, or 16 MiB of their params, wait for the handlers,
-// newer ones are dropped — counted by Conn.DroppedNotifications and logged
-// — until the handlers catch up. A list_changed notification is never
-// dropped: while one of its kind waits for its handler, later ones are
-// merged into it. Responses and server requests are never dropped. Below
-// the handlers the transport's queue is bounded too: when the read loop
-// falls behind, the transport stops reading the connection, and the server
-// is slowed by TCP flow control (or, over stdio, blocks on its writes).
+// Notification handlers (the On… options for server notifications) run one
+// at a time, in arrival order, on a goroutine of the Conn's own. They may
+// call the Conn, but a slow one delays the next. The Conn's read loop never
+// waits for them: a handler may itself wait for an answer that only the read
+// loop can deliver. While 4,096 notifications, or 16 MiB of their params,
+// wait for the handlers, newer ones are dropped until the handlers catch up.
+// Conn.DroppedNotifications counts those, and they are logged. A
+// list_changed notification is never dropped. Later ones of its kind merge
+// into the one waiting for its handler. Responses and server requests are
+// never dropped. Below the handlers, the transport's queue is bounded too.
+// When the read loop falls behind, the transport stops reading the
+// connection. TCP flow control then slows the server; over stdio, its writes
+// block.
 func OnLog(f func(mcp.LoggingMessageParams)) Option {
 	return func(o *options) { o.onLog = then1(o.onLog, f) }
 }
@@ -243,13 +243,14 @@ func WithTransportPolicy(p negotiate.TransportPolicy) Option {
 }
 
 // WithReconnectPolicy sets how HTTP transports retry once connected:
-// resuming a broken stream, reconnecting the GET or HTTP+SSE stream,
-// waiting out 429 and 503 (a 503 without Retry-After only for a call the
-// Conn would replay anyway: see WithReplay and AsReplayable); and how long the Conn keeps re-initializing
-// and sending again a call that sessions keep refusing as expired (its
-// MaxAttempts count the sessions that refused the call, its Budget runs
-// from the first refusal). The default is reconnect.DefaultPolicy(). (A
-// stdio server is supervised only when its Target says so: Supervised.)
+// resuming a broken stream, reconnecting the GET or HTTP+SSE stream, and
+// waiting out 429 and 503. A 503 without Retry-After is waited out only for
+// a call the Conn would replay anyway (see WithReplay and AsReplayable). The
+// policy also bounds how long the Conn re-initializes and resends a call
+// that sessions keep refusing as expired. Its MaxAttempts count the sessions
+// that refused the call. Its Budget runs from the first refusal. The default
+// is reconnect.DefaultPolicy(). A stdio server is supervised only when its
+// Target says so (Supervised).
 func WithReconnectPolicy(p reconnect.Policy) Option {
 	return func(o *options) { o.reconnect = &p }
 }
@@ -265,15 +266,15 @@ func WithEra(p negotiate.EraPolicy) Option { return func(o *options) { o.era = p
 // choose the newest both sides speak.
 func WithProtocolVersion(v string) Option { return func(o *options) { o.version = v } }
 
-// WithProbeTimeout bounds how long Dial (for a command) and Open wait for
-// the answer to the stateless probe, server/discover, before they take the
-// server for an initialize-era one and send initialize: an initialize-era server may stay
-// silent. Should the server then take initialize, its answer to the probe
-// is waited for once more as long (a stateless server slow to start answers
-// it late, and one that handles requests concurrently may answer
-// initialize first): a server that never answers the probe costs twice
-// this. The default is negotiate.DefaultProbeTimeout. Over HTTP the status
-// answers at once and this does not apply.
+// WithProbeTimeout bounds the wait for the answer to the stateless probe,
+// server/discover, in Dial (for a command) and Open. When it runs out, the
+// server is taken for an initialize-era one and sent initialize: such a
+// server may stay silent. Should the server then take initialize, its
+// answer to the probe is waited for once more as long. A stateless server
+// slow to start answers the probe late. One that handles requests
+// concurrently may answer initialize first. So a server that never answers
+// the probe costs twice this. The default is negotiate.DefaultProbeTimeout.
+// Over HTTP the status answers at once, and this does not apply.
 func WithProbeTimeout(d time.Duration) Option { return func(o *options) { o.probeTimeout = d } }
 
 // WithCache shares a negotiation cache across Dials: the era and transport
@@ -319,17 +320,16 @@ type callLogs struct {
 // safe by their nature are sent again (see WithReplay).
 func AsReplayable() CallOption { return func(c *callOptions) { c.repeatable = true } }
 
-// WithCallLogs delivers to f, in order, the log records
-// (notifications/message) the server sends in the course of this call, in
-// place of OnLog: those that come on the call's own stream, which only
-// Streamable HTTP has (the answer to the call's POST, streamed as SSE). A
-// stateless (2026-07-28) server is asked for records at level and above in
-// the request's _meta ("": info); an initialize-era server sends what its session's
-// level (SetLogLevel) lets through, and sends a call's records on the
-// call's stream or its GET stream, as it chooses: those on the GET stream,
-// and any over stdio or HTTP+SSE, go to OnLog. f runs on the Conn's read
-// loop, as WithProgress's does: it must return quickly and must not call
-// the Conn.
+// WithCallLogs delivers to f, in place of OnLog and in order, the log
+// records (notifications/message) the server sends on this call's own
+// stream. Only Streamable HTTP has one: the answer to the call's POST,
+// streamed as SSE. A stateless (2026-07-28) server is asked in the
+// request's _meta for records at level and above ("" means info). An
+// initialize-era server sends what its session's level (SetLogLevel) lets
+// through. It sends a call's records on the call's stream or on its GET
+// stream, as it chooses. Records on the GET stream go to OnLog, as do all
+// records over stdio or HTTP+SSE. f runs on the Conn's read loop, as
+// WithProgress's does. It must return quickly and must not call the Conn.
 func WithCallLogs(level mcp.LoggingLevel, f func(mcp.LoggingMessageParams)) CallOption {
 	if level == "" {
 		level = mcp.LevelInfo
@@ -338,15 +338,15 @@ func WithCallLogs(level mcp.LoggingLevel, f func(mcp.LoggingMessageParams)) Call
 	return func(o *callOptions) { o.logs = cl }
 }
 
-// WithProgress attaches a progress token to the call and delivers the
-// server's notifications/progress for it to f, in order. Updates that travel
-// with the answer (stdio, HTTP+SSE, a Streamable HTTP answer streamed as
-// SSE) all reach f before the call returns; a server that answers with JSON
-// sends progress on its GET stream, and an update that trails the answer is
-// dropped. f runs on the Conn's read loop: it must return quickly and must
-// not call the Conn. A slow f holds the reading of the connection back (the
-// server is pushed back; nothing is dropped). Given twice, both run, in
-// the order given.
+// WithProgress attaches a progress token to the call. It delivers the
+// server's notifications/progress for the call to f, in order. Updates that
+// travel with the answer (stdio, HTTP+SSE, a Streamable HTTP answer streamed
+// as SSE) all reach f before the call returns. A server that answers with
+// JSON sends progress on its GET stream. There an update that trails the
+// answer is dropped. f runs on the Conn's read loop. It must return quickly
+// and must not call the Conn. A slow f holds back the reading of the
+// connection: the server is pushed back, and nothing is dropped. Given
+// twice, both run, in the order given.
 func WithProgress(f func(mcp.ProgressParams)) CallOption {
 	return func(c *callOptions) { c.progress = then1(c.progress, f) }
 }

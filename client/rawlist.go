@@ -52,17 +52,17 @@ func rawItems(ctx context.Context, c *Conn, method string, items func(*rawPage) 
 	}
 }
 
-// RawTools iterates over every tool, each one the JSON object the server
-// sent: its bytes, its members in their order, members mcp.Tool lacks
-// kept. It follows cursors as Tools does, within the same bounds
-// (ErrListingTooLarge), and leaves out the same tools. The Conn notes
-// what each tool says about calls to it, as Tools does. An item that is
-// not a tool ends the listing with a *ResultError.
+// RawTools iterates over every tool as the JSON object the server sent: its
+// bytes, its members in their order, members mcp.Tool lacks kept. It follows
+// cursors as Tools does, within the same bounds (ErrListingTooLarge). It
+// leaves out the same tools. The Conn notes what each tool says about calls
+// to it, as Tools does. An item that is not a tool ends the listing with a
+// *ResultError.
 //
-// Raw and typed listings share the result cache: a cached page serves
-// both. An item is a slice of the answer, not a copy; while the page is
-// cached, the item and the cache share its bytes. Read them, never change
-// them. An item keeps its page alive while it lives.
+// Raw and typed listings share the result cache: a cached page serves both.
+// An item is a slice of the answer, not a copy. While the page is cached, the
+// item and the cache share its bytes. Read them, never change them. An item
+// keeps its page alive while it lives.
 func (c *Conn) RawTools(ctx context.Context) iter.Seq2[json.RawMessage, error] {
 	return func(yield func(json.RawMessage, error) bool) {
 		gen := c.toolGen() // a change during the listing makes the pages after it stale

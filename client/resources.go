@@ -49,14 +49,14 @@ func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption)
 	return &res, nil
 }
 
-// Subscribe asks for notifications/resources/updated about uri (delivered
-// to the OnResourceUpdated handler). The Conn remembers the subscription:
-// an initialize-era server is sent resources/subscribe, and the subscription is
-// restored after re-initializing a lost session; with a stateless server the
-// URI joins the filter of the subscriptions/listen stream, which is opened
-// again with it, and Subscribe returns once the server acknowledged it —
-// with a *SubscriptionRefusedError when the acknowledgement leaves the URI
-// out.
+// Subscribe asks for notifications/resources/updated about uri. They go to
+// the OnResourceUpdated handler. The Conn remembers the subscription. An
+// initialize-era server is sent resources/subscribe. The subscription is
+// restored after re-initializing a lost session. With a stateless server,
+// the URI joins the filter of the subscriptions/listen stream, which is
+// opened again with it. Subscribe then returns once the server acknowledged
+// it. When the acknowledgement leaves the URI out, it returns a
+// *SubscriptionRefusedError.
 func (c *Conn) Subscribe(ctx context.Context, uri string) error {
 	had := c.subs.add(uri) // before the call, so that a re-initialization meanwhile restores it
 	var err error

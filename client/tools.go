@@ -34,19 +34,19 @@ func (c *Conn) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 // AllTools returns every tool, all pages.
 func (c *Conn) AllTools(ctx context.Context) ([]mcp.Tool, error) { return collect(c.Tools(ctx)) }
 
-// CallTool calls the tool name with arguments (anything that encodes to a
-// JSON object, or nil). A tool that ran and failed is not an error: the
+// CallTool calls the tool name with arguments: anything that encodes to a
+// JSON object, or nil. A tool that ran and failed is not an error: the
 // result has IsError set.
 //
-// A call the server runs as a task is waited for, and returns the tool's
-// result all the same (see AsTask, OnTask and TaskError). With a server
-// that offers the tasks of revision 2025-11-25 the Conn asks for a task
-// when the tool's listing says it must run as one; a tool the Conn has not
-// seen listed that the server refuses as a plain call (-32601, which it
-// says of a tool that only runs as a task, or a result with isError whose
-// text speaks of a task, as the TypeScript SDK's servers answer) is looked
-// up in tools/list, and called again as a task only if the listing says it
-// must be one. Call does the same for a tools/call whose params are a
+// A call the server runs as a task is waited for. It returns the tool's
+// result all the same (see AsTask, OnTask and TaskError). A server may offer
+// the tasks of revision 2025-11-25. Then the Conn asks for a task when the
+// tool's listing says it must run as one. Such a server may refuse a plain
+// call to a tool the Conn has not seen listed. It answers -32601 (what it
+// says of a tool that only runs as a task), or an isError result whose text
+// speaks of a task (as the TypeScript SDK's servers do). The Conn then looks
+// the tool up in tools/list. It calls again as a task only if the listing
+// says so. Call does the same for a tools/call whose params are a
 // *mcp.CallToolParams.
 func (c *Conn) CallTool(ctx context.Context, name string, arguments any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	var res mcp.CallToolResult

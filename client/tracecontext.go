@@ -5,13 +5,13 @@ import (
 	"strings"
 )
 
-// TraceContext is the W3C trace context (SEP-414: traceparent, tracestate,
-// baggage in params._meta) of a request the host is serving, carried in a
-// context so that the requests a Conn sends for it continue its trace.
-// Without an Observer, the Conn puts these members, unchanged, into each
-// request's params._meta; with one, the Observer's own members win (the
+// TraceContext is the W3C trace context of a request the host is serving:
+// traceparent, tracestate and baggage in params._meta (SEP-414). A context
+// carries it, so that the requests a Conn sends for it continue its trace.
+// Without an Observer, the Conn copies these members unchanged into each
+// request's params._meta. With one, the Observer's own members win. The
 // otel module makes its span a child of this context and writes its own
-// traceparent), and the members it does not write are passed on as here.
+// traceparent. Members the Observer does not write are passed on as here.
 type TraceContext struct {
 	Traceparent string
 	Tracestate  string

@@ -296,26 +296,59 @@ func relDir(dir string) string {
 	return strings.TrimPrefix(filepath.ToSlash(dir), root+"/")
 }
 
-// TestPackageDocsShort: the package comment of every package outside
-// internal/ says what the package is for and how to start, in under
-// maxPackageDocLines lines; the rest belongs in docs/.
+// TestPackageDocsShort: the package comment of every package, in every
+// module (go.work's, bench's, interop's; internal/ too), says what the
+// package is for and how to start, in under maxPackageDocLines lines; the
+// rest belongs in docs/.
 func TestPackageDocsShort(t *testing.T) {
-	for dir := range publicDirs(t) {
-		_, pkgs := parseDir(t, dir)
-		for name, files := range pkgs {
-			lines := 0
-			for _, f := range files {
-				if f.Doc != nil {
-					lines += countLines(f.Doc.Text())
-				}
-			}
-			if lines == 0 {
-				t.Errorf("package %s (%s) has no doc comment", name, relDir(dir))
-			}
-			if lines >= maxPackageDocLines {
-				t.Errorf("package %s (%s): doc comment of %d lines, want under %d: move the detail to docs/", name, relDir(dir), lines, maxPackageDocLines)
-			}
+	a := loadAPI(t)
+	checked := 0
+	for _, p := range a.pkgs {
+		if p.files == 0 {
+			continue // tests only
 		}
+		checked++
+		lines := 0
+		for _, f := range p.docFiles {
+			lines += countLines(f.Doc.Text())
+		}
+		if lines == 0 {
+			t.Errorf("package %s (%s) has no doc comment", p.name, p.dir)
+		}
+		if lines >= maxPackageDocLines {
+			t.Errorf("package %s (%s): doc comment of %d lines, want under %d: move the detail to docs/", p.name, p.dir, lines, maxPackageDocLines)
+		}
+	}
+	if checked < 40 {
+		t.Fatalf("checked %d packages, want at least 40: the walk is broken", checked)
+	}
+}
+
+// TestDocGoHoldsOnlyDoc: a package's doc.go holds its doc comment and the
+// package clause, nothing else, in every module; code goes in a file named
+// for what it holds.
+func TestDocGoHoldsOnlyDoc(t *testing.T) {
+	a := loadAPI(t)
+	checked := 0
+	for _, p := range a.pkgs {
+		name := filepath.Join(root, p.dir, "doc.go")
+		if _, err := os.Stat(name); err != nil {
+			continue
+		}
+		checked++
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Doc == nil {
+			t.Errorf("%s/doc.go has no package doc comment", p.dir)
+		}
+		if len(f.Decls) > 0 {
+			t.Errorf("%s/doc.go holds %d declarations (imports included): move them to a file named for what they are", p.dir, len(f.Decls))
+		}
+	}
+	if checked < 30 {
+		t.Fatalf("checked %d doc.go files, want at least 30: the walk is broken", checked)
 	}
 }
 
