@@ -19,6 +19,18 @@
 // belongs is parsed. What is still wrong comes back as an *ArgumentError
 // whose text the model can act on.
 //
+// Result turns a CallToolResult into the provider's tool-result message:
+// images and documents as the provider's own blocks where it has them, a
+// described placeholder where it has none. A result over the cap keeps its
+// head and tail; the rest waits in a Store for the read_result tool.
+//
+// A Toolbox puts it together over a Conn or a fleet (FromConn, FromFleet):
+// Definitions for the request, Call for each tool call the model makes.
+// Over its token budget it offers search_tools, describe_tool and
+// call_tool (MetaTools) instead of every tool; revealed tools are only
+// appended, so a prompt cache survives. A Sampler answers the server's
+// sampling/createMessage through a model's API.
+//
 // The typed adapters for the providers' Go SDKs live in their own module,
 // so this package adds nothing to the library's go.mod.
 package llm
