@@ -151,3 +151,44 @@ func TestTargetCommandsTakeConnFlags(t *testing.T) {
 		t.Errorf("checked %d commands with a target, want 15", n)
 	}
 }
+
+// TestArgCounts: every command counts its arguments with cobra's Args,
+// before connecting: a wrong count exits 2 with the usage, not 4 from
+// the refused connection.
+func TestArgCounts(t *testing.T) {
+	for path, cmd := range runnable(t) {
+		if cmd.Args == nil {
+			t.Errorf("%s has no Args", path)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	r := newRunner(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ping", "extra", url}, "mcpcall ping: wrong number of arguments before the target (usage: mcpcall ping TARGET [flags])"},
+		{[]string{"tools", "call", url}, "mcpcall tools call: wrong number of arguments before the target"},
+		{[]string{"resources", "read", "a", "b", url}, "mcpcall resources read: wrong number of arguments before the target"},
+		{[]string{"tasks", "list", "x", url}, "mcpcall tasks list: wrong number of arguments before the target"},
+		{[]string{"complete", "--prompt", "p", url}, "mcpcall complete: wrong number of arguments before the target"},
+		{[]string{"bridge", "extra", url}, "mcpcall bridge: wrong number of arguments before the target"},
+		{[]string{"auth", "login", "extra", url}, `mcpcall auth login: unexpected arguments ["extra"] before the target`},
+		{[]string{"auth", "status", "extra", url}, `mcpcall auth status: unexpected arguments ["extra"] before the target`},
+		{[]string{"tools", "list", "--all", "extra"}, `mcpcall tools list --all takes no target: "extra"`},
+		{[]string{"tools", "search", "--all"}, "mcpcall tools search: wrong number of arguments (usage:"},
+		{[]string{"tools", "list", "--all", "--transport", "http"}, "--transport sets one server's connection"},
+		{[]string{"servers", "extra"}, `unknown command "extra" for "mcpcall servers"`},
+		{[]string{"ping", "--server", "x", "--", "cmd"}, "give either --server or `-- command`, not both"},
+	} {
+		res := r.run(tc.args...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("mcpcall %s: exit %d, want %d and %q\n%s", strings.Join(tc.args, " "), res.code, exitUsage, tc.want, res.stderr)
+		}
+	}
+}
