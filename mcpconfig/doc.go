@@ -1,7 +1,7 @@
 // Package mcpconfig reads the MCP server definitions people already have:
 // the "mcpServers" (or VS Code's "servers") files of Claude Code, Claude
-// Desktop, VS Code and Cursor, and $MCPCALL_CONFIG. mcpcall reads them
-// through it, and so can a host.
+// Desktop, VS Code, Cursor and mcporter, and $MCPCALL_CONFIG. mcpcall
+// reads them through it, and so can a host.
 //
 // Places.SearchOrder lists the files in this order; the first definition
 // of a name wins and later ones are marked Shadowed:
@@ -11,10 +11,18 @@
 //  3. ./.mcp.json (Claude Code, project)
 //  4. ./.vscode/mcp.json (VS Code workspace, key "servers")
 //  5. ./.cursor/mcp.json (Cursor, project)
-//  6. ~/.claude.json, mcpServers (Claude Code, user)
-//  7. ~/.cursor/mcp.json (Cursor, global)
-//  8. VS Code's user mcp.json, under Places.AppConfigDir
-//  9. Claude Desktop's claude_desktop_config.json, under Places.AppConfigDir
+//  6. ./config/mcporter.json (mcporter, project), or $MCPORTER_CONFIG
+//  7. ~/.claude.json, mcpServers (Claude Code, user)
+//  8. ~/.cursor/mcp.json (Cursor, global)
+//  9. VS Code's user mcp.json, under Places.AppConfigDir
+//  10. Claude Desktop's claude_desktop_config.json, under Places.AppConfigDir
+//  11. mcporter's home file: mcporter.json[c] in $XDG_CONFIG_HOME/mcporter or ~/.mcporter
+//
+// Entry.Format says which form an entry is in. mcporter's form (its files,
+// or a file with its "imports", or an entry with baseUrl) takes baseUrl as
+// the url, a command line or list as command and args, $env:NAME as
+// ${NAME}, bearerToken(Env), its OAuth client and tool lists; "lifecycle"
+// is kept as written, unused by mcpcall, which connects for each run.
 //
 // Places.File is one file the user names instead. Comments and trailing
 // commas (JSONC) are allowed; a url may be written "url", "serverUrl"

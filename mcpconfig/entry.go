@@ -1,8 +1,11 @@
 package mcpconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -26,9 +29,17 @@ type Entry struct {
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
 	OAuth *OAuth   `json:"oauth,omitempty"`
+	// Description and Lifecycle ("keep-alive" or "ephemeral") are
+	// mcporter's, as written; mcpcall connects for each run, so it has
+	// no use for Lifecycle.
+	Description string `json:"description,omitempty"`
+	Lifecycle   string `json:"lifecycle,omitempty"`
 
-	Source   string `json:"source"` // the file
-	Label    string `json:"label"`  // whose file it is
+	Source string `json:"source"` // the file
+	Label  string `json:"label"`  // whose file it is
+	// Format is the form the entry is written in: FormatMCPServers,
+	// FormatServers, FormatLocal or FormatMCPorter.
+	Format   string `json:"format"`
 	Shadowed bool   `json:"shadowed,omitempty"`
 	// Problem says why the entry cannot be used ("" when it can).
 	Problem string `json:"error,omitempty"`
@@ -117,7 +128,7 @@ func (o OAuth) MarshalJSON() ([]byte, error) {
 type rawEntry struct {
 	Type      string            `json:"type"`
 	Transport string            `json:"transport"`
-	Command   string            `json:"command"`
+	Command   json.RawMessage   `json:"command"` // a string; mcporter: also a list, or a command line
 	Args      []string          `json:"args"`
 	Env       map[string]any    `json:"env"`
 	Cwd       string            `json:"cwd"`
@@ -137,28 +148,102 @@ type rawEntry struct {
 		Scopes       string `json:"scopes"`
 		Issuer       string `json:"issuer"`
 	} `json:"oauth"` // Claude Code
-	Auth *struct {
-		ClientID     string   `json:"CLIENT_ID"`
-		ClientSecret string   `json:"CLIENT_SECRET"`
-		Scopes       []string `json:"scopes"`
-		Issuer       string   `json:"issuer"`
-	} `json:"auth"` // Cursor
+	Auth json.RawMessage `json:"auth"` // Cursor: an object (cursorAuth); mcporter: "oauth"
+	mcporterEntry
 }
 
-// decodeEntry reads one entry; what is wrong with it goes in Problem.
-func decodeEntry(name string, raw json.RawMessage, loc Location, home string) Entry {
-	e := Entry{Name: name, Source: loc.Path, Label: loc.Label, workspace: loc.Workspace, home: home}
+// cursorAuth is Cursor's "auth".
+type cursorAuth struct {
+	ClientID     string   `json:"CLIENT_ID"`
+	ClientSecret string   `json:"CLIENT_SECRET"`
+	Scopes       []string `json:"scopes"`
+	Issuer       string   `json:"issuer"`
+}
+
+// mcporterEntry holds the keys of mcporter's form (its mcporter.json),
+// in both its spellings. What is not here is not read: auth "oauth"
+// (mcpcall finds out by itself), tokenCacheDir, clientName,
+// oauthRedirectUrl, oauthCommand, logging, and the other newer keys.
+type mcporterEntry struct {
+	Description         string          `json:"description"`
+	BaseURL             string          `json:"baseUrl"`
+	BaseURLSnake        string          `json:"base_url"`
+	ServerURLSnake      string          `json:"server_url"`
+	Executable          string          `json:"executable"`
+	Lifecycle           json.RawMessage `json:"lifecycle"` // "keep-alive", "ephemeral" or {mode, idleTimeoutMs}
+	AllowedTools        []string        `json:"allowedTools"`
+	AllowedToolsSnake   []string        `json:"allowed_tools"`
+	BlockedTools        []string        `json:"blockedTools"`
+	BlockedToolsSnake   []string        `json:"blocked_tools"`
+	BearerToken         string          `json:"bearerToken"`
+	BearerTokenSnake    string          `json:"bearer_token"`
+	BearerTokenEnv      string          `json:"bearerTokenEnv"`
+	BearerTokenEnvSnake string          `json:"bearer_token_env"`
+	OAuthClientID       string          `json:"oauthClientId"`
+	OAuthClientIDSnake  string          `json:"oauth_client_id"`
+	OAuthSecret         string          `json:"oauthClientSecret"`
+	OAuthSecretSnake    string          `json:"oauth_client_secret"`
+	OAuthSecretEnv      string          `json:"oauthClientSecretEnv"`
+	OAuthSecretEnvSnake string          `json:"oauth_client_secret_env"`
+	OAuthScope          string          `json:"oauthScope"`
+	OAuthScopeSnake     string          `json:"oauth_scope"`
+}
+
+// mcporterOnly reports whether r uses a key only mcporter's form has.
+func (r *rawEntry) mcporterOnly() bool {
+	m := &r.mcporterEntry
+	return m.BaseURL != "" || m.BaseURLSnake != "" || m.ServerURLSnake != "" || m.Executable != "" ||
+		m.Lifecycle != nil || m.BearerToken != "" || m.BearerTokenSnake != "" || m.BearerTokenEnv != "" ||
+		m.BearerTokenEnvSnake != "" || m.AllowedTools != nil || m.AllowedToolsSnake != nil ||
+		m.BlockedTools != nil || m.BlockedToolsSnake != nil || jsonKind(r.Command) == '['
+}
+
+// jsonKind is the first byte of a JSON value: '"' for a string, '[' for a
+// list, '{' for an object; 0 for none.
+func jsonKind(v json.RawMessage) byte {
+	v = bytes.TrimLeft(v, " \t\r\n")
+	if len(v) == 0 {
+		return 0
+	}
+	return v[0]
+}
+
+// decodeEntry reads one entry, written in format (mcporter's form when
+// mcporter is set, or when it uses a key only that form has); what is
+// wrong with it goes in Problem.
+func decodeEntry(name string, raw json.RawMessage, loc Location, home, format string, mcporter bool) Entry {
+	e := Entry{Name: name, Source: loc.Path, Label: loc.Label, Format: format, workspace: loc.Workspace, home: home}
 	var r rawEntry
 	if err := json.Unmarshal(raw, &r); err != nil {
 		e.Problem = "not a server entry: " + err.Error()
 		return e
 	}
+	if mcporter || r.mcporterOnly() {
+		e.Format = FormatMCPorter
+		if err := r.fromMCPorter(&e, loc, home); err != nil {
+			e.Problem = err.Error()
+			return e
+		}
+	} else if jsonKind(r.Command) != 0 {
+		if err := json.Unmarshal(r.Command, &e.Command); err != nil {
+			e.Problem = "command: want a string"
+			return e
+		}
+	}
 	e.Type = r.Type
 	if e.Type == "" {
 		e.Type = r.Transport
 	}
-	e.Command, e.Args, e.Cwd, e.Headers, e.Disabled = r.Command, r.Args, r.Cwd, r.Headers, r.Disabled
-	e.URL = r.URL
+	if e.Args == nil {
+		e.Args = r.Args
+	}
+	e.Headers, e.Disabled = mergeHeaders(r.Headers, e.Headers), r.Disabled
+	if e.Cwd == "" {
+		e.Cwd = r.Cwd
+	}
+	if e.URL == "" {
+		e.URL = r.URL
+	}
 	if e.URL == "" {
 		e.URL = r.ServerURL
 	}
@@ -168,13 +253,18 @@ func decodeEntry(name string, raw json.RawMessage, loc Location, home string) En
 			e.Type = "http" // what Gemini CLI means by httpUrl
 		}
 	}
-	e.Allow = names(r.IncludeTools)
-	e.Deny = names(r.ExcludeTools, r.DisabledTools)
+	e.Allow = names(r.IncludeTools, e.Allow)
+	e.Deny = names(r.ExcludeTools, r.DisabledTools, e.Deny)
 	switch {
 	case r.OAuth != nil:
 		e.OAuth = &OAuth{ClientID: r.OAuth.ClientID, CallbackPort: r.OAuth.CallbackPort, Scopes: strings.Fields(r.OAuth.Scopes), Issuer: r.OAuth.Issuer}
-	case r.Auth != nil:
-		e.OAuth = &OAuth{ClientID: r.Auth.ClientID, secret: r.Auth.ClientSecret, Scopes: r.Auth.Scopes, Issuer: r.Auth.Issuer}
+	case jsonKind(r.Auth) == '{':
+		var a cursorAuth
+		if err := json.Unmarshal(r.Auth, &a); err != nil {
+			e.Problem = "auth: " + err.Error()
+			return e
+		}
+		e.OAuth = &OAuth{ClientID: a.ClientID, secret: a.ClientSecret, Scopes: a.Scopes, Issuer: a.Issuer}
 	}
 	if len(r.Env) > 0 {
 		e.Env = make(map[string]string, len(r.Env))
@@ -188,7 +278,19 @@ func decodeEntry(name string, raw json.RawMessage, loc Location, home string) En
 				b, _ := json.Marshal(v)
 				e.Env[k] = string(b)
 			}
+			if e.Format == FormatMCPorter {
+				e.Env[k] = mcporterVar(e.Env[k])
+			}
 		}
+	}
+	if e.Format == FormatMCPorter {
+		for k, v := range e.Headers {
+			e.Headers[k] = mcporterVar(v)
+		}
+		for i, a := range e.Args {
+			e.Args[i] = mcporterVar(a)
+		}
+		e.Command, e.URL = mcporterVar(e.Command), mcporterVar(e.URL)
 	}
 	switch e.Kind() {
 	case KindStdio:
@@ -198,6 +300,9 @@ func decodeEntry(name string, raw json.RawMessage, loc Location, home string) En
 	case KindAuto:
 		if e.URL == "" {
 			e.Problem = "an entry needs a command (stdio) or a url (HTTP)"
+			if e.Format == FormatMCPorter {
+				e.Problem = "an entry needs a command (stdio) or a baseUrl (HTTP)"
+			}
 		}
 	case KindHTTP, KindSSE:
 		if e.URL == "" {
@@ -207,6 +312,151 @@ func decodeEntry(name string, raw json.RawMessage, loc Location, home string) En
 		e.Problem = fmt.Sprintf("unknown type %q (want stdio, http, streamable-http or sse)", e.Type)
 	}
 	return e
+}
+
+// fromMCPorter fills e from the keys of mcporter's form: the url
+// (baseUrl, base_url, url, serverUrl, server_url, in mcporter's order),
+// the command (a list, a command line split as mcporter splits it, or
+// executable), cwd (the file's folder by default, a relative one from
+// there), the bearer token, the OAuth client, the tool filters, and
+// lifecycle and description as written.
+func (r *rawEntry) fromMCPorter(e *Entry, loc Location, home string) error {
+	m := &r.mcporterEntry
+	e.Description = m.Description
+	e.URL = first(m.BaseURL, m.BaseURLSnake, r.URL, r.ServerURL, m.ServerURLSnake)
+	switch jsonKind(r.Command) {
+	case '[':
+		var list []string
+		if err := json.Unmarshal(r.Command, &list); err != nil || len(list) == 0 {
+			return fmt.Errorf("command: want a string or a non-empty list of strings")
+		}
+		e.Command, e.Args = list[0], list[1:]
+	case '"':
+		if err := json.Unmarshal(r.Command, &e.Command); err != nil {
+			return fmt.Errorf("command: %v", err)
+		}
+		if len(r.Args) == 0 && strings.ContainsAny(e.Command, " \t\"'\\") {
+			words := splitCommandLine(e.Command)
+			if len(words) == 0 {
+				return fmt.Errorf("command: empty")
+			}
+			e.Command, e.Args = words[0], words[1:]
+		}
+	case 0:
+		e.Command = m.Executable
+	default:
+		return fmt.Errorf("command: want a string or a list of strings")
+	}
+	if e.URL == "" && e.Command != "" {
+		dir := filepath.Dir(loc.Path)
+		cwd := r.Cwd
+		if cwd == "~" || strings.HasPrefix(cwd, "~/") {
+			cwd = filepath.Join(home, strings.TrimPrefix(cwd[1:], "/"))
+		}
+		switch {
+		case cwd == "":
+			e.Cwd = dir
+		case filepath.IsAbs(cwd) || strings.HasPrefix(cwd, "$"):
+			e.Cwd = cwd
+		default:
+			e.Cwd = filepath.Join(dir, cwd)
+		}
+	}
+	if tok := first(m.BearerToken, m.BearerTokenSnake); tok != "" {
+		e.Headers = map[string]string{"Authorization": "Bearer " + tok}
+	}
+	if v := first(m.BearerTokenEnv, m.BearerTokenEnvSnake); v != "" {
+		e.Headers = map[string]string{"Authorization": "Bearer ${" + v + "}"}
+	}
+	id, scope := first(m.OAuthClientID, m.OAuthClientIDSnake), first(m.OAuthScope, m.OAuthScopeSnake)
+	secret := first(m.OAuthSecret, m.OAuthSecretSnake)
+	if v := first(m.OAuthSecretEnv, m.OAuthSecretEnvSnake); v != "" {
+		secret = "${" + v + "}"
+	}
+	if id != "" || scope != "" || secret != "" {
+		e.OAuth = &OAuth{ClientID: id, secret: secret, Scopes: strings.Fields(scope)}
+	}
+	e.Allow = names(m.AllowedTools, m.AllowedToolsSnake)
+	e.Deny = names(m.BlockedTools, m.BlockedToolsSnake)
+	switch jsonKind(m.Lifecycle) {
+	case '"':
+		_ = json.Unmarshal(m.Lifecycle, &e.Lifecycle)
+	case '{':
+		var l struct{ Mode string }
+		_ = json.Unmarshal(m.Lifecycle, &l)
+		e.Lifecycle = l.Mode
+	}
+	return nil
+}
+
+// mergeHeaders returns written with the headers from fields added; an
+// Authorization among fields (from bearerToken) replaces one written.
+func mergeHeaders(written, fields map[string]string) map[string]string {
+	if len(fields) == 0 {
+		return written
+	}
+	out := make(map[string]string, len(written)+len(fields))
+	for k, v := range written {
+		if _, replaced := fields["Authorization"]; !replaced || !strings.EqualFold(k, "authorization") {
+			out[k] = v
+		}
+	}
+	maps.Copy(out, fields)
+	return out
+}
+
+// mcporterVar turns mcporter's "$env:NAME", a whole value taken from the
+// variable NAME, into ${NAME}.
+func mcporterVar(v string) string {
+	if name, ok := strings.CutPrefix(v, "$env:"); ok && name != "" && !strings.ContainsAny(name, "${} \t") {
+		return "${" + name + "}"
+	}
+	return v
+}
+
+// splitCommandLine splits a command line into words as mcporter does:
+// at spaces, with '…' and "…" quoting and \ escaping the next character.
+func splitCommandLine(s string) []string {
+	var words []string
+	var cur strings.Builder
+	single, double, escaped := false, false, false
+	for _, c := range strings.TrimSpace(s) {
+		switch {
+		case escaped:
+			cur.WriteRune(c)
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '\'' && !double:
+			single = !single
+		case c == '"' && !single:
+			double = !double
+		case c == ' ' && !single && !double:
+			if cur.Len() > 0 {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+		default:
+			cur.WriteRune(c)
+		}
+	}
+	if escaped {
+		cur.WriteByte('\\')
+	}
+	if cur.Len() > 0 {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// first is the first of values that is not empty.
+func first(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // names joins lists of tool names, each name once; nil when they are all

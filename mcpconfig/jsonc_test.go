@@ -37,16 +37,20 @@ func FuzzParse(f *testing.F) {
 		`{"projects": {"/p": {"mcpServers": {"c": {"url": "https://h", "oauth": {"clientId": "i", "scopes": "a b"}}}}}}`,
 		`{"mcpServers": {"d": {"serverUrl": "https://h", "auth": {"CLIENT_ID": "i", "CLIENT_SECRET": "s"}, "includeTools": ["t"], "disabledTools": ["u"]}}}`,
 		`{"mcpServers": {"e": {"type": "pigeon"}, "f": 3}}`,
+		// mcporter's form
+		`{"mcpServers": {"g": {"baseUrl": "https://h/mcp", "auth": "oauth", "lifecycle": {"mode": "keep-alive", "idleTimeoutMs": 5}, "bearerTokenEnv": "T"}}, "imports": []}`,
+		`{"mcpServers": {"h": {"command": "npx -y 'a b' \\\" c", "env": {"K": "$env:V"}, "cwd": "~/x", "allowed_tools": ["t"]}, "i": {"command": ["x", 1]}, "j": {"executable": "e", "oauthScope": "a b"}}}`,
 		`/* unterminated`, `"str // x"`, `[1,]`, `{"a":"\\"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	p := Places{Home: "/h", Cwd: "/p"}
 	loc := Location{Path: "fuzz.json", Label: "fuzz"}
+	mcporterLoc := Location{Path: "/p/config/mcporter.json", Label: "mcporter", mcporter: true}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if json.Valid(data) {
-			var want, got any
-			_ = json.Unmarshal(data, &want)
+		var want any
+		if json.Valid(data) && json.Unmarshal(data, &want) == nil { // 1e700 is valid JSON, and no float64
+			var got any
 			if err := json.Unmarshal(stripJSONC(data), &got); err != nil || !reflect.DeepEqual(got, want) {
 				t.Fatalf("stripping valid JSON %q changed it: %q, %v", data, stripJSONC(data), err)
 			}
@@ -55,7 +59,12 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, e := range entries {
+		// The same document as mcporter's own file reads in its form.
+		asMCPorter, err := p.parse(data, mcporterLoc)
+		if err != nil || len(asMCPorter) != len(entries) {
+			t.Fatalf("as mcporter's file: %d entries, %v; %d otherwise", len(asMCPorter), err, len(entries))
+		}
+		for _, e := range append(entries, asMCPorter...) {
 			if e.Problem == "" && e.Kind() == "" {
 				t.Fatalf("entry %q of unknown kind %q has no problem", e.Name, e.Type)
 			}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 )
 
 // maxFileSize bounds what is read of one config file (~/.claude.json
@@ -89,6 +90,8 @@ func (p Places) parse(data []byte, loc Location) ([]Entry, error) {
 		Projects   map[string]struct {
 			MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		} `json:"projects"`
+		Imports json.RawMessage `json:"imports"` // mcporter's
+		Schema  string          `json:"$schema"`
 	}
 	if err := json.Unmarshal(stripJSONC(data), &doc); err != nil {
 		return nil, err
@@ -97,19 +100,23 @@ func (p Places) parse(data []byte, loc Location) ([]Entry, error) {
 	if keys == nil {
 		keys = allKeys
 	}
+	// A file of mcporter's, or one that says it is (its "imports" list,
+	// its schema), holds entries in mcporter's form.
+	mcporter := loc.mcporter || doc.Imports != nil || strings.Contains(doc.Schema, "mcporter")
 	var out []Entry
 	for _, key := range keys {
 		var m map[string]json.RawMessage
+		format := key
 		switch key {
 		case keyLocal:
-			m = doc.Projects[p.Cwd].MCPServers
+			m, format = doc.Projects[p.Cwd].MCPServers, FormatLocal
 		case keyMCPServers:
 			m = doc.MCPServers
 		case keyServers:
 			m = doc.Servers
 		}
 		for _, name := range slices.Sorted(maps.Keys(m)) {
-			out = append(out, decodeEntry(name, m[name], loc, p.Home))
+			out = append(out, decodeEntry(name, m[name], loc, p.Home, format, mcporter && key == keyMCPServers))
 		}
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -59,11 +60,19 @@ var configFiles = []configFile{
 			return fmt.Sprintf("{\n  // servers for this workspace\n  \"inputs\": [],\n  \"servers\": {\n    %q: %s, /* the server */\n  },\n}\n", name, entry)
 		}},
 	{"Cursor (project)", func(p Places) string { return filepath.Join(p.Cwd, ".cursor", "mcp.json") }, mcpServersDoc},
+	{"mcporter (project)", func(p Places) string { return filepath.Join(p.Cwd, "config", "mcporter.json") }, mcpServersDoc},
 	{"Claude Code (user)", func(p Places) string { return filepath.Join(p.Home, ".claude.json") }, mcpServersDoc},
 	{"Cursor (global)", func(p Places) string { return filepath.Join(p.Home, ".cursor", "mcp.json") }, mcpServersDoc},
 	{"VS Code (user)", func(p Places) string { return filepath.Join(p.Home, ".config", "Code", "User", "mcp.json") },
 		func(_ Places, name, entry string) string { return fmt.Sprintf(`{"servers": {%q: %s}}`, name, entry) }},
 	{"Claude Desktop", func(p Places) string { return filepath.Join(p.Home, ".config", "Claude", "claude_desktop_config.json") }, mcpServersDoc},
+	{"mcporter (home)", func(p Places) string { return filepath.Join(p.Home, ".mcporter", "mcporter.json") }, mcpServersDoc},
+}
+
+// formats is the form each file's entries are in.
+var formats = map[string]string{
+	"Claude Code (local scope)": FormatLocal, "VS Code (workspace)": FormatServers, "VS Code (user)": FormatServers,
+	"mcporter (project)": FormatMCPorter, "mcporter (home)": FormatMCPorter,
 }
 
 // TestConfigFormats reads a server from each kind of file on its own.
@@ -77,7 +86,11 @@ func TestConfigFormats(t *testing.T) {
 				t.Fatalf("entries %+v, problems %v", entries, problems)
 			}
 			e := entries[0]
-			if e.Name != "test" || e.Command != "srv" || e.Label != cf.label || e.Source != cf.path(p) || e.Kind() != KindStdio {
+			format := formats[cf.label]
+			if format == "" {
+				format = FormatMCPServers
+			}
+			if e.Name != "test" || e.Command != "srv" || e.Label != cf.label || e.Source != cf.path(p) || e.Kind() != KindStdio || e.Format != format {
 				t.Errorf("entry %+v", e)
 			}
 		})
@@ -90,7 +103,8 @@ func TestConfigFormats(t *testing.T) {
 func TestSearchOrder(t *testing.T) {
 	p := testPlaces(t)
 	claude := filepath.Join(p.Home, ".claude.json")
-	writeFile(t, claude, fmt.Sprintf(`{"projects": {%q: {"mcpServers": {"dup": {"command": "order-0"}}}}, "mcpServers": {"dup": {"command": "order-4"}}}`, p.Cwd))
+	user := slices.IndexFunc(configFiles, func(cf configFile) bool { return cf.label == "Claude Code (user)" })
+	writeFile(t, claude, fmt.Sprintf(`{"projects": {%q: {"mcpServers": {"dup": {"command": "order-0"}}}}, "mcpServers": {"dup": {"command": "order-%d"}}}`, p.Cwd, user))
 	for i, cf := range configFiles {
 		if cf.path(p) != claude {
 			writeFile(t, cf.path(p), cf.doc(p, "dup", fmt.Sprintf(`{"command": "order-%d"}`, i)))

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 )
 
 // Which part of a config document holds servers.
@@ -11,6 +13,14 @@ const (
 	keyLocal      = "local"      // projects["<cwd>"].mcpServers (~/.claude.json)
 	keyMCPServers = "mcpServers" // Claude Desktop, Claude Code, Cursor, Gemini CLI, Cline, Roo Code
 	keyServers    = "servers"    // VS Code
+)
+
+// The forms an entry is written in (Entry.Format).
+const (
+	FormatMCPServers = "mcpServers"          // Claude Code and Desktop, Cursor, Gemini CLI, Cline, Roo Code, Windsurf
+	FormatServers    = "servers"             // VS Code
+	FormatLocal      = "projects.mcpServers" // ~/.claude.json's local scope
+	FormatMCPorter   = "mcporter"            // mcporter's mcpServers: baseUrl, lifecycle, command lines
 )
 
 // allKeys is what a file named by hand is searched for.
@@ -24,8 +34,8 @@ type Places struct {
 	Home string
 	Cwd  string // the project: ./.mcp.json, and the key of ~/.claude.json's projects
 	GOOS string
-	// Getenv reads $MCPCALL_CONFIG, $APPDATA and $XDG_CONFIG_HOME; nil
-	// means os.Getenv.
+	// Getenv reads $MCPCALL_CONFIG, $MCPORTER_CONFIG, $APPDATA and
+	// $XDG_CONFIG_HOME; nil means os.Getenv.
 	Getenv func(string) string
 }
 
@@ -54,6 +64,7 @@ type Location struct {
 	// Otherwise a file that does not exist is skipped.
 	Required bool
 	keys     []string // the parts of the document read, in order; nil: all
+	mcporter bool     // mcporter's file: its entries are in its form
 }
 
 // SearchOrder lists the config files in the documented order (see the
@@ -66,7 +77,7 @@ func (p Places) SearchOrder() []Location {
 	}
 	claudeJSON := filepath.Join(home, ".claude.json")
 	app := p.AppConfigDir()
-	return append(locs,
+	locs = append(locs,
 		Location{Path: claudeJSON, Label: "Claude Code (local scope)", keys: []string{keyLocal}, Workspace: cwd},
 		Location{Path: filepath.Join(cwd, ".mcp.json"), Label: "Claude Code (project)", keys: []string{keyMCPServers}, Workspace: cwd},
 		Location{Path: filepath.Join(cwd, ".vscode", "mcp.json"), Label: "VS Code (workspace)", keys: []string{keyServers}, Workspace: cwd},
@@ -76,6 +87,57 @@ func (p Places) SearchOrder() []Location {
 		Location{Path: filepath.Join(app, "Code", "User", "mcp.json"), Label: "VS Code (user)", keys: []string{keyServers}, Workspace: home},
 		Location{Path: filepath.Join(app, "Claude", "claude_desktop_config.json"), Label: "Claude Desktop", keys: []string{keyMCPServers}, Workspace: home},
 	)
+	// mcporter's project file comes after the other project files, its
+	// home file last; $MCPORTER_CONFIG stands for both, as for mcporter.
+	mcporter := func(path, label string) Location {
+		return Location{Path: path, Label: label, keys: []string{keyMCPServers}, Workspace: filepath.Dir(path), mcporter: true}
+	}
+	project := mcporter(filepath.Join(cwd, "config", "mcporter.json"), "mcporter (project)")
+	user := mcporter(p.mcporterHome(), "mcporter (home)")
+	if f := p.getenv("MCPORTER_CONFIG"); f != "" {
+		project, user = mcporter(p.expandHome(f), "$MCPORTER_CONFIG"), Location{}
+	}
+	locs = slices.Insert(locs, slices.IndexFunc(locs, func(l Location) bool { return l.Label == "Claude Code (user)" }), project)
+	if user.Path != "" {
+		locs = append(locs, user)
+	}
+	return locs
+}
+
+// mcporterHome is mcporter's home config file: the first that exists of
+// mcporter.json and mcporter.jsonc in $XDG_CONFIG_HOME/mcporter (when
+// that is an absolute path), then in ~/.mcporter; the first when none
+// does.
+func (p Places) mcporterHome() string {
+	var dirs []string
+	if x := p.expandHome(p.getenv("XDG_CONFIG_HOME")); filepath.IsAbs(x) {
+		dirs = append(dirs, filepath.Join(x, "mcporter"))
+	}
+	dirs = append(dirs, filepath.Join(p.Home, ".mcporter"))
+	var first string
+	for _, d := range dirs {
+		for _, name := range []string{"mcporter.json", "mcporter.jsonc"} {
+			f := filepath.Join(d, name)
+			if first == "" {
+				first = f
+			}
+			if _, err := os.Stat(f); err == nil {
+				return f
+			}
+		}
+	}
+	return first
+}
+
+// expandHome replaces a leading "~" of path with the home directory.
+func (p Places) expandHome(path string) string {
+	if path == "~" {
+		return p.Home
+	}
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		return filepath.Join(p.Home, rest)
+	}
+	return path
 }
 
 // File is one file named by the user (mcpcall's --config): every part of

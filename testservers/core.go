@@ -555,6 +555,22 @@ func (s *Server) NotifyListChanged() {
 	s.notifyListeners(listChangedMethods...)
 }
 
+// NotifyLog sends notifications/message at level, with message as its
+// data, to every initialize-era session, outside any request, whatever
+// level the session asked for: over Streamable HTTP it goes on the GET
+// stream, as a server's log unrelated to a request does (the TypeScript
+// SDK's sendLoggingMessage). It returns how many sessions it reached.
+func (s *Server) NotifyLog(level mcp.LoggingLevel, message string) int {
+	data, _ := json.Marshal(message)
+	n := 0
+	for _, ss := range s.initializeSessions() {
+		if ss.notify(context.Background(), "notifications/message", mcp.LoggingMessageParams{Level: level, Logger: LoggerName, Data: data}) == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // NotifyResourceUpdated sends notifications/resources/updated for uri,
 // outside any request, to every session subscribed to it and every
 // subscriptions/listen stream that asked for it. It returns how many

@@ -119,6 +119,18 @@ func TestStreamableGETStream(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("GET stream: %v", got)
 		}
+		// So does a log unrelated to a request, whatever level was set.
+		if n := s.Server().NotifyLog(mcp.LevelDebug, "standalone"); n != 1 {
+			t.Errorf("NotifyLog reached %d sessions", n)
+		}
+		ev, err := events.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lp mcp.LoggingMessageParams
+		if m := mustDecode(t, ev.data); m.Method != "notifications/message" || json.Unmarshal(m.Params, &lp) != nil || lp.Level != mcp.LevelDebug || string(lp.Data) != `"standalone"` {
+			t.Errorf("GET stream after NotifyLog: %s", ev.data)
+		}
 	})
 	t.Run("reopen after close", func(t *testing.T) {
 		_, w := startHTTP(t, HTTPOptions{})

@@ -28,6 +28,9 @@ type session struct {
 	target   *target
 	c        *cli
 	stderr   *lineWriter // a stdio server's stderr, on its way to ours; nil over HTTP
+	// stream follows the event streams GETs open (Streamable HTTP's
+	// standalone stream), for the drain at the end (logdrain.go).
+	stream *standaloneStream
 }
 
 // connected wraps a command body that needs a connection. The command's
@@ -50,7 +53,7 @@ func (c *cli) connected(body func(ctx context.Context, s *session, own []string)
 
 // dial connects to t with every connection flag applied.
 func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
-	s := &session{c: c, target: t}
+	s := &session{c: c, target: t, stream: &standaloneStream{}}
 	if c.f.trace != "" {
 		tr, err := openTrace(c.f.trace, c.stderr, c.sec)
 		if err != nil {
@@ -65,7 +68,10 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		client.WithLogger(c.log),
 		client.WithDefaultTimeout(c.f.timeout),
 		client.WithMessageHook(s.hook),
-		client.OnLog(func(p mcp.LoggingMessageParams) { serverLog(c.serverLog, p) }),
+		client.OnLog(func(p mcp.LoggingMessageParams) {
+			serverLog(c.serverLog, p)
+			s.stream.active()
+		}),
 	}
 	if c.tel != nil {
 		opts = append(opts, c.tel.option())
@@ -109,7 +115,7 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 			opts = append(opts, client.WithHeader(h[0], h[1]))
 		}
 		opts = append(opts, client.WithTransportPolicy(t.policy))
-		rt := &roundTripper{base: http.DefaultTransport, t: s.trace}
+		rt := &roundTripper{base: http.DefaultTransport, t: s.trace, stream: s.stream}
 		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: rt}))
 		if !hasAuthorization(t) {
 			// Stored tokens are sent and refreshed; a login is never
@@ -221,6 +227,7 @@ func (s *session) callOptions() []client.CallOption {
 // close ends the connection and the trace: promptly once the run's
 // context is done (shutdownContext).
 func (s *session) close(run context.Context) {
+	s.drainLogs(run)
 	s.progress.finish()
 	s.c.prompt.stop()
 	ctx, cancel := shutdownContext(run)
@@ -231,6 +238,21 @@ func (s *session) close(run context.Context) {
 	s.flushStderr()
 	if err := s.trace.Close(); err != nil {
 		s.c.log.Warn("--trace", "err", err)
+	}
+}
+
+// drainLogs waits, when the server's logs were asked for, for those still
+// on their way on Streamable HTTP's standalone stream (logdrain.go): only
+// in the initialize era (the stateless era has no such stream, and
+// HTTP+SSE and stdio bring everything on the one stream the answer came
+// on, after the logs sent before it), only while such a stream is open,
+// and not once the run is over its limit or interrupted.
+func (s *session) drainLogs(run context.Context) {
+	if !s.c.logLevelSet || s.info.Transport != client.TransportStreamableHTTP || s.info.Era != mcp.EraInitialize || run.Err() != nil {
+		return
+	}
+	if waited := s.stream.drain(run, logDrainQuiet, logDrainGrace); waited > 0 {
+		s.c.log.Debug("waited for the server's logs on the standalone stream", "took", waited.Round(time.Millisecond))
 	}
 }
 

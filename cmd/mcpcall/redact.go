@@ -129,19 +129,123 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// bearerText matches a bearer or basic credential inside any text.
-var bearerText = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}`)
-
-// redactText hides bearer and basic credentials that appear in free text
-// (a header echoed in an error body, a token in a JSON-RPC message).
+// redactText hides the value of a "Bearer" or "Basic" credential found in
+// free text (a header echoed in an error body, a token in a JSON-RPC
+// message) when the value has a credential's shape (credentialShaped): a
+// server's own words after the scheme ("Missing bearer token", "Bearer
+// realm=...") are kept. The secrets mcpcall knows are scrubbed literally
+// before, wherever they are (secrets.scrub).
 func redactText(s string) string {
-	if !strings.ContainsAny(s, "bB") {
+	var b strings.Builder
+	rest := s
+	for {
+		i := schemeIndex(rest)
+		if i < 0 {
+			break
+		}
+		start, end := credentialAfter(rest, i)
+		if start < 0 {
+			b.WriteString(rest[:i+1])
+			rest = rest[i+1:]
+			continue
+		}
+		b.WriteString(rest[:start])
+		b.WriteString(redacted)
+		rest = rest[end:]
+	}
+	if b.Len() == 0 {
 		return s
 	}
-	return bearerText.ReplaceAllStringFunc(s, func(m string) string {
-		scheme := m[:strings.IndexAny(m, " \t\r\n\f")]
-		return scheme + " " + redacted
-	})
+	b.WriteString(rest)
+	return b.String()
+}
+
+// schemeIndex is where the first "bearer" or "basic" (any case) that
+// starts a word begins in s, or -1.
+func schemeIndex(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i]|0x20 != 'b' || i > 0 && wordByte(s[i-1]) {
+			continue
+		}
+		if hasPrefixFold(s[i:], "bearer") || hasPrefixFold(s[i:], "basic") {
+			return i
+		}
+	}
+	return -1
+}
+
+// credentialAfter finds the value after the scheme at s[i:]: blanks, then
+// a token68 (RFC 9110: letters, digits, "-._~+/", then "=" padding). It
+// returns the value's bounds, or -1 when there is none or it is not
+// credential-shaped. A value followed by more of a name=value pair
+// (realm="mcp", error=invalid_token) is an auth-param, not one.
+func credentialAfter(s string, i int) (start, end int) {
+	j := i + len("basic")
+	if s[i]|0x20 == 'b' && s[i+1]|0x20 == 'e' {
+		j = i + len("bearer")
+	}
+	if j < len(s) && wordByte(s[j]) {
+		return -1, -1 // "basically", "bearers"
+	}
+	k := j
+	for k < len(s) && strings.IndexByte(" \t\r\n\f\v", s[k]) >= 0 {
+		k++
+	}
+	if k == j {
+		return -1, -1
+	}
+	e := k
+	for e < len(s) && (wordByte(s[e]) || strings.IndexByte("-.~+/", s[e]) >= 0) {
+		e++
+	}
+	for e < len(s) && s[e] == '=' {
+		e++
+	}
+	if e > k && s[e-1] == '=' && e < len(s) && (wordByte(s[e]) || s[e] == '"') {
+		return -1, -1
+	}
+	for e > k && s[e-1] == '.' {
+		e-- // a sentence's full stop
+	}
+	if !credentialShaped(s[k:e]) {
+		return -1, -1
+	}
+	return k, e
+}
+
+// credentialShaped reports whether v, a value written after "Bearer" or
+// "Basic", looks like a credential rather than a word: it is 8 bytes or
+// longer, and it is 24 or longer, or holds a digit, one of ".~+/" or "="
+// padding (JWTs, base64, opaque tokens), or a capital right after a small
+// letter (base64 of "user:pass" is "dXNlcjpwYXNz"). Words, hyphenated or
+// snake_case ("token", "well-formed", "invalid_token"), have none of these.
+func credentialShaped(v string) bool {
+	if len(v) < 8 {
+		return false
+	}
+	if len(v) >= 24 {
+		return true
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case '0' <= c && c <= '9', strings.IndexByte(".~+/=", c) >= 0:
+			return true
+		case 'A' <= c && c <= 'Z' && i > 0 && 'a' <= v[i-1] && v[i-1] <= 'z':
+			return true
+		}
+	}
+	return false
+}
+
+// wordByte reports whether c is an ASCII letter, digit or underscore.
+func wordByte(c byte) bool {
+	return 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// hasPrefixFold is strings.HasPrefix ignoring ASCII case; prefix is lower case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // secrets holds the literal credentials this run was given (--bearer-env,

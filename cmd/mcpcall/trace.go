@@ -103,6 +103,8 @@ type roundTripper struct {
 	// tokens, when set, notes the answers to requests that carried a
 	// kept OAuth token (the Authorizer's Transport sits above).
 	tokens *tokenAnswers
+	// stream, when set, follows the event streams GETs open.
+	stream *standaloneStream
 }
 
 // tokenAnswers is the status of the last answer to a request that carried
@@ -119,6 +121,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	start := time.Now()
 	resp, err := rt.base.RoundTrip(req)
+	if rt.stream != nil && err == nil && isEventStream(req, resp) {
+		resp.Body = rt.stream.watch(resp.Body)
+	}
 	if rt.tokens != nil && err == nil && req.Header.Get("Authorization") != "" {
 		rt.tokens.last.Store(int32(resp.StatusCode))
 	}
