@@ -114,7 +114,7 @@ func (b *Bridge) serveSession(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.NewError(-32001, "session not found"))
 		return
 	}
-	if v := strings.TrimSpace(r.Header.Get("Mcp-Protocol-Version")); v != "" && !slices.Contains(mcp.SupportedVersions, v) {
+	if v := strings.TrimSpace(r.Header.Get("Mcp-Protocol-Version")); v != "" && !slices.Contains(mcp.InitializeVersions, v) {
 		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "unsupported MCP-Protocol-Version "+quote(v)))
 		return
 	}

@@ -62,7 +62,7 @@ func (b *Bridge) newSession(ctx context.Context, p *mcp.InitializeParams, genera
 	s := &session{b: b, id: servehttp.NewSessionID(), general: general, ctx: sctx, cancel: cancel,
 		asked: map[string]chan *jsonrpc.Message{}, lastUsed: time.Now()}
 	s.version = mcp.Version20251125
-	if slices.Contains(mcp.SupportedVersions, p.ProtocolVersion) {
+	if slices.Contains(mcp.InitializeVersions, p.ProtocolVersion) {
 		s.version = p.ProtocolVersion
 	}
 	capsRaw, _ := json.Marshal(p.Capabilities)

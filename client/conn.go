@@ -151,7 +151,7 @@ func (c *Conn) finishInitialize(ctx context.Context, offered string, raw json.Ra
 	if err := jsondec.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("initialize: decoding result: %w", err)
 	}
-	if !mcp.IsSupportedVersion(res.ProtocolVersion) || (c.opts.version != "" && res.ProtocolVersion != c.opts.version) {
+	if !mcp.IsInitializeVersion(res.ProtocolVersion) || (c.opts.version != "" && res.ProtocolVersion != c.opts.version) {
 		return &VersionError{Offered: offered, Got: res.ProtocolVersion, Pinned: c.opts.version != ""}
 	}
 	c.mu.Lock()

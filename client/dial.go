@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/anymcp/anymcp/httpopt"
+	"github.com/anymcp/anymcp/internal/ladder"
 	"github.com/anymcp/anymcp/internal/origin"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
@@ -115,12 +116,12 @@ func Dial(ctx context.Context, target Target, opts ...Option) (*Conn, error) {
 	if target.cmd == nil && target.url == "" {
 		return nil, ErrNoTarget
 	}
-	return dial(ctx, negotiate.Target{URL: target.url, Command: target.cmd}, o)
+	return dial(ctx, ladder.Target{URL: target.url, Command: target.cmd}, o)
 }
 
 // hello builds the opening requests of both eras, as the options say.
-func hello(o *options) (negotiate.Hello, error) {
-	var h negotiate.Hello
+func hello(o *options) (ladder.Hello, error) {
+	var h ladder.Hello
 	params, err := json.Marshal(initializeParams(o))
 	if err != nil {
 		return h, fmt.Errorf("initialize: encoding params: %w", err)
@@ -150,12 +151,12 @@ var sharedHTTP = func() *http.Client {
 const maxIdleConnsPerHost = 128
 
 // config is the negotiation's configuration, as the options say.
-func config(o *options) negotiate.Config {
+func config(o *options) ladder.Config {
 	hc := o.httpClient
 	if hc == nil {
 		hc = sharedHTTP
 	}
-	return negotiate.Config{
+	return ladder.Config{
 		Common:       httpopt.Common{HTTPClient: hc, Header: o.header, Logger: o.logger, Reconnect: o.reconnect},
 		Policy:       o.policy,
 		Era:          o.era,
@@ -189,7 +190,7 @@ func handshake(ctx context.Context, t jsonrpc.Transport, o *options) (*Conn, err
 	}
 	cfg := config(o)
 	cfg.Label = o.transportName
-	res, err := negotiate.Handshake(ctx, t, o.transportName, h, cfg)
+	res, err := ladder.Handshake(ctx, t, o.transportName, h, cfg)
 	if err != nil {
 		jsonrpc.Shutdown(ctx, t) //nolint:errcheck // bounded by ctx: a cancelled Dial returns at once
 		return nil, err
@@ -197,10 +198,10 @@ func handshake(ctx context.Context, t jsonrpc.Transport, o *options) (*Conn, err
 	return establish(ctx, res, o)
 }
 
-// dial runs the ladder for target (negotiate.Dial: a URL, or a command it
+// dial runs the ladder for target (ladder.Dial: a URL, or a command it
 // starts), then finishes the handshake on whichever era and transport
 // answered.
-func dial(ctx context.Context, target negotiate.Target, o *options) (*Conn, error) {
+func dial(ctx context.Context, target ladder.Target, o *options) (*Conn, error) {
 	h, err := hello(o)
 	if err != nil {
 		return nil, err
@@ -214,7 +215,7 @@ func dial(ctx context.Context, target negotiate.Target, o *options) (*Conn, erro
 			return nil, err
 		}
 	}
-	res, err := negotiate.Dial(ctx, target, h, cfg)
+	res, err := ladder.Dial(ctx, target, h, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +232,7 @@ func dial(ctx context.Context, target negotiate.Target, o *options) (*Conn, erro
 	o.logger.Info("anymcp: the server took initialize but refused the handshake as a stateless server does; trying the stateless request", "url", origin.RedactString(rawURL), "err", err)
 	cfg.Cache.Forget(rawURL)
 	cfg.Era = negotiate.StatelessOnly
-	res2, err2 := negotiate.Dial(ctx, target, h, cfg)
+	res2, err2 := ladder.Dial(ctx, target, h, cfg)
 	if err2 != nil {
 		return nil, fmt.Errorf("%w; then the stateless request: %w", err, err2)
 	}
@@ -260,7 +261,7 @@ func refusedAsStateless(err error) bool {
 // establish makes a Conn of a negotiated transport and finishes the era's
 // handshake: for an initialize-era server, checks the initialize answer and sends
 // notifications/initialized; for a stateless one, records its discover answer.
-func establish(ctx context.Context, res *negotiate.Result, o *options) (*Conn, error) {
+func establish(ctx context.Context, res *ladder.Result, o *options) (*Conn, error) {
 	c := newConn(res.Transport, o)
 	c.nextID.Store(res.NextID - 1)
 	c.droppedNotifications.Add(int64(res.DroppedNotifications)) // negotiate logged them

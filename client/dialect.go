@@ -107,7 +107,7 @@ var preEraDialect = &dialect{era: mcp.EraInitialize, sessions: true, cancelNotif
 // the initialize-era one the host pinned), the host's client info, and the
 // capabilities its handlers provide.
 func initializeParams(o *options) *mcp.InitializeParams {
-	version := mcp.LatestVersion
+	version := mcp.LatestInitializeVersion
 	if mcp.EraOf(o.version) == mcp.EraInitialize {
 		version = o.version
 	}

@@ -18,7 +18,7 @@ import (
 func TestInfoAfterHandshake(t *testing.T) {
 	c, _ := openScripted(t)
 	info := c.Info()
-	if info.ProtocolVersion != mcp.LatestVersion || info.ServerInfo.Name != "scripted" || info.Instructions != "be nice" || info.Capabilities.Tools == nil {
+	if info.ProtocolVersion != mcp.LatestInitializeVersion || info.ServerInfo.Name != "scripted" || info.Instructions != "be nice" || info.Capabilities.Tools == nil {
 		t.Errorf("info = %+v", info)
 	}
 	if info.Transport != "custom" {

@@ -83,7 +83,7 @@ func TestEraNegotiated(t *testing.T) {
 			if info.Era != s.era || info.Transport != s.transport || info.ProtocolVersion != want || info.ServerInfo.Name != testservers.DefaultName {
 				t.Errorf("info %+v", info)
 			}
-			if r := info.Negotiation; r == nil || len(r.Attempts) != s.attempts || r.Era != string(s.era) || r.Attempts[0].Request != negotiate.RequestDiscover {
+			if r := info.Negotiation; r == nil || len(r.Attempts) != s.attempts || r.Era != s.era || r.Attempts[0].Request != negotiate.RequestDiscover {
 				t.Errorf("report %s", r)
 			}
 			// One API over both eras: list, call, read, prompts, ping.

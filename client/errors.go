@@ -10,8 +10,20 @@ import (
 	"github.com/anymcp/anymcp/negotiate"
 )
 
-// ErrClosed is returned by calls on a Conn the host has closed.
-var ErrClosed = errors.New("anymcp: connection closed")
+// ErrClosed is returned by calls on a Conn the host has closed. It also
+// matches jsonrpc.ErrClosed, the error of a transport closed by its
+// owner, so that one errors.Is test finds any close the host made; a
+// fleet's fleet.ErrClosed matches both.
+var ErrClosed error = connClosed{}
+
+// connClosed is ErrClosed: its own text, and errors.Is matches
+// jsonrpc.ErrClosed too.
+type connClosed struct{}
+
+func (connClosed) Error() string { return "anymcp: connection closed" }
+
+// Is matches jsonrpc.ErrClosed.
+func (connClosed) Is(target error) bool { return target == jsonrpc.ErrClosed }
 
 // ErrListingTooLarge ends a listing that follows cursors (Tools, AllTools,
 // RawTools and their kind) past 10,000 pages, or whose pages together

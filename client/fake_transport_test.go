@@ -31,7 +31,7 @@ type instantTransport struct {
 }
 
 var (
-	instantInit = json.RawMessage(`{"protocolVersion":"` + mcp.LatestVersion +
+	instantInit = json.RawMessage(`{"protocolVersion":"` + mcp.LatestInitializeVersion +
 		`","capabilities":{"tools":{}},"serverInfo":{"name":"instant","version":"1"}}`)
 	instantEcho = json.RawMessage(`{"content":[{"type":"text","text":"hello, benchmark"}]}`)
 )

@@ -38,7 +38,7 @@ func eachServer(t *testing.T, opts testservers.Options, f func(t *testing.T, s s
 		path, args, env := testservers.StdioCommand()
 		env = append(env, testservers.StdioEnv(opts)...)
 		env = append(env, "GORACE=atexit_sleep_ms=0") // a -race child must not linger at exit
-		f(t, server{name: "stdio", transport: client.TransportStdio, target: client.Command(path, args...).WithEnv(env...), version: mcp.LatestVersion})
+		f(t, server{name: "stdio", transport: client.TransportStdio, target: client.Command(path, args...).WithEnv(env...), version: mcp.LatestInitializeVersion})
 	})
 	t.Run("legacy-sse", func(t *testing.T) {
 		ls := testservers.StartLegacy(testservers.LegacyOptions{Options: opts})
@@ -55,7 +55,7 @@ func eachServer(t *testing.T, opts testservers.Options, f func(t *testing.T, s s
 		t.Run(h.name, func(t *testing.T) {
 			hs := testservers.StartStreamable(h.o)
 			t.Cleanup(hs.Close)
-			f(t, server{name: h.name, transport: client.TransportStreamableHTTP, target: client.URL(hs.URL), stats: hs.Server().Stats, version: mcp.LatestVersion})
+			f(t, server{name: h.name, transport: client.TransportStreamableHTTP, target: client.URL(hs.URL), stats: hs.Server().Stats, version: mcp.LatestInitializeVersion})
 		})
 	}
 }
@@ -99,7 +99,7 @@ func TestInfo(t *testing.T) {
 			info.Capabilities.Tools == nil || info.Capabilities.Resources == nil || !info.Capabilities.Resources.Subscribe {
 			t.Errorf("info = %+v", info)
 		}
-		if info.Negotiation == nil || info.Negotiation.Chosen != s.transport || info.Negotiation.Era != string(mcp.EraInitialize) {
+		if info.Negotiation == nil || info.Negotiation.Chosen != s.transport || info.Negotiation.Era != mcp.EraInitialize {
 			t.Errorf("negotiation report %+v", info.Negotiation)
 		}
 		if info.Era != mcp.EraInitialize {

@@ -119,7 +119,7 @@ func TestObserverSeesToolCall(t *testing.T) {
 		t.Fatalf("requests = %+v, want the tools/call alone", obs.requests)
 	}
 	r := obs.requests[0]
-	if r.Method != "tools/call" || r.Name != "echo" || r.Transport != "custom" || r.Era != mcp.EraInitialize || r.ProtocolVersion != mcp.LatestVersion {
+	if r.Method != "tools/call" || r.Name != "echo" || r.Transport != "custom" || r.Era != mcp.EraInitialize || r.ProtocolVersion != mcp.LatestInitializeVersion {
 		t.Errorf("request = %+v", r)
 	}
 	if len(obs.events) != 1 || obs.events[0].Kind != EventSent || obs.events[0].ID == 0 {

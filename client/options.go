@@ -29,11 +29,6 @@ const (
 	// WithDefaultTimeout nor WithTimeout is given. Each progress
 	// notification restarts it.
 	DefaultTimeout = 60 * time.Second
-
-	// DefaultRequestTimeout is the old name of DefaultTimeout.
-	//
-	// Deprecated: use DefaultTimeout.
-	DefaultRequestTimeout = DefaultTimeout
 )
 
 // Host handlers for server→client requests.
@@ -70,7 +65,7 @@ type options struct {
 	onNotify      func(method string, params []byte)
 	transportName string
 	hook          MessageHook
-	policy        negotiate.Policy
+	policy        negotiate.TransportPolicy
 	era           negotiate.EraPolicy
 	version       string
 	probeTimeout  time.Duration
@@ -130,16 +125,6 @@ func WithDefaultTimeout(d time.Duration) Option {
 func WithDefaultMaxTime(d time.Duration) Option {
 	return func(o *options) { o.maxCallTime = d }
 }
-
-// WithRequestTimeout is the old name of WithDefaultTimeout.
-//
-// Deprecated: use WithDefaultTimeout.
-func WithRequestTimeout(d time.Duration) Option { return WithDefaultTimeout(d) }
-
-// WithMaxCallTime is the old name of WithDefaultMaxTime.
-//
-// Deprecated: use WithDefaultMaxTime.
-func WithMaxCallTime(d time.Duration) Option { return WithDefaultMaxTime(d) }
 
 // WithHTTPClient makes HTTP transports use c for every request: its
 // RoundTripper, proxy and TLS settings apply. Its Timeout is not applied to
@@ -246,7 +231,9 @@ func OnNotification(f func(method string, params []byte)) Option {
 
 // WithTransportPolicy chooses which HTTP transports Dial tries for a URL,
 // and in what order; the default is negotiate.TransportAuto.
-func WithTransportPolicy(p negotiate.Policy) Option { return func(o *options) { o.policy = p } }
+func WithTransportPolicy(p negotiate.TransportPolicy) Option {
+	return func(o *options) { o.policy = p }
+}
 
 // WithReconnectPolicy sets how HTTP transports retry once connected:
 // resuming a broken stream, reconnecting the GET or HTTP+SSE stream,
@@ -324,11 +311,6 @@ type callLogs struct {
 // matching jsonrpc.ErrOutcomeUnknown. Without it only requests that are
 // safe by their nature are sent again (see WithReplay).
 func AsReplayable() CallOption { return func(c *callOptions) { c.repeatable = true } }
-
-// Repeatable is the old name of AsReplayable.
-//
-// Deprecated: use AsReplayable.
-func Repeatable() CallOption { return AsReplayable() }
 
 // WithCallLogs delivers to f, in order, the log records
 // (notifications/message) the server sends in the course of this call, in

@@ -44,7 +44,7 @@ func newScriptedPeer(t *testing.T) *scriptedPeer {
 		toClient: make(chan *jsonrpc.Message, 64),
 		closed:   make(chan struct{}),
 		dead:     make(chan struct{}),
-		version:  mcp.LatestVersion,
+		version:  mcp.LatestInitializeVersion,
 		lost:     make(chan error, 4),
 	}
 }
@@ -164,7 +164,7 @@ func (p *scriptedPeer) handshake() {
 	p.t.Helper()
 	m := p.expect("initialize")
 	p.reply(m.ID, `{"protocolVersion":"`+p.version+`","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"},"instructions":"be nice","ttlMs":5}`)
-	if p.version == mcp.LatestVersion || mcp.IsSupportedVersion(p.version) {
+	if p.version == mcp.LatestInitializeVersion || mcp.IsInitializeVersion(p.version) {
 		p.expect("notifications/initialized")
 	}
 }

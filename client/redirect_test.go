@@ -33,7 +33,7 @@ type hostileProxy struct {
 // upstream is one kind of real server behind the proxy.
 type upstream struct {
 	name   string
-	policy negotiate.Policy
+	policy negotiate.TransportPolicy
 	start  func(t *testing.T) (string, func() testservers.Stats)
 }
 

@@ -85,7 +85,7 @@ func TestURLSecretsNotShown(t *testing.T) {
 	for _, d := range []struct {
 		name     string
 		start    func() (string, func()) // the upstream's URL, and its Close
-		policy   negotiate.Policy
+		policy   negotiate.TransportPolicy
 		drop     []string         // the requests the front does not pass on (see faultFront)
 		fault    http.HandlerFunc // what it does instead; nil drops the connection
 		dialErr  bool             // Dial fails; otherwise a tools/call does

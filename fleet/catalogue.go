@@ -51,7 +51,7 @@ func (m *member) invalidateLocked(ks ...kind) {
 func listOf[T any](ctx context.Context, m *member, k kind, fetch func(context.Context, *client.Conn) ([]T, error)) ([]T, error) {
 	m.mu.Lock()
 	lc := &m.lists[k]
-	if lc.have && (lc.fresh || m.state == Stopped) {
+	if lc.have && (lc.fresh || m.state == StateStopped) {
 		items := lc.items.([]T)
 		m.mu.Unlock()
 		return items, nil

@@ -26,7 +26,7 @@ type ConfigOptions struct {
 // FromConfig makes the servers of a fleet from config entries
 // (mcpconfig.Places.Load): each entry's ${VAR}s expanded, its headers
 // and transport policy as client options, its tool lists as Allow and
-// Deny (names taken literally), a disabled entry as a Disabled server
+// Deny (names taken literally), a disabled entry as a StateDisabled server
 // (not resolved, so a variable it needs may be unset). The first
 // definition of a name is used; shadowed ones are skipped. An entry
 // that cannot be used (a problem in its file, a variable not set, a

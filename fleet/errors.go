@@ -25,8 +25,21 @@ const (
 	KindClosed      = "closed"      // the fleet was closed, or the connection ended
 )
 
-// ErrClosed is returned by a Fleet's methods after Close.
-var ErrClosed = errors.New("fleet closed")
+// ErrClosed is returned by a Fleet's methods after Close. It also matches
+// client.ErrClosed and jsonrpc.ErrClosed: a host that closed a fleet, a
+// Conn or a transport tests errors.Is(err, jsonrpc.ErrClosed) once.
+var ErrClosed error = fleetClosed{}
+
+// fleetClosed is ErrClosed: its own text, and errors.Is matches the
+// client's and the transport's close too.
+type fleetClosed struct{}
+
+func (fleetClosed) Error() string { return "fleet closed" }
+
+// Is matches client.ErrClosed and jsonrpc.ErrClosed.
+func (fleetClosed) Is(target error) bool {
+	return target == client.ErrClosed || target == jsonrpc.ErrClosed
+}
 
 // ServerError says why one server is not in a catalogue or could not take
 // a call. Kind is one of the Kind… constants; Err is the cause, as the

@@ -92,7 +92,7 @@ func New(servers []Server, opts ...Option) (*Fleet, error) {
 	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	if o.onState != nil {
-		f.ev = newEvents(o.onState, o.logger)
+		f.ev = newEvents(o.onState, o.logger, f.Status())
 	}
 	if o.eager {
 		for _, m := range f.members {

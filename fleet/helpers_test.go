@@ -93,7 +93,7 @@ type recorder struct {
 
 func newRecorder() *recorder { return &recorder{notify: make(chan struct{}, 1)} }
 
-func (r *recorder) record(s Status) {
+func (r *recorder) record(_, s Status) {
 	r.mu.Lock()
 	r.seen = append(r.seen, s)
 	r.mu.Unlock()

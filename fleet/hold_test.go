@@ -30,24 +30,24 @@ func TestHoldKeepsServer(t *testing.T) {
 	if _, err := f.Conn(ctx, "free"); err != nil {
 		t.Fatal(err)
 	}
-	rec.wait(ctx, t, 0, is("free", Stopped))
+	rec.wait(ctx, t, 0, is("free", StateStopped))
 	m := f.byName["held"]
 	m.mu.Lock()
 	gen := m.idleGen
 	m.mu.Unlock()
 	m.idleStop(gen)
-	if i := rec.index(is("held", Stopped)); i >= 0 {
+	if i := rec.index(is("held", StateStopped)); i >= 0 {
 		t.Fatalf("a held server was stopped: %v", rec.all())
 	}
 	if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil {
 		t.Fatalf("a call on the held Conn: %v", err)
 	}
-	if st := m.status(); st.State != Ready {
+	if st := m.status(); st.State != StateReady {
 		t.Errorf("held: %+v", st)
 	}
 	release()
 	release() // a second release counts nothing
-	rec.wait(ctx, t, 0, is("held", Stopped))
+	rec.wait(ctx, t, 0, is("held", StateStopped))
 	m.mu.Lock()
 	busy := m.busy
 	m.mu.Unlock()

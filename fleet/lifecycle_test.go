@@ -14,6 +14,7 @@ import (
 
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/reconnect"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -48,7 +49,7 @@ func TestRetryBackoff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := testservers.StartStatus(testservers.StatusOptions{PostStatus: 500})
 			defer srv.Close()
-			f, err := New([]Server{{Name: "s", Target: client.URL(srv.URL)}}, WithRetryBackoff(tc.min, tc.max))
+			f, err := New([]Server{{Name: "s", Target: client.URL(srv.URL)}}, WithRetryPolicy(reconnect.Policy{InitialDelay: tc.min, MaxDelay: tc.max}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func TestRetryBackoff(t *testing.T) {
 			if redialled := srv.Hits()["POST /mcp"] > first; redialled != tc.redial {
 				t.Errorf("dialled again: %v, want %v (POSTs %d then %d)", redialled, tc.redial, first, srv.Hits()["POST /mcp"])
 			}
-			if st := f.Status()[0]; st.State != Failed || st.Err == nil || st.Err.Kind != KindRefused {
+			if st := f.Status()[0]; st.State != StateFailed || st.Err == nil || st.Err.Kind != KindRefused {
 				t.Errorf("status %+v", st)
 			}
 		})
@@ -132,17 +133,17 @@ func TestEagerBoundedDials(t *testing.T) {
 			s := blocked[0]
 			blocked = blocked[1:]
 			close(release[s])
-			rec.wait(ctx, t, 0, is(s, Failed))
+			rec.wait(ctx, t, 0, is(s, StateFailed))
 		case <-ctx.Done():
 			t.Fatalf("dials stalled; states %v", f.Status())
 		}
 	}
 	for _, s := range blocked {
 		close(release[s])
-		rec.wait(ctx, t, 0, is(s, Failed))
+		rec.wait(ctx, t, 0, is(s, StateFailed))
 	}
 	for _, s := range f.Status() {
-		if s.State != Failed || s.Err.Kind != KindRefused {
+		if s.State != StateFailed || s.Err.Kind != KindRefused {
 			t.Errorf("%s: %s %v", s.Server, s.State, s.Err)
 		}
 	}
@@ -171,13 +172,13 @@ func TestIdleStop(t *testing.T) {
 		if err != nil || text(t, res) != "hi" {
 			t.Fatalf("round %d: %v %v", round, res, err)
 		}
-		rec.wait(ctx, t, from, is("s", Stopped))
+		rec.wait(ctx, t, from, is("s", StateStopped))
 		checkGone(t, pidLog)
 		if n := len(pids(t, pidLog)); n != round {
 			t.Fatalf("round %d: %d processes started", round, n)
 		}
 		mustTools(t, f) // from the cache: starts nothing
-		if st := f.Status()[0].State; st != Stopped {
+		if st := f.Status()[0].State; st != StateStopped {
 			t.Errorf("listing a stopped server made it %s", st)
 		}
 	}
@@ -203,7 +204,7 @@ func TestRestartedServerListedAgain(t *testing.T) {
 	if _, err := f.CallTool(ctx, echo.Name, map[string]any{"text": "x"}); !errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
 		t.Fatalf("the call the server died in: %v, want the Conn's outcome-unknown error", err)
 	}
-	i := rec.wait(ctx, t, 0, is("s", Failed))
+	i := rec.wait(ctx, t, 0, is("s", StateFailed))
 	if st := rec.all()[i]; st.Err == nil || st.Err.Kind != KindClosed {
 		t.Errorf("a dead server's status: %+v", st)
 	}
@@ -245,11 +246,11 @@ func TestStatesObserved(t *testing.T) {
 		if s.Server == "on" {
 			got = append(got, s.State)
 		}
-		if s.Server == "off" && s.State != Closed {
+		if s.Server == "off" && s.State != StateClosed {
 			t.Errorf("the disabled server moved to %s", s.State)
 		}
 	}
-	if want := []State{Connecting, Ready, Closed}; !slices.Equal(got, want) {
+	if want := []State{StateConnecting, StateReady, StateClosed}; !slices.Equal(got, want) {
 		t.Errorf("states %v, want %v", got, want)
 	}
 	if srv.Server().Stats().Initializations != 1 {
@@ -311,7 +312,7 @@ func TestIdleRestartListedAgain(t *testing.T) {
 	defer f.Close()
 	ctx := ctxT(t)
 	cat := mustTools(t, f)
-	rec.wait(ctx, t, 0, is("s", Stopped))
+	rec.wait(ctx, t, 0, is("s", StateStopped))
 	from := len(rec.all())
 	echo, _ := toolNamed(cat, "s", "echo")
 	if _, err := f.CallTool(ctx, echo.Name, map[string]any{"text": "x"}); err != nil {

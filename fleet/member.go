@@ -45,14 +45,14 @@ func newMember(f *Fleet, s Server) *member {
 		m.timeout = f.opts.connectTimeout
 	}
 	m.bo = backoff.NewExponentialBackOff()
-	m.bo.InitialInterval = f.opts.retryMin
-	m.bo.MaxInterval = f.opts.retryMax
-	m.bo.Multiplier = 2
-	m.bo.RandomizationFactor = 0.1 // servers that failed together are not all tried again together
+	m.bo.InitialInterval = f.opts.retry.InitialDelay
+	m.bo.MaxInterval = f.opts.retry.MaxDelay
+	m.bo.Multiplier = f.opts.retry.Multiplier
+	m.bo.RandomizationFactor = f.opts.retry.Jitter // servers that failed together are not all tried again together
 	m.bo.MaxElapsedTime = 0
 	m.bo.Reset()
 	if s.Disabled {
-		m.state = Disabled
+		m.state = StateDisabled
 		m.err = &ServerError{Server: s.Name, Kind: KindDisabled}
 	}
 	return m
@@ -63,7 +63,7 @@ func (m *member) name() string { return m.srv.Name }
 // setStateLocked moves the member to s, with err when Failed, and tells
 // the host.
 func (m *member) setStateLocked(s State, err *ServerError) {
-	if m.state == s && s != Failed {
+	if m.state == s && s != StateFailed {
 		return
 	}
 	m.state, m.err, m.since = s, err, time.Now()
@@ -88,11 +88,11 @@ func (m *member) acquire(ctx context.Context) (*client.Conn, error) {
 	tried := false
 	for {
 		m.mu.Lock()
-		if m.state == Closed || m.f.isClosed() {
+		if m.state == StateClosed || m.f.isClosed() {
 			m.mu.Unlock()
 			return nil, &ServerError{Server: m.name(), Kind: KindClosed, Err: ErrClosed}
 		}
-		if m.state == Disabled {
+		if m.state == StateDisabled {
 			err := m.err
 			m.mu.Unlock()
 			return nil, err
@@ -112,7 +112,7 @@ func (m *member) acquire(ctx context.Context) (*client.Conn, error) {
 			}
 		}
 		if m.dialing == nil {
-			if tried || (m.state == Failed && time.Now().Before(m.retryAt)) {
+			if tried || (m.state == StateFailed && time.Now().Before(m.retryAt)) {
 				err := m.err
 				m.mu.Unlock()
 				return nil, err
@@ -145,7 +145,7 @@ func (m *member) release() {
 func (m *member) startDial() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.conn == nil && m.dialing == nil && m.state != Disabled {
+	if m.conn == nil && m.dialing == nil && m.state != StateDisabled {
 		m.startDialLocked()
 	}
 }
@@ -156,7 +156,7 @@ func (m *member) startDialLocked() bool {
 		return false
 	}
 	m.dialing = ch
-	m.setStateLocked(Connecting, nil)
+	m.setStateLocked(StateConnecting, nil)
 	return true
 }
 
@@ -201,7 +201,7 @@ func (m *member) dial(done chan struct{}) {
 		se := serverError(m.name(), err)
 		m.retryAt = time.Now().Add(m.bo.NextBackOff())
 		m.f.opts.logger.Info("server failed", "server", m.name(), "kind", se.Kind, "err", err)
-		m.setStateLocked(Failed, se)
+		m.setStateLocked(StateFailed, se)
 		return
 	}
 	if m.f.isClosed() { // Close is waiting for this goroutine, then closes m.conn
@@ -214,7 +214,7 @@ func (m *member) dial(done chan struct{}) {
 	m.bo.Reset()
 	m.retryAt = time.Time{}
 	m.invalidateLocked(allKinds...)
-	m.setStateLocked(Ready, nil)
+	m.setStateLocked(StateReady, nil)
 	m.armIdleLocked()
 }
 
@@ -282,9 +282,9 @@ func (m *member) cacheOptions(ref *connRef) []client.Option {
 			on(func() {
 				switch to {
 				case client.StateReady:
-					m.setStateLocked(Ready, nil)
+					m.setStateLocked(StateReady, nil)
 				case client.StateReconnecting:
-					m.setStateLocked(Reconnecting, nil)
+					m.setStateLocked(StateReconnecting, nil)
 				case client.StateClosed:
 					m.connEndedLocked(ref.c)
 				}
@@ -308,7 +308,7 @@ func (m *member) connEndedLocked(c *client.Conn) {
 	m.retryAt = time.Now()
 	m.invalidateLocked(allKinds...)
 	m.f.opts.logger.Info("connection ended", "server", m.name(), "err", cause)
-	m.setStateLocked(Failed, &ServerError{Server: m.name(), Kind: KindClosed, Err: cause})
+	m.setStateLocked(StateFailed, &ServerError{Server: m.name(), Kind: KindClosed, Err: cause})
 }
 
 // armIdleLocked starts the idle stop of a stdio server no call uses.
@@ -331,7 +331,7 @@ func (m *member) idleStop(gen uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.conn
-	if gen != m.idleGen || m.busy > 0 || c == nil || m.state != Ready {
+	if gen != m.idleGen || m.busy > 0 || c == nil || m.state != StateReady {
 		return
 	}
 	stop := func() {
@@ -340,9 +340,9 @@ func (m *member) idleStop(gen uint64) {
 		defer m.mu.Unlock()
 		// Stopped once the process is gone, unless a use came meanwhile
 		// (it dialled anew) or the fleet closed.
-		if m.conn == nil && m.dialing == nil && m.state == Ready {
+		if m.conn == nil && m.dialing == nil && m.state == StateReady {
 			m.f.opts.logger.Info("stopped an idle server", "server", m.name(), "idle", m.f.opts.idleStop)
-			m.setStateLocked(Stopped, nil)
+			m.setStateLocked(StateStopped, nil)
 		}
 	}
 	if !m.f.goTracked(stop) {
@@ -360,7 +360,7 @@ func (m *member) close() error {
 	if m.idle != nil {
 		m.idle.Stop()
 	}
-	m.setStateLocked(Closed, nil)
+	m.setStateLocked(StateClosed, nil)
 	m.mu.Unlock()
 	if c == nil {
 		return nil

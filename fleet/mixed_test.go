@@ -49,7 +49,7 @@ func TestMixedFleet(t *testing.T) {
 	}
 	defer f.Close()
 	for _, s := range f.Status() {
-		if want := map[bool]State{true: Disabled, false: NotConnected}[s.Server == "off"]; s.State != want {
+		if want := map[bool]State{true: StateDisabled, false: StateNotConnected}[s.Server == "off"]; s.State != want {
 			t.Errorf("%s is %s before any use, want %s (lazy)", s.Server, s.State, want)
 		}
 	}
@@ -81,9 +81,9 @@ func TestMixedFleet(t *testing.T) {
 		t.Errorf("errors %v, want only %v", cat.Errors, wantKinds)
 	}
 	live := []string{"stateless http", "streamable", "sse", "stdio.initialize", "stdio.stateless"}
-	hangFailed := rec.wait(ctxT(t), t, 0, is("hanging", Failed)) // told on the fleet's goroutine, maybe after Tools returned
+	hangFailed := rec.wait(ctxT(t), t, 0, is("hanging", StateFailed)) // told on the fleet's goroutine, maybe after Tools returned
 	for _, name := range live {
-		i := rec.index(is(name, Ready))
+		i := rec.index(is(name, StateReady))
 		if i < 0 || i > hangFailed {
 			t.Errorf("%s ready at event %d, the hanging server failed at %d: the live servers waited for it", name, i, hangFailed)
 		}
@@ -133,7 +133,7 @@ func TestMixedFleet(t *testing.T) {
 		t.Errorf("%d stdio processes started, want 2", n)
 	}
 	for _, s := range f.Status() {
-		if s.State != Closed {
+		if s.State != StateClosed {
 			t.Errorf("%s is %s after Close", s.Server, s.State)
 		}
 	}

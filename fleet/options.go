@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // Defaults of the options.
@@ -15,29 +16,33 @@ const (
 	DefaultMaxSpawns      = 8
 	DefaultStartupGrace   = time.Second
 	DefaultIdleStop       = 10 * time.Minute
-	DefaultRetryMin       = time.Second
-	DefaultRetryMax       = 5 * time.Minute
 )
+
+// DefaultRetryPolicy is how long a server that failed is left alone by
+// default: 1 s, doubling after each failure up to 5 min, ± 10 %.
+func DefaultRetryPolicy() reconnect.Policy {
+	return reconnect.Policy{InitialDelay: time.Second, MaxDelay: 5 * time.Minute, Multiplier: 2, Jitter: 0.1}
+}
 
 // Option configures a Fleet, in New.
 type Option func(*options)
 
 type options struct {
-	connectTimeout     time.Duration
-	maxDials           int
-	maxSpawns          int
-	startupGrace       time.Duration
-	eager              bool
-	idleStop           time.Duration
-	retryMin, retryMax time.Duration
-	toolFilter         func(server string, t mcp.Tool) bool
-	logger             *slog.Logger
-	sampling           func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
-	elicitation        func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
-	roots              func(ctx context.Context, server string) ([]mcp.Root, error)
-	onLog              func(server string, p mcp.LoggingMessageParams)
-	onProgress         func(server, tool string, p mcp.ProgressParams)
-	onState            func(Status)
+	connectTimeout time.Duration
+	maxDials       int
+	maxSpawns      int
+	startupGrace   time.Duration
+	eager          bool
+	idleStop       time.Duration
+	retry          reconnect.Policy
+	toolFilter     func(server string, t mcp.Tool) bool
+	logger         *slog.Logger
+	sampling       func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	elicitation    func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	roots          func(ctx context.Context, server string) ([]mcp.Root, error)
+	onLog          func(server string, p mcp.LoggingMessageParams)
+	onProgress     func(server, tool string, p mcp.ProgressParams)
+	onState        func(from, to Status)
 
 	// onHeard, for tests, is told (with the member's lock held) when a
 	// server's listing of kind k was made stale by what its Conn heard.
@@ -51,8 +56,7 @@ func defaultOptions() options {
 		maxSpawns:      DefaultMaxSpawns,
 		startupGrace:   DefaultStartupGrace,
 		idleStop:       DefaultIdleStop,
-		retryMin:       DefaultRetryMin,
-		retryMax:       DefaultRetryMax,
+		retry:          DefaultRetryPolicy(),
 		logger:         slog.New(slog.DiscardHandler),
 	}
 }
@@ -115,13 +119,29 @@ func WithIdleStop(d time.Duration) Option {
 	return func(o *options) { o.idleStop = max(d, 0) }
 }
 
-// WithRetryBackoff sets how long a server that failed is left alone: the
-// next use within min (doubling after each failure, up to max) gets the
-// recorded failure without a dial. Defaults: DefaultRetryMin and
-// DefaultRetryMax.
-func WithRetryBackoff(minWait, maxWait time.Duration) Option {
+// WithRetryPolicy sets how long a server that failed is left alone: a
+// use before the wait ends gets the recorded failure without a dial. The
+// fleet reads p's InitialDelay, MaxDelay, Multiplier and Jitter; a zero
+// field takes DefaultRetryPolicy's. A fleet tries again on a later use
+// for as long as it lives, so MaxAttempts and Budget do not apply. Each
+// server's own Conn takes its policy from client.WithReconnectPolicy.
+func WithRetryPolicy(p reconnect.Policy) Option {
 	return func(o *options) {
-		o.retryMin, o.retryMax = max(minWait, 0), max(maxWait, minWait, 0)
+		d := DefaultRetryPolicy()
+		if p.InitialDelay > 0 {
+			d.InitialDelay = p.InitialDelay
+		}
+		if p.MaxDelay > 0 {
+			d.MaxDelay = p.MaxDelay
+		}
+		if p.Multiplier > 0 {
+			d.Multiplier = p.Multiplier
+		}
+		if p.Jitter != 0 {
+			d.Jitter = max(p.Jitter, 0)
+		}
+		d.MaxDelay = max(d.MaxDelay, d.InitialDelay)
+		o.retry = d
 	}
 }
 
@@ -174,7 +194,9 @@ func OnProgress(f func(server, tool string, p mcp.ProgressParams)) Option {
 }
 
 // OnStateChange is told of every change of a server's state, in order,
-// one at a time, on a goroutine of the fleet's. It may call the Fleet.
-func OnStateChange(f func(s Status)) Option {
+// one at a time, on a goroutine of the fleet's: the server's Status
+// before and after, as client.OnStateChange is told a Conn's. The Status
+// says which server, and why it failed. It may call the Fleet.
+func OnStateChange(f func(from, to Status)) Option {
 	return func(o *options) { o.onState = f }
 }

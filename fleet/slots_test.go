@@ -90,7 +90,7 @@ func TestHangingServersKeepNoSlot(t *testing.T) {
 				}
 			}
 			for _, st := range f.Status() {
-				if strings.HasPrefix(st.Server, "hang") && st.State != Connecting {
+				if strings.HasPrefix(st.Server, "hang") && st.State != StateConnecting {
 					t.Errorf("%s is %s (%v), want still connecting (its timeout is an hour)", st.Server, st.State, st.Err)
 				}
 			}

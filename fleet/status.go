@@ -12,24 +12,24 @@ import (
 type State int
 
 const (
-	// NotConnected: not dialled yet (a fleet dials on first use).
-	NotConnected State = iota
-	// Connecting: the dial (or spawn) and handshake are under way.
-	Connecting
-	// Ready: connected; calls go out.
-	Ready
-	// Reconnecting: the Conn lost its session and is re-initializing.
-	Reconnecting
-	// Failed: the last dial failed, or the connection ended (Err says
+	// StateNotConnected: not dialled yet (a fleet dials on first use).
+	StateNotConnected State = iota
+	// StateConnecting: the dial (or spawn) and handshake are under way.
+	StateConnecting
+	// StateReady: connected; calls go out.
+	StateReady
+	// StateReconnecting: the Conn lost its session and is re-initializing.
+	StateReconnecting
+	// StateFailed: the last dial failed, or the connection ended (Err says
 	// why); the next use after the retry backoff dials again.
-	Failed
-	// Stopped: a stdio server stopped after it sat idle (WithIdleStop);
+	StateFailed
+	// StateStopped: a stdio server stopped after it sat idle (WithIdleStop);
 	// the next use starts it again.
-	Stopped
-	// Disabled: configured off (Server.Disabled).
-	Disabled
-	// Closed: the fleet was closed. Final.
-	Closed
+	StateStopped
+	// StateDisabled: configured off (Server.Disabled).
+	StateDisabled
+	// StateClosed: the fleet was closed. Final.
+	StateClosed
 )
 
 var stateNames = [...]string{"not connected", "connecting", "ready", "reconnecting", "failed", "stopped", "disabled", "closed"}
@@ -57,7 +57,8 @@ const maxPendingEvents = 4096
 // events delivers state changes to the host's handler, in order, on one
 // goroutine, without ever making the code that changed a state wait.
 type events struct {
-	f       func(Status)
+	f       func(from, to Status)
+	last    map[string]Status // per server, the Status last delivered: the next one's from
 	log     *slog.Logger
 	mu      sync.Mutex
 	queue   []Status
@@ -67,8 +68,11 @@ type events struct {
 	closing bool
 }
 
-func newEvents(f func(Status), log *slog.Logger) *events {
-	e := &events{f: f, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+func newEvents(f func(from, to Status), log *slog.Logger, initial []Status) *events {
+	e := &events{f: f, log: log, last: make(map[string]Status, len(initial)), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	for _, s := range initial {
+		e.last[s.Server] = s
+	}
 	go e.run()
 	return e
 }
@@ -102,7 +106,9 @@ func (e *events) run() {
 			e.log.Warn("state changes dropped: the OnStateChange handler fell behind", "dropped", dropped)
 		}
 		for _, s := range q {
-			e.f(s)
+			from := e.last[s.Server] // only run touches last
+			e.last[s.Server] = s
+			e.f(from, s)
 		}
 		if len(q) > 0 {
 			continue

@@ -1,7 +1,7 @@
 // Package httpopt holds the settings that both HTTP transports of MCP
 // take, Streamable HTTP (package modern) and HTTP+SSE (package legacy),
 // and that the negotiation passes on to whichever it connects with:
-// modern.Options, legacy.Options and negotiate.Config embed Common, so
+// modern.Options, legacy.Options and the ladder's config embed Common, so
 // each setting is declared once.
 //
 // Hosts that dial through client.Dial set these with client options

@@ -245,7 +245,7 @@ func runPeer(t *testing.T, p peer, r *result) {
 		if r.got != p.want {
 			return "", fmt.Errorf("negotiated %s, want %s; %s", r.got, p.want, info.Negotiation)
 		}
-		if info.Negotiation == nil || info.Negotiation.Era != p.want.era {
+		if info.Negotiation == nil || string(info.Negotiation.Era) != p.want.era {
 			return "", fmt.Errorf("the report does not name the era %s: %v", p.want.era, info.Negotiation)
 		}
 		return "", nil

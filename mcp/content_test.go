@@ -47,15 +47,15 @@ func TestResultsKeepEveryContentTypeAndIgnoreUnknownFields(t *testing.T) {
 
 func TestVersions(t *testing.T) {
 	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
-		if !IsSupportedVersion(v) {
+		if !IsInitializeVersion(v) {
 			t.Errorf("%s should be supported", v)
 		}
 	}
-	if IsSupportedVersion("2026-07-28") || IsSupportedVersion("") {
+	if IsInitializeVersion("2026-07-28") || IsInitializeVersion("") {
 		t.Error("unsupported revision accepted")
 	}
-	if LatestVersion != "2025-11-25" {
-		t.Errorf("latest %s", LatestVersion)
+	if LatestInitializeVersion != "2025-11-25" {
+		t.Errorf("latest %s", LatestInitializeVersion)
 	}
 }
 

@@ -19,26 +19,26 @@ const (
 	Version20251125 = "2025-11-25"
 	Version20260728 = "2026-07-28"
 
-	// LatestVersion is the newest initialize-era revision: the one offered in
-	// initialize.
-	LatestVersion = Version20251125
+	// LatestInitializeVersion is the newest initialize-era revision: the
+	// one offered in initialize.
+	LatestInitializeVersion = Version20251125
 	// LatestStatelessVersion is the newest stateless revision: the one stateless
 	// requests carry first.
 	LatestStatelessVersion = Version20260728
 )
 
-// SupportedVersions are the initialize-era revisions, newest first: those a server
+// InitializeVersions are the initialize-era revisions, newest first: those a server
 // may answer initialize with.
-var SupportedVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+var InitializeVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
 
 // StatelessVersions are the stateless revisions this module speaks, newest first:
 // those a request may carry in _meta.
 var StatelessVersions = []string{Version20260728}
 
-// IsSupportedVersion reports whether v is one of SupportedVersions (a
+// IsInitializeVersion reports whether v is one of InitializeVersions (an
 // initialize-era revision an initialize answer may name).
-func IsSupportedVersion(v string) bool {
-	for _, s := range SupportedVersions {
+func IsInitializeVersion(v string) bool {
+	for _, s := range InitializeVersions {
 		if s == v {
 			return true
 		}

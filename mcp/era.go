@@ -20,7 +20,7 @@ func EraOf(v string) Era {
 	switch {
 	case slices.Contains(StatelessVersions, v):
 		return EraStateless
-	case slices.Contains(SupportedVersions, v):
+	case slices.Contains(InitializeVersions, v):
 		return EraInitialize
 	}
 	return ""
@@ -29,7 +29,7 @@ func EraOf(v string) Era {
 // BestVersion returns the newest revision of era e that both sides speak,
 // given the list a server advertised, or "" when there is none.
 func BestVersion(e Era, advertised []string) string {
-	ours := SupportedVersions
+	ours := InitializeVersions
 	if e == EraStateless {
 		ours = StatelessVersions
 	}

@@ -48,8 +48,8 @@ type Resolved struct {
 
 	URL     string
 	Headers map[string]string
-	Policy  negotiate.Policy // what the entry's type implies
-	OAuth   *OAuth           // nil when the entry says nothing of OAuth
+	Policy  negotiate.TransportPolicy // what the entry's type implies
+	OAuth   *OAuth                    // nil when the entry says nothing of OAuth
 }
 
 // Resolve expands the entry's variables, reading them with lookup (nil

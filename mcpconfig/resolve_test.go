@@ -63,7 +63,7 @@ func TestResolveHTTP(t *testing.T) {
 		"windsurf": {"serverUrl": "https://h.example/"},
 		"gemini": {"httpUrl": "https://h.example/mcp"},
 		"vscode": {"type": "stdio", "command": "x"}}}`)
-	for name, want := range map[string]negotiate.Policy{"streamable": negotiate.StreamableOnly, "plain": negotiate.StreamableOnly,
+	for name, want := range map[string]negotiate.TransportPolicy{"streamable": negotiate.StreamableOnly, "plain": negotiate.StreamableOnly,
 		"legacy": negotiate.SSEOnly, "guess": negotiate.TransportAuto, "windsurf": negotiate.TransportAuto, "gemini": negotiate.StreamableOnly} {
 		e := entries[name]
 		r, err := e.Resolve(lookupIn(map[string]string{"PORT": "8080", "TOKEN": "tok"}))

@@ -34,7 +34,7 @@ type Cache struct {
 
 // entry is one cached outcome.
 type entry struct {
-	Transport string  // StreamableHTTP, SSE, or a Handshake transport's name
+	Transport string  // StreamableHTTP, SSE, Stdio, or the name of a host's transport
 	Era       mcp.Era // the era the server spoke
 	expires   time.Time
 }

@@ -3,10 +3,9 @@ package negotiate
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"syscall"
 
+	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -44,12 +43,6 @@ func (e *Error) Unwrap() []error { return e.Errs }
 // also what a server in trouble gives, and is reported as itself.
 var ErrProbeDropped = errors.New("the server closed the connection instead of answering server/discover, as a server that fails on methods it does not know does: the initialize era alone (no probe) may reach it")
 
-// droppedConnection reports whether err is a connection the server closed
-// or reset without an answer.
-func droppedConnection(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
-}
-
 // NewerServerError says the server speaks only revisions this client does
 // not: it refused the opening request of every era it was offered and
 // listed (when it did) the revisions it speaks, none of them ours. It is
@@ -71,7 +64,7 @@ func (e *NewerServerError) Error() string {
 		s = fmt.Sprintf("%s speaks a newer MCP revision than this client (it answered %v)", e.URL, e.RPCError)
 	}
 	if len(e.Supported) > 0 {
-		s += "; it supports " + versionList(e.Supported)
+		s += "; it supports " + wire.VersionList(e.Supported)
 	}
 	s += "; this client speaks " + strings.Join(ClientVersions(), ", ")
 	if common {
@@ -85,15 +78,10 @@ func (e *NewerServerError) Unwrap() error { return e.RPCError }
 
 // ClientVersions lists every revision this client speaks, newest first.
 func ClientVersions() []string {
-	return append(append([]string(nil), mcp.StatelessVersions...), mcp.SupportedVersions...)
+	return append(append([]string(nil), mcp.StatelessVersions...), mcp.InitializeVersions...)
 }
 
-func isFallbackStatus(code int) bool { return code == 400 || code == 404 || code == 405 }
-
-func statusOf(err error) int {
-	var he *jsonrpc.HTTPError
-	if errors.As(err, &he) {
-		return he.StatusCode
-	}
-	return 0
-}
+// ErrTooManyEarlyRequests is matched (errors.Is) by the error of a rung
+// whose server sent more than 256 requests before answering
+// initialize: requests are never dropped, so the negotiation gives up.
+var ErrTooManyEarlyRequests = errors.New("too many requests from the server before its initialize answer")

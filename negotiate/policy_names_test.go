@@ -29,13 +29,13 @@ func TestParseEraPolicy(t *testing.T) {
 	}
 }
 
-// TestParsePolicy: the transport policy's names round-trip, TransportAuto
+// TestParseTransportPolicy: the transport policy's names round-trip, TransportAuto
 // (the zero value) among them.
-func TestParsePolicy(t *testing.T) {
-	for _, p := range []Policy{TransportAuto, StreamableOnly, SSEOnly, SSEFirst} {
-		got, err := ParsePolicy(p.String())
+func TestParseTransportPolicy(t *testing.T) {
+	for _, p := range []TransportPolicy{TransportAuto, StreamableOnly, SSEOnly, SSEFirst} {
+		got, err := ParseTransportPolicy(p.String())
 		if err != nil || got != p {
-			t.Errorf("ParsePolicy(%q) = %v, %v", p.String(), got, err)
+			t.Errorf("ParseTransportPolicy(%q) = %v, %v", p.String(), got, err)
 		}
 	}
 	if TransportAuto != 0 || EraAuto != 0 {

@@ -5,40 +5,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/anymcp/anymcp/mcp"
 )
-
-// Policy says which HTTP transports the ladder may try, and in what order.
-type Policy int
-
-const (
-	// TransportAuto tries Streamable HTTP, then HTTP+SSE on 400/404/405 (the default).
-	TransportAuto Policy = iota
-	// StreamableOnly tries Streamable HTTP only.
-	StreamableOnly
-	// SSEOnly tries HTTP+SSE only.
-	SSEOnly
-	// SSEFirst tries HTTP+SSE, then Streamable HTTP when the GET is refused.
-	SSEFirst
-)
-
-var policyNames = []string{"auto", "streamable-only", "sse-only", "sse-first"}
-
-func (p Policy) String() string {
-	if int(p) < len(policyNames) {
-		return policyNames[p]
-	}
-	return fmt.Sprintf("Policy(%d)", int(p))
-}
-
-// ParsePolicy reads a policy name as String writes it.
-func ParsePolicy(s string) (Policy, error) {
-	for i, n := range policyNames {
-		if n == s {
-			return Policy(i), nil
-		}
-	}
-	return TransportAuto, fmt.Errorf("unknown transport policy %q (want one of %s)", s, strings.Join(policyNames, ", "))
-}
 
 // Transport names, as Info and the report give them.
 const (
@@ -48,7 +17,7 @@ const (
 
 // Attempt is one rung of the ladder: one HTTP exchange and what came of it.
 type Attempt struct {
-	Era       string        `json:"era"`               // "stateless" or "initialize": the era the request belongs to
+	Era       mcp.Era       `json:"era"`               // the era the request belongs to
 	Transport string        `json:"transport"`         // StreamableHTTP, SSE, or a transport's name
 	Request   string        `json:"request,omitempty"` // RequestDiscover or RequestInitialize
 	Version   string        `json:"version,omitempty"` // the revision a stateless request carried
@@ -63,19 +32,19 @@ type Attempt struct {
 
 // Report is the whole negotiation: every attempt in order and the outcome.
 type Report struct {
-	URL       string    `json:"url"`
-	Policy    string    `json:"policy"`
-	EraPolicy string    `json:"eraPolicy"`
-	FromCache bool      `json:"fromCache"` // the first rung came from a cached outcome
-	Attempts  []Attempt `json:"attempts"`
-	Chosen    string    `json:"chosen,omitempty"` // the transport in use; empty on failure
-	Era       string    `json:"era,omitempty"`    // the era in use; empty on failure
+	URL             string    `json:"url"`
+	TransportPolicy string    `json:"policy"`
+	EraPolicy       string    `json:"eraPolicy"`
+	FromCache       bool      `json:"fromCache"` // the first rung came from a cached outcome
+	Attempts        []Attempt `json:"attempts"`
+	Chosen          string    `json:"chosen,omitempty"` // the transport in use; empty on failure
+	Era             mcp.Era   `json:"era,omitempty"`    // the era in use; empty on failure
 }
 
 // String prints the report for a person, one attempt a line.
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "negotiation for %s (policy %s, era %s", r.URL, r.Policy, r.EraPolicy)
+	fmt.Fprintf(&b, "negotiation for %s (policy %s, era %s", r.URL, r.TransportPolicy, r.EraPolicy)
 	if r.FromCache {
 		b.WriteString(", cached outcome first")
 	}

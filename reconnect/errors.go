@@ -4,19 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/anymcp/anymcp/internal/retryerr"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
-
-// The transports build these errors through internal/retryerr.
-func init() {
-	retryerr.NewRetryAfter = func(r retryerr.RetryAfter) error {
-		return &RetryAfterError{Status: r.Status, Wait: r.Wait, Cap: r.Cap, Reason: r.Reason, Err: r.Err, ctxErr: r.Ctx, mayHaveRun: r.MayHaveRun}
-	}
-	retryerr.NewResendRefused = func(err error, mayHaveRun bool) error {
-		return &ResendRefusedError{Err: err, mayHaveRun: mayHaveRun}
-	}
-}
 
 // RetryAfterError is a 429 or 503 that was not sent again: the server
 // asked for a wait over the cap, or one that would end past the caller's
@@ -24,22 +13,24 @@ func init() {
 // attempts (or budget) ran out. The server did not run the request —
 // unless an answer was a 503 without Retry-After (sent again only for a
 // request the Conn would repeat itself), which a gateway may give after
-// the server ran it: the error then matches jsonrpc.ErrOutcomeUnknown.
+// the server ran it: MayHaveRun is set, and the error matches
+// jsonrpc.ErrOutcomeUnknown.
 type RetryAfterError struct {
 	Status int           // 429 or 503
 	Wait   time.Duration // the wait not waited: the server's Retry-After, else the backoff's (0 when none was reached)
 	Cap    time.Duration // MaxRetryAfter, the cap in force
 	Reason string        // why the request was not sent again
 	Err    error         // the HTTP error of the last answer (a *jsonrpc.HTTPError)
+	CtxErr error         // the context's error, when it ended the wait
 
-	ctxErr     error // the context's error, when it ended the wait
-	mayHaveRun bool  // an answer was a 503 without Retry-After
+	// MayHaveRun: an answer was a 503 without Retry-After, which a
+	// gateway may give after the server ran the request.
+	MayHaveRun bool
 }
 
-// Is matches jsonrpc.ErrOutcomeUnknown when an answer was a 503 without
-// Retry-After.
+// Is matches jsonrpc.ErrOutcomeUnknown when MayHaveRun.
 func (e *RetryAfterError) Is(target error) bool {
-	return e.mayHaveRun && target == jsonrpc.ErrOutcomeUnknown
+	return e.MayHaveRun && target == jsonrpc.ErrOutcomeUnknown
 }
 
 func (e *RetryAfterError) Error() string {
@@ -49,8 +40,8 @@ func (e *RetryAfterError) Error() string {
 // Unwrap returns the HTTP error and, when the caller's context ended the
 // wait, the context's error: errors.Is(err, context.Canceled) holds then.
 func (e *RetryAfterError) Unwrap() []error {
-	if e.ctxErr != nil {
-		return []error{e.Err, e.ctxErr}
+	if e.CtxErr != nil {
+		return []error{e.Err, e.CtxErr}
 	}
 	return []error{e.Err}
 }
@@ -60,18 +51,17 @@ func (e *RetryAfterError) Unwrap() []error {
 // the session, say). The server did not run the request — unless one of
 // those answers was a 503 without Retry-After (sent again only for a
 // request the Conn would repeat itself), which a gateway may give after
-// the server ran it: the error then matches jsonrpc.ErrOutcomeUnknown.
+// the server ran it: MayHaveRun is set, and the error matches
+// jsonrpc.ErrOutcomeUnknown.
 type ResendRefusedError struct {
-	Err error
-
-	mayHaveRun bool
+	Err        error
+	MayHaveRun bool // an earlier answer left open that the server ran the request
 }
 
 func (e *ResendRefusedError) Error() string { return e.Err.Error() }
 func (e *ResendRefusedError) Unwrap() error { return e.Err }
 
-// Is matches jsonrpc.ErrOutcomeUnknown when an earlier answer left open
-// that the server ran the request.
+// Is matches jsonrpc.ErrOutcomeUnknown when MayHaveRun.
 func (e *ResendRefusedError) Is(target error) bool {
-	return e.mayHaveRun && target == jsonrpc.ErrOutcomeUnknown
+	return e.MayHaveRun && target == jsonrpc.ErrOutcomeUnknown
 }

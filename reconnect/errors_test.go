@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
 )
 
 func TestRetryAfterError(t *testing.T) {
@@ -19,8 +21,21 @@ func TestRetryAfterError(t *testing.T) {
 	if !errors.Is(e, httpErr) || errors.Is(e, context.Canceled) {
 		t.Error("wraps the HTTP error and nothing else")
 	}
-	e.ctxErr = context.Canceled
+	e.CtxErr = context.Canceled
 	if !errors.Is(e, httpErr) || !errors.Is(e, context.Canceled) {
 		t.Error("does not wrap both the HTTP error and the context's")
+	}
+}
+
+// MayHaveRun, exported as TimeoutError's is, is what errors.Is reads to
+// match jsonrpc.ErrOutcomeUnknown, on both errors.
+func TestMayHaveRun(t *testing.T) {
+	for _, may := range []bool{false, true} {
+		ra := &RetryAfterError{Status: 503, Err: errors.New("503"), MayHaveRun: may}
+		rr := &ResendRefusedError{Err: errors.New("session gone"), MayHaveRun: may}
+		if errors.Is(ra, jsonrpc.ErrOutcomeUnknown) != may || errors.Is(rr, jsonrpc.ErrOutcomeUnknown) != may {
+			t.Errorf("MayHaveRun %v: RetryAfterError matches %v, ResendRefusedError %v", may,
+				errors.Is(ra, jsonrpc.ErrOutcomeUnknown), errors.Is(rr, jsonrpc.ErrOutcomeUnknown))
+		}
 	}
 }

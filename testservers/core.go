@@ -25,7 +25,7 @@ type Options struct {
 	// Name is serverInfo.name; DefaultName when empty.
 	Name string
 	// Versions are the revisions the server accepts, preferred first;
-	// mcp.SupportedVersions when empty. initialize answers the client's
+	// mcp.InitializeVersions when empty. initialize answers the client's
 	// requested revision when it is listed, else Versions[0].
 	Versions []string
 	// Instructions are returned in the initialize result.
@@ -89,7 +89,7 @@ func (o Options) withDefaults() Options {
 		o.Name = DefaultName
 	}
 	if len(o.Versions) == 0 {
-		o.Versions = slices.Clone(mcp.SupportedVersions)
+		o.Versions = slices.Clone(mcp.InitializeVersions)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -81,7 +81,7 @@ func listMain(ctx context.Context, args []string) error {
 	}
 	ready := 0
 	for _, s := range f.Status() {
-		if s.State == fleet.Ready {
+		if s.State == fleet.StateReady {
 			ready++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -61,17 +62,18 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 			defer authSrv.Close()
 			protected := oauthserver.StartProtected(oauthserver.ProtectedOptions{AuthServer: authSrv, Scopes: []string{"mcp"}, ScopeInChallenge: true})
 			defer protected.Close()
-			path, args, env := testservers.StdioCommand()
-
-			statelessEnv := testservers.StdioEnv(testservers.Options{Eras: testservers.StatelessOnly})
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("demo: finding this program to start it as a stdio server: %w", err)
+			}
 			targets := []struct {
 				label  string
 				target client.Target
-				policy negotiate.Policy
+				policy negotiate.TransportPolicy
 				auth   *auth.Authorizer
 			}{
 				{"2026-07-28 server (stateless), Streamable HTTP", client.URL(statelessSrv.URL), negotiate.TransportAuto, nil},
-				{"2026-07-28 server (stateless), stdio child process", client.Command(path, args...).WithEnv(statelessEnv...), negotiate.TransportAuto, nil},
+				{"2026-07-28 server (stateless), stdio child process", client.Command(self, demoServerArgs("stateless")...), negotiate.TransportAuto, nil},
 				{"dual-era server (2026-07-28 and 2025-11-25), Streamable HTTP", client.URL(dualSrv.URL), negotiate.TransportAuto, nil},
 				{"2025-11-25 server, Streamable HTTP, SSE answers", client.URL(sseSrv.URL), negotiate.TransportAuto, nil},
 				{"2025-11-25 server, Streamable HTTP, JSON answers", client.URL(jsonSrv.URL), negotiate.TransportAuto, nil},
@@ -79,7 +81,7 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 				{"hybrid server, Streamable HTTP path", client.URL(hybrid.URL), negotiate.TransportAuto, nil},
 				{"hybrid server, HTTP+SSE path (--transport sse)", client.URL(hybrid.SSEURL), negotiate.SSEOnly, nil},
 				{"OAuth-protected 2025-11-25 server (401, then authorized)", client.URL(protected.URL), negotiate.TransportAuto, c.demoAuthorizer(authSrv)},
-				{"2025-11-25 server, stdio child process", client.Command(path, args...).WithEnv(env...), negotiate.TransportAuto, nil},
+				{"2025-11-25 server, stdio child process", client.Command(self, demoServerArgs("initialize")...), negotiate.TransportAuto, nil},
 			}
 			for _, tg := range targets {
 				if err := c.demoOne(cmd.Context(), c.stdout, tg.label, tg.target, tg.policy, tg.auth); err != nil {
@@ -92,6 +94,7 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 	}
 	cmd.Flags().StringVar(&serve, "serve", "", "keep the Streamable HTTP test server running at this `ADDR` (host:port) instead")
 	c.addFlags(cmd, "connect-timeout", "max-time")
+	cmd.AddCommand(c.demoStdioServerCommand())
 	return cmd
 }
 
@@ -115,7 +118,7 @@ func (c *cli) demoAuthorizer(as *oauthserver.AuthServer) *auth.Authorizer {
 	return a
 }
 
-func (c *cli) demoOne(ctx context.Context, w io.Writer, label string, target client.Target, policy negotiate.Policy, a *auth.Authorizer) error {
+func (c *cli) demoOne(ctx context.Context, w io.Writer, label string, target client.Target, policy negotiate.TransportPolicy, a *auth.Authorizer) error {
 	// A progress notification may trail its call's answer (a JSON answer,
 	// progress on the GET stream) and print while the next line does.
 	out := &lockedWriter{w: w}

@@ -50,11 +50,12 @@ var wantFlags = map[string][]string{
 	"tasks list":          flagSet(wantOutput, wantConn, wantOAuth, wantAnswer),
 	"bridge": flagSet(wantOutput, wantConnOne, wantOAuth,
 		[]string{"listen", "allow-remote", "auth-token-file", "state-key-file", "replica-id", "allow-origin", "allow-host"}),
-	"servers":     flagSet(wantOutput, []string{"config"}),
-	"demo":        flagSet(wantOutput, []string{"connect-timeout", "max-time", "serve"}),
-	"auth login":  flagSet(wantOutput, []string{"config", "server", "trace", "connect-timeout", "max-time", "no-browser", "wait", "callback-port"}, wantOAuth),
-	"auth status": flagSet(wantOutput, []string{"config", "server"}),
-	"auth logout": flagSet(wantOutput, []string{"config", "server", "max-time", "forget-client"}),
+	"servers":           flagSet(wantOutput, []string{"config"}),
+	"demo":              flagSet(wantOutput, []string{"connect-timeout", "max-time", "serve"}),
+	"demo stdio-server": flagSet(wantOutput, []string{"eras"}), // hidden: demo's own stdio child
+	"auth login":        flagSet(wantOutput, []string{"config", "server", "trace", "connect-timeout", "max-time", "no-browser", "wait", "callback-port"}, wantOAuth),
+	"auth status":       flagSet(wantOutput, []string{"config", "server"}),
+	"auth logout":       flagSet(wantOutput, []string{"config", "server", "max-time", "forget-client"}),
 }
 
 // runnable is every command of the tree that runs, by path without the

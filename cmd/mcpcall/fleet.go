@@ -274,7 +274,7 @@ func noneAnswered(failed map[string]fleetError) error {
 // even if it has no tools (or none the filters let through).
 func answered(run *fleetRun, failed map[string]fleetError) bool {
 	for _, s := range run.f.Status() {
-		if _, bad := failed[s.Server]; !bad && s.State != fleet.Disabled {
+		if _, bad := failed[s.Server]; !bad && s.State != fleet.StateDisabled {
 			return true
 		}
 	}

@@ -19,12 +19,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/anymcp/anymcp/testservers"
 )
 
 func main() {
-	testservers.RunFromEnv() // `mcpcall demo` starts itself as its stdio test server
 	// A hangup (the terminal closed, the SSH connection dropped) ends the
 	// run as Ctrl-C does: left to its default, it killed mcpcall at once,
 	// and a stdio server, in a process group of its own, ran on. Unless

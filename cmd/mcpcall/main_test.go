@@ -22,10 +22,10 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/*.golden with the current output")
 
 func TestMain(m *testing.M) {
-	testservers.RunFromEnv() // this test binary doubles as the stdio test server
-	if os.Getenv(asMCPCall) == "1" {
-		main() // and as mcpcall itself, for the tests that signal a process
+	if os.Getenv(asMCPCall) == "1" || (len(os.Args) > 2 && os.Args[1] == "demo" && os.Args[2] == demoStdioServer) {
+		main() // this test binary doubles as mcpcall itself: for the tests that signal a process, and demo's stdio server
 	}
+	testservers.RunFromEnv() // and as the stdio test server of the tests (a test binary only; mcpcall never reads ANYMCP_TESTSERVER)
 	goleak.VerifyTestMain(m)
 }
 

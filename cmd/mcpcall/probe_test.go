@@ -85,7 +85,7 @@ func TestTransportFlag(t *testing.T) {
 			t.Errorf("%v: exit %d %s", tc.args, res.code, res.stderr)
 			continue
 		}
-		if p.Transport != tc.transport || p.Negotiation == nil || p.Negotiation.Policy != tc.policy || len(p.Negotiation.Attempts) != tc.attempts {
+		if p.Transport != tc.transport || p.Negotiation == nil || p.Negotiation.TransportPolicy != tc.policy || len(p.Negotiation.Attempts) != tc.attempts {
 			t.Errorf("%v: transport %s, negotiation %+v", tc.args, p.Transport, p.Negotiation)
 		}
 	}

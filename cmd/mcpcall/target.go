@@ -22,7 +22,7 @@ type target struct {
 	url     string
 	header  [][2]string // name, value: from the config entry, then -H, then --bearer-env
 	cmd     *stdio.Command
-	policy  negotiate.Policy
+	policy  negotiate.TransportPolicy
 	name    string           // the server name, when it came from a config file
 	source  string           // the config file
 	oauth   *mcpconfig.OAuth // the config entry's OAuth client, expanded
@@ -158,7 +158,7 @@ func (c *cli) configTarget(file, name string) (*target, error) {
 }
 
 // urlTarget checks an http(s) URL and applies the HTTP flags.
-func (c *cli) urlTarget(raw string, header [][2]string, policy negotiate.Policy) (*target, error) {
+func (c *cli) urlTarget(raw string, header [][2]string, policy negotiate.TransportPolicy) (*target, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, usageErr("target %q is not an http(s) URL", origin.RedactString(raw))

@@ -11,9 +11,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
@@ -28,7 +26,7 @@ import (
 )
 
 // What mcpcall exports with the standard OTEL_* variables: its requests'
-// spans and the MCP metrics, over OTLP (http/protobuf or grpc), flushed
+// spans and the MCP metrics, over OTLP http/protobuf, flushed
 // before it exits. A signal is on when its exporter variable says otlp
 // (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER), or, that variable unset,
 // when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, or the
@@ -52,8 +50,11 @@ type telemetry struct {
 // telemetryFlushTimeout bounds the flush of a run that ended by itself.
 const telemetryFlushTimeout = 5 * time.Second
 
-// otlpProtocols are the OTLP protocols mcpcall exports with.
-var otlpProtocols = []string{"http/protobuf", "grpc"}
+// otlpProtocol is the one OTLP protocol mcpcall exports with. grpc is
+// left out on purpose: its exporters and grpc-go were 64 s of a 98 s cold
+// build of mcpcall, paid by every newcomer's first `go run`
+// (docs/benchmarks.md). A collector takes http/protobuf on port 4318.
+const otlpProtocol = "http/protobuf"
 
 // signalOn reports whether a signal (TRACES, METRICS) is to be exported,
 // and over which protocol.
@@ -76,26 +77,24 @@ func signalOn(getenv func(string) string, signal string) (on bool, protocol stri
 	if protocol == "" {
 		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
-	if protocol == "" {
-		protocol = "http/protobuf"
+	switch protocol {
+	case "", otlpProtocol:
+		return true, otlpProtocol, nil
+	case "grpc":
+		return false, "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: mcpcall exports OTLP over http/protobuf only (a collector listens for it on port 4318); set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf")
 	}
-	for _, p := range otlpProtocols {
-		if protocol == p {
-			return true, protocol, nil
-		}
-	}
-	return false, "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: mcpcall exports http/protobuf or grpc", protocol)
+	return false, "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: mcpcall exports OTLP over http/protobuf only", protocol)
 }
 
 // otlpEndpoint returns the endpoint URL of a signal as the variables
 // give it ("" for the exporter's default): the signal's own as is, the
-// general one with the signal's path for HTTP.
-func otlpEndpoint(getenv func(string) string, signal, protocol string) string {
+// general one with the signal's path.
+func otlpEndpoint(getenv func(string) string, signal string) string {
 	if e := getenv("OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"); e != "" {
 		return e
 	}
 	e := getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
-	if e == "" || protocol == "grpc" {
+	if e == "" {
 		return e
 	}
 	return strings.TrimSuffix(e, "/") + "/v1/" + strings.ToLower(signal)
@@ -103,18 +102,18 @@ func otlpEndpoint(getenv func(string) string, signal, protocol string) string {
 
 // startTelemetry builds the exporters the OTEL_* variables ask for; nil
 // when they ask for none. A signal whose variables it cannot honour (an
-// exporter other than otlp, a protocol other than http/protobuf or grpc)
+// exporter other than otlp, a protocol other than http/protobuf)
 // is left off with a warning: the environment may be meant for other
 // programs, and telemetry never fails a run.
 func startTelemetry(ctx context.Context, getenv func(string) string, warn func(msg string, args ...any)) (*telemetry, error) {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return nil, nil
 	}
-	traces, tproto, err := signalOn(getenv, "TRACES")
+	traces, _, err := signalOn(getenv, "TRACES")
 	if err != nil {
 		warn("not exporting traces", "err", err)
 	}
-	metrics, mproto, err := signalOn(getenv, "METRICS")
+	metrics, _, err := signalOn(getenv, "METRICS")
 	if err != nil {
 		warn("not exporting metrics", "err", err)
 	}
@@ -131,7 +130,7 @@ func startTelemetry(ctx context.Context, getenv func(string) string, warn func(m
 	t := &telemetry{prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}), grace: exitGrace, getenv: getenv}
 	opts := []otelmcp.Option{otelmcp.WithPropagators(t.prop)}
 	if traces {
-		exp, err := traceExporter(ctx, tproto, otlpEndpoint(getenv, "TRACES", tproto))
+		exp, err := traceExporter(ctx, otlpEndpoint(getenv, "TRACES"))
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +140,7 @@ func startTelemetry(ctx context.Context, getenv func(string) string, warn func(m
 		opts = append(opts, otelmcp.WithTracerProvider(tracenoop.NewTracerProvider()))
 	}
 	if metrics {
-		exp, err := metricExporter(ctx, mproto, otlpEndpoint(getenv, "METRICS", mproto))
+		exp, err := metricExporter(ctx, otlpEndpoint(getenv, "METRICS"))
 		if err != nil {
 			t.shutdown(ctx)
 			return nil, err
@@ -155,14 +154,7 @@ func startTelemetry(ctx context.Context, getenv func(string) string, warn func(m
 	return t, nil
 }
 
-func traceExporter(ctx context.Context, protocol, endpoint string) (sdktrace.SpanExporter, error) {
-	if protocol == "grpc" {
-		var opts []otlptracegrpc.Option
-		if endpoint != "" {
-			opts = append(opts, otlptracegrpc.WithEndpointURL(endpoint))
-		}
-		return otlptracegrpc.New(ctx, opts...)
-	}
+func traceExporter(ctx context.Context, endpoint string) (sdktrace.SpanExporter, error) {
 	var opts []otlptracehttp.Option
 	if endpoint != "" {
 		opts = append(opts, otlptracehttp.WithEndpointURL(endpoint))
@@ -170,14 +162,7 @@ func traceExporter(ctx context.Context, protocol, endpoint string) (sdktrace.Spa
 	return otlptracehttp.New(ctx, opts...)
 }
 
-func metricExporter(ctx context.Context, protocol, endpoint string) (sdkmetric.Exporter, error) {
-	if protocol == "grpc" {
-		var opts []otlpmetricgrpc.Option
-		if endpoint != "" {
-			opts = append(opts, otlpmetricgrpc.WithEndpointURL(endpoint))
-		}
-		return otlpmetricgrpc.New(ctx, opts...)
-	}
+func metricExporter(ctx context.Context, endpoint string) (sdkmetric.Exporter, error) {
 	var opts []otlpmetrichttp.Option
 	if endpoint != "" {
 		opts = append(opts, otlpmetrichttp.WithEndpointURL(endpoint))

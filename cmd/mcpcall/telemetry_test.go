@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,7 +15,6 @@ import (
 	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/anymcp/anymcp/testservers"
@@ -29,9 +27,6 @@ type otlpReceiver struct {
 	service []string // service.name of each batch of spans
 	metrics []string // names of the metrics received
 	got     chan struct{}
-
-	colltrace.UnimplementedTraceServiceServer
-	collmetrics.UnimplementedMetricsServiceServer
 }
 
 func newOTLPReceiver() *otlpReceiver { return &otlpReceiver{got: make(chan struct{}, 64)} }
@@ -95,20 +90,6 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := proto.Marshal(resp)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.Write(b)
-}
-
-// Export is OTLP over gRPC, traces.
-func (o *otlpReceiver) Export(_ context.Context, req *colltrace.ExportTraceServiceRequest) (*colltrace.ExportTraceServiceResponse, error) {
-	o.addTraces(req)
-	return &colltrace.ExportTraceServiceResponse{}, nil
-}
-
-// metricsService is OTLP over gRPC, metrics.
-type metricsService struct{ *otlpReceiver }
-
-func (m metricsService) Export(_ context.Context, req *collmetrics.ExportMetricsServiceRequest) (*collmetrics.ExportMetricsServiceResponse, error) {
-	m.addMetrics(req)
-	return &collmetrics.ExportMetricsServiceResponse{}, nil
 }
 
 // span returns the one span named name.
@@ -182,39 +163,20 @@ func hexOf(b []byte) string {
 
 // TestOTLPExport: with OTEL_EXPORTER_OTLP_ENDPOINT set, mcpcall exports
 // the run's span, the request's spans and the MCP metrics over OTLP,
-// http/protobuf or grpc, flushed before it exits; the server receives
-// the call's trace context.
+// http/protobuf, flushed before it exits; the server receives the call's
+// trace context.
 func TestOTLPExport(t *testing.T) {
-	for _, protocol := range []string{"http/protobuf", "grpc"} {
-		t.Run(strings.ReplaceAll(protocol, "/", "-"), func(t *testing.T) {
-			recv := newOTLPReceiver()
-			var endpoint string
-			if protocol == "grpc" {
-				ln, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				gs := grpc.NewServer()
-				colltrace.RegisterTraceServiceServer(gs, recv)
-				collmetrics.RegisterMetricsServiceServer(gs, metricsService{recv})
-				go gs.Serve(ln)
-				defer gs.Stop()
-				endpoint = "http://" + ln.Addr().String()
-			} else {
-				hs := httptest.NewServer(recv)
-				defer hs.Close()
-				endpoint = hs.URL
-			}
-			srv := testservers.StartStreamable(testservers.HTTPOptions{})
-			defer srv.Close()
-			r := newRunner(t)
-			r.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
-			r.env["OTEL_EXPORTER_OTLP_PROTOCOL"] = protocol
-			r.env["OTEL_SERVICE_NAME"] = "mcpcall-test"
-			r.runOK("tools", "call", "echo", "text=hi", srv.URL)
-			recv.checkExport(t, srv.Server(), "tools/call echo", false)
-		})
-	}
+	recv := newOTLPReceiver()
+	hs := httptest.NewServer(recv)
+	defer hs.Close()
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	r := newRunner(t)
+	r.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = hs.URL
+	r.env["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/protobuf"
+	r.env["OTEL_SERVICE_NAME"] = "mcpcall-test"
+	r.runOK("tools", "call", "echo", "text=hi", srv.URL)
+	recv.checkExport(t, srv.Server(), "tools/call echo", false)
 }
 
 // TestOTLPExportContinuesTraceparent: a TRACEPARENT in the environment
@@ -325,7 +287,8 @@ func TestTelemetrySettings(t *testing.T) {
 		{env: map[string]string{"OTEL_SERVICE_NAME": "x"}},
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, traces: true, metric: true, proto: "http/protobuf"},
 		{env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, traces: true, proto: "http/protobuf"},
-		{env: map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, metric: true, proto: "grpc"},
+		{env: map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, err: true},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, err: true},
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_METRICS_EXPORTER": "none"}, traces: true, proto: "http/protobuf"},
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_SDK_DISABLED": "true"}},
 		{env: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, err: true},
@@ -354,7 +317,7 @@ func TestTelemetrySettings(t *testing.T) {
 	}
 	if got := otlpEndpoint(func(k string) string {
 		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://h:4318/"}[k]
-	}, "METRICS", "http/protobuf"); got != "http://h:4318/v1/metrics" {
+	}, "METRICS"); got != "http://h:4318/v1/metrics" {
 		t.Errorf("endpoint %q", got)
 	}
 }

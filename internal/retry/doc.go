@@ -4,6 +4,6 @@
 // run it (a 429, a 503 with Retry-After, a refused connection); the marks
 // on a request's context (WithResendable, BeforeResend, FirstContact) say
 // what else may be sent again, and how. The typed errors a host sees are
-// reconnect's (built through internal/retryerr). The rules in full:
+// reconnect's. The rules in full:
 // docs/transports.md in the repository.
 package retry

@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/anymcp/anymcp/internal/origin"
-	"github.com/anymcp/anymcp/internal/retryerr"
 	"github.com/anymcp/anymcp/internal/wire"
 	"github.com/anymcp/anymcp/reconnect"
 )
@@ -68,7 +67,7 @@ func beforeResend(req *http.Request) error {
 	req.Header = req.Header.Clone()
 	if err := f(req); err != nil {
 		st, _ := req.Context().Value(runKey{}).(*run)
-		return retryerr.NewResendRefused(err, st == nil || st.mayHaveRun)
+		return &reconnect.ResendRefusedError{Err: err, MayHaveRun: st == nil || st.mayHaveRun}
 	}
 	return nil
 }
@@ -127,7 +126,7 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 	wait, rerr := b.throttle(ctx, resp)
 	if rerr != nil {
 		rerr.Err, rerr.MayHaveRun = herr, st.mayHaveRun
-		return false, retryerr.NewRetryAfter(*rerr)
+		return false, rerr
 	}
 	reason := "server busy, backing off"
 	if resp.Header.Get("Retry-After") != "" {
@@ -136,7 +135,7 @@ func (r *retrier) check(ctx context.Context, resp *http.Response, err error) (bo
 	r.logRetry(ctx, st, reason, resp.StatusCode, wait, b.Attempts())
 	if rerr := b.await(ctx, resp.StatusCode, wait, herr); rerr != nil {
 		rerr.MayHaveRun = st.mayHaveRun
-		return false, retryerr.NewRetryAfter(*rerr)
+		return false, rerr
 	}
 	return true, nil
 }

@@ -389,8 +389,11 @@ func TestRetryingGivesUp(t *testing.T) {
 			} else if tt.wantBody == "" && herr.Body != "answer "+strconv.Itoa(status) {
 				t.Errorf("HTTPError.Body = %q", herr.Body)
 			}
-			if got := errors.Is(err, jsonrpc.ErrOutcomeUnknown); got != tt.unknown {
-				t.Errorf("errors.Is(err, ErrOutcomeUnknown) = %v, want %v", got, tt.unknown)
+			if got := errors.Is(err, jsonrpc.ErrOutcomeUnknown); got != tt.unknown || rae.MayHaveRun != tt.unknown {
+				t.Errorf("errors.Is(err, ErrOutcomeUnknown) = %v, MayHaveRun %v, want %v", got, rae.MayHaveRun, tt.unknown)
+			}
+			if (tt.ctxErr == nil) != (rae.CtxErr == nil) || (tt.ctxErr != nil && !errors.Is(rae.CtxErr, tt.ctxErr)) {
+				t.Errorf("CtxErr = %v, want %v", rae.CtxErr, tt.ctxErr)
 			}
 			if tt.ctxErr != nil && !errors.Is(err, tt.ctxErr) {
 				t.Errorf("errors.Is(err, %v) = false", tt.ctxErr)
@@ -795,11 +798,12 @@ func TestRetryingBeforeResend(t *testing.T) {
 			if resp != nil {
 				resp.Body.Close()
 			}
+			var refused *reconnect.ResendRefusedError
 			switch {
 			case tt.refuse > 0 && (!errors.Is(err, errGone) || resp != nil):
 				t.Errorf("Do = (%v, %v), want f's error and no response", resp, err)
-			case tt.refuse > 0 && (!errors.As(err, new(*reconnect.ResendRefusedError)) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) != tt.unknown):
-				t.Errorf("Do = %v, want a *reconnect.ResendRefusedError matching ErrOutcomeUnknown: %v", err, tt.unknown)
+			case tt.refuse > 0 && (!errors.As(err, &refused) || errors.Is(err, jsonrpc.ErrOutcomeUnknown) != tt.unknown || refused.MayHaveRun != tt.unknown):
+				t.Errorf("Do = %v, want a *reconnect.ResendRefusedError matching ErrOutcomeUnknown, MayHaveRun: %v", err, tt.unknown)
 			case tt.refuse == 0 && (err != nil || resp.StatusCode != 200):
 				t.Errorf("Do = (%v, %v), want 200", resp, err)
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/anymcp/anymcp/internal/retryerr"
+	"github.com/anymcp/anymcp/reconnect"
 )
 
 // ParseRetryAfter reads a Retry-After header value: delta-seconds, or an
@@ -68,19 +68,19 @@ func Throttled(ctx context.Context, b *Backoff, resp *http.Response, httpErr err
 	wait, e := b.throttle(ctx, resp)
 	if e != nil {
 		e.Err = httpErr
-		return retryerr.NewRetryAfter(*e)
+		return e
 	}
 	if e := b.await(ctx, resp.StatusCode, wait, httpErr); e != nil {
-		return retryerr.NewRetryAfter(*e)
+		return e
 	}
 	return nil
 }
 
 // throttle decides how long to wait after a 429 or 503, or why not to.
-func (b *Backoff) throttle(ctx context.Context, resp *http.Response) (time.Duration, *retryerr.RetryAfter) {
+func (b *Backoff) throttle(ctx context.Context, resp *http.Response) (time.Duration, *reconnect.RetryAfterError) {
 	now := b.now()
 	given, has := ParseRetryAfter(resp.Header.Get("Retry-After"), now)
-	e := &retryerr.RetryAfter{Status: resp.StatusCode, Wait: given, Cap: b.p.MaxRetryAfter}
+	e := &reconnect.RetryAfterError{Status: resp.StatusCode, Wait: given, Cap: b.p.MaxRetryAfter}
 	if has && given > b.p.MaxRetryAfter {
 		e.Reason = reasonOverCap
 		return 0, e
@@ -103,11 +103,11 @@ func (b *Backoff) throttle(ctx context.Context, resp *http.Response) (time.Durat
 	return wait, nil
 }
 
-// await sleeps wait, or reports the context's end as what a
-// *reconnect.RetryAfterError holds.
-func (b *Backoff) await(ctx context.Context, status int, wait time.Duration, httpErr error) *retryerr.RetryAfter {
+// await sleeps wait, or reports the context's end as a
+// *reconnect.RetryAfterError.
+func (b *Backoff) await(ctx context.Context, status int, wait time.Duration, httpErr error) *reconnect.RetryAfterError {
 	if err := Sleep(ctx, wait); err != nil {
-		return &retryerr.RetryAfter{Status: status, Wait: wait, Cap: b.p.MaxRetryAfter, Reason: err.Error(), Err: httpErr, Ctx: err}
+		return &reconnect.RetryAfterError{Status: status, Wait: wait, Cap: b.p.MaxRetryAfter, Reason: err.Error(), Err: httpErr, CtxErr: err}
 	}
 	return nil
 }
