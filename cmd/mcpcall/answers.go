@@ -29,9 +29,10 @@ import (
 
 // answerFlags are the flags that say how mcpcall answers the server.
 type answerFlags struct {
-	roots       []string // --root DIR
-	elicit      string   // --elicit JSON|@file|accept|decline|cancel
-	samplingCmd string   // --sampling-cmd CMD
+	roots       []string         // --root DIR
+	elicit      string           // --elicit JSON|@file|accept|decline|cancel
+	samplingCmd string           // --sampling-cmd CMD
+	samplingLLM samplingLLMFlags // --sampling-llm API, --sampling-model NAME (samplingllm.go)
 }
 
 // answerOptions are the client options that answer the server's requests
@@ -41,6 +42,9 @@ func (c *cli) answerOptions() ([]client.Option, error) {
 		client.WithElicitation(c.elicitForm),
 		client.WithURLElicitation(c.elicitURL),
 		client.WithSampling(c.sample),
+	}
+	if err := c.startSamplingLLM(); err != nil {
+		return nil, err
 	}
 	if len(c.answers.roots) > 0 {
 		roots, err := rootsOf(c.answers.roots)
@@ -88,10 +92,14 @@ var errSamplingDeclined = &jsonrpc.Error{Code: -1, Message: "sampling declined: 
 // maxSamplingOutput bounds what --sampling-cmd may print.
 const maxSamplingOutput = 4 << 20
 
-// sample answers sampling/createMessage: declined, or with --sampling-cmd.
+// sample answers sampling/createMessage: declined, with --sampling-llm's
+// model, or with --sampling-cmd.
 func (c *cli) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if s := c.answers.samplingLLM.sampler; s != nil {
+		return s.CreateMessage(ctx, p)
+	}
 	if c.answers.samplingCmd == "" {
-		c.log.Warn("declined the server's request for an LLM completion (sampling/createMessage): give --sampling-cmd CMD to answer it with a command")
+		c.log.Warn("declined the server's request for an LLM completion (sampling/createMessage): give --sampling-cmd CMD to answer it with a command, or --sampling-llm openai|anthropic to ask a model")
 		return nil, errSamplingDeclined
 	}
 	in, err := json.Marshal(p)

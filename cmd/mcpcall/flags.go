@@ -17,7 +17,7 @@ import (
 //	target       --config, --server: commands that name one server
 //	connection   the target's, plus transport, headers, stdio, era, limits, --trace, --log-level
 //	OAuth        --client-id, --grant, --scope, ...: commands that may get or send tokens
-//	answer       --root, --elicit, --sampling-cmd: commands whose server may ask mcpcall
+//	answer       --root, --elicit, --sampling-cmd, --sampling-llm: commands whose server may ask mcpcall
 //
 // A flag a command lacks keeps its default (setDefaults), so code reading
 // c.f works the same for every command.
@@ -34,7 +34,7 @@ var (
 	// oauthFlags say how OAuth tokens are obtained.
 	oauthFlags = []string{"client-id", "client-secret-env", "client-issuer", "client-metadata-url", "grant", "assertion-file", "scope"}
 	// answerFlagNames say how mcpcall answers the server's requests.
-	answerFlagNames = []string{"root", "elicit", "sampling-cmd"}
+	answerFlagNames = []string{"root", "elicit", "sampling-cmd", "sampling-llm", "sampling-model"}
 )
 
 // setDefaults gives every flag its default, whether or not the command
@@ -207,5 +207,11 @@ func (c *cli) flagDefs() map[string]flagDef {
 		"sampling-cmd": {func(fs *pflag.FlagSet) {
 			fs.StringVar(&a.samplingCmd, "sampling-cmd", a.samplingCmd, "answer sampling/createMessage with `CMD`: run by sh -c with the request's JSON on stdin; its stdout is the answer, a CreateMessageResult JSON object or plain text (default: decline)")
 		}, nil},
+		"sampling-llm": {func(fs *pflag.FlagSet) {
+			fs.StringVar(&a.samplingLLM.api, "sampling-llm", a.samplingLLM.api, "answer sampling/createMessage through a model's `API`: openai (OPENAI_API_KEY, OPENAI_BASE_URL), openai-compatible (a local model server at OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)")
+		}, fixed("openai", "openai-compatible", "anthropic")},
+		"sampling-model": {func(fs *pflag.FlagSet) {
+			fs.StringArrayVar(&a.samplingLLM.models, "sampling-model", nil, "the `MODEL` --sampling-llm asks (default: $"+samplingModelEnv+"); repeated, the first is the default and the server's model hints choose among them")
+		}, noFile},
 	}
 }

@@ -18,7 +18,7 @@ var (
 		"era", "protocol-version", "connect-timeout", "timeout", "max-time"}
 	wantConn   = append(slices.Clone(wantConnOne), "trace", "log-level")
 	wantOAuth  = []string{"client-id", "client-secret-env", "client-issuer", "client-metadata-url", "grant", "assertion-file", "scope"}
-	wantAnswer = []string{"root", "elicit", "sampling-cmd"}
+	wantAnswer = []string{"root", "elicit", "sampling-cmd", "sampling-llm", "sampling-model"}
 )
 
 func flagSet(sets ...[]string) []string {
@@ -34,6 +34,7 @@ func flagSet(sets ...[]string) []string {
 var wantFlags = map[string][]string{
 	"tools list":          flagSet(wantOutput, wantConn, wantOAuth, wantAnswer, []string{"all"}),
 	"tools call":          flagSet(wantOutput, wantConn, wantOAuth, wantAnswer, []string{"all", "args", "task", "no-validate"}),
+	"tools export":        flagSet(wantOutput, wantConn, wantOAuth, wantAnswer, []string{"all", "format", "strict", "max-tokens"}),
 	"tools search":        flagSet(wantOutput, []string{"config", "era", "protocol-version", "connect-timeout", "timeout", "max-time", "log-level"}, wantAnswer, []string{"all", "limit"}),
 	"resources list":      flagSet(wantOutput, wantConn, wantOAuth, wantAnswer),
 	"resources templates": flagSet(wantOutput, wantConn, wantOAuth, wantAnswer),
@@ -124,7 +125,7 @@ func TestTargetCommandsTakeConnFlags(t *testing.T) {
 	own := map[string][]string{
 		"tools call": {"echo"}, "resources read": {"test://x"}, "prompts get": {"p"},
 		"complete": {"--prompt", "p", "a=b"}, "call": {"ping"},
-		"tasks get": {"t1"}, "tasks result": {"t1"}, "tasks cancel": {"t1"},
+		"tasks get": {"t1"}, "tasks result": {"t1"}, "tasks cancel": {"t1"}, "tools export": {"--format", "openai"},
 	}
 	conn := []string{
 		"--transport", "http", "-H", "X-Test: 1", "--era", "initialize", "--protocol-version", "2025-06-18",
@@ -148,8 +149,8 @@ func TestTargetCommandsTakeConnFlags(t *testing.T) {
 			t.Errorf("mcpcall %s: exit %d, want %d (connection refused)\n%s", strings.Join(args, " "), res.code, exitConnect, res.stderr)
 		}
 	}
-	if n != 15 {
-		t.Errorf("checked %d commands with a target, want 15", n)
+	if n != 16 {
+		t.Errorf("checked %d commands with a target, want 16", n)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 
 func (c *cli) toolsCommand() *cobra.Command {
 	tools := &cobra.Command{Use: "tools", Short: "List and call the server's tools; with --all, every configured server's"}
-	tools.AddCommand(c.toolsListCommand(), c.toolsCallCommand(), c.toolsSearchCommand())
+	tools.AddCommand(c.toolsListCommand(), c.toolsCallCommand(), c.toolsSearchCommand(), c.toolsExportCommand())
 	return tools
 }
 
