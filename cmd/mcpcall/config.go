@@ -15,13 +15,18 @@ this order (the first definition of a name wins; ./ is the current directory):
   3. ./.mcp.json                                     Claude Code, project scope
   4. ./.vscode/mcp.json                              VS Code workspace (key "servers")
   5. ./.cursor/mcp.json                              Cursor, project
-  6. ~/.claude.json, mcpServers                      Claude Code, user scope
-  7. ~/.cursor/mcp.json                              Cursor, global
-  8. VS Code user mcp.json (~/.config/Code/User/mcp.json on Linux,
+  6. ./config/mcporter.json, or $MCPORTER_CONFIG     mcporter, project
+  7. ~/.claude.json, mcpServers                      Claude Code, user scope
+  8. ~/.cursor/mcp.json                              Cursor, global
+  9. VS Code user mcp.json (~/.config/Code/User/mcp.json on Linux,
      ~/Library/Application Support/Code/User/ on macOS, %APPDATA%\Code\User\ on Windows)
-  9. Claude Desktop claude_desktop_config.json (~/.config/Claude/ on Linux,
+ 10. Claude Desktop claude_desktop_config.json (~/.config/Claude/ on Linux,
      ~/Library/Application Support/Claude/ on macOS, %APPDATA%\Claude\ on Windows)
+ 11. mcporter.json[c] in $XDG_CONFIG_HOME/mcporter or ~/.mcporter   mcporter, home
 --config FILE searches that file only; FILE:NAME as a target names both.
+mcporter's entries may say "baseUrl" for url, a command line or list for
+command and args, and $env:NAME for ${NAME}; its "lifecycle" is not used
+(mcpcall connects for each run).
 An entry is {"command","args","env","cwd"} for stdio, or {"type","url","headers"}
 with type http or streamable-http (Streamable HTTP only), sse (HTTP+SSE only),
 or no type (try both); ${VAR}, ${VAR:-default} and ${env:VAR} are expanded in

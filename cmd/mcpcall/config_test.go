@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +67,7 @@ var configFiles = []configFile{
 			return fmt.Sprintf("{\n  // servers for this workspace\n  \"inputs\": [],\n  \"servers\": {\n    %q: %s, /* the test server */\n  },\n}\n", name, entry)
 		}},
 	{"Cursor (project)", func(r *runner) string { return filepath.Join(r.cwd, ".cursor", "mcp.json") }, mcpServersDoc},
+	{"mcporter (project)", func(r *runner) string { return filepath.Join(r.cwd, "config", "mcporter.json") }, mcpServersDoc},
 	{"Claude Code (user)", func(r *runner) string { return filepath.Join(r.home, ".claude.json") }, mcpServersDoc},
 	{"Cursor (global)", func(r *runner) string { return filepath.Join(r.home, ".cursor", "mcp.json") }, mcpServersDoc},
 	{"VS Code (user)", func(r *runner) string { return filepath.Join(r.home, ".config", "Code", "User", "mcp.json") },
@@ -73,6 +75,7 @@ var configFiles = []configFile{
 	{"Claude Desktop", func(r *runner) string {
 		return filepath.Join(r.home, ".config", "Claude", "claude_desktop_config.json")
 	}, mcpServersDoc},
+	{"mcporter (home)", func(r *runner) string { return filepath.Join(r.home, ".mcporter", "mcporter.json") }, mcpServersDoc},
 }
 
 // TestConfigFormats reads a server from each kind of file on its own.
@@ -85,8 +88,17 @@ func TestConfigFormats(t *testing.T) {
 				t.Errorf("server name %q", got)
 			}
 			res := r.runOK("servers")
-			if !strings.Contains(res.stdout, cf.label) || !strings.Contains(res.stdout, cf.path(r)) {
-				t.Errorf("servers does not say where the entry came from:\n%s", res.stdout)
+			format := "mcpServers"
+			switch {
+			case strings.HasPrefix(cf.label, "VS Code"):
+				format = "servers"
+			case strings.HasPrefix(cf.label, "mcporter"):
+				format = "mcporter"
+			case strings.Contains(cf.label, "local scope"):
+				format = "projects.mcpServers"
+			}
+			if !strings.Contains(res.stdout, cf.label) || !strings.Contains(res.stdout, cf.path(r)) || !strings.Contains(res.stdout, " "+format+" ") {
+				t.Errorf("servers does not say where the entry came from, in form %s:\n%s", format, res.stdout)
 			}
 		})
 	}
@@ -104,13 +116,14 @@ func TestConfigSearchOrder(t *testing.T) {
 				writeFile(t, cf.path(r), `{}`)
 			}
 		}
-		localAt, userAt := 0, 4
+		localAt := 0
+		userAt := slices.IndexFunc(configFiles, func(cf configFile) bool { return cf.label == "Claude Code (user)" })
 		local, user := "", ""
 		if from <= localAt {
 			local = fmt.Sprintf(`"projects": {%q: {"mcpServers": {"dup": %s}}},`, r.cwd, stdioEntry("order-0"))
 		}
 		if from <= userAt {
-			user = fmt.Sprintf(`"mcpServers": {"dup": %s},`, stdioEntry("order-4"))
+			user = fmt.Sprintf(`"mcpServers": {"dup": %s},`, stdioEntry(fmt.Sprintf("order-%d", userAt)))
 		}
 		writeFile(t, claude, "{"+local+user+`"x": 1}`)
 		for i, cf := range configFiles {
@@ -291,6 +304,10 @@ func TestServersGolden(t *testing.T) {
 		"remote": {"url": "https://other.example.com/sse"},
 		"nothing": {"args": ["x"]}
 	}}`)
+	writeFile(t, filepath.Join(r.home, ".mcporter", "mcporter.json"), `{"mcpServers": {
+		"linear": {"description": "Linear issues", "baseUrl": "https://mcp.linear.app/mcp", "bearerTokenEnv": "LINEAR_API_KEY", "lifecycle": "keep-alive"},
+		"chrome": {"command": "npx -y chrome-devtools-mcp@latest", "env": {"API_KEY": "sk-literal-0123456789"}}
+	}}`)
 	for _, mode := range []string{"", "--json"} {
 		args := []string{"servers"}
 		name := "servers"
@@ -299,10 +316,57 @@ func TestServersGolden(t *testing.T) {
 			name += ".json"
 		}
 		res := r.runOK(args...)
-		if strings.Contains(res.stdout, "literal-secret") {
+		if strings.Contains(res.stdout, "literal-secret") || strings.Contains(res.stdout, "sk-literal") {
 			t.Errorf("servers printed a credential:\n%s", res.stdout)
 		}
 		out := strings.ReplaceAll(res.stdout, filepath.Dir(r.home), "$TMP")
 		golden(t, name, out)
+	}
+}
+
+// A server defined only in mcporter's files, in mcporter's form, is
+// called by name: an HTTP one by its baseUrl, with a header taken from
+// $env:NAME, from the home file; a stdio one written as a command list,
+// from the project's config/mcporter.json. "baseUrl" used to be refused:
+// "an entry needs a command (stdio) or a url (HTTP)".
+func TestMCPorterConfigCall(t *testing.T) {
+	var mu sync.Mutex
+	var team string
+	srv := testservers.StartStreamable(testservers.HTTPOptions{OnRequest: func(r *http.Request) {
+		mu.Lock()
+		team = r.Header.Get("X-Team")
+		mu.Unlock()
+	}})
+	t.Cleanup(srv.Close)
+	r := newRunner(t)
+	r.env["TEAM"] = "core"
+	writeFile(t, filepath.Join(r.home, ".mcporter", "mcporter.json"), fmt.Sprintf(`{
+  // mcporter's home file
+  "mcpServers": {
+    "web": {"description": "the test server", "baseUrl": %q, "headers": {"X-Team": "$env:TEAM"}, "lifecycle": "keep-alive", "auth": "oauth",},
+  },
+}`, srv.URL))
+	path, _, _ := testservers.StdioCommand()
+	local, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"local": map[string]any{
+		"command": []string{path, "--unused-by-the-server"},
+		"env":     map[string]string{testservers.EnvVar: "stdio", testservers.EnvName: "from-mcporter", "GORACE": "atexit_sleep_ms=0"},
+	}}})
+	writeFile(t, filepath.Join(r.cwd, "config", "mcporter.json"), string(local))
+
+	res := r.runOK("tools", "call", "echo", "text=via mcporter", "web")
+	mu.Lock()
+	sent := team
+	mu.Unlock()
+	if !strings.Contains(res.stdout, "via mcporter") || sent != "core" {
+		t.Errorf("web: stdout %q, X-Team %q", res.stdout, sent)
+	}
+	if got := serverName(t, r, "local"); got != "from-mcporter" {
+		t.Errorf("local: server %q", got)
+	}
+	out := r.runOK("servers").stdout
+	for _, want := range []string{"mcporter (home) " + filepath.Join(r.home, ".mcporter", "mcporter.json"), "mcporter (project) " + filepath.Join(r.cwd, "config", "mcporter.json")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("servers does not show %q:\n%s", want, out)
+		}
 	}
 }

@@ -20,8 +20,9 @@ func (c *cli) serversCommand() *cobra.Command {
 		Short: "List the servers your MCP config files define, and where each came from",
 		Long: `List every server defined in the config files mcpcall reads, in search order,
 with its type, its command or URL as written (variables unexpanded; the
-credentials written out in a URL, a header or an env value hidden) and the file
-it came from. A name defined again in a later file
+credentials written out in a URL, a header or an env value hidden), the form it
+is written in (mcpServers, servers, projects.mcpServers or mcporter) and the
+file it came from. A name defined again in a later file
 is marked shadowed: the first definition is the one used.
 
 ` + configSearchHelp,
@@ -71,7 +72,7 @@ is marked shadowed: the first definition is the one used.
 				return nil
 			}
 			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTYPE\tCOMMAND OR URL\tSOURCE")
+			fmt.Fprintln(tw, "NAME\tTYPE\tCOMMAND OR URL\tFORMAT\tSOURCE")
 			for _, e := range entries {
 				what := e.URL
 				if e.Kind() == mcpconfig.KindStdio {
@@ -86,7 +87,7 @@ is marked shadowed: the first definition is the one used.
 				case e.Disabled:
 					source += " (disabled)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, orDash(string(e.Kind())), what, source)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Name, orDash(string(e.Kind())), what, e.Format, source)
 			}
 			return tw.Flush()
 		}),
