@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
@@ -35,15 +33,6 @@ type answerFlags struct {
 	elicit      string           // --elicit JSON|@file|accept|decline|cancel
 	samplingCmd string           // --sampling-cmd CMD
 	samplingLLM samplingLLMFlags // --sampling-llm API, --sampling-model NAME (samplingllm.go)
-}
-
-// addAnswerFlags adds the flags of answerFlags to the persistent flags.
-func (c *cli) addAnswerFlags(pf *pflag.FlagSet) {
-	a := &c.answers
-	pf.StringArrayVar(&a.roots, "root", nil, "declare the roots capability and answer roots/list with this `DIR` (repeatable)")
-	pf.StringVar(&a.elicit, "elicit", "", "answer the server's elicitation requests with `ANSWER`: a JSON object, @file, accept, decline or cancel (default: ask on the terminal; without one, decline)")
-	pf.StringVar(&a.samplingCmd, "sampling-cmd", "", "answer sampling/createMessage with `CMD`: run by sh -c with the request's JSON on stdin; its stdout is the answer, a CreateMessageResult JSON object or plain text (default: decline)")
-	c.addSamplingLLMFlags(pf)
 }
 
 // answerOptions are the client options that answer the server's requests

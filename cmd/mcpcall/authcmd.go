@@ -59,6 +59,7 @@ the browser comes back, the tokens are stored for every later command.`,
   mcpcall auth login --no-browser myserver          # print the URL only (SSH, containers)
   mcpcall auth login --client-id my-app --client-secret-env MY_SECRET https://mcp.example.com/mcp`,
 		ValidArgsFunction: c.completeTarget(0),
+		Args:              c.authArgs(false),
 		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
 			t, err := c.authTarget(cmd, args)
 			if err != nil {
@@ -77,16 +78,20 @@ the browser comes back, the tokens are stored for every later command.`,
 	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "never open a browser: only print the URL")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the browser to come back (the token endpoint then has 30s of its own)")
 	cmd.Flags().IntVar(&callbackPort, "callback-port", 0, "the `PORT` of the redirect listener, for a client registered with a fixed redirect URI (http://localhost:PORT/callback); 0: any free port (default: the config entry's callbackPort, else any)")
+	c.addTargetFlags(cmd)
+	c.addOAuthFlags(cmd)
+	c.addFlags(cmd, "trace", "connect-timeout", "max-time")
 	return cmd
 }
 
 func (c *cli) authStatusCommand() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "status [TARGET]",
 		Short: "List the tokens kept, for one server or all",
 		Example: `  mcpcall auth status
   mcpcall auth status --json https://mcp.example.com/mcp`,
 		ValidArgsFunction: c.completeTarget(0),
+		Args:              c.authArgs(true),
 		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
 			serverURL := ""
 			if len(args) > 0 || c.f.server != "" {
@@ -107,6 +112,8 @@ func (c *cli) authStatusCommand() *cobra.Command {
 			return c.printTokens(entries)
 		}),
 	}
+	c.addTargetFlags(cmd)
+	return cmd
 }
 
 func (c *cli) authLogoutCommand() *cobra.Command {
@@ -122,6 +129,7 @@ by itself, and a new one made, with a warning.`,
 		Example: `  mcpcall auth logout https://mcp.example.com/mcp
   mcpcall auth logout --forget-client https://mcp.example.com/mcp`,
 		ValidArgsFunction: c.completeTarget(0),
+		Args:              c.authArgs(false),
 		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
 			t, err := c.authTarget(cmd, args)
 			if err != nil {
@@ -133,7 +141,7 @@ by itself, and a new one made, with a warning.`,
 			}
 			var forgot []string
 			if forgetClient {
-				c.lastURL = t.url
+				c.run.lastURL = t.url
 				if forgot, err = a.ForgetRegistrations(cmd.Context(), t.url); err != nil {
 					return err
 				}
@@ -168,22 +176,39 @@ by itself, and a new one made, with a warning.`,
 		}),
 	}
 	cmd.Flags().BoolVar(&forgetClient, "forget-client", false, "also forget the client registration with the server's authorization server (the next login registers again)")
+	c.addTargetFlags(cmd)
+	c.addFlags(cmd, "max-time")
 	return cmd
 }
 
 // authTarget resolves the target of an auth command: an HTTP server.
 func (c *cli) authTarget(cmd *cobra.Command, args []string) (*target, error) {
-	own, t, err := c.splitTarget(cmd, args)
+	_, t, err := c.splitTarget(cmd, args)
 	if err != nil {
 		return nil, err
-	}
-	if len(own) > 0 {
-		return nil, usageErr("%s: unexpected arguments %q before the target", cmd.CommandPath(), own)
 	}
 	if t.isCommand() {
 		return nil, usageErr("%s is a stdio server: it takes its credentials from its environment (-e), not OAuth", t.display)
 	}
 	return t, nil
+}
+
+// authArgs checks the line of an auth command: a target and nothing
+// before it. optional: no target at all is fine too (auth status).
+func (c *cli) authArgs(optional bool) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if optional && len(args) == 0 && c.f.server == "" {
+			return nil
+		}
+		own, err := c.splitOwn(cmd, args)
+		if err != nil {
+			return err
+		}
+		if len(own) > 0 {
+			return usageErr("%s: unexpected arguments %q before the target", cmd.CommandPath(), own)
+		}
+		return nil
+	}
 }
 
 // tokenStore is where mcpcall keeps tokens.
@@ -495,7 +520,7 @@ func (c *cli) login(ctx context.Context, t *target, noBrowser bool, wait time.Du
 	if err != nil {
 		return err
 	}
-	c.lastURL = t.url
+	c.run.lastURL = t.url
 	tok, err := a.Login(ctx, t.url)
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errLoginTimeout) && !errors.Is(err, errBrowserTimeout) && !errors.As(err, new(*auth.ExchangeTimeoutError)) {

@@ -57,13 +57,11 @@ replicas behind one load balancer share the key. See docs/bridge.md.`,
 		Example: `  mcpcall bridge https://example.com/mcp                  # stdio, for a desktop host's config
   mcpcall bridge --listen 127.0.0.1:8080 -- npx -y @modelcontextprotocol/server-everything`,
 		ValidArgsFunction: c.completeTarget(0),
+		Args:              c.targetArgs(0, 0),
 		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
-			own, t, err := c.splitTarget(cmd, args)
+			_, t, err := c.splitTarget(cmd, args)
 			if err != nil {
 				return err
-			}
-			if len(own) != 0 {
-				return usageErr("%s: wrong number of arguments before the target (usage: %s)", cmd.CommandPath(), cmd.UseLine())
 			}
 			return c.runBridge(cmd.Context(), &bf, t)
 		}),
@@ -76,6 +74,13 @@ replicas behind one load balancer share the key. See docs/bridge.md.`,
 	f.StringVar(&bf.replicaID, "replica-id", "", "this process's name in the state it seals (default: random)")
 	f.StringArrayVar(&bf.origins, "allow-origin", nil, "accept this Origin (scheme://host[:port]) besides loopback ones (repeatable)")
 	f.StringArrayVar(&bf.hosts, "allow-host", nil, "accept this Host besides loopback ones (repeatable)")
+	// The bridge answers the upstream's requests itself (no answer flags)
+	// and shows neither its messages nor its logs (no --trace, --log-level).
+	c.addFlags(cmd, "config")
+	c.addFlags(cmd, oneServerConnFlags...)
+	c.addFlags(cmd, protocolFlags...)
+	c.addFlags(cmd, limitFlags...)
+	c.addOAuthFlags(cmd)
 	return cmd
 }
 

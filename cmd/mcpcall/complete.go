@@ -28,7 +28,8 @@ printed one a line; --json prints the completion/complete result.`,
   mcpcall complete --resource 'test://items/{id}' id=1 --json myserver
   mcpcall complete --prompt code_review language=py --context framework=django myserver`,
 		ValidArgsFunction: c.completeTarget(1),
-		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
+		Args:              c.targetArgs(1, 1),
+		RunE: c.connected(func(ctx context.Context, s *session, own []string) error {
 			var p mcp.CompleteParams
 			switch {
 			case (prompt == "") == (resource == ""):
@@ -76,5 +77,6 @@ printed one a line; --json prints the completion/complete result.`,
 	cmd.Flags().StringVar(&prompt, "prompt", "", "complete an argument of this prompt")
 	cmd.Flags().StringVar(&resource, "resource", "", "complete a variable of this resource template")
 	cmd.Flags().StringArrayVar(&contextArgs, "context", nil, "an argument already chosen, key=value (repeatable)")
+	c.onTarget(cmd)
 	return cmd
 }

@@ -34,16 +34,13 @@ type session struct {
 }
 
 // connected wraps a command body that needs a connection. The command's
-// own arguments (everything before the target) must number between min
-// and max (max < 0: any); they are checked before connecting.
-func (c *cli) connected(minOwn, maxOwn int, body func(ctx context.Context, s *session, own []string) error) func(*cobra.Command, []string) error {
+// own arguments (everything before the target) are counted by its Args
+// (targetArgs), before connecting.
+func (c *cli) connected(body func(ctx context.Context, s *session, own []string) error) func(*cobra.Command, []string) error {
 	return c.runE(func(cmd *cobra.Command, args []string) error {
 		own, t, err := c.splitTarget(cmd, args)
 		if err != nil {
 			return err
-		}
-		if len(own) < minOwn || (maxOwn >= 0 && len(own) > maxOwn) {
-			return usageErr("%s: wrong number of arguments before the target (usage: %s)", cmd.CommandPath(), cmd.UseLine())
 		}
 		s, err := c.dial(cmd.Context(), t)
 		if err != nil {
@@ -109,11 +106,11 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 			s.stderr = &lineWriter{w: c.stderr}
 			cmd.Stderr = s.stderr
 		}
-		c.lastTr = client.TransportStdio
-		c.stderrShown = true
+		c.run.lastTr = client.TransportStdio
+		c.run.stderrShown = true
 	} else {
 		ct = client.URL(t.url)
-		c.lastURL = t.url
+		c.run.lastURL = t.url
 		for _, h := range t.header {
 			opts = append(opts, client.WithHeader(h[0], h[1]))
 		}
@@ -134,9 +131,9 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 				return nil, err
 			}
 			opts = append(opts, client.WithAuth(a))
-			c.lastTarget = t
-			c.tokenAnswers = &tokenAnswers{}
-			rt.tokens = c.tokenAnswers
+			c.run.lastTarget = t
+			c.run.tokenAnswers = &tokenAnswers{}
+			rt.tokens = c.run.tokenAnswers
 		}
 	}
 
@@ -160,11 +157,11 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		switch {
 		case errors.As(err, &hsErr): // a transport was chosen, and the handshake on it failed
 			c.showReport(hsErr.Report)
-			c.lastTr = hsErr.Transport
+			c.run.lastTr = hsErr.Transport
 		case errors.As(err, &negErr) && negErr.Report != nil:
 			c.showReport(negErr.Report)
 			if n := len(negErr.Report.Attempts); n > 0 {
-				c.lastTr = negErr.Report.Attempts[n-1].Transport // the one that failed last
+				c.run.lastTr = negErr.Report.Attempts[n-1].Transport // the one that failed last
 			}
 		}
 		if dctx.Err() != nil && ctx.Err() == nil {
@@ -173,7 +170,7 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 		return nil, &connectError{fmt.Errorf("connecting to %s: %w", t.display, err)}
 	}
 	s.conn, s.info = conn, conn.Info()
-	c.lastTr = s.info.Transport
+	c.run.lastTr = s.info.Transport
 	c.showNegotiation(s.info, time.Since(start))
 	if c.logLevelSet && s.info.Capabilities.Logging != nil {
 		lvl, _, _ := parseLogLevel(c.f.logLevel)

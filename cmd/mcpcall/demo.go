@@ -93,6 +93,7 @@ http://ADDR/mcp until interrupted, for trying mcpcall by hand.`,
 		}),
 	}
 	cmd.Flags().StringVar(&serve, "serve", "", "keep the Streamable HTTP test server running at this `ADDR` (host:port) instead")
+	c.addFlags(cmd, "connect-timeout", "max-time")
 	cmd.AddCommand(c.demoStdioServerCommand())
 	return cmd
 }

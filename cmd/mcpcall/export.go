@@ -45,7 +45,8 @@ func (c *cli) toolsExportCommand() *cobra.Command {
   mcpcall tools export --format anthropic --strict myserver
   mcpcall tools export --format gemini --max-tokens 2000 --all`,
 		ValidArgsFunction: c.completeTarget(0),
-		RunE: c.orFleet(&all, 0, func(ctx context.Context, _ []string) error {
+		Args:              c.fleetArgs(&all, 0, c.targetArgs(0, 0)),
+		RunE: c.orFleet(&all, func(ctx context.Context, _ []string) error {
 			run, err := c.openFleet(nil)
 			if err != nil {
 				return err
@@ -61,7 +62,7 @@ func (c *cli) toolsExportCommand() *cobra.Command {
 				return noneAnswered(failed)
 			}
 			return export(ctx, llm.FromFleet(run.f))
-		}, c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
+		}, c.connected(func(ctx context.Context, s *session, _ []string) error {
 			return export(ctx, llm.FromConn(s.conn))
 		})),
 	}
@@ -69,6 +70,7 @@ func (c *cli) toolsExportCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&strict, "strict", false, "ask for the provider's strict mode; a tool that cannot be made strict is sent loose, and the exit status is 1")
 	cmd.Flags().IntVar(&maxTokens, "max-tokens", 0, "the tokens the definitions may cost (0: no budget)")
 	cmd.Flags().BoolVar(&all, "all", false, "export the tools of every server of the config files, under their fleet names")
+	c.onTarget(cmd)
 	return cmd
 }
 

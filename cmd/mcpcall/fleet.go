@@ -383,7 +383,7 @@ func (c *cli) fleetCall(ctx context.Context, name string, pairs []string, argsFl
 		return err
 	}
 	info := conn.Info()
-	c.lastTr = info.Transport
+	c.run.lastTr = info.Transport
 	s := &session{conn: conn, info: info, c: c, target: &target{display: server, name: server}}
 	s.progress = newProgressView(c.stderr, c.f.json, c.stderrTTY)
 	defer func() {
@@ -468,25 +468,39 @@ func routeServer(name string, servers []string) string {
 	return found
 }
 
-// orFleet runs fleetBody with the command's own arguments (at least
-// minOwn; a command with none takes none) when --all is given, else
-// single: the command on one target.
-func (c *cli) orFleet(all *bool, minOwn int, fleetBody func(ctx context.Context, own []string) error, single func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+// orFleet runs fleetBody with the command's own arguments when --all is
+// given, else single: the command on one target. Its Args are fleetArgs'.
+func (c *cli) orFleet(all *bool, fleetBody func(ctx context.Context, own []string) error, single func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if !*all {
 			return single(cmd, args)
 		}
 		return c.runE(func(cmd *cobra.Command, args []string) error {
-			if err := c.checkFleetLine(cmd); err != nil {
-				return err
-			}
-			switch {
-			case minOwn == 0 && len(args) > 0:
-				return usageErr("%s --all takes no target: %q", cmd.CommandPath(), args[0])
-			case len(args) < minOwn:
-				return usageErr("%s: wrong number of arguments (usage: %s)", cmd.CommandPath(), cmd.UseLine())
-			}
 			return fleetBody(cmd.Context(), args)
 		})(cmd, args)
+	}
+}
+
+// fleetArgs checks the line of a command that takes --all: with it, no
+// target, no flag of one server's, and at least minOwn own arguments (a
+// command with none takes none); without it, single's check (nil: any).
+func (c *cli) fleetArgs(all *bool, minOwn int, single cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if !*all {
+			if single == nil {
+				return nil
+			}
+			return single(cmd, args)
+		}
+		if err := c.checkFleetLine(cmd); err != nil {
+			return err
+		}
+		switch {
+		case minOwn == 0 && len(args) > 0:
+			return usageErr("%s --all takes no target: %q", cmd.CommandPath(), args[0])
+		case len(args) < minOwn:
+			return usageErr("%s: wrong number of arguments (usage: %s)", cmd.CommandPath(), cmd.UseLine())
+		}
+		return nil
 	}
 }

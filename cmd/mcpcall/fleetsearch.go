@@ -21,7 +21,8 @@ description, docs/fleet.md). --limit bounds how many.
 ` + fleetHelp,
 		Example: `  mcpcall tools search read a file --all
   mcpcall tools search --all --limit 3 --json "create issue" | jq -r '.matches[].name'`,
-		RunE: c.orFleet(&all, 1, func(ctx context.Context, own []string) error {
+		Args: c.fleetArgs(&all, 1, nil),
+		RunE: c.orFleet(&all, func(ctx context.Context, own []string) error {
 			if limit < 1 {
 				return usageErr("--limit %d: want 1 or more", limit)
 			}
@@ -32,6 +33,8 @@ description, docs/fleet.md). --limit bounds how many.
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "search the tools of every server of the config files")
 	cmd.Flags().IntVar(&limit, "limit", 10, "print at most `N` matches")
+	c.addFleetConnFlags(cmd)
+	c.addAnswerFlags(cmd)
 	return cmd
 }
 

@@ -28,7 +28,7 @@ type probeResult struct {
 }
 
 func (c *cli) probeCommand() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "probe TARGET",
 		Short: "Negotiate and show what the server speaks: transport, revision, server info, capabilities",
 		Long: `Connect the way any command would, and print what came of it: the negotiation
@@ -43,7 +43,8 @@ negotiation.`,
   mcpcall probe --transport sse http://127.0.0.1:8080/sse
   mcpcall probe --json myserver | jq -r .transport`,
 		ValidArgsFunction: c.completeTarget(0),
-		RunE: c.connected(0, 0, func(_ context.Context, s *session, _ []string) error {
+		Args:              c.targetArgs(0, 0),
+		RunE: c.connected(func(_ context.Context, s *session, _ []string) error {
 			info := s.info
 			if c.f.json {
 				return writeValue(c.stdout, probeResult{
@@ -74,6 +75,8 @@ negotiation.`,
 			return tw.Flush()
 		}),
 	}
+	c.onTarget(cmd)
+	return cmd
 }
 
 // describeCapabilities lists capabilities with their true flags, e.g.

@@ -22,7 +22,8 @@ func (c *cli) promptsCommand() *cobra.Command {
 		Example: `  mcpcall prompts list http://127.0.0.1:8080/mcp
   mcpcall prompts list --json myserver | jq -r '.prompts[].name'`,
 		ValidArgsFunction: c.completeTarget(0),
-		RunE: c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
+		Args:              c.targetArgs(0, 0),
+		RunE: c.connected(func(ctx context.Context, s *session, _ []string) error {
 			raw, err := listAll(s.conn.RawPrompts(ctx))
 			if err != nil {
 				return err
@@ -60,12 +61,14 @@ unknown arguments and missing required ones exit 5 before anything is sent.`,
 		Example: `  mcpcall prompts get greet name=Ada style=formal http://127.0.0.1:8080/mcp
   mcpcall prompts get --json summarize --args '{"topic":"MCP"}' myserver`,
 		ValidArgsFunction: c.completePromptGet,
-		RunE: c.connected(1, -1, func(ctx context.Context, s *session, own []string) error {
+		Args:              c.targetArgs(1, -1),
+		RunE: c.connected(func(ctx context.Context, s *session, own []string) error {
 			return c.getPrompt(ctx, s, own[0], own[1:], argsFlag)
 		}),
 	}
 	get.Flags().StringVar(&argsFlag, "args", "", "the arguments as a JSON object of strings, @file, or - for stdin")
 	prompts.AddCommand(get)
+	c.onTarget(prompts.Commands()...)
 	return prompts
 }
 

@@ -23,7 +23,8 @@ result with isError: true is printed and exits 1, as with tools call. With
   mcpcall call resources/subscribe --params '{"uri":"test://static/text"}' myserver
   mcpcall call notifications/roots/list_changed --notification myserver`,
 		ValidArgsFunction: c.completeTarget(1),
-		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
+		Args:              c.targetArgs(1, 1),
+		RunE: c.connected(func(ctx context.Context, s *session, own []string) error {
 			var p json.RawMessage
 			if params != "" {
 				var err error
@@ -56,6 +57,7 @@ result with isError: true is printed and exits 1, as with tools call. With
 	}
 	cmd.Flags().StringVar(&params, "params", "", "the params as a JSON object, @file, or - for stdin")
 	cmd.Flags().BoolVar(&notification, "notification", false, "send a notification (no id, no answer)")
+	c.onTarget(cmd)
 	return cmd
 }
 

@@ -21,7 +21,8 @@ func (c *cli) resourcesCommand() *cobra.Command {
 		Example: `  mcpcall resources list http://127.0.0.1:8080/mcp
   mcpcall resources list --json myserver | jq -r '.resources[].uri'`,
 		ValidArgsFunction: c.completeTarget(0),
-		RunE: c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
+		Args:              c.targetArgs(0, 0),
+		RunE: c.connected(func(ctx context.Context, s *session, _ []string) error {
 			raw, err := listAll(s.conn.RawResources(ctx))
 			if err != nil {
 				return err
@@ -49,7 +50,8 @@ func (c *cli) resourcesCommand() *cobra.Command {
 		Short:             "List every resource template (all pages)",
 		Example:           `  mcpcall resources templates http://127.0.0.1:8080/mcp`,
 		ValidArgsFunction: c.completeTarget(0),
-		RunE: c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
+		Args:              c.targetArgs(0, 0),
+		RunE: c.connected(func(ctx context.Context, s *session, _ []string) error {
 			raw, err := listAll(s.conn.RawResourceTemplates(ctx))
 			if err != nil {
 				return err
@@ -74,7 +76,8 @@ func (c *cli) resourcesCommand() *cobra.Command {
 		Example: `  mcpcall resources read test://static/text http://127.0.0.1:8080/mcp
   mcpcall resources read --json file:///etc/hosts myserver | jq -r '.contents[0].text'`,
 		ValidArgsFunction: c.completeResourceRead,
-		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
+		Args:              c.targetArgs(1, 1),
+		RunE: c.connected(func(ctx context.Context, s *session, own []string) error {
 			var raw json.RawMessage
 			err := s.conn.Call(ctx, "resources/read", &mcp.ReadResourceParams{URI: own[0]}, &raw, s.callOptions()...)
 			s.progress.finish()
@@ -94,6 +97,7 @@ func (c *cli) resourcesCommand() *cobra.Command {
 			return nil
 		}),
 	})
+	c.onTarget(res.Commands()...)
 	return res
 }
 

@@ -7,13 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/anymcp/anymcp/auth"
-	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcpconfig"
 )
 
@@ -38,17 +36,9 @@ type cli struct {
 	prompt      *prompter    // asks a person on the terminal
 	log         *slog.Logger // mcpcall's own lines: warnings, and debug with -v
 	serverLog   *slog.Logger // the server's notifications/message, at --log-level
-	ran         bool         // a command's RunE started: later errors are not usage errors
 	logLevelSet bool         // --log-level was given: ask the server for it too
-	lastURL     string
-	lastTr      string  // the transport of the connection, or the one tried
-	lastTarget  *target // the HTTP target of the run, for the login hint
-	// tokenAnswers: the answers to requests with a kept OAuth token, for
-	// the logout hint
-	tokenAnswers *tokenAnswers
-	stderrShown  bool // a stdio server's stderr went to ours: errors leave its tail out
-	stop         context.CancelFunc
-	tel          *telemetry // what OTEL_* asks to export; nil: nothing (telemetry.go)
+	run         runState     // what this run did so far, for its error report
+	tel         *telemetry   // what OTEL_* asks to export; nil: nothing (telemetry.go)
 
 	openBrowser func(ctx context.Context, url string) error // auth login; tests replace it
 	// exchangeTimeout is auth login's auth.Config.ExchangeTimeout: 0, the
@@ -56,7 +46,23 @@ type cli struct {
 	exchangeTimeout time.Duration
 }
 
-// flags are the persistent flags every command takes.
+// runState is what a run did so far: the error report at its end reads
+// it back (where it was connecting, on which transport, and how).
+type runState struct {
+	ran        bool    // a command's RunE started: later errors are not usage errors
+	lastURL    string  // the URL of the connection, or the one tried
+	lastTr     string  // the transport of the connection, or the one tried
+	lastTarget *target // the HTTP target of the run, for the login hint
+	// tokenAnswers: the answers to requests with a kept OAuth token, for
+	// the logout hint
+	tokenAnswers *tokenAnswers
+	stderrShown  bool               // a stdio server's stderr went to ours: errors leave its tail out
+	stop         context.CancelFunc // ends --max-time's context
+}
+
+// flags are the parsed flags of the command line. Each is registered only
+// on the commands that use it (flags.go); one a command lacks keeps the
+// default newCLI gives it.
 type flags struct {
 	json      bool
 	verbose   bool
@@ -114,6 +120,7 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (s
 	c.places.Getenv = c.getenv // the environment mcpcall was given
 	c.log = slog.New(slog.DiscardHandler)
 	c.serverLog = c.log
+	c.f.setDefaults()
 	return c
 }
 
@@ -133,32 +140,32 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	if c.tel != nil {
 		c.tel.finish(err) // before c.stop: a run cut by --max-time flushes within the exit grace
 	}
-	if c.stop != nil {
-		c.stop()
+	if c.run.stop != nil {
+		c.run.stop()
 	}
 	if err == nil {
 		return exitOK
 	}
-	if !c.ran {
+	if !c.run.ran {
 		var ee *exitError
 		if !errors.As(err, &ee) {
 			err = &exitError{code: exitUsage, kind: kindUsage, err: err}
 		}
 	}
 	f := classify(err, ctx.Err() != nil)
-	if f.code == exitAuth && c.lastTarget != nil && errors.As(err, new(*auth.InteractionRequiredError)) {
-		f.login = c.loginCommand(c.lastTarget)
+	if f.code == exitAuth && c.run.lastTarget != nil && errors.As(err, new(*auth.InteractionRequiredError)) {
+		f.login = c.loginCommand(c.run.lastTarget)
 	}
-	if f.status >= 500 && c.lastTarget != nil && c.tokenAnswers.failed() {
-		f.logout = c.logoutCommand(c.lastTarget)
+	if f.status >= 500 && c.run.lastTarget != nil && c.run.tokenAnswers.failed() {
+		f.logout = c.logoutCommand(c.run.lastTarget)
 	}
-	if c.stderrShown {
+	if c.run.stderrShown {
 		f.message = withoutStderrTail(err, f.message)
 	}
 	if f.url == "" {
-		f.url = c.lastURL
+		f.url = c.run.lastURL
 	}
-	f.transport = c.lastTr
+	f.transport = c.run.lastTr
 	f.report(c.stderr, c.f.json)
 	return f.code
 }
@@ -192,45 +199,14 @@ serverInfo). Logs, progress and server stderr go to stderr only.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, kind: kindUsage, err: err}
 	})
-	c.addFlags(root)
+	c.addOutputFlags(root.PersistentFlags())
 	root.AddCommand(
 		c.toolsCommand(), c.resourcesCommand(), c.promptsCommand(),
 		c.completeCommand(), c.pingCommand(), c.probeCommand(), c.callCommand(),
 		c.serversCommand(), c.demoCommand(), c.authCommand(), c.tasksCommand(),
 		c.bridgeCommand(),
 	)
-	c.registerFlagCompletions(root)
 	return root
-}
-
-func (c *cli) addFlags(root *cobra.Command) {
-	pf := root.PersistentFlags()
-	f := &c.f
-	pf.BoolVar(&f.json, "json", false, "print exactly one JSON document on stdout; errors, logs and progress as JSON lines on stderr")
-	pf.BoolVarP(&f.verbose, "verbose", "v", false, "print the negotiation report, connection details and retries on stderr")
-	pf.StringVar(&f.logLevel, "log-level", "warning", "least severe log of the server's shown on stderr ("+strings.Join(logLevels, ", ")+"); when given, also asks the server (logging/setLevel); mcpcall's own debug lines come with -v")
-	pf.StringVar(&f.trace, "trace", "", "write every JSON-RPC message and HTTP exchange as NDJSON to `FILE` (- for stderr), credentials redacted")
-	pf.StringVar(&f.config, "config", "", "read server names from this config `FILE` only")
-	pf.StringVar(&f.server, "server", "", "the target is the server `NAME` from the config files")
-	pf.StringVar(&f.transport, "transport", "", "auto (default: Streamable HTTP, HTTP+SSE for older servers), http (Streamable HTTP only), sse (HTTP+SSE only), or stdio (needs a command)")
-	pf.StringArrayVarP(&f.headers, "header", "H", nil, "add an HTTP header, \"Name: value\" (repeatable)")
-	pf.StringVar(&f.era, "era", "auto", "protocol era: auto (the stateless request first, then initialize), stateless (2026-07-28 on) or initialize (the revisions that open with initialize; \"modern\" and \"legacy\" are accepted as aliases)")
-	pf.StringVar(&f.protocol, "protocol-version", "", "speak only this protocol `REVISION` (e.g. 2026-07-28, 2025-06-18)")
-	pf.StringVar(&f.bearerEnv, "bearer-env", "", "send Authorization: Bearer with the token in environment variable `VAR` (never printed)")
-	pf.StringVar(&f.clientID, "client-id", "", "OAuth: the client `ID` registered beforehand with the server's authorization server")
-	pf.StringVar(&f.clientSecretEnv, "client-secret-env", "", "OAuth: the secret of --client-id is in environment variable `VAR` (never printed)")
-	pf.StringVar(&f.clientIssuer, "client-issuer", "", "OAuth: the authorization server (issuer `URL`) that --client-id was registered with: its credentials go to no other (default with a secret: the first that issued a token for it)")
-	pf.StringVar(&f.clientMetadataURL, "client-metadata-url", "", "OAuth: this client's Client ID Metadata Document `URL`, its client id where servers support them")
-	pf.StringVar(&f.grant, "grant", "", "OAuth: how tokens are obtained: authorization_code (a person, with auth login; the default), client_credentials (--client-id and --client-secret-env), or jwt-bearer (--client-id and --assertion-file); the last two need nobody")
-	pf.StringVar(&f.assertionFile, "assertion-file", "", "OAuth: the jwt-bearer grant's assertion, e.g. a workload identity token, is in `FILE`, read at every grant (never printed); implies --grant jwt-bearer")
-	pf.StringArrayVar(&f.scopes, "scope", nil, "OAuth: ask for `SCOPE` too (repeatable, or several space-separated)")
-	pf.StringArrayVarP(&f.env, "env", "e", nil, "stdio: add KEY=VALUE to the server's environment (repeatable)")
-	pf.StringVar(&f.cwd, "cwd", "", "stdio: the server's working `DIR`")
-	pf.BoolVar(&f.inherit, "inherit-env", false, "stdio: give the server this whole environment (default: PATH, HOME, USER, LOGNAME, SHELL, TERM only)")
-	pf.DurationVar(&f.connectTimeout, "connect-timeout", 30*time.Second, "limit on connecting and the handshake (0: none)")
-	pf.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "limit on waiting for each answer, restarted by every progress notification (0: none)")
-	pf.DurationVar(&f.maxTime, "max-time", 0, "limit on the whole run, progress or not (0: none)")
-	c.addAnswerFlags(pf)
 }
 
 // setup runs before every command: logging, the total time limit.
@@ -262,7 +238,7 @@ func (c *cli) setup(cmd *cobra.Command, _ []string) error {
 	}
 	if c.f.maxTime > 0 {
 		ctx, cancel := context.WithTimeoutCause(cmd.Context(), c.f.maxTime, errMaxTime)
-		c.stop = cancel
+		c.run.stop = cancel
 		cmd.SetContext(ctx)
 	}
 	tel, err := startTelemetry(cmd.Context(), c.getenv, c.log.Warn)
@@ -279,7 +255,7 @@ func (c *cli) setup(cmd *cobra.Command, _ []string) error {
 // runE wraps a command's body: errors from here on are the command's own.
 func (c *cli) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		c.ran = true
+		c.run.ran = true
 		return fn(cmd, args)
 	}
 }

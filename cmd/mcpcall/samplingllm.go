@@ -3,8 +3,6 @@ package main
 import (
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/anymcp/anymcp/llm"
 )
 
@@ -22,12 +20,6 @@ type samplingLLMFlags struct {
 	api     string   // --sampling-llm openai|openai-compatible|anthropic
 	models  []string // --sampling-model NAME (repeatable)
 	sampler *llm.Sampler
-}
-
-func (c *cli) addSamplingLLMFlags(pf *pflag.FlagSet) {
-	a := &c.answers.samplingLLM
-	pf.StringVar(&a.api, "sampling-llm", "", "answer sampling/createMessage through a model's `API`: openai (OPENAI_API_KEY, OPENAI_BASE_URL), openai-compatible (a local model server at OPENAI_BASE_URL) or anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)")
-	pf.StringArrayVar(&a.models, "sampling-model", nil, "the `MODEL` --sampling-llm asks (default: $"+samplingModelEnv+"); repeated, the first is the default and the server's model hints choose among them")
 }
 
 // startSamplingLLM makes the Sampler of --sampling-llm, if given.

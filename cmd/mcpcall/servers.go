@@ -15,7 +15,7 @@ import (
 
 // serversCommand is `mcpcall servers`: what the config files define.
 func (c *cli) serversCommand() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "servers",
 		Short: "List the servers your MCP config files define, and where each came from",
 		Long: `List every server defined in the config files mcpcall reads, in search order,
@@ -92,6 +92,8 @@ is marked shadowed: the first definition is the one used.
 			return tw.Flush()
 		}),
 	}
+	c.addFlags(cmd, "config")
+	return cmd
 }
 
 // displayHeaders hides credential header values written literally in a

@@ -173,21 +173,3 @@ func (c *cli) completeResourceRead(cmd *cobra.Command, args []string, toComplete
 	})
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
-
-// registerFlagCompletions completes the values of the root's flags.
-func (c *cli) registerFlagCompletions(root *cobra.Command) {
-	fixed := func(values ...string) cobra.CompletionFunc {
-		return cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
-	}
-	_ = root.RegisterFlagCompletionFunc("server", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return c.serverNames(toComplete), cobra.ShellCompDirectiveNoFileComp
-	})
-	_ = root.RegisterFlagCompletionFunc("transport", fixed("auto", "http", "sse", "stdio"))
-	_ = root.RegisterFlagCompletionFunc("log-level", fixed(logLevels...))
-	_ = root.RegisterFlagCompletionFunc("config", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return []cobra.Completion{"json"}, cobra.ShellCompDirectiveFilterFileExt
-	})
-	_ = root.RegisterFlagCompletionFunc("bearer-env", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	})
-}

@@ -55,7 +55,7 @@ func TestCompletionNames(t *testing.T) {
 	check(got, "other", "testsrv", "cursor-one")
 	got, _ = complete(t, r, "ping", "t")
 	check(got, "testsrv")
-	got, _ = complete(t, r, "--server", "")
+	got, _ = complete(t, r, "tools", "list", "--server", "") // --server is the commands' with a target, not the root's
 	check(got, "other", "testsrv", "cursor-one")
 	got, _ = complete(t, r, "tools", "call", "echo", "")
 	check(got, "other", "testsrv", "cursor-one")

@@ -35,24 +35,19 @@ func (t *target) isCommand() bool { return t.cmd != nil }
 // arguments after `--` (a command), --server NAME, or the last argument
 // (a URL, FILE:NAME, or a server name).
 func (c *cli) splitTarget(cmd *cobra.Command, args []string) ([]string, *target, error) {
+	own, err := c.splitOwn(cmd, args)
+	if err != nil {
+		return nil, nil, err
+	}
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-		if c.f.server != "" {
-			return nil, nil, usageErr("give either --server or `-- command`, not both")
-		}
-		if dash == len(args) {
-			return nil, nil, usageErr("no command after `--`")
-		}
 		t, err := c.commandTarget(args[dash], args[dash+1:], nil, "")
-		return args[:dash], t, err
+		return own, t, err
 	}
 	if c.f.server != "" {
 		t, err := c.configTarget(c.f.config, c.f.server)
-		return args, t, err
+		return own, t, err
 	}
-	if len(args) == 0 {
-		return nil, nil, usageErr("no target: end the line with a URL, a server name, or `-- command args...`")
-	}
-	last, own := args[len(args)-1], args[:len(args)-1]
+	last := args[len(args)-1]
 	if strings.HasPrefix(last, "http://") || strings.HasPrefix(last, "https://") {
 		t, err := c.urlTarget(last, nil, negotiate.TransportAuto)
 		return own, t, err
@@ -65,14 +60,58 @@ func (c *cli) splitTarget(cmd *cobra.Command, args []string) ([]string, *target,
 		t, err := c.configTarget(file, name)
 		return own, t, err
 	}
-	if strings.Contains(last, "://") {
-		return nil, nil, usageErr("target %q: only http and https URLs are supported; for a command, put it after `--`", origin.RedactString(last))
-	}
-	if looksLikePair(last) {
-		return nil, nil, usageErr("no target: %q is an argument; end the line with a URL, a server name, or `-- command args...`", last)
-	}
 	t, err := c.configTarget("", last)
 	return own, t, err
+}
+
+// splitOwn is the command's own arguments, the ones before its target,
+// found as splitTarget finds them but without resolving the target. Its
+// errors are the line's: no target, or two.
+func (c *cli) splitOwn(cmd *cobra.Command, args []string) ([]string, error) {
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		if c.f.server != "" {
+			return nil, usageErr("give either --server or `-- command`, not both")
+		}
+		if dash == len(args) {
+			return nil, usageErr("no command after `--`")
+		}
+		return args[:dash], nil
+	}
+	if c.f.server != "" {
+		return args, nil
+	}
+	if len(args) == 0 {
+		return nil, usageErr("no target: end the line with a URL, a server name, or `-- command args...`")
+	}
+	last, own := args[len(args)-1], args[:len(args)-1]
+	if strings.HasPrefix(last, "http://") || strings.HasPrefix(last, "https://") || c.f.config != "" {
+		return own, nil
+	}
+	if _, _, ok := splitFileName(last); ok {
+		return own, nil
+	}
+	if strings.Contains(last, "://") {
+		return nil, usageErr("target %q: only http and https URLs are supported; for a command, put it after `--`", origin.RedactString(last))
+	}
+	if looksLikePair(last) {
+		return nil, usageErr("no target: %q is an argument; end the line with a URL, a server name, or `-- command args...`", last)
+	}
+	return own, nil
+}
+
+// targetArgs checks the arguments of a command with a target: its own,
+// before the target, number between minOwn and maxOwn (maxOwn < 0: any).
+func (c *cli) targetArgs(minOwn, maxOwn int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		own, err := c.splitOwn(cmd, args)
+		if err != nil {
+			return err
+		}
+		if len(own) < minOwn || (maxOwn >= 0 && len(own) > maxOwn) {
+			return usageErr("%s: wrong number of arguments before the target (usage: %s)", cmd.CommandPath(), cmd.UseLine())
+		}
+		return nil
+	}
 }
 
 // splitFileName reads FILE:NAME when FILE exists.

@@ -30,7 +30,8 @@ result, and says the task's id on stderr. When the wait ends first (Ctrl-C,
 		Example: `  mcpcall tasks get 786512e2-9e0d-44bd-8f29-789f320fe840 http://127.0.0.1:8080/mcp
   mcpcall tasks get --json ID myserver | jq -r .status`,
 		ValidArgsFunction: c.completeTarget(1),
-		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
+		Args:              c.targetArgs(1, 1),
+		RunE: c.connected(func(ctx context.Context, s *session, own []string) error {
 			t, err := s.conn.GetTask(ctx, own[0])
 			if err != nil {
 				return err
@@ -43,7 +44,8 @@ result, and says the task's id on stderr. When the wait ends first (Ctrl-C,
 		Short:             "Wait for a task and print its tool's result, as tools call does",
 		Example:           `  mcpcall tasks result 786512e2-9e0d-44bd-8f29-789f320fe840 http://127.0.0.1:8080/mcp`,
 		ValidArgsFunction: c.completeTarget(1),
-		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
+		Args:              c.targetArgs(1, 1),
+		RunE: c.connected(func(ctx context.Context, s *session, own []string) error {
 			res, err := s.conn.AwaitTask(ctx, own[0], s.callOptions()...)
 			s.progress.finish()
 			if err != nil {
@@ -61,7 +63,8 @@ result, and says the task's id on stderr. When the wait ends first (Ctrl-C,
 		Short:             "Ask the server to cancel a task (it may finish all the same)",
 		Example:           `  mcpcall tasks cancel 786512e2-9e0d-44bd-8f29-789f320fe840 myserver`,
 		ValidArgsFunction: c.completeTarget(1),
-		RunE: c.connected(1, 1, func(ctx context.Context, s *session, own []string) error {
+		Args:              c.targetArgs(1, 1),
+		RunE: c.connected(func(ctx context.Context, s *session, own []string) error {
 			return s.conn.CancelTask(ctx, own[0])
 		}),
 	})
@@ -70,7 +73,8 @@ result, and says the task's id on stderr. When the wait ends first (Ctrl-C,
 		Short:             "List the server's tasks (revision 2025-11-25; the 2026-07-28 extension has no listing)",
 		Example:           `  mcpcall tasks list --json myserver | jq -r '.tasks[] | select(.status == "working") | .taskId'`,
 		ValidArgsFunction: c.completeTarget(0),
-		RunE: c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
+		Args:              c.targetArgs(0, 0),
+		RunE: c.connected(func(ctx context.Context, s *session, _ []string) error {
 			var all []mcp.Task
 			for t, err := range s.conn.Tasks(ctx) {
 				if err != nil {
@@ -91,6 +95,7 @@ result, and says the task's id on stderr. When the wait ends first (Ctrl-C,
 			return nil
 		}),
 	})
+	c.onTarget(tasks.Commands()...)
 	return tasks
 }
 

@@ -29,7 +29,8 @@ func (c *cli) toolsListCommand() *cobra.Command {
   mcpcall tools list -- npx -y @modelcontextprotocol/server-everything
   mcpcall tools list --all --connect-timeout 5s`,
 		ValidArgsFunction: c.completeTarget(0),
-		RunE: c.orFleet(&all, 0, func(ctx context.Context, _ []string) error { return c.fleetList(ctx) }, c.connected(0, 0, func(ctx context.Context, s *session, _ []string) error {
+		Args:              c.fleetArgs(&all, 0, c.targetArgs(0, 0)),
+		RunE: c.orFleet(&all, func(ctx context.Context, _ []string) error { return c.fleetList(ctx) }, c.connected(func(ctx context.Context, s *session, _ []string) error {
 			raw, err := listAll(s.conn.RawTools(ctx))
 			if err != nil {
 				return err
@@ -51,6 +52,7 @@ func (c *cli) toolsListCommand() *cobra.Command {
 		})),
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "list the tools of every server of the config files, under their fleet names")
+	c.onTarget(cmd)
 	return cmd
 }
 
@@ -85,9 +87,10 @@ result ID TARGET waits for it again.
   mcpcall tools call tag_issue id:=42 labels=bug labels=ui myserver
   mcpcall tools call github__create_issue title=bug --all`,
 		ValidArgsFunction: c.completeToolCall,
-		RunE: c.orFleet(&all, 1, func(ctx context.Context, own []string) error {
+		Args:              c.fleetArgs(&all, 1, c.targetArgs(1, -1)),
+		RunE: c.orFleet(&all, func(ctx context.Context, own []string) error {
 			return c.fleetCall(ctx, own[0], own[1:], argsFlag, noValidate, asTask)
-		}, c.connected(1, -1, func(ctx context.Context, s *session, own []string) error {
+		}, c.connected(func(ctx context.Context, s *session, own []string) error {
 			return c.callTool(ctx, s, own[0], own[1:], argsFlag, noValidate, asTask)
 		})),
 	}
@@ -95,6 +98,7 @@ result ID TARGET waits for it again.
 	cmd.Flags().StringVar(&argsFlag, "args", "", "the arguments as a JSON object, @file, or - for stdin")
 	cmd.Flags().BoolVar(&asTask, "task", false, "run the call as a task where the tool allows it (revision 2025-11-25; a tool that must run as one always does)")
 	cmd.Flags().BoolVar(&noValidate, "no-validate", false, "send the arguments without looking the tool up or checking its inputSchema (key=value values stay strings)")
+	c.onTarget(cmd)
 	return cmd
 }
 
