@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +52,9 @@ type Toolbox struct {
 	extra  []Tool         // read_result, when there is a store
 	meta   []Tool         // search_tools, describe_tool, call_tool
 	mode   budgetMode
+	// missing: the servers whose tools are not in the set, and why
+	// (a Source that implements PartialSource says so)
+	missing map[string]error
 
 	mu       sync.Mutex
 	revealed []int        // indexes in tools, in the order revealed
@@ -78,6 +82,9 @@ func NewToolbox(ctx context.Context, src Source, target Target, opts ToolboxOpti
 		return nil, fmt.Errorf("listing the tools: %w", err)
 	}
 	tb := &Toolbox{src: src, target: target, opts: opts, est: opts.Estimator, byName: map[string]int{}, shown: map[int]bool{}}
+	if ps, ok := src.(PartialSource); ok {
+		tb.missing = ps.Missing()
+	}
 	if tb.est == nil {
 		tb.est = EstimatorFor(target.Provider)
 	}
@@ -326,3 +333,8 @@ func (tb *Toolbox) reveal(i int) bool {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Missing returns the servers whose tools are not in the set, each with
+// why (a fleet's server that could not be reached, or refused to list).
+// It is empty for a single Conn, whose listing fails NewToolbox instead.
+func (tb *Toolbox) Missing() map[string]error { return maps.Clone(tb.missing) }

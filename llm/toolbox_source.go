@@ -3,6 +3,8 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"sync"
 
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/fleet"
@@ -46,18 +48,43 @@ func (s connSource) CallTool(ctx context.Context, name string, args json.RawMess
 	return s.c.CallTool(ctx, name, args)
 }
 
+// PartialSource is a Source that may list some servers' tools and not
+// others: Missing says which were left out of its last listing, and why.
+// FromFleet's Source is one; Toolbox.Missing passes it on.
+type PartialSource interface {
+	Source
+	Missing() map[string]error
+}
+
 // FromFleet is the tools of a fleet, under their fleet names (sorted).
-// Servers that cannot be reached are left out of the listing (the
-// fleet's Tools says why).
-func FromFleet(f *fleet.Fleet) Source { return fleetSource{f} }
+// Servers that cannot be reached are left out of the listing; Missing
+// (and Toolbox.Missing) says which, and why.
+func FromFleet(f *fleet.Fleet) Source { return &fleetSource{f: f} }
 
-type fleetSource struct{ f *fleet.Fleet }
+type fleetSource struct {
+	f       *fleet.Fleet
+	mu      sync.Mutex
+	missing map[string]error
+}
 
-func (s fleetSource) ListTools(ctx context.Context) ([]SourceTool, error) {
+func (s *fleetSource) Missing() map[string]error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.missing)
+}
+
+func (s *fleetSource) ListTools(ctx context.Context) ([]SourceTool, error) {
 	cat, err := s.f.Tools(ctx)
 	if err != nil {
 		return nil, err
 	}
+	missing := make(map[string]error, len(cat.Errors))
+	for name, e := range cat.Errors {
+		missing[name] = e
+	}
+	s.mu.Lock()
+	s.missing = missing
+	s.mu.Unlock()
 	out := make([]SourceTool, len(cat.Tools))
 	for i, t := range cat.Tools {
 		out[i] = SourceTool{Name: t.Name, Tool: t.Tool}
@@ -65,6 +92,6 @@ func (s fleetSource) ListTools(ctx context.Context) ([]SourceTool, error) {
 	return out, nil
 }
 
-func (s fleetSource) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (s *fleetSource) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	return s.f.CallTool(ctx, name, args)
 }

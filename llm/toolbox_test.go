@@ -301,17 +301,20 @@ func TestToolboxErrors(t *testing.T) {
 	}
 }
 
-// TestToolboxFleet runs a Toolbox over a fleet of two servers: fleet
-// names, and a call through the fleet.
+// TestToolboxFleet runs a Toolbox over a fleet of two servers and a broken
+// one: fleet names, a call through the fleet, and the broken one in Missing.
 func TestToolboxFleet(t *testing.T) {
 	ctx := context.Background()
 	a := testservers.StartStreamable(testservers.HTTPOptions{})
 	defer a.Close()
 	b := testservers.StartLegacy(testservers.LegacyOptions{})
 	defer b.Close()
+	broken := testservers.StartStatus(testservers.StatusOptions{PostStatus: 500})
+	defer broken.Close()
 	f, err := fleet.New([]fleet.Server{
 		{Name: "math", Target: client.URL(a.URL), Allow: []string{"add"}},
 		{Name: "old", Target: client.URL(b.URL), Allow: []string{"echo"}},
+		{Name: "broken", Target: client.URL(broken.URL)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -326,6 +329,10 @@ func TestToolboxFleet(t *testing.T) {
 	}
 	if _, text := call(t, tb, "old__echo", `{"text":"hi"}`); text != "hi" {
 		t.Errorf("echo: %q", text)
+	}
+	// the server that could not list is not silently missing
+	if m := tb.Missing(); len(m) != 1 || m["broken"] == nil {
+		t.Errorf("Missing() = %v, want the broken server", m)
 	}
 }
 
