@@ -191,7 +191,7 @@ func statelessRefusal(ctx context.Context, t *testing.T, conn *client.Conn, h *m
 	_, err := conn.CallTool(ctx, "task_echo", map[string]any{"text": "hi"}, client.OnTask(func(mcp.Task) { made = true }))
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound || made ||
-		!strings.Contains(err.Error(), "negotiate.InitializeOnly") {
+		!strings.Contains(err.Error(), `era policy "initialize"`) {
 		t.Fatalf("task_echo over 2026-07-28: %v (a task made: %v), want -32601 and the way out", err, made)
 	}
 	res, err := conn.CallTool(ctx, "maybe_task", map[string]any{"text": "opt"}, client.AsTask(), client.OnTask(func(mcp.Task) { made = true }))
