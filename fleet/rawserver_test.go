@@ -1,52 +1,19 @@
 package fleet
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/anymcp/anymcp/internal/testkit"
 )
 
-// rawServer is a bare Streamable HTTP server (JSON answers) whose
-// tools/list result carries tools, a JSON array, byte for byte: the
-// testservers package builds its answers from typed values, so it cannot
-// send members in an order of its own choosing or members mcp.Tool lacks.
-// stateless makes it a 2026-07-28 server (server/discover, and a listing
-// kept for an hour), else a 2025-06-18 one (initialize).
+// rawServer is a bare Streamable HTTP server whose tools/list result is
+// tools, byte for byte (testkit.StartRaw): stateless makes it a 2026-07-28
+// server, else a 2025-06-18 one.
 func rawServer(t testing.TB, stateless bool, tools string) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		body, _ := io.ReadAll(r.Body)
-		if json.Unmarshal(body, &msg) != nil || msg.ID == nil {
-			w.WriteHeader(http.StatusAccepted) // a notification
-			return
-		}
-		answer := `"error":{"code":-32601,"message":"method not found"}`
-		switch {
-		case msg.Method == "server/discover" && stateless:
-			answer = `"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
-		case msg.Method == "initialize" && !stateless:
-			answer = `"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
-		case msg.Method == "tools/list" && stateless:
-			answer = `"result":{"resultType":"complete","ttlMs":3600000,"cacheScope":"public","tools":` + tools + `}`
-		case msg.Method == "tools/list":
-			answer = `"result":{"tools":` + tools + `}`
-		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,`+answer+`}`) //nolint:errcheck // the client reports a short answer
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/mcp"
+	url, _ := testkit.StartRaw(t, testkit.RawServer{Tools: tools, Stateless: stateless})
+	return url
 }
 
 // manyTools is a tools array of n tools shaped as real servers list
