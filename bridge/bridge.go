@@ -14,21 +14,6 @@ import (
 	"github.com/anymcp/anymcp/client"
 )
 
-// Dialer connects to the upstream server with opts added to the caller's
-// own (the bridge adds handlers, notification callbacks, client info). The
-// bridge calls it once for its shared connection and again for each
-// downstream session, and for each stateless call that may need input
-// from an initialize-era upstream (see docs/bridge.md, "one Conn or many").
-type Dialer func(ctx context.Context, opts ...client.Option) (*client.Conn, error)
-
-// DialTarget is the Dialer of client.Dial on t with base options first.
-func DialTarget(t client.Target, base ...client.Option) Dialer {
-	return func(ctx context.Context, opts ...client.Option) (*client.Conn, error) {
-		all := append(append([]client.Option(nil), base...), opts...)
-		return client.Dial(ctx, t, all...)
-	}
-}
-
 // Options bound and secure the bridge. The zero value is usable.
 type Options struct {
 	// StateKey seals input_required rounds' requestState (AES-GCM; 16, 24
@@ -111,7 +96,7 @@ type Bridge struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	shared *client.Conn
+	shared Upstream
 	info   client.Info
 
 	rounds       *roundTable
@@ -150,7 +135,7 @@ func New(ctx context.Context, dial Dialer, o Options) (*Bridge, error) {
 	b.legacy.m = map[string]*channel{}
 	b.listeners = newListenerHub(b, o.MaxListeners, o.QueueLen)
 
-	conn, err := dial(ctx, b.sharedOptions()...)
+	conn, err := dial(ctx, Downstream{Options: b.sharedOptions()})
 	if err != nil {
 		cancel()
 		return nil, &UpstreamError{Op: "connecting", Err: err}

@@ -21,7 +21,7 @@ import (
 // pipeUpstream is a Dialer of srv served over in-memory pipes, as a stdio
 // server, so that a whole bridge runs in one synctest bubble.
 func pipeUpstream(srv *testservers.Server) Dialer {
-	return func(ctx context.Context, opts ...client.Option) (*client.Conn, error) {
+	return func(ctx context.Context, d Downstream) (Upstream, error) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		go func() {
@@ -30,11 +30,12 @@ func pipeUpstream(srv *testservers.Server) Dialer {
 			inR.Close()
 		}()
 		tr := &pipeTransport{w: inW, r: bufio.NewReader(outR), rc: outR}
-		conn, err := client.Open(ctx, tr, opts...)
+		conn, err := client.Open(ctx, tr, d.Options...)
 		if err != nil {
 			tr.Close()
+			return nil, err
 		}
-		return conn, err
+		return conn, nil
 	}
 }
 

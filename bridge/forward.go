@@ -118,7 +118,7 @@ func (r *request) upstreamParams(extra map[string]json.RawMessage) json.RawMessa
 
 // call sends the request upstream on conn with params and returns the raw
 // result, passing progress to notify under the downstream's token.
-func (b *Bridge) call(ctx context.Context, conn *client.Conn, r *request, params json.RawMessage, notify func(method string, params any)) (json.RawMessage, error) {
+func (b *Bridge) call(ctx context.Context, conn Upstream, r *request, params json.RawMessage, notify func(method string, params any)) (json.RawMessage, error) {
 	var opts []client.CallOption
 	if r.forClient != nil {
 		opts = append(opts, client.ForClient(r.forClient))
@@ -159,7 +159,7 @@ func (b *Bridge) call(ctx context.Context, conn *client.Conn, r *request, params
 
 // offersTasks reports whether conn's upstream serves the tasks of revision
 // 2025-11-25.
-func offersTasks(conn *client.Conn) bool {
+func offersTasks(conn Upstream) bool {
 	info := conn.Info()
 	return info.Era == mcp.EraInitialize && info.Capabilities.Tasks != nil
 }

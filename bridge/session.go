@@ -32,7 +32,7 @@ type session struct {
 	b       *Bridge
 	id      string
 	version string
-	conn    *client.Conn
+	conn    Upstream
 	general sink // the GET stream, or the only channel (HTTP+SSE, stdio)
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -74,8 +74,9 @@ func (b *Bridge) newSession(ctx context.Context, p *mcp.InitializeParams, genera
 		client.OnResourcesChanged(func() { s.notifyGeneral("notifications/resources/list_changed", struct{}{}) }),
 		client.OnResourceUpdated(func(uri string) { s.notifyGeneral("notifications/resources/updated", map[string]string{"uri": uri}) }),
 	}
-	opts = append(opts, boundHandlers(s, capsOf(capsRaw))...)
-	conn, err := b.dial(ctx, opts...)
+	dc := capsOf(capsRaw)
+	opts = append(opts, boundHandlers(s, dc)...)
+	conn, err := b.dial(ctx, Downstream{Options: opts, Elicit: elicitVia(s, dc)})
 	if err != nil {
 		cancel()
 		return nil, nil, &UpstreamError{Op: "connecting", Err: err}
@@ -324,10 +325,8 @@ func (s *session) result(ctx context.Context, msg *jsonrpc.Message) (json.RawMes
 		if err != nil {
 			return nil, s.b.rpcError(err)
 		}
-		if s.conn.Info().Era == mcp.EraStateless {
-			raw = forInitializeEra(raw)
-		}
-		return raw, nil
+		// The client is of the initialize era, whatever the upstream's.
+		return forInitializeEra(raw), nil
 	}
 	if err != nil {
 		return nil, s.b.rpcError(err)
