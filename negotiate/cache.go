@@ -26,7 +26,6 @@ const MaxCacheEntries = 4096
 // *Cache caches nothing.
 type Cache struct {
 	ttl time.Duration
-	now func() time.Time
 
 	mu sync.Mutex
 	m  map[string]entry
@@ -45,7 +44,7 @@ func NewCache(ttl time.Duration) *Cache {
 	if ttl <= 0 {
 		ttl = DefaultCacheTTL
 	}
-	return &Cache{ttl: ttl, now: time.Now, m: make(map[string]entry)}
+	return &Cache{ttl: ttl, m: make(map[string]entry)}
 }
 
 // Lookup returns the transport and era cached for key, if any and still
@@ -65,7 +64,7 @@ func (c *Cache) lookup(key string) (entry, bool) {
 	if !ok {
 		return entry{}, false
 	}
-	if c.now().After(e.expires) {
+	if time.Now().After(e.expires) {
 		delete(c.m, key)
 		return entry{}, false
 	}
@@ -83,7 +82,7 @@ func (c *Cache) store(key string, e entry) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.now()
+	now := time.Now()
 	if _, known := c.m[key]; !known && len(c.m) >= MaxCacheEntries {
 		c.makeRoom(now)
 	}

@@ -3,6 +3,7 @@ package negotiate
 import (
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/anymcp/anymcp/mcp"
@@ -12,12 +13,16 @@ import (
 // entries first, else the one that expires first; a known key is replaced
 // in place.
 func TestCacheBounded(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
+	// The bubble's clock moves only when every goroutine in it waits:
+	// time.Sleep here is the clock's step, not a wait.
+	synctest.Test(t, testCacheBounded)
+}
+
+func testCacheBounded(t *testing.T) {
 	c := NewCache(time.Minute)
-	c.now = func() time.Time { return now }
 	for i := range MaxCacheEntries {
 		c.Store(fmt.Sprintf("https://s%d.example/mcp", i), StreamableHTTP, mcp.EraStateless)
-		now = now.Add(time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
 	c.Store("https://s0.example/mcp", SSE, mcp.EraInitialize) // known: replaced, nothing dropped
 	if len(c.m) != MaxCacheEntries {
@@ -30,7 +35,7 @@ func TestCacheBounded(t *testing.T) {
 	if tr, _, ok := c.Lookup("https://s0.example/mcp"); !ok || tr != SSE {
 		t.Fatalf("s0: %q, %v", tr, ok)
 	}
-	now = now.Add(2 * time.Minute) // all expired
+	time.Sleep(2 * time.Minute) // all expired
 	c.Store("https://later.example/mcp", StreamableHTTP, mcp.EraStateless)
 	if len(c.m) != 1 {
 		t.Fatalf("%d entries after the expired were dropped, want 1", len(c.m))
