@@ -87,12 +87,15 @@ func (f *file) Load(ctx context.Context) (map[string]Record, error) {
 		return nil, fmt.Errorf("reading the pin file: %w", err)
 	}
 	defer fh.Close()
+	if fi, err := fh.Stat(); err == nil && fi.Size() > MaxFileSize {
+		return nil, fileTooLarge(f.path)
+	}
 	b, err := io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the pin file %s: %w", f.path, err)
 	}
 	if len(b) > MaxFileSize {
-		return nil, fmt.Errorf("the pin file %s is over %d MiB: refused, not read in part", f.path, MaxFileSize>>20)
+		return nil, fileTooLarge(f.path)
 	}
 	var ff fileFormat
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -112,6 +115,10 @@ func (f *file) Load(ctx context.Context) (map[string]Record, error) {
 		ff.Pins = map[string]Record{}
 	}
 	return ff.Pins, nil
+}
+
+func fileTooLarge(path string) error {
+	return fmt.Errorf("the pin file %s is over %d MiB: refused, not read in part", path, MaxFileSize>>20)
 }
 
 // validFingerprint reports whether s is a fingerprint of this Version.
