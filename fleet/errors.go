@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strings"
 	"syscall"
 
 	"github.com/anymcp/anymcp/client"
@@ -23,6 +24,7 @@ const (
 	KindAuth        = "auth"        // authorization needed or refused
 	KindProtocol    = "protocol"    // what answered is not an MCP server
 	KindClosed      = "closed"      // the fleet was closed, or the connection ended
+	KindHeld        = "held"        // tools held back by WithPins; the server's others are listed
 )
 
 // ErrClosed is returned by a Fleet's methods after Close. It also matches
@@ -43,7 +45,10 @@ func (fleetClosed) Is(target error) bool {
 
 // ServerError says why one server is not in a catalogue or could not take
 // a call. Kind is one of the Kind… constants; Err is the cause, as the
-// client package reported it.
+// client package reported it. With KindHeld, the tools WithPins held
+// back are missing: Err unwraps (Unwrap() []error) to one
+// *pin.ChangedError or *pin.NotPinnedError per tool, or is the error of
+// the pins' Store, which holds back all of the server's tools.
 type ServerError struct {
 	Server string
 	Kind   string
@@ -58,6 +63,20 @@ func (e *ServerError) Error() string {
 }
 
 func (e *ServerError) Unwrap() error { return e.Err }
+
+// heldTools is the Err of a KindHeld ServerError: one *pin.ChangedError
+// or *pin.NotPinnedError per tool held back.
+type heldTools []error
+
+func (h heldTools) Error() string {
+	parts := make([]string, len(h))
+	for i, e := range h {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (h heldTools) Unwrap() []error { return h }
 
 // UnknownToolError is the error of CallTool (and GetPrompt) for a fleet
 // name that is not in the catalogue.

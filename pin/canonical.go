@@ -18,11 +18,9 @@ import (
 // Version prefixes every fingerprint: the rule it was made by.
 const Version = "v1"
 
-// Members are the members of a tool definition a fingerprint covers, in
-// the order a change is reported: what a model reads and what a host
-// shows its user. Others (_meta, icons, execution, members of later
-// revisions) are left out.
-var Members = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+// members are the members of a tool definition a fingerprint covers:
+// what a model reads and what a host shows its user.
+var members = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
 
 // ErrInvalid is wrapped by the errors of Fingerprint: the definition is
 // not one JSON object, or not one every reader reads alike (a member
@@ -31,8 +29,10 @@ var ErrInvalid = errors.New("tool definition cannot be pinned")
 
 // Fingerprint returns the fingerprint of a tool definition as a server
 // sent it (a Tool object of tools/list): "v1:" and the SHA-256, in hex,
-// of the canonical JSON of its Members. Key order, white space, string
-// escapes and other members do not change it; any other change does.
+// of the canonical JSON of its name, title, description, inputSchema,
+// outputSchema and annotations. Key order, white space, string escapes
+// and other members (_meta, icons, execution, members of later
+// revisions) do not change it; any other change does.
 func Fingerprint(raw json.RawMessage) (string, error) {
 	c, err := canonicalize(raw)
 	if err != nil {
@@ -41,7 +41,7 @@ func Fingerprint(raw json.RawMessage) (string, error) {
 	return c.fingerprint, nil
 }
 
-// canonical is a definition made canonical: its Members, as a tree and
+// canonical is a definition made canonical: its members, as a tree and
 // as bytes, and their fingerprint.
 type canonical struct {
 	tree        *node
@@ -59,7 +59,7 @@ func canonicalize(raw []byte) (*canonical, error) {
 	}
 	keep := &node{kind: '{'}
 	for i, name := range root.names {
-		if slices.Contains(Members, name) {
+		if slices.Contains(members, name) {
 			keep.names = append(keep.names, name)
 			keep.kids = append(keep.kids, root.kids[i])
 		}

@@ -10,7 +10,7 @@
 // Store (Memory, or a File):
 //
 //	p := pin.New(pin.File(path))
-//	v, err := p.Check(ctx, "files__read_file", raw)
+//	v, err := p.Check(ctx, "files/read_file", raw)
 //
 // Trust is on first use: the first definition seen under a key is pinned
 // and approved (First). The same definition passes (Same). A different

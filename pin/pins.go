@@ -10,12 +10,12 @@ import (
 
 // Limits bound what a Pins keeps, so that servers that list ever more
 // tools, or ever larger ones, cannot grow it without end. A zero field
-// takes DefaultLimits' value.
+// takes its default: DefaultRecords, DefaultDefinition, DefaultKept.
 type Limits struct {
 	// Records is how many tools are pinned at most; a tool seen for the
 	// first time beyond it is held back (ErrFull).
 	Records int
-	// Definition is the largest definition (its canonical Members, in
+	// Definition is the largest definition (its canonical members, in
 	// bytes) kept to say what changed; a larger one is pinned by its
 	// fingerprint only.
 	Definition int
@@ -24,8 +24,12 @@ type Limits struct {
 	Kept int
 }
 
-// DefaultLimits are the limits of a Pins by default.
-var DefaultLimits = Limits{Records: 100_000, Definition: 256 << 10, Kept: 16 << 20}
+// The limits of a Pins by default.
+const (
+	DefaultRecords    = 100_000
+	DefaultDefinition = 256 << 10
+	DefaultKept       = 16 << 20
+)
 
 // Option configures a Pins, in New.
 type Option func(*Pins)
@@ -47,9 +51,10 @@ func WithLimits(l Limits) Option {
 
 // Pins checks tool definitions against the ones approved, kept in a
 // Store by a key the caller chooses: the key names the server and the
-// tool (a fleet name such as "files__read_file"), so that two servers'
-// tools of the same name are pinned apart. Its methods may be called
-// from many goroutines at once.
+// tool ("files/read_file"), so that two servers' tools of the same name
+// are pinned apart, and is nothing the server can change (a fleet name
+// can: docs/pinning.md). Its methods may be called from many goroutines
+// at once.
 //
 // Trust is on first use: the first definition seen under a key is
 // approved as it is. Later, a definition that differs is held back.
@@ -66,7 +71,7 @@ type Pins struct {
 
 // New returns a Pins over store; it reads store on first use.
 func New(store Store, opts ...Option) *Pins {
-	p := &Pins{store: store, limits: DefaultLimits}
+	p := &Pins{store: store, limits: Limits{Records: DefaultRecords, Definition: DefaultDefinition, Kept: DefaultKept}}
 	for _, o := range opts {
 		o(p)
 	}

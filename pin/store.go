@@ -16,7 +16,7 @@ import (
 )
 
 // Record is a pinned tool: its fingerprint, the canonical JSON of the
-// Members fingerprinted (nil when too large to keep: Limits), and when it
+// members fingerprinted (nil when too large to keep: Limits), and when it
 // was approved.
 type Record struct {
 	Fingerprint string          `json:"fingerprint"`
