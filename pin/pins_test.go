@@ -152,7 +152,9 @@ func TestFileRefused(t *testing.T) {
 		{"truncated", `{"version":1,"pins":{"a":{"fingerprint":`, "is not a pin file"},
 		{"unknown member", `{"version":1,"pins":{},"extra":1}`, "is not a pin file"},
 		{"bad fingerprint", `{"version":1,"pins":{"a__t":{"fingerprint":"md5:abc","approved":"2026-01-01T00:00:00Z"}}}`, `the fingerprint of "a__t" is "md5:abc"`},
-		{"other version", `{"version":2,"pins":{}}`, "of version 2"},
+		{"other version", `{"version":2,"pins":{},"newer":true}`, "of version 2"},
+		{"no version", `{"pins":{}}`, "of version 0"},
+		{"trailing data", `{"version":1,"pins":{}} x`, "more after its JSON object"},
 		{"too large", "", "over 64 MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -97,14 +97,18 @@ func (f *file) Load(ctx context.Context) (map[string]Record, error) {
 	if len(b) > MaxFileSize {
 		return nil, fileTooLarge(f.path)
 	}
+	var v struct{ Version int }
+	if json.Unmarshal(b, &v) == nil && v.Version != 1 {
+		return nil, fmt.Errorf("the pin file %s is of version %d; this program reads version 1", f.path, v.Version)
+	}
 	var ff fileFormat
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ff); err != nil {
 		return nil, fmt.Errorf("the pin file %s is not a pin file: %v", f.path, err)
 	}
-	if ff.Version != 1 {
-		return nil, fmt.Errorf("the pin file %s is of version %d; this program reads version 1", f.path, ff.Version)
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("the pin file %s is not a pin file: more after its JSON object", f.path)
 	}
 	for k, r := range ff.Pins {
 		if !validFingerprint(r.Fingerprint) {
