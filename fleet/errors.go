@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -68,10 +69,18 @@ func (e *ServerError) Unwrap() error { return e.Err }
 // or *pin.NotPinnedError per tool held back.
 type heldTools []error
 
+// maxHeldShown is how many held tools a KindHeld error's text names.
+const maxHeldShown = 5
+
+// Error names the first maxHeldShown tools and counts the rest: a server
+// that changed every tool does not make an error of unbounded length.
 func (h heldTools) Error() string {
-	parts := make([]string, len(h))
-	for i, e := range h {
-		parts[i] = e.Error()
+	parts := make([]string, 0, min(len(h), maxHeldShown)+1)
+	for _, e := range h[:min(len(h), maxHeldShown)] {
+		parts = append(parts, e.Error())
+	}
+	if len(h) > maxHeldShown {
+		parts = append(parts, "and "+strconv.Itoa(len(h)-maxHeldShown)+" more tools held back")
 	}
 	return strings.Join(parts, "; ")
 }

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -123,5 +124,22 @@ func TestPinsStoreFailureHoldsAll(t *testing.T) {
 	}
 	if n := calls(); n != 0 {
 		t.Fatalf("a tool ran %d times", n)
+	}
+}
+
+// TestHeldErrorBounded: the text of a server's held tools names the first
+// few and counts the rest; every one is still there to unwrap.
+func TestHeldErrorBounded(t *testing.T) {
+	var h heldTools
+	for i := range maxHeldShown + 3 {
+		h = append(h, &pin.NotPinnedError{Key: fmt.Sprint("s/t", i), Err: pin.ErrFull})
+	}
+	se := &ServerError{Server: "s", Kind: KindHeld, Err: h}
+	msg := se.Error()
+	if strings.Count(msg, "cannot be pinned") != maxHeldShown || !strings.HasSuffix(msg, "; and 3 more tools held back") {
+		t.Errorf("text: %s", msg)
+	}
+	if got := len(se.Err.(interface{ Unwrap() []error }).Unwrap()); got != maxHeldShown+3 || !errors.Is(se, pin.ErrFull) {
+		t.Errorf("unwraps to %d errors", got)
 	}
 }
