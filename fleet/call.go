@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/anymcp/anymcp/client"
@@ -14,12 +15,19 @@ import (
 // the tool may have run), progress, cancellation, tasks and the host's
 // handlers work as they do there. A name the catalogue does not hold
 // (the server's tools are listed again first, in case it is new) is an
-// *UnknownToolError; a server that cannot be reached, a *ServerError.
+// *UnknownToolError; a server that cannot be reached, a *ServerError. A
+// tool WithPins holds back (checked again first) is not called: the
+// error is its *pin.ChangedError or *pin.NotPinnedError.
 func (f *Fleet) CallTool(ctx context.Context, name string, args any, opts ...client.CallOption) (*mcp.CallToolResult, error) {
+	var held error
 	m, tool, err := f.resolve(ctx, name, func(m *member) (string, bool) {
 		t, ok := m.tools.byName[name]
+		held = m.tools.held[name]
 		return t, ok
-	}, func(m *member, ctx context.Context) error { _, err := m.listTools(ctx); return err })
+	}, func(m *member, ctx context.Context) error { _, _, err := m.scanTools(ctx); return err })
+	if _, unknown := errors.AsType[*UnknownToolError](err); unknown && held != nil {
+		return nil, held
+	}
 	if err != nil {
 		return nil, err
 	}

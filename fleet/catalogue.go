@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/pin"
 )
 
 // A member keeps its last listing of each kind. An initialize-era
@@ -101,7 +103,7 @@ type Tool struct {
 // Read them, do not change them.
 type Catalogue struct {
 	Tools  []Tool                  // sorted by Name
-	Errors map[string]*ServerError // server name → why its tools are missing
+	Errors map[string]*ServerError // server name → why its tools (with KindHeld, some) are missing
 }
 
 // toolIndex is a member's last tool listing under fleet names, as the
@@ -109,6 +111,7 @@ type Catalogue struct {
 type toolIndex struct {
 	tools  []Tool
 	byName map[string]string // fleet name → tool name
+	held   map[string]error  // fleet name → why WithPins holds it back
 }
 
 // allowed says whether the host lets tool t of m in.
@@ -122,8 +125,22 @@ func (m *member) allowed(t mcp.Tool) bool {
 	return m.f.opts.toolFilter == nil || m.f.opts.toolFilter(m.name(), t)
 }
 
-// listTools returns the member's tools under their fleet names.
+// listTools returns the member's tools under their fleet names; the
+// error is a KindHeld one when WithPins held some back.
 func (m *member) listTools(ctx context.Context) ([]Tool, error) {
+	tools, held, err := m.scanTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if held != nil {
+		return tools, &ServerError{Server: m.name(), Kind: KindHeld, Err: held}
+	}
+	return tools, nil
+}
+
+// scanTools lists and indexes the member's tools, and says which tools
+// WithPins held back.
+func (m *member) scanTools(ctx context.Context) ([]Tool, heldTools, error) {
 	items, err := listOf(ctx, m, kindTools, func(ctx context.Context, c *client.Conn) ([]Tool, error) {
 		if c.Info().Capabilities.Tools == nil {
 			return []Tool{}, nil
@@ -131,13 +148,59 @@ func (m *member) listTools(ctx context.Context) ([]Tool, error) {
 		return rawTools(ctx, c)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	idx := m.indexTools(items)
+	var held heldTools
+	if p := m.f.opts.pins; p != nil {
+		if idx, held, err = m.pinTools(ctx, p, idx); err != nil {
+			m.mu.Lock()
+			m.tools = toolIndex{}
+			m.mu.Unlock()
+			if ctx.Err() != nil {
+				return nil, nil, context.Cause(ctx)
+			}
+			return nil, nil, &ServerError{Server: m.name(), Kind: KindHeld, Err: err}
+		}
+	}
 	m.mu.Lock()
 	m.tools = idx
 	m.mu.Unlock()
-	return idx.tools, nil
+	return idx.tools, held, nil
+}
+
+// pinTools leaves out of idx the tools p holds back, and says why.
+func (m *member) pinTools(ctx context.Context, p *pin.Pins, idx toolIndex) (toolIndex, heldTools, error) {
+	server := strings.NewReplacer("~", "~0", "/", "~1").Replace(m.name()) + "/"
+	kept, held, err := pin.Filter(ctx, p, idx.tools, func(t Tool) (string, json.RawMessage) {
+		return server + t.Tool.Name, t.Raw
+	})
+	if err != nil || len(held) == 0 {
+		return idx, nil, err
+	}
+	out := toolIndex{tools: kept, byName: make(map[string]string, len(kept)), held: make(map[string]error, len(held))}
+	for _, t := range kept {
+		out.byName[t.Name] = t.Tool.Name
+	}
+	fleetName := make(map[string]string, len(idx.tools))
+	for _, t := range idx.tools {
+		fleetName[server+t.Tool.Name] = t.Name
+	}
+	for _, e := range held {
+		out.held[fleetName[heldKey(e)]] = e
+	}
+	return out, held, nil
+}
+
+// heldKey is the key of a tool pin.Filter held back.
+func heldKey(err error) string {
+	if ce, ok := errors.AsType[*pin.ChangedError](err); ok {
+		return ce.Key
+	}
+	if np, ok := errors.AsType[*pin.NotPinnedError](err); ok {
+		return np.Key
+	}
+	return ""
 }
 
 // rawTools lists c's tools as the server sent them (Raw), each decoded

@@ -32,6 +32,9 @@
 // stateless one as its listing's ttlMs says. SearchTools ranks the
 // catalogue for a query (BM25 over names, titles and descriptions).
 //
+// WithPins holds each tool to the definition first seen or approved
+// (package pin): a tool that changed is left out and not called.
+//
 // Status and OnStateChange tell each server's state. A stdio server idle
 // for WithIdleStop is stopped and started again on next use; Close leaves
 // no process and no goroutine behind.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/anymcp/anymcp/client"
@@ -23,6 +25,7 @@ const (
 	KindAuth        = "auth"        // authorization needed or refused
 	KindProtocol    = "protocol"    // what answered is not an MCP server
 	KindClosed      = "closed"      // the fleet was closed, or the connection ended
+	KindHeld        = "held"        // tools held back by WithPins; the server's others are listed
 )
 
 // ErrClosed is returned by a Fleet's methods after Close. It also matches
@@ -43,7 +46,10 @@ func (fleetClosed) Is(target error) bool {
 
 // ServerError says why one server is not in a catalogue or could not take
 // a call. Kind is one of the Kind… constants; Err is the cause, as the
-// client package reported it.
+// client package reported it. With KindHeld, the tools WithPins held
+// back are missing: Err unwraps (Unwrap() []error) to one
+// *pin.ChangedError or *pin.NotPinnedError per tool, or is the error of
+// the pins' Store, which holds back all of the server's tools.
 type ServerError struct {
 	Server string
 	Kind   string
@@ -58,6 +64,28 @@ func (e *ServerError) Error() string {
 }
 
 func (e *ServerError) Unwrap() error { return e.Err }
+
+// heldTools is the Err of a KindHeld ServerError: one *pin.ChangedError
+// or *pin.NotPinnedError per tool held back.
+type heldTools []error
+
+// maxHeldShown is how many held tools a KindHeld error's text names.
+const maxHeldShown = 5
+
+// Error names the first maxHeldShown tools and counts the rest: a server
+// that changed every tool does not make an error of unbounded length.
+func (h heldTools) Error() string {
+	parts := make([]string, 0, min(len(h), maxHeldShown)+1)
+	for _, e := range h[:min(len(h), maxHeldShown)] {
+		parts = append(parts, e.Error())
+	}
+	if len(h) > maxHeldShown {
+		parts = append(parts, "and "+strconv.Itoa(len(h)-maxHeldShown)+" more tools held back")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (h heldTools) Unwrap() []error { return h }
 
 // UnknownToolError is the error of CallTool (and GetPrompt) for a fleet
 // name that is not in the catalogue.

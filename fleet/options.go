@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/pin"
 	"github.com/anymcp/anymcp/reconnect"
 )
 
@@ -36,6 +37,7 @@ type options struct {
 	idleStop       time.Duration
 	retry          reconnect.Policy
 	toolFilter     func(server string, t mcp.Tool) bool
+	pins           *pin.Pins
 	logger         *slog.Logger
 	sampling       func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	elicitation    func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
@@ -149,6 +151,17 @@ func WithRetryPolicy(p reconnect.Policy) Option {
 // tools keep reports false for; it runs after a Server's Allow and Deny.
 func WithToolFilter(keep func(server string, t mcp.Tool) bool) Option {
 	return func(o *options) { o.toolFilter = keep }
+}
+
+// WithPins holds every tool to the definition p approved (docs/pinning.md):
+// a tool whose definition changed is left out of the catalogue, its
+// server is in Catalogue.Errors (KindHeld), and CallTool returns its
+// *pin.ChangedError without calling it, until p.Approve. A tool is pinned
+// under the key "SERVER/TOOL": the server's name ("~" and "/" written
+// "~0" and "~1") and the tool's own name, which a server cannot change
+// by listing other tools, as it can a fleet name.
+func WithPins(p *pin.Pins) Option {
+	return func(o *options) { o.pins = p }
 }
 
 // WithLogger sends the fleet's logs (dials, failures, idle stops) to l.
