@@ -189,13 +189,6 @@ func (ob *observation) end(resp *jsonrpc.Message) {
 	ob.ro.End(out)
 }
 
-// fail ends the observation with e, the error the client is answered with.
-func (ob *observation) fail(id jsonrpc.ID, e *jsonrpc.Error) {
-	if ob != nil {
-		ob.end(&jsonrpc.Message{ID: id, Error: e})
-	}
-}
-
 // httpTrace is the W3C trace context of an HTTP request's headers h, for
 // the Observer: none without one.
 func (b *Bridge) httpTrace(h http.Header) client.TraceContext {
