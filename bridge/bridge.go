@@ -36,6 +36,9 @@ type Options struct {
 	// Redact, when set, is applied too to any error text sent downstream.
 	Redact func(string) string
 	Logger *slog.Logger
+	// Observer, when set, sees every downstream request (see Observer):
+	// the otel module's ServerObserver makes a SERVER span of each.
+	Observer Observer
 
 	MaxBodyBytes   int64         // a request body, default 4 MiB
 	MaxSessions    int           // initialize-era sessions at once, default 64

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -51,9 +52,10 @@ func (qs *queueSink) send(m *jsonrpc.Message) bool {
 const maxChannelRequests = 64
 
 type channel struct {
-	b   *Bridge
-	out *queueSink
-	ctx context.Context
+	b         *Bridge
+	out       *queueSink
+	ctx       context.Context
+	transport string // client.TransportStdio or client.TransportSSE
 	// work is the requests' context (listens' is listens): stop ends it
 	// with errInputEnded, endListens ends the listens.
 	work       context.Context
@@ -68,8 +70,8 @@ type channel struct {
 	wg       sync.WaitGroup
 }
 
-func newChannel(ctx context.Context, b *Bridge, out *queueSink) *channel {
-	c := &channel{b: b, out: out, ctx: ctx, inflight: map[string]context.CancelFunc{}}
+func newChannel(ctx context.Context, b *Bridge, out *queueSink, transport string) *channel {
+	c := &channel{b: b, out: out, ctx: ctx, transport: transport, inflight: map[string]context.CancelFunc{}}
 	c.work, c.stop = context.WithCancelCause(ctx)
 	c.listens, c.endListens = context.WithCancel(ctx)
 	return c
@@ -81,8 +83,26 @@ func (c *channel) session() *session {
 	return c.sess
 }
 
-// dispatch handles one message of the client's.
-func (c *channel) dispatch(msg *jsonrpc.Message) {
+// face describes the channel's requests to an Observer: those of s, its
+// session, when it has one. tc is the trace context of the HTTP request
+// that carried one (HTTP+SSE).
+func (c *channel) face(s *session, tc client.TraceContext) face {
+	if s != nil {
+		return s.face(c.transport, tc)
+	}
+	return face{transport: c.transport, httpTrace: tc}
+}
+
+// reply sends m, the answer to a request, once ob (the request's
+// observation) has ended with it.
+func (c *channel) reply(m *jsonrpc.Message, ob *observation) {
+	ob.end(m)
+	c.out.send(m)
+}
+
+// dispatch handles one message of the client's; tc is the trace context
+// of the HTTP request that carried it (HTTP+SSE, see Bridge.httpTrace).
+func (c *channel) dispatch(msg *jsonrpc.Message, tc client.TraceContext) {
 	s := c.session()
 	switch {
 	case msg.IsResponse():
@@ -108,13 +128,14 @@ func (c *channel) dispatch(msg *jsonrpc.Message) {
 		return
 	}
 	if msg.Method == "initialize" {
-		c.initialize(msg)
+		c.initialize(msg, tc)
 		return
 	}
 	c.mu.Lock()
 	if c.running >= maxChannelRequests {
 		c.mu.Unlock()
-		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: outcomeError("too many requests in progress", jsonrpc.OutcomeNotRun)})
+		_, ob := c.b.observe(c.ctx, msg, c.face(s, tc))
+		c.reply(&jsonrpc.Message{ID: msg.ID, Error: outcomeError("too many requests in progress", jsonrpc.OutcomeNotRun)}, ob)
 		return
 	}
 	c.running++
@@ -128,17 +149,22 @@ func (c *channel) dispatch(msg *jsonrpc.Message) {
 			c.mu.Unlock()
 		}()
 		if s != nil {
-			if resp := s.handle(c.work, msg, c.out); resp != nil {
-				c.out.send(c.answer(resp))
+			ctx, ob := c.b.observe(c.work, msg, c.face(s, tc))
+			resp := s.handle(ctx, msg, c.out)
+			if resp == nil {
+				ob.end(nil)
+				return
 			}
+			c.reply(c.answer(resp), ob)
 			return
 		}
 		if !isStatelessMessage(msg) {
+			_, ob := c.b.observe(c.work, msg, c.face(nil, tc))
 			if msg.Method == "ping" {
-				c.out.send(pong(msg.ID))
+				c.reply(pong(msg.ID), ob)
 				return
 			}
-			c.out.send(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "send initialize first, or a request of revision "+mcp.LatestStatelessVersion+" with its _meta")})
+			c.reply(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "send initialize first, or a request of revision "+mcp.LatestStatelessVersion+" with its _meta")}, ob)
 			return
 		}
 		parent := c.work
@@ -154,20 +180,23 @@ func (c *channel) dispatch(msg *jsonrpc.Message) {
 			raw, _ := json.Marshal(params)
 			c.out.send(&jsonrpc.Message{Method: method, Params: raw})
 		}
+		octx, ob := c.b.observe(ctx, msg, face{transport: c.transport, era: mcp.EraStateless, httpTrace: tc})
 		var resp *jsonrpc.Message
 		if msg.Method == "subscriptions/listen" {
-			resp = c.b.listenStdio(ctx, msg, c.out)
+			resp = c.b.listenStdio(octx, msg, c.out)
 		} else {
-			resp = c.b.serveStateless(ctx, msg, notify)
+			resp = c.b.serveStateless(octx, msg, notify)
 		}
 		cancelled := ctx.Err() != nil && parent.Err() == nil // by the client
 		c.mu.Lock()
 		delete(c.inflight, key)
 		c.mu.Unlock()
 		cancel()
-		if !cancelled {
-			c.out.send(c.answer(resp))
+		if cancelled {
+			ob.end(nil)
+			return
 		}
+		c.reply(c.answer(resp), ob)
 	}()
 }
 
@@ -190,34 +219,37 @@ func isStatelessMessage(msg *jsonrpc.Message) bool {
 	return false
 }
 
-func (c *channel) initialize(msg *jsonrpc.Message) {
-	if c.session() != nil {
-		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "the session is initialized already")})
+func (c *channel) initialize(msg *jsonrpc.Message, tc client.TraceContext) {
+	s := c.session()
+	ctx, ob := c.b.observe(c.ctx, msg, c.face(s, tc))
+	refuse := func(e *jsonrpc.Error) { c.reply(&jsonrpc.Message{ID: msg.ID, Error: e}, ob) }
+	if s != nil {
+		refuse(jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "the session is initialized already"))
 		return
 	}
 	var p mcp.InitializeParams
 	if len(msg.Params) == 0 || json.Unmarshal(msg.Params, &p) != nil {
-		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, "initialize: params do not decode")})
+		refuse(jsonrpc.NewError(jsonrpc.CodeInvalidParams, "initialize: params do not decode"))
 		return
 	}
 	if !c.b.sessions.reserve(c.b.o.SessionIdle) {
-		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: outcomeError("too many sessions", jsonrpc.OutcomeNotRun)})
+		refuse(outcomeError("too many sessions", jsonrpc.OutcomeNotRun))
 		return
 	}
-	s, res, err := c.b.newSession(c.ctx, &p, c.out)
+	s, res, err := c.b.newSession(ctx, &p, c.out)
 	if err != nil {
-		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: c.b.rpcError(err)})
+		refuse(c.b.rpcError(err))
 		return
 	}
 	if !c.b.sessions.add(s) {
 		s.close()
-		c.out.send(&jsonrpc.Message{ID: msg.ID, Error: outcomeError("too many sessions", jsonrpc.OutcomeNotRun)})
+		refuse(outcomeError("too many sessions", jsonrpc.OutcomeNotRun))
 		return
 	}
 	c.mu.Lock()
 	c.sess = s
 	c.mu.Unlock()
-	c.out.send(&jsonrpc.Message{ID: msg.ID, Result: res})
+	c.reply(&jsonrpc.Message{ID: msg.ID, Result: res}, ob)
 }
 
 // errInputEnded is why the bridge stops a stdio client's requests still

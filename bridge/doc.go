@@ -28,6 +28,10 @@
 // A request sent again on a session with the same id is answered once
 // (the tool runs once); stateless requests are never merged.
 //
+// Options.Observer sees every downstream request, on every face, and gives
+// the context its upstream request runs in: the otel module's
+// ServerObserver makes a SERVER span of each.
+//
 // The guide, with the translation table and the security rules, is
 // docs/bridge.md in the repository; mcpcall bridge is its command.
 package bridge

@@ -70,8 +70,12 @@ func metaString(meta map[string]json.RawMessage, key string) string {
 // traced returns ctx carrying the downstream's trace context, so that the
 // upstream request continues its trace: the upstream Conn passes it on in
 // _meta as it came, or, with an Observer (the otel module's), makes its
-// span a child of it.
+// span a child of it. A trace context the bridge's Observer set in ctx
+// (its SERVER span's) goes instead.
 func (r *request) traced(ctx context.Context) context.Context {
+	if ctx.Value(observedTrace{}) != nil {
+		return ctx
+	}
 	return client.WithTraceContext(ctx, r.trace)
 }
 

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
@@ -77,20 +79,36 @@ func (b *Bridge) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeParseError, "the body is not one JSON-RPC message"))
 		return
 	}
-	if isStatelessRequest(r, msg) {
-		b.serveStatelessHTTP(w, r, msg)
+	stateless := isStatelessRequest(r, msg)
+	ctx, ob := r.Context(), (*observation)(nil)
+	if msg.IsRequest() {
+		era := mcp.EraInitialize
+		if stateless {
+			era = mcp.EraStateless
+		}
+		ctx, ob = b.observe(ctx, msg, face{transport: client.TransportStreamableHTTP, era: era, httpTrace: b.httpTrace(r.Header)})
+	}
+	if stateless {
+		b.serveStatelessHTTP(ctx, w, r, msg, ob)
 		return
 	}
 	if msg.Method == "initialize" {
-		b.openSession(w, r, msg)
+		b.openSession(ctx, w, msg, ob)
 		return
 	}
 	if msg.Method == "ping" && msg.IsRequest() {
-		writeJSON(w, http.StatusOK, pong(msg.ID)) // allowed before initialize
+		answerJSON(w, http.StatusOK, pong(msg.ID), ob) // allowed before initialize
 		return
 	}
-	writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
-		"no session: send initialize first, or a request of revision "+mcp.LatestStatelessVersion+" with its _meta"))
+	answerJSON(w, http.StatusBadRequest, &jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+		"no session: send initialize first, or a request of revision "+mcp.LatestStatelessVersion+" with its _meta")}, ob)
+}
+
+// answerJSON writes m, the answer to a request, as JSON, once ob (the
+// request's observation) has ended with it.
+func answerJSON(w http.ResponseWriter, status int, m *jsonrpc.Message, ob *observation) {
+	ob.end(m)
+	writeJSON(w, status, m)
 }
 
 // isStatelessRequest tells a stateless request from one of the
@@ -136,7 +154,9 @@ func statusOf(e *jsonrpc.Error, local bool) int {
 	return http.StatusOK
 }
 
-func (b *Bridge) serveStatelessHTTP(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+// serveStatelessHTTP serves a stateless message in ctx (the request's,
+// as the Observer made it); ob follows it.
+func (b *Bridge) serveStatelessHTTP(ctx context.Context, w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, ob *observation) {
 	if !msg.IsRequest() {
 		// Notifications (cancellation is a closed stream in this
 		// revision) and answers (the bridge asks nothing): accepted.
@@ -151,20 +171,21 @@ func (b *Bridge) serveStatelessHTTP(w http.ResponseWriter, r *http.Request, msg 
 		perr = checkMeta(req)
 	}
 	if perr == nil {
-		perr = b.checkHeaders(r.Context(), r.Header, req)
+		perr = b.checkHeaders(ctx, r.Header, req)
 	}
 	if perr != nil {
-		writeJSONError(w, statusOf(perr, true), msg.ID, perr)
+		answerJSON(w, statusOf(perr, true), &jsonrpc.Message{ID: msg.ID, Error: perr}, ob)
 		return
 	}
 	if msg.Method == "subscriptions/listen" {
-		b.serveListen(w, r, msg)
+		b.serveListen(ctx, w, msg, ob)
 		return
 	}
 	sw := newStreamWriter(w)
 	defer sw.close()
 	// Never merged with another request: see "Never twice" in dedupe.go.
-	resp := b.serveStateless(r.Context(), msg, sw.notify)
+	resp := b.serveStateless(ctx, msg, sw.notify)
+	ob.end(resp)
 	sw.finish(resp, statusOf(resp.Error, false))
 }
 
@@ -256,24 +277,31 @@ func (s *streamWriter) close() {
 // serveListen holds a subscriptions/listen stream open: the acknowledgment
 // first, then the notifications the filter asked for, until the client
 // goes, falls too far behind, or the bridge closes.
-func (b *Bridge) serveListen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+// serveListen ends ob when the stream ends: with the error it was
+// refused with, or with no result.
+func (b *Bridge) serveListen(ctx context.Context, w http.ResponseWriter, msg *jsonrpc.Message, ob *observation) {
 	var p mcp.ListenParams
 	if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &p) != nil {
-		writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "subscriptions/listen: params do not decode"))
+		answerJSON(w, http.StatusBadRequest, &jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, "subscriptions/listen: params do not decode")}, ob)
 		return
 	}
 	id, _ := msg.ID.MarshalJSON()
-	l, acked := b.listeners.open(r.Context(), id, p.Notifications)
+	l, acked := b.listeners.open(ctx, id, p.Notifications)
 	if l == nil {
-		writeJSONError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many listen streams open"))
+		answerJSON(w, http.StatusServiceUnavailable, &jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "too many listen streams open")}, ob)
 		return
 	}
 	defer b.listeners.close(l)
-	if jerr := b.upstreamListening(r.Context()); jerr != nil {
-		if r.Context().Err() == nil {
-			writeJSONError(w, http.StatusBadGateway, msg.ID, jerr)
+	if jerr := b.upstreamListening(ctx); jerr != nil {
+		if ctx.Err() == nil {
+			answerJSON(w, http.StatusBadGateway, &jsonrpc.Message{ID: msg.ID, Error: jerr}, ob)
+		} else {
+			ob.end(nil)
 		}
 		return
+	}
+	if ob != nil {
+		defer ob.end(&jsonrpc.Message{ID: msg.ID})
 	}
 	sw := newStreamWriter(w)
 	defer sw.close()
@@ -298,7 +326,7 @@ func (b *Bridge) serveListen(w http.ResponseWriter, r *http.Request, msg *jsonrp
 				sw.mu.Unlock()
 			}
 			return
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return
 		case <-b.ctx.Done():
 			l.cut()

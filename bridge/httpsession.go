@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -59,33 +60,38 @@ type httpSessions struct {
 	m  map[string]*httpSession
 }
 
-func (b *Bridge) openSession(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+// openSession answers initialize; the upstream Conn is dialled in ctx
+// (the request's, as the Observer made it), and ob follows the request.
+func (b *Bridge) openSession(ctx context.Context, w http.ResponseWriter, msg *jsonrpc.Message, ob *observation) {
+	refuse := func(status int, e *jsonrpc.Error) {
+		answerJSON(w, status, &jsonrpc.Message{ID: msg.ID, Error: e}, ob)
+	}
 	var p mcp.InitializeParams
 	if len(msg.Params) == 0 || json.Unmarshal(msg.Params, &p) != nil {
-		writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "initialize: params do not decode"))
+		refuse(http.StatusBadRequest, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "initialize: params do not decode"))
 		return
 	}
 	if !b.sessions.reserve(b.o.SessionIdle) {
-		writeJSONError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions"))
+		refuse(http.StatusServiceUnavailable, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions"))
 		return
 	}
 	get := newEventStream(0, true, b.o.QueueLen)
-	s, res, err := b.newSession(r.Context(), &p, get)
+	s, res, err := b.newSession(ctx, &p, get)
 	if err != nil {
-		writeJSONError(w, http.StatusOK, msg.ID, b.rpcError(err))
+		refuse(http.StatusOK, b.rpcError(err))
 		return
 	}
 	hs := &httpSession{session: s, get: get, streams: map[int]*eventStream{}}
 	if !b.sessions.add(s) {
 		s.close()
-		writeJSONError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions"))
+		refuse(http.StatusServiceUnavailable, jsonrpc.NewError(jsonrpc.CodeInternalError, "too many sessions"))
 		return
 	}
 	b.httpSessions.mu.Lock()
 	b.httpSessions.m[s.id] = hs
 	b.httpSessions.mu.Unlock()
 	w.Header().Set("Mcp-Session-Id", s.id)
-	writeJSON(w, http.StatusOK, &jsonrpc.Message{ID: msg.ID, Result: res})
+	answerJSON(w, http.StatusOK, &jsonrpc.Message{ID: msg.ID, Result: res}, ob)
 }
 
 func (b *Bridge) lookupSession(id string) *httpSession {
@@ -166,12 +172,15 @@ func (b *Bridge) sessionPost(w http.ResponseWriter, r *http.Request, hs *httpSes
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	st := hs.newStream()
 	// The request runs on the session's context: a broken connection is
 	// no cancellation in this era (notifications/cancelled is), and the
 	// client may resume the stream to get the answer.
+	ctx, ob := b.observe(hs.ctx, msg, hs.face(client.TransportStreamableHTTP, b.httpTrace(r.Header)))
+	st := hs.newStream()
 	ok = b.goTracked(func() {
-		if resp := hs.handle(hs.ctx, msg, st); resp != nil {
+		resp := hs.handle(ctx, msg, st)
+		ob.end(resp)
+		if resp != nil {
 			st.send(resp)
 		} else {
 			st.mu.Lock()
@@ -182,10 +191,8 @@ func (b *Bridge) sessionPost(w http.ResponseWriter, r *http.Request, hs *httpSes
 		}
 	})
 	if !ok {
-		writeJSONError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.NewError(jsonrpc.CodeInternalError, errClosed.Error()))
+		answerJSON(w, http.StatusServiceUnavailable, &jsonrpc.Message{ID: msg.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, errClosed.Error())}, ob)
 		return
 	}
 	st.serve(r.Context(), w, 0, hs.ctx.Done())
 }
-
-var _ = context.Background

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/internal/servehttp"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
@@ -33,7 +34,7 @@ func (b *Bridge) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(b.ctx)
 	defer cancel()
 	out := newQueueSink(b.o.QueueLen)
-	ch := newChannel(ctx, b, out)
+	ch := newChannel(ctx, b, out, client.TransportSSE)
 	b.legacy.mu.Lock()
 	if len(b.legacy.m) >= b.o.MaxSessions {
 		b.legacy.mu.Unlock()
@@ -97,6 +98,6 @@ func (b *Bridge) serveLegacyPost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the body is not one JSON-RPC message", http.StatusBadRequest)
 		return
 	}
-	ch.dispatch(msg)
+	ch.dispatch(msg, b.httpTrace(r.Header))
 	w.WriteHeader(http.StatusAccepted)
 }

@@ -31,6 +31,7 @@ type sink interface {
 type session struct {
 	b       *Bridge
 	id      string
+	digest  string // id's digest, for an Observer (sessionDigest)
 	version string
 	conn    Upstream
 	general sink // the GET stream, or the only channel (HTTP+SSE, stdio)
@@ -61,6 +62,9 @@ func (b *Bridge) newSession(ctx context.Context, p *mcp.InitializeParams, genera
 	sctx, cancel := context.WithCancel(b.ctx)
 	s := &session{b: b, id: servehttp.NewSessionID(), general: general, ctx: sctx, cancel: cancel,
 		asked: map[string]chan *jsonrpc.Message{}, lastUsed: time.Now()}
+	if b.o.Observer != nil {
+		s.digest = sessionDigest(s.id)
+	}
 	s.version = mcp.Version20251125
 	if slices.Contains(mcp.InitializeVersions, p.ProtocolVersion) {
 		s.version = p.ProtocolVersion
@@ -95,6 +99,12 @@ func (b *Bridge) newSession(ctx context.Context, p *mcp.InitializeParams, genera
 	}
 	res, _ := json.Marshal(mcp.InitializeResult{ProtocolVersion: s.version, Capabilities: c, ServerInfo: info.ServerInfo, Instructions: info.Instructions})
 	return s, res, nil
+}
+
+// face describes the session's requests to an Observer; tc is the trace
+// context of the HTTP request that carried one (Bridge.httpTrace).
+func (s *session) face(transport string, tc client.TraceContext) face {
+	return face{transport: transport, era: mcp.EraInitialize, version: s.version, session: s.digest, httpTrace: tc}
 }
 
 // close ends the session and its upstream Conn.

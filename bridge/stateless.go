@@ -240,7 +240,8 @@ func stateError(why string) *jsonrpc.Error {
 // newCall starts an upstream call that may ask for input, and drives it
 // until it ends or needs the client.
 func (b *Bridge) newCall(ctx context.Context, r *request, name string, c caps, params json.RawMessage, notify notifier) (json.RawMessage, *jsonrpc.Error) {
-	cctx, cancel := context.WithCancel(b.ctx)
+	// The call may outlive this request (its rounds' retries resume it).
+	cctx, cancel := b.detach(ctx)
 	p := newPendingCall(r.method, name, cancel)
 	if !b.rounds.add(p) {
 		cancel()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
 )
 
@@ -32,7 +33,7 @@ func (b *Bridge) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := newQueueSink(b.o.QueueLen)
-	ch := newChannel(ctx, b, out)
+	ch := newChannel(ctx, b, out, client.TransportStdio)
 	writeErr := make(chan error, 1)
 	go func() { writeErr <- writeLines(ctx, w, out) }()
 
@@ -52,7 +53,7 @@ loop:
 				out.send(&jsonrpc.Message{Error: jsonrpc.NewError(jsonrpc.CodeParseError, "a line is not one JSON-RPC message")})
 				continue
 			}
-			ch.dispatch(msg)
+			ch.dispatch(msg, client.TraceContext{})
 		case err = <-readErr:
 			ended = true
 			break loop

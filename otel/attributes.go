@@ -32,6 +32,10 @@ const (
 	AttrHTTPStatus = attribute.Key("http.response.status_code")
 	AttrRetryWait  = attribute.Key("mcp.retry.wait")
 	AttrReason     = attribute.Key("exception.message")
+	// AttrOutcome is whether a request the bridge answered with an error
+	// may have run upstream: the jsonrpc.OutcomeKey member of the error's
+	// data ("unknown", "not-run"), on a SERVER span.
+	AttrOutcome = attribute.Key("anymcp.outcome")
 )
 
 // Span event names: what happened to a request on its way.

@@ -18,6 +18,9 @@
 // Retries, resends, re-initializations, input_required rounds and task
 // creation are events on the request's span; a task's polls and any
 // request the Conn makes on the call's behalf are child spans.
+// NewServerObserver (or an Observer's Server) is the bridge's side: a
+// SERVER span per downstream request and mcp.server.operation.duration,
+// parent of the upstream request's CLIENT span.
 // TraceHandler adds trace and span ids to slog records (the library's own
 // logs included), and ServerLogs bridges a server's notifications/message
 // to slog and OpenTelemetry logs. docs/observability.md has the details.

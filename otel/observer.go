@@ -46,6 +46,7 @@ func WithToolContent() Option { return func(c *config) { c.content = true } }
 // Observer is a client.Observer that traces and measures a Conn's
 // requests with OpenTelemetry. One Observer may serve many Conns.
 type Observer struct {
+	cfg      config
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
 	content  bool
@@ -62,8 +63,9 @@ type Observer struct {
 
 var _ client.Observer = (*Observer)(nil)
 
-// NewObserver returns an Observer configured by opts.
-func NewObserver(opts ...Option) *Observer {
+// configure returns the config opts make, with the global providers and
+// propagators where they set none.
+func configure(opts []Option) config {
 	var c config
 	for _, opt := range opts {
 		opt(&c)
@@ -77,8 +79,15 @@ func NewObserver(opts ...Option) *Observer {
 	if c.prop == nil {
 		c.prop = otel.GetTextMapPropagator()
 	}
+	return c
+}
+
+// NewObserver returns an Observer configured by opts.
+func NewObserver(opts ...Option) *Observer {
+	c := configure(opts)
 	meter := c.mp.Meter(instrumentation)
 	o := &Observer{
+		cfg:      c,
 		tracer:   c.tp.Tracer(instrumentation),
 		prop:     c.prop,
 		content:  c.content,
@@ -238,9 +247,14 @@ func isResourceMethod(method string) bool {
 
 // isExecuteTool reports whether span is a GenAI execute_tool span still
 // recording: it says gen_ai.operation.name execute_tool, or (when its
-// attributes cannot be read) its name is "execute_tool …".
+// attributes cannot be read) its name is "execute_tool …". A SERVER span
+// (a bridge's, serving a downstream tools/call) is none: the upstream
+// call is a request of its own.
 func isExecuteTool(span trace.Span) bool {
 	if !span.IsRecording() {
+		return false
+	}
+	if k, ok := span.(interface{ SpanKind() trace.SpanKind }); ok && k.SpanKind() == trace.SpanKindServer {
 		return false
 	}
 	if ro, ok := span.(interface{ Attributes() []attribute.KeyValue }); ok {

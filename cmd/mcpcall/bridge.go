@@ -178,6 +178,11 @@ func (c *cli) runBridge(ctx context.Context, bf *bridgeFlags, t *target) error {
 		AllowedOrigins: bf.origins, AllowedHosts: bf.hosts, Secrets: secrets,
 		Redact: c.sec.scrub, Logger: c.log,
 	}
+	if c.tel != nil {
+		// OTEL_* set: each downstream request is a SERVER span, parent of
+		// its upstream CLIENT span (docs/observability.md).
+		o.Observer = c.tel.observer.Server()
+	}
 	dctx, cancel := context.WithCancel(ctx)
 	if c.f.connectTimeout > 0 {
 		dctx, cancel = context.WithTimeoutCause(ctx, c.f.connectTimeout, errConnectTimeout)

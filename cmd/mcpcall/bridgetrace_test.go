@@ -9,15 +9,17 @@ import (
 	"testing"
 	"time"
 
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
 )
 
-// mcpcall bridge with OTEL_* set exports the upstream request's CLIENT
-// span as a child of the downstream request's trace context, and the
-// upstream receives that span as its parent: one trace, client → bridge
-// → upstream.
+// mcpcall bridge with OTEL_* set exports a SERVER span for the downstream
+// request, a child of its trace context, and the upstream request's CLIENT
+// span as the SERVER span's child; the upstream receives the CLIENT span
+// as its parent: one trace, client → bridge → upstream.
 func TestBridgeCommandContinuesTrace(t *testing.T) {
 	recv := newOTLPReceiver()
 	hs := httptest.NewServer(recv)
@@ -44,9 +46,13 @@ func TestBridgeCommandContinuesTrace(t *testing.T) {
 	if err := conn.Close(); err != nil { // the bridge exits, flushing its spans
 		t.Fatal(err)
 	}
-	call := recv.span(t, "tools/call echo")
-	if hexOf(call.TraceId) != traceID || hexOf(call.ParentSpanId) != parentID {
-		t.Fatalf("the bridge's upstream span: trace %s, parent %s; want the downstream's %s, %s", hexOf(call.TraceId), hexOf(call.ParentSpanId), traceID, parentID)
+	server := recv.spanOfKind(t, tracepb.Span_SPAN_KIND_SERVER, "tools/call echo")
+	if hexOf(server.TraceId) != traceID || hexOf(server.ParentSpanId) != parentID {
+		t.Fatalf("the bridge's SERVER span: trace %s, parent %s; want the downstream's %s, %s", hexOf(server.TraceId), hexOf(server.ParentSpanId), traceID, parentID)
+	}
+	call := recv.spanOfKind(t, tracepb.Span_SPAN_KIND_CLIENT, "tools/call echo")
+	if hexOf(call.TraceId) != traceID || hexOf(call.ParentSpanId) != hexOf(server.SpanId) {
+		t.Fatalf("the bridge's upstream span: trace %s, parent %s; want the SERVER span's %s, %s", hexOf(call.TraceId), hexOf(call.ParentSpanId), traceID, hexOf(server.SpanId))
 	}
 	found := false
 	for _, tc := range up.Server().TraceContexts() {
@@ -57,4 +63,21 @@ func TestBridgeCommandContinuesTrace(t *testing.T) {
 	if !found {
 		t.Fatalf("the upstream received %+v, not the bridge's span as parent", up.Server().TraceContexts())
 	}
+}
+
+// spanOfKind returns the one span of kind named name.
+func (o *otlpReceiver) spanOfKind(t *testing.T, kind tracepb.Span_SpanKind, name string) *tracepb.Span {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var found []*tracepb.Span
+	for _, s := range o.spans {
+		if s.Name == name && s.Kind == kind {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d %v spans named %q exported", len(found), kind, name)
+	}
+	return found[0]
 }
