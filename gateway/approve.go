@@ -145,7 +145,7 @@ func (g *gated) Call(ctx context.Context, method string, params, result any, opt
 	}
 	server, why, err := g.ap.needs(ctx, g.Upstream, name)
 	if err != nil {
-		return notRun(name, server, "", "not run: the gateway could not tell whether tool "+strconv.Quote(name)+" needs approval: "+err.Error())
+		return refusedCall(name, server, "", "not run: the gateway could not tell whether tool "+strconv.Quote(name)+" needs approval: "+err.Error())
 	}
 	if why == "" {
 		return g.Upstream.Call(ctx, method, params, result, opts...)
@@ -211,7 +211,7 @@ func (ap *approver) needs(ctx context.Context, up bridge.Upstream, name string) 
 		return server, "the gateway does not know its annotations (it is not in the tool list)", nil
 	}
 	if !ap.a.SkipDestructive && ann != nil && ann.DestructiveHint != nil && *ann.DestructiveHint {
-		return server, "it is marked destructive", nil
+		return server, "it is markedUp destructive", nil
 	}
 	for _, p := range ap.byHint {
 		if matchTool(p, name, server, ann) {
@@ -309,7 +309,7 @@ func (ap *approver) decide(ctx context.Context, elicit func(context.Context, *mc
 		case err != nil && ctx.Err() != nil:
 			// The call was given up while asking: nothing was decided.
 			ap.log.InfoContext(ctx, "tool call not run: cancelled while waiting for approval", "view", ap.view, "tool", name, "server", server)
-			return notRun(name, server, "", "not run: the call was cancelled while waiting for approval of tool "+strconv.Quote(name))
+			return refusedCall(name, server, "", "not run: the call was cancelled while waiting for approval of tool "+strconv.Quote(name))
 		case err != nil && timedOut:
 			d.By = byTimeout
 			reason = "no answer to the approval request within " + ap.timeout.String()
@@ -329,7 +329,7 @@ func (ap *approver) decide(ctx context.Context, elicit func(context.Context, *mc
 	if d.Approved {
 		return nil
 	}
-	return notRun(name, server, d.By, "not run: tool "+strconv.Quote(name)+" of server "+strconv.Quote(server)+" needs approval because "+why+"; "+reason+". Do not call it again unless the user asks you to.")
+	return refusedCall(name, server, d.By, "not run: tool "+strconv.Quote(name)+" of server "+strconv.Quote(server)+" needs approval because "+why+"; "+reason+". Do not call it again unless the user asks you to.")
 }
 
 // answered reads the client's answer: approved only on accept with
@@ -388,7 +388,7 @@ func shownArguments(args json.RawMessage) string {
 // notRun is the refusal of a call that was not passed on: its data says
 // so (jsonrpc.OutcomeKey "not-run") and, when a decision was made, who
 // made it.
-func notRun(name, server, by, message string) error {
+func refusedCall(name, server, by, message string) error {
 	e := jsonrpc.NewError(jsonrpc.CodeInternalError, message)
 	if by != "" {
 		e.Data, _ = json.Marshal(map[string]map[string]string{approvalKey: {"tool": name, "server": server, "by": by}})
@@ -400,7 +400,7 @@ func notRun(name, server, by, message string) error {
 func checkPattern(p string) error {
 	switch {
 	case strings.HasPrefix(p, "hint:"):
-		if _, ok := hints[strings.TrimPrefix(p, "hint:")]; !ok {
+		if _, ok := hintOf[strings.TrimPrefix(p, "hint:")]; !ok {
 			return errors.New("unknown hint (readOnly, destructive, idempotent, openWorld)")
 		}
 		return nil
@@ -411,8 +411,8 @@ func checkPattern(p string) error {
 	return err
 }
 
-// hints are the annotations "hint:NAME" names.
-var hints = map[string]func(*mcp.ToolAnnotations) *bool{
+// hintOf are the annotations "hint:NAME" names.
+var hintOf = map[string]func(*mcp.ToolAnnotations) *bool{
 	"readOnly":    func(a *mcp.ToolAnnotations) *bool { return a.ReadOnlyHint },
 	"destructive": func(a *mcp.ToolAnnotations) *bool { return a.DestructiveHint },
 	"idempotent":  func(a *mcp.ToolAnnotations) *bool { return a.IdempotentHint },
@@ -426,7 +426,7 @@ var hints = map[string]func(*mcp.ToolAnnotations) *bool{
 // until the views' matcher is shared.
 func matchTool(pattern, name, server string, ann *mcp.ToolAnnotations) bool {
 	if h, ok := strings.CutPrefix(pattern, "hint:"); ok {
-		get := hints[h]
+		get := hintOf[h]
 		if get == nil || ann == nil {
 			return false
 		}

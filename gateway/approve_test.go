@@ -26,24 +26,24 @@ import (
 	"github.com/anymcp/anymcp/testservers"
 )
 
-// fakeUp is an upstream that counts the tool calls it runs and the
+// countingUp is an upstream that counts the tool calls it runs and the
 // listings it gives.
-type fakeUp struct {
+type countingUp struct {
 	mu    sync.Mutex
 	tools []mcp.Tool
 	calls map[string]int
 	lists int
 }
 
-func newFakeUp(tools ...mcp.Tool) *fakeUp {
-	return &fakeUp{tools: tools, calls: map[string]int{}}
+func newCountingUp(tools ...mcp.Tool) *countingUp {
+	return &countingUp{tools: tools, calls: map[string]int{}}
 }
 
-func (f *fakeUp) Info() client.Info {
+func (f *countingUp) Info() client.Info {
 	return client.Info{Era: mcp.EraInitialize, ProtocolVersion: mcp.LatestInitializeVersion}
 }
 
-func (f *fakeUp) Call(ctx context.Context, method string, params, result any, opts ...client.CallOption) error {
+func (f *countingUp) Call(ctx context.Context, method string, params, result any, opts ...client.CallOption) error {
 	if method == "tools/call" {
 		name, _, _ := callOf(params)
 		f.mu.Lock()
@@ -56,7 +56,7 @@ func (f *fakeUp) Call(ctx context.Context, method string, params, result any, op
 	return nil
 }
 
-func (f *fakeUp) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
+func (f *countingUp) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 	f.mu.Lock()
 	f.lists++
 	tools := append([]mcp.Tool(nil), f.tools...)
@@ -70,49 +70,49 @@ func (f *fakeUp) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 	}
 }
 
-func (f *fakeUp) ran(name string) int {
+func (f *countingUp) ran(name string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[name]
 }
 
-func (f *fakeUp) listings() int {
+func (f *countingUp) listings() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.lists
 }
 
-func (f *fakeUp) setTools(tools ...mcp.Tool) {
+func (f *countingUp) setTools(tools ...mcp.Tool) {
 	f.mu.Lock()
 	f.tools = tools
 	f.mu.Unlock()
 }
 
-func (f *fakeUp) Listening(context.Context) error                     { return nil }
-func (f *fakeUp) Subscribe(context.Context, string) error             { return nil }
-func (f *fakeUp) Unsubscribe(context.Context, string) error           { return nil }
-func (f *fakeUp) SetLogLevel(context.Context, mcp.LoggingLevel) error { return nil }
-func (f *fakeUp) NotifyRootsChanged(context.Context) error            { return nil }
-func (f *fakeUp) Close() error                                        { return nil }
+func (f *countingUp) Listening(context.Context) error                     { return nil }
+func (f *countingUp) Subscribe(context.Context, string) error             { return nil }
+func (f *countingUp) Unsubscribe(context.Context, string) error           { return nil }
+func (f *countingUp) SetLogLevel(context.Context, mcp.LoggingLevel) error { return nil }
+func (f *countingUp) NotifyRootsChanged(context.Context) error            { return nil }
+func (f *countingUp) Close() error                                        { return nil }
 
 var (
-	yes = true
-	no  = false
+	hintTrue  = true
+	hintFalse = false
 )
 
 // tool is a tool with the annotations given ("destructive", "readOnly",
 // "openWorld"), each true.
-func tool(name string, hints ...string) mcp.Tool {
+func approvalTool(name string, hintOf ...string) mcp.Tool {
 	t := mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}
-	a := &mcp.ToolAnnotations{DestructiveHint: &no}
-	for _, h := range hints {
+	a := &mcp.ToolAnnotations{DestructiveHint: &hintFalse}
+	for _, h := range hintOf {
 		switch h {
 		case "destructive":
-			a.DestructiveHint = &yes
+			a.DestructiveHint = &hintTrue
 		case "readOnly":
-			a.ReadOnlyHint = &yes
+			a.ReadOnlyHint = &hintTrue
 		case "openWorld":
-			a.OpenWorldHint = &yes
+			a.OpenWorldHint = &hintTrue
 		}
 	}
 	t.Annotations = a
@@ -120,24 +120,24 @@ func tool(name string, hints ...string) mcp.Tool {
 }
 
 // servers maps fleet names to servers by the prefix before "__".
-func servers(fleetName string) (string, bool) {
+func serverOfName(fleetName string) (string, bool) {
 	s, _, ok := strings.Cut(fleetName, "__")
 	return s, ok
 }
 
-// decisions records what OnDecision is told.
-type decisions struct {
+// decisionLog records what OnDecision is told.
+type decisionLog struct {
 	mu  sync.Mutex
 	all []Decision
 }
 
-func (d *decisions) add(x Decision) {
+func (d *decisionLog) add(x Decision) {
 	d.mu.Lock()
 	d.all = append(d.all, x)
 	d.mu.Unlock()
 }
 
-func (d *decisions) list() []Decision {
+func (d *decisionLog) list() []Decision {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]Decision(nil), d.all...)
@@ -145,9 +145,9 @@ func (d *decisions) list() []Decision {
 
 // gate wraps up in an approver of a for one downstream client whose
 // questions elicit answers (nil: a client that cannot be asked).
-func gate(t *testing.T, a Approvals, up bridge.Upstream, elicit func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error), log *slog.Logger) (bridge.Upstream, *approver) {
+func gateUp(t *testing.T, a Approvals, up bridge.Upstream, elicit func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error), log *slog.Logger) (bridge.Upstream, *approver) {
 	t.Helper()
-	ap, err := newApprovals(a, "team", servers, log)
+	ap, err := newApprovals(a, "team", serverOfName, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func gate(t *testing.T, a Approvals, up bridge.Upstream, elicit func(context.Con
 	return u, ap
 }
 
-func callTool(ctx context.Context, u bridge.Upstream, name string, args map[string]any) error {
+func callGated(ctx context.Context, u bridge.Upstream, name string, args map[string]any) error {
 	var raw json.RawMessage
 	params, _ := json.Marshal(map[string]any{"name": name, "arguments": args})
 	return u.Call(ctx, "tools/call", json.RawMessage(params), &raw)
@@ -167,7 +167,7 @@ func callTool(ctx context.Context, u bridge.Upstream, name string, args map[stri
 
 // refusal checks that err says machine-readably that the call did not
 // run, and who refused it.
-func refusal(t *testing.T, err error, by string) {
+func wantRefusal(t *testing.T, err error, by string) {
 	t.Helper()
 	var rpc *jsonrpc.Error
 	if !errors.As(err, &rpc) {
@@ -187,7 +187,7 @@ func refusal(t *testing.T, err error, by string) {
 	}
 }
 
-func accept(approve any) func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+func acceptWith(approve any) func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	return func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"approve": approve}}, nil
 	}
@@ -197,14 +197,14 @@ func accept(approve any) func(context.Context, *mcp.ElicitParams) (*mcp.ElicitRe
 // question names the tool, its server and its arguments, and asks for
 // one boolean.
 func TestApprovalAskedAndRun(t *testing.T) {
-	up := newFakeUp(tool("files__delete", "destructive"), tool("files__read", "readOnly"))
+	up := newCountingUp(approvalTool("files__delete", "destructive"), approvalTool("files__read", "readOnly"))
 	var seen []*mcp.ElicitParams
-	var rec decisions
-	u, _ := gate(t, Approvals{OnDecision: rec.add}, up, func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	var rec decisionLog
+	u, _ := gateUp(t, Approvals{OnDecision: rec.add}, up, func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		seen = append(seen, p)
-		return accept(true)(ctx, p)
+		return acceptWith(true)(ctx, p)
 	}, nil)
-	if err := callTool(t.Context(), u, "files__delete", map[string]any{"path": "/tmp/x"}); err != nil {
+	if err := callGated(t.Context(), u, "files__delete", map[string]any{"path": "/tmp/x"}); err != nil {
 		t.Fatal(err)
 	}
 	if up.ran("files__delete") != 1 || len(seen) != 1 {
@@ -220,11 +220,11 @@ func TestApprovalAskedAndRun(t *testing.T) {
 		t.Errorf("mode %q, schema %s", q.Mode, q.RequestedSchema)
 	}
 	// A read-only tool is not asked about.
-	if err := callTool(t.Context(), u, "files__read", nil); err != nil || up.ran("files__read") != 1 || len(seen) != 1 {
+	if err := callGated(t.Context(), u, "files__read", nil); err != nil || up.ran("files__read") != 1 || len(seen) != 1 {
 		t.Fatalf("read: %v, ran %d, asked %d", err, up.ran("files__read"), len(seen))
 	}
 	if d := rec.list(); len(d) != 1 || !d[0].Approved || d[0].By != "client" || d[0].Tool != "files__delete" || d[0].Server != "files" || d[0].View != "team" || d[0].At.IsZero() {
-		t.Fatalf("decisions %+v", d)
+		t.Fatalf("decisionLog %+v", d)
 	}
 }
 
@@ -238,8 +238,8 @@ func TestApprovalRefused(t *testing.T) {
 		"cancel": func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
 		},
-		"no":          accept(false),
-		"string true": accept("true"),
+		"no":          acceptWith(false),
+		"string true": acceptWith("true"),
 		"empty accept": func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
 		},
@@ -249,15 +249,15 @@ func TestApprovalRefused(t *testing.T) {
 	}
 	for name, answer := range answers {
 		t.Run(name, func(t *testing.T) {
-			up := newFakeUp(tool("files__delete", "destructive"))
-			var rec decisions
-			u, _ := gate(t, Approvals{Default: true, OnDecision: rec.add}, up, answer, nil)
-			refusal(t, callTool(t.Context(), u, "files__delete", map[string]any{"path": "/"}), "client")
+			up := newCountingUp(approvalTool("files__delete", "destructive"))
+			var rec decisionLog
+			u, _ := gateUp(t, Approvals{Default: true, OnDecision: rec.add}, up, answer, nil)
+			wantRefusal(t, callGated(t.Context(), u, "files__delete", map[string]any{"path": "/"}), "client")
 			if n := up.ran("files__delete"); n != 0 {
 				t.Fatalf("ran %d times", n)
 			}
 			if d := rec.list(); len(d) != 1 || d[0].Approved || d[0].By != "client" {
-				t.Fatalf("decisions %+v", d)
+				t.Fatalf("decisionLog %+v", d)
 			}
 		})
 	}
@@ -266,22 +266,22 @@ func TestApprovalRefused(t *testing.T) {
 // A client that cannot be asked gets the policy's Default, both ways.
 func TestApprovalDefault(t *testing.T) {
 	for _, allow := range []bool{false, true} {
-		up := newFakeUp(tool("files__delete", "destructive"))
-		var rec decisions
-		u, _ := gate(t, Approvals{Default: allow, OnDecision: rec.add}, up, nil, nil)
-		err := callTool(t.Context(), u, "files__delete", nil)
+		up := newCountingUp(approvalTool("files__delete", "destructive"))
+		var rec decisionLog
+		u, _ := gateUp(t, Approvals{Default: allow, OnDecision: rec.add}, up, nil, nil)
+		err := callGated(t.Context(), u, "files__delete", nil)
 		if allow {
 			if err != nil || up.ran("files__delete") != 1 {
 				t.Fatalf("Default true: %v, ran %d", err, up.ran("files__delete"))
 			}
 		} else {
-			refusal(t, err, "policy")
+			wantRefusal(t, err, "policy")
 			if up.ran("files__delete") != 0 {
 				t.Fatal("Default false ran the tool")
 			}
 		}
 		if d := rec.list(); len(d) != 1 || d[0].Approved != allow || d[0].By != "policy" {
-			t.Fatalf("Default %v: decisions %+v", allow, d)
+			t.Fatalf("Default %v: decisionLog %+v", allow, d)
 		}
 	}
 }
@@ -289,39 +289,39 @@ func TestApprovalDefault(t *testing.T) {
 // Require patterns gate tools that are not destructive: by fleet name,
 // by server, by annotation. Others run unasked.
 func TestApprovalRequirePattern(t *testing.T) {
-	up := newFakeUp(tool("files__read", "readOnly"), tool("web__fetch", "openWorld"), tool("git__log", "readOnly"), tool("mail__list"))
-	u, _ := gate(t, Approvals{Require: []string{"files__*", "server:g?t", "hint:openWorld"}}, up, nil, nil)
+	up := newCountingUp(approvalTool("files__read", "readOnly"), approvalTool("web__fetch", "openWorld"), approvalTool("git__log", "readOnly"), approvalTool("mail__list"))
+	u, _ := gateUp(t, Approvals{Require: []string{"files__*", "server:g?t", "hint:openWorld"}}, up, nil, nil)
 	for _, name := range []string{"files__read", "web__fetch", "git__log"} {
-		refusal(t, callTool(t.Context(), u, name, nil), "policy")
+		wantRefusal(t, callGated(t.Context(), u, name, nil), "policy")
 		if up.ran(name) != 0 {
 			t.Fatalf("%s ran", name)
 		}
 	}
-	if err := callTool(t.Context(), u, "mail__list", nil); err != nil || up.ran("mail__list") != 1 {
+	if err := callGated(t.Context(), u, "mail__list", nil); err != nil || up.ran("mail__list") != 1 {
 		t.Fatalf("mail__list: %v, ran %d", err, up.ran("mail__list"))
 	}
-	if _, err := newApprovals(Approvals{Require: []string{"hint:dangerous"}}, "", servers, nil); err == nil {
+	if _, err := newApprovals(Approvals{Require: []string{"hint:dangerous"}}, "", serverOfName, nil); err == nil {
 		t.Fatal("unknown hint accepted")
 	}
-	if _, err := newApprovals(Approvals{Require: []string{"server:["}}, "", servers, nil); err == nil {
+	if _, err := newApprovals(Approvals{Require: []string{"server:["}}, "", serverOfName, nil); err == nil {
 		t.Fatal("bad glob accepted")
 	}
 }
 
 // SkipDestructive leaves destructive tools to the Require patterns.
 func TestApprovalSkipDestructive(t *testing.T) {
-	up := newFakeUp(tool("files__delete", "destructive"), tool("db__drop", "destructive"))
-	u, _ := gate(t, Approvals{SkipDestructive: true, Require: []string{"db__*"}}, up, nil, nil)
-	if err := callTool(t.Context(), u, "files__delete", nil); err != nil || up.ran("files__delete") != 1 {
+	up := newCountingUp(approvalTool("files__delete", "destructive"), approvalTool("db__drop", "destructive"))
+	u, _ := gateUp(t, Approvals{SkipDestructive: true, Require: []string{"db__*"}}, up, nil, nil)
+	if err := callGated(t.Context(), u, "files__delete", nil); err != nil || up.ran("files__delete") != 1 {
 		t.Fatalf("files__delete: %v", err)
 	}
-	refusal(t, callTool(t.Context(), u, "db__drop", nil), "policy")
+	wantRefusal(t, callGated(t.Context(), u, "db__drop", nil), "policy")
 	if up.ran("db__drop") != 0 {
 		t.Fatal("db__drop ran")
 	}
 	// Without SkipDestructive the same tool is held.
-	u, _ = gate(t, Approvals{}, up, nil, nil)
-	refusal(t, callTool(t.Context(), u, "files__delete", nil), "policy")
+	u, _ = gateUp(t, Approvals{}, up, nil, nil)
+	wantRefusal(t, callGated(t.Context(), u, "files__delete", nil), "policy")
 	if up.ran("files__delete") != 1 {
 		t.Fatal("files__delete ran unapproved")
 	}
@@ -330,19 +330,19 @@ func TestApprovalSkipDestructive(t *testing.T) {
 // No answer within Timeout (default 2 min) is a denial "by timeout".
 func TestApprovalTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		up := newFakeUp(tool("files__delete", "destructive"))
-		var rec decisions
-		u, _ := gate(t, Approvals{Default: true, OnDecision: rec.add}, up, func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		up := newCountingUp(approvalTool("files__delete", "destructive"))
+		var rec decisionLog
+		u, _ := gateUp(t, Approvals{Default: true, OnDecision: rec.add}, up, func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}, nil)
 		start := time.Now()
-		refusal(t, callTool(t.Context(), u, "files__delete", nil), "timeout")
+		wantRefusal(t, callGated(t.Context(), u, "files__delete", nil), "timeout")
 		if waited := time.Since(start); waited != 2*time.Minute {
 			t.Fatalf("waited %v", waited)
 		}
 		if d := rec.list(); up.ran("files__delete") != 0 || len(d) != 1 || d[0].By != "timeout" || d[0].Approved {
-			t.Fatalf("ran %d, decisions %+v", up.ran("files__delete"), d)
+			t.Fatalf("ran %d, decisionLog %+v", up.ran("files__delete"), d)
 		}
 	})
 }
@@ -351,11 +351,11 @@ func TestApprovalTimeout(t *testing.T) {
 // never are, at any level.
 func TestApprovalLogged(t *testing.T) {
 	var rec logtest.Recorder
-	up := newFakeUp(tool("files__delete", "destructive"))
-	u, _ := gate(t, Approvals{}, up, func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	up := newCountingUp(approvalTool("files__delete", "destructive"))
+	u, _ := gateUp(t, Approvals{}, up, func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
 	}, slog.New(&rec))
-	refusal(t, callTool(t.Context(), u, "files__delete", map[string]any{"path": "/home/ada/secret-plans.txt"}), "client")
+	wantRefusal(t, callGated(t.Context(), u, "files__delete", map[string]any{"path": "/home/ada/secret-plans.txt"}), "client")
 	var found bool
 	for _, r := range rec.Records() {
 		attrs := map[string]string{}
@@ -382,9 +382,9 @@ func TestApprovalLogged(t *testing.T) {
 // no call waits for another's answer.
 func TestApprovalConcurrent(t *testing.T) {
 	const n = 16
-	up := newFakeUp(tool("files__delete", "destructive"))
-	var rec decisions
-	ap, err := newApprovals(Approvals{OnDecision: rec.add}, "", servers, nil)
+	up := newCountingUp(approvalTool("files__delete", "destructive"))
+	var rec decisionLog
+	ap, err := newApprovals(Approvals{OnDecision: rec.add}, "", serverOfName, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestApprovalConcurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		go func() { errs <- callTool(t.Context(), u, "files__delete", map[string]any{"i": i}) }()
+		go func() { errs <- callGated(t.Context(), u, "files__delete", map[string]any{"i": i}) }()
 	}
 	seen := map[int]bool{}
 	for range n {
@@ -420,12 +420,12 @@ func TestApprovalConcurrent(t *testing.T) {
 	refused := 0
 	for range n {
 		if err := <-errs; err != nil {
-			refusal(t, err, "client")
+			wantRefusal(t, err, "client")
 			refused++
 		}
 	}
 	if len(seen) != n || refused != n/2 || up.ran("files__delete") != n/2 || len(rec.list()) != n {
-		t.Fatalf("asked %d, refused %d, ran %d, decisions %d", len(seen), refused, up.ran("files__delete"), len(rec.list()))
+		t.Fatalf("asked %d, refused %d, ran %d, decisionLog %d", len(seen), refused, up.ran("files__delete"), len(rec.list()))
 	}
 }
 
@@ -434,10 +434,10 @@ func TestApprovalConcurrent(t *testing.T) {
 // approval.
 func TestApprovalRelist(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		up := newFakeUp(tool("files__read", "readOnly"))
-		u, ap := gate(t, Approvals{}, up, nil, nil)
+		up := newCountingUp(approvalTool("files__read", "readOnly"))
+		u, ap := gateUp(t, Approvals{}, up, nil, nil)
 		for range 3 {
-			if err := callTool(t.Context(), u, "files__read", nil); err != nil {
+			if err := callGated(t.Context(), u, "files__read", nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -447,56 +447,56 @@ func TestApprovalRelist(t *testing.T) {
 		// files__write is new and not listed yet: listed at the first
 		// call (a second after the last listing), then not again
 		// within the second.
-		up.setTools(tool("files__read", "readOnly"), tool("files__write"))
+		up.setTools(approvalTool("files__read", "readOnly"), approvalTool("files__write"))
 		time.Sleep(time.Second)
-		refusal(t, callTool(t.Context(), u, "files__gone", nil), "policy")
+		wantRefusal(t, callGated(t.Context(), u, "files__gone", nil), "policy")
 		if up.listings() != 2 {
 			t.Fatalf("unknown name: %d listings", up.listings())
 		}
-		refusal(t, callTool(t.Context(), u, "files__gone", nil), "policy")
-		if err := callTool(t.Context(), u, "files__write", nil); err != nil || up.listings() != 2 {
+		wantRefusal(t, callGated(t.Context(), u, "files__gone", nil), "policy")
+		if err := callGated(t.Context(), u, "files__write", nil); err != nil || up.listings() != 2 {
 			t.Fatalf("files__write: %v, %d listings", err, up.listings())
 		}
 		// files__write becomes destructive: list_changed makes the
 		// next call list again at once.
-		up.setTools(tool("files__read", "readOnly"), tool("files__write", "destructive"))
+		up.setTools(approvalTool("files__read", "readOnly"), approvalTool("files__write", "destructive"))
 		ap.changed()
-		refusal(t, callTool(t.Context(), u, "files__write", nil), "policy")
+		wantRefusal(t, callGated(t.Context(), u, "files__write", nil), "policy")
 		if up.listings() != 3 || up.ran("files__write") != 1 {
 			t.Fatalf("%d listings, ran %d", up.listings(), up.ran("files__write"))
 		}
 	})
 }
 
-// marks are the tools a marked upstream lists as destructive.
-type marks struct {
+// destructiveMarks are the tools a markedUp upstream lists as destructive.
+type destructiveMarks struct {
 	mu    sync.Mutex
 	names map[string]bool
 }
 
-func (m *marks) set(name string) {
+func (m *destructiveMarks) set(name string) {
 	m.mu.Lock()
 	m.names[name] = true
 	m.mu.Unlock()
 }
 
-func (m *marks) has(name string) bool {
+func (m *destructiveMarks) has(name string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.names[name]
 }
 
-// marked is an upstream whose listing marks some tools destructive.
-type marked struct {
+// markedUp is an upstream whose listing destructiveMarks some tools destructive.
+type markedUp struct {
 	bridge.Upstream
-	marks *marks
+	destructiveMarks *destructiveMarks
 }
 
-func (m marked) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
+func (m markedUp) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 	return func(yield func(mcp.Tool, error) bool) {
 		for t, err := range m.Upstream.Tools(ctx) {
-			if err == nil && m.marks.has(t.Name) {
-				t.Annotations = &mcp.ToolAnnotations{DestructiveHint: &yes}
+			if err == nil && m.destructiveMarks.has(t.Name) {
+				t.Annotations = &mcp.ToolAnnotations{DestructiveHint: &hintTrue}
 			}
 			if !yield(t, err) {
 				return
@@ -508,7 +508,7 @@ func (m marked) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 // startGated serves a test server's tools through a bridge whose
 // upstream connections are gated by a; the tools named in destructive
 // are listed as destructive.
-func startGated(t *testing.T, a Approvals, destructive ...string) (url string, up *testservers.HTTPServer, m *marks, ap *approver) {
+func startGated(t *testing.T, a Approvals, destructive ...string) (url string, up *testservers.HTTPServer, m *destructiveMarks, ap *approver) {
 	t.Helper()
 	up = testservers.StartStreamable(testservers.HTTPOptions{})
 	t.Cleanup(up.Close)
@@ -516,7 +516,7 @@ func startGated(t *testing.T, a Approvals, destructive ...string) (url string, u
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = &marks{names: map[string]bool{}}
+	m = &destructiveMarks{names: map[string]bool{}}
 	for _, n := range destructive {
 		m.set(n)
 	}
@@ -526,7 +526,7 @@ func startGated(t *testing.T, a Approvals, destructive ...string) (url string, u
 		if err != nil {
 			return nil, err
 		}
-		return marked{Upstream: u, marks: m}, nil
+		return markedUp{Upstream: u, destructiveMarks: m}, nil
 	}), bridge.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -539,12 +539,12 @@ func startGated(t *testing.T, a Approvals, destructive ...string) (url string, u
 	return srv.URL + "/mcp", up, m, ap
 }
 
-// eras are the downstream clients of the end-to-end tests: a 2025
+// approvalEras are the downstream clients of the end-to-end tests: a 2025
 // session's, and a stateless client's (whose questions come as
 // input_required rounds, answered by its handler).
-var eras = map[string]negotiate.EraPolicy{"session": negotiate.InitializeOnly, "stateless": negotiate.StatelessOnly}
+var approvalEras = map[string]negotiate.EraPolicy{"session": negotiate.InitializeOnly, "stateless": negotiate.StatelessOnly}
 
-func dialGateway(t *testing.T, url string, era negotiate.EraPolicy, opts ...client.Option) *client.Conn {
+func dialGated(t *testing.T, url string, era negotiate.EraPolicy, opts ...client.Option) *client.Conn {
 	t.Helper()
 	conn, err := client.Dial(t.Context(), client.URL(url), append([]client.Option{client.WithEra(era)}, opts...)...)
 	if err != nil {
@@ -554,26 +554,26 @@ func dialGateway(t *testing.T, url string, era negotiate.EraPolicy, opts ...clie
 	return conn
 }
 
-// noLeaks checks, after every cleanup of t, that t left no goroutine.
-func noLeaks(t *testing.T) {
+// checkNoLeaks checks, after every cleanup of t, that t left no goroutine.
+func checkNoLeaks(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 }
 
-func echoes(up *testservers.HTTPServer) int { return up.Server().Stats().ToolCalls["echo"] }
+func echoRuns(up *testservers.HTTPServer) int { return up.Server().Stats().ToolCalls["echo"] }
 
-// Through the bridge, clients of both eras are asked by elicitation; a
+// Through the bridge, clients of both approvalEras are asked by elicitation; a
 // yes runs the tool once, a no runs nothing and says so.
 func TestApprovalThroughBridge(t *testing.T) {
-	for name, era := range eras {
+	for name, era := range approvalEras {
 		t.Run(name, func(t *testing.T) {
-			noLeaks(t)
-			var rec decisions
+			checkNoLeaks(t)
+			var rec decisionLog
 			url, up, _, _ := startGated(t, Approvals{Default: true, OnDecision: rec.add}, "echo")
 			var mu sync.Mutex
 			var asked []string
 			answer := true
-			conn := dialGateway(t, url, era, client.WithElicitation(func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			conn := dialGated(t, url, era, client.WithElicitation(func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				asked = append(asked, p.Message)
@@ -583,16 +583,16 @@ func TestApprovalThroughBridge(t *testing.T) {
 				t.Fatalf("client era %s", conn.Info().Era)
 			}
 			res, err := conn.CallTool(t.Context(), "echo", map[string]any{"text": "hi"})
-			if err != nil || res.IsError || echoes(up) != 1 {
-				t.Fatalf("approved call: %v %+v, ran %d", err, res, echoes(up))
+			if err != nil || res.IsError || echoRuns(up) != 1 {
+				t.Fatalf("approved call: %v %+v, ran %d", err, res, echoRuns(up))
 			}
 			mu.Lock()
 			answer = false
 			mu.Unlock()
 			_, err = conn.CallTool(t.Context(), "echo", map[string]any{"text": "no"})
-			refusal(t, err, "client")
-			if echoes(up) != 1 {
-				t.Fatalf("refused call ran: %d", echoes(up))
+			wantRefusal(t, err, "client")
+			if echoRuns(up) != 1 {
+				t.Fatalf("refused call ran: %d", echoRuns(up))
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -600,35 +600,35 @@ func TestApprovalThroughBridge(t *testing.T) {
 				t.Fatalf("asked %q", asked)
 			}
 			if d := rec.list(); len(d) != 2 || !d[0].Approved || d[1].Approved || d[0].By != "client" || d[1].By != "client" {
-				t.Fatalf("decisions %+v", d)
+				t.Fatalf("decisionLog %+v", d)
 			}
 		})
 	}
 }
 
 // Through the bridge, a client that declared no elicitation gets the
-// policy's Default, in both eras.
+// policy's Default, in both approvalEras.
 func TestApprovalThroughBridgeDefault(t *testing.T) {
-	for name, era := range eras {
+	for name, era := range approvalEras {
 		for _, allow := range []bool{false, true} {
 			t.Run(name+"/"+strconv.FormatBool(allow), func(t *testing.T) {
-				noLeaks(t)
-				var rec decisions
+				checkNoLeaks(t)
+				var rec decisionLog
 				url, up, _, _ := startGated(t, Approvals{Default: allow, OnDecision: rec.add}, "echo")
-				conn := dialGateway(t, url, era)
+				conn := dialGated(t, url, era)
 				_, err := conn.CallTool(t.Context(), "echo", map[string]any{"text": "hi"})
 				if allow {
-					if err != nil || echoes(up) != 1 {
-						t.Fatalf("%v, ran %d", err, echoes(up))
+					if err != nil || echoRuns(up) != 1 {
+						t.Fatalf("%v, ran %d", err, echoRuns(up))
 					}
 				} else {
-					refusal(t, err, "policy")
-					if echoes(up) != 0 {
-						t.Fatalf("ran %d", echoes(up))
+					wantRefusal(t, err, "policy")
+					if echoRuns(up) != 0 {
+						t.Fatalf("ran %d", echoRuns(up))
 					}
 				}
 				if d := rec.list(); len(d) != 1 || d[0].By != "policy" || d[0].Approved != allow {
-					t.Fatalf("decisions %+v", d)
+					t.Fatalf("decisionLog %+v", d)
 				}
 			})
 		}
@@ -638,11 +638,11 @@ func TestApprovalThroughBridgeDefault(t *testing.T) {
 // A tool that becomes destructive is gated from the upstream's
 // tools/list_changed on.
 func TestApprovalListChangedThroughBridge(t *testing.T) {
-	noLeaks(t)
+	checkNoLeaks(t)
 	url, up, m, ap := startGated(t, Approvals{})
-	conn := dialGateway(t, url, negotiate.InitializeOnly)
-	if _, err := conn.CallTool(t.Context(), "echo", map[string]any{"text": "hi"}); err != nil || echoes(up) != 1 {
-		t.Fatalf("%v, ran %d", err, echoes(up))
+	conn := dialGated(t, url, negotiate.InitializeOnly)
+	if _, err := conn.CallTool(t.Context(), "echo", map[string]any{"text": "hi"}); err != nil || echoRuns(up) != 1 {
+		t.Fatalf("%v, ran %d", err, echoRuns(up))
 	}
 	m.set("echo")
 	up.Server().NotifyListChanged()
@@ -652,8 +652,8 @@ func TestApprovalListChangedThroughBridge(t *testing.T) {
 		return ap.gen > 0
 	})
 	_, err := conn.CallTool(t.Context(), "echo", map[string]any{"text": "again"})
-	refusal(t, err, "policy")
-	if echoes(up) != 1 {
-		t.Fatalf("ran %d", echoes(up))
+	wantRefusal(t, err, "policy")
+	if echoRuns(up) != 1 {
+		t.Fatalf("ran %d", echoRuns(up))
 	}
 }
