@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -138,10 +140,9 @@ func (g *gated) Call(ctx context.Context, method string, params, result any, opt
 	if method != "tools/call" {
 		return g.Upstream.Call(ctx, method, params, result, opts...)
 	}
-	name, args, ok := callOf(params)
-	if !ok {
-		// Not a call the upstream can run; it says why.
-		return g.Upstream.Call(ctx, method, params, result, opts...)
+	name, args, err := callOf(params)
+	if err != nil {
+		return err
 	}
 	server, why, err := g.ap.needs(ctx, g.Upstream, name)
 	if err != nil {
@@ -157,37 +158,71 @@ func (g *gated) Call(ctx context.Context, method string, params, result any, opt
 }
 
 // callOf reads the tool's name and arguments from tools/call params as
-// the bridge passes them (json.RawMessage or *mcp.CallToolParams).
-func callOf(params any) (name string, args json.RawMessage, ok bool) {
-	switch p := params.(type) {
-	case *mcp.CallToolParams:
-		if p == nil {
-			return "", nil, false
+// the bridge passes them (json.RawMessage, or anything that encodes to a
+// JSON object), by exact member names, as the core reads them. Params it
+// cannot read are refused, never passed ungated. So are a "name" or
+// "arguments" given twice or in other letter case (a server's decoder
+// may take that one): the gate would judge one call, the server run
+// another.
+func callOf(params any) (name string, args json.RawMessage, err error) {
+	raw, isRaw := params.(json.RawMessage)
+	if !isRaw {
+		if raw, err = json.Marshal(params); err != nil {
+			return "", nil, errUnreadable
 		}
-		args, _ = json.Marshal(p.Arguments)
-		return p.Name, args, p.Name != ""
-	case json.RawMessage:
-		return callOfJSON(p)
-	case []byte:
-		return callOfJSON(p)
 	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return "", nil, false
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return "", nil, errUnreadable
 	}
-	return callOfJSON(raw)
+	var seenName, seenArgs bool
+	for dec.PeekKind() != '}' {
+		key, err := dec.ReadToken()
+		if err != nil {
+			return "", nil, errUnreadable
+		}
+		k := key.String()
+		switch {
+		case strings.EqualFold(k, "name"):
+			if k != "name" || seenName {
+				return "", nil, errAmbiguous
+			}
+			seenName = true
+			v, err := dec.ReadToken()
+			if err != nil || v.Kind() != '"' {
+				return "", nil, errUnreadable
+			}
+			if name = v.String(); !utf8.ValidString(name) {
+				return "", nil, errUnreadable
+			}
+		case strings.EqualFold(k, "arguments"):
+			if k != "arguments" || seenArgs {
+				return "", nil, errAmbiguous
+			}
+			seenArgs = true
+			v, err := dec.ReadValue()
+			if err != nil {
+				return "", nil, errUnreadable
+			}
+			end := int(dec.InputOffset()) // v is void after the next read: keep its place in raw
+			args = raw[end-len(v) : end]
+		default:
+			if dec.SkipValue() != nil {
+				return "", nil, errUnreadable
+			}
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil || name == "" {
+		return "", nil, errUnreadable
+	}
+	return name, args, nil
 }
 
-func callOfJSON(raw []byte) (string, json.RawMessage, bool) {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if json.Unmarshal(raw, &p) != nil || p.Name == "" {
-		return "", nil, false
-	}
-	return p.Name, p.Arguments, true
-}
+// The refusals of params the gate cannot judge.
+var (
+	errUnreadable = jsonrpc.NewError(jsonrpc.CodeInvalidParams, `tools/call: not run: the params must be a JSON object with a "name" string`).WithOutcome(jsonrpc.OutcomeNotRun)
+	errAmbiguous  = jsonrpc.NewError(jsonrpc.CodeInvalidParams, `tools/call: not run: the params carry "name" or "arguments" twice, or in other letter case`).WithOutcome(jsonrpc.OutcomeNotRun)
+)
 
 // needs returns the tool's server and why it needs approval ("" when it
 // does not). What the gateway cannot see it does not trust: a tool no

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -656,4 +657,96 @@ func TestApprovalListChangedThroughBridge(t *testing.T) {
 	if echoRuns(up) != 1 {
 		t.Fatalf("ran %d", echoRuns(up))
 	}
+}
+
+// BenchmarkApprovalPassThrough is what the gate costs a call that needs
+// no approval, beyond the upstream's own.
+func BenchmarkApprovalPassThrough(b *testing.B) {
+	up := newCountingUp(approvalTool("files__read", "readOnly"))
+	ap, err := newApprovals(Approvals{Require: []string{"server:db"}}, "", serverOfName, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	u, _ := ap.wrap(func(context.Context, bridge.Downstream) (bridge.Upstream, error) { return up, nil })(b.Context(), bridge.Downstream{})
+	params := json.RawMessage(`{"name":"files__read","arguments":{"path":"/etc/hosts","limit":100}}`)
+	for _, c := range []struct {
+		name string
+		u    bridge.Upstream
+	}{{"direct", up}, {"gated", u}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var raw json.RawMessage
+			for b.Loop() {
+				if err := c.u.Call(b.Context(), "tools/call", params, &raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// Params the gate could read otherwise than the core or a server are
+// refused, not passed on: a second name, a name in other letter case,
+// a second set of arguments, no name at all.
+func TestApprovalAmbiguousParams(t *testing.T) {
+	up := newCountingUp(approvalTool("files__read", "readOnly"), approvalTool("files__delete", "destructive"))
+	u, _ := gateUp(t, Approvals{}, up, nil, nil)
+	for _, params := range []string{
+		`{"name":"files__read","name":"files__delete"}`,
+		`{"name":"files__read","NAME":"files__delete"}`,
+		`{"Name":"files__delete","name":"files__read"}`,
+		`{"NAME":"files__delete"}`,
+		`{"name":"files__read","arguments":{},"arguments":{"path":"/"}}`,
+		`{"name":"files__read","Arguments":{"path":"/"}}`,
+		`{"arguments":{}}`,
+		`{"name":7}`,
+		`["files__read"]`,
+	} {
+		var raw json.RawMessage
+		err := u.Call(t.Context(), "tools/call", json.RawMessage(params), &raw)
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || rpc.Outcome() != jsonrpc.OutcomeNotRun {
+			t.Errorf("%s: %v", params, err)
+		}
+	}
+	if up.ran("files__read")+up.ran("files__delete") != 0 {
+		t.Fatalf("ran %v", up.calls)
+	}
+	// Other members, and typed params, pass.
+	var raw json.RawMessage
+	if err := u.Call(t.Context(), "tools/call", json.RawMessage(`{"_meta":{"name":"x"},"name":"files__read","arguments":{"name":"y"}}`), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Call(t.Context(), "tools/call", &mcp.CallToolParams{Name: "files__read"}, &raw); err != nil || up.ran("files__read") != 2 {
+		t.Fatalf("%v, ran %d", err, up.ran("files__read"))
+	}
+}
+
+// The gate reads a tool call's name and arguments as encoding/json reads
+// them into a map (as the core does), or refuses the call.
+func FuzzApprovalCallOf(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"a","arguments":{"x":1}}`, `{"name":"a","name":"b"}`, `{"NAME":"a"}`, `{"name":"\u0061"}`,
+		`{"na\u006de":"a","arguments":[1]}`, "{\"name\":\"\xff\"}", `{"name":"a"} x`, `{"name":"a","arguments":{"k":"v","k":"w"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		name, args, err := callOf(json.RawMessage(raw))
+		if err != nil {
+			return
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			// The core refuses what encoding/json cannot read.
+			return
+		}
+		var want string
+		if json.Unmarshal(m["name"], &want) != nil || want != name {
+			t.Fatalf("%q: gate read name %q, encoding/json %q", raw, name, want)
+		}
+		if !bytes.Equal(args, m["arguments"]) {
+			t.Fatalf("%q: gate read arguments %q, encoding/json %q", raw, args, m["arguments"])
+		}
+	})
 }
