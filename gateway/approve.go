@@ -364,7 +364,15 @@ func (ap *approver) decide(ctx context.Context, elicit func(context.Context, *mc
 	if d.Approved {
 		return nil
 	}
-	return refusedCall(name, server, d.By, "not run: tool "+strconv.Quote(name)+" of server "+strconv.Quote(server)+" needs approval because "+why+"; "+reason+". Do not call it again unless the user asks you to.")
+	return refusedCall(name, server, d.By, "not run: tool "+strconv.Quote(name)+ofServer(server)+" needs approval because "+why+"; "+reason+". Do not call it again unless the user asks you to.")
+}
+
+// ofServer names the server in a sentence, if it is known.
+func ofServer(server string) string {
+	if server == "" {
+		return ""
+	}
+	return " of server " + strconv.Quote(server)
 }
 
 // answered reads the client's answer: approved only on accept with
@@ -390,10 +398,7 @@ func answered(res *mcp.ElicitResult) (bool, string) {
 // is asked, and the start of the arguments.
 func question(name, server, why string, args json.RawMessage) string {
 	var b strings.Builder
-	b.WriteString("Allow the tool call " + strconv.Quote(name))
-	if server != "" {
-		b.WriteString(" on server " + strconv.Quote(server))
-	}
+	b.WriteString("Allow the tool call " + strconv.Quote(name) + ofServer(server))
 	b.WriteString("? It needs approval because " + why + ".\nArguments: ")
 	b.WriteString(shownArguments(args))
 	return b.String()

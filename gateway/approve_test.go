@@ -348,6 +348,27 @@ func TestApprovalTimeout(t *testing.T) {
 	})
 }
 
+// A call given up while its client is asked runs nothing and decides
+// nothing.
+func TestApprovalCancelled(t *testing.T) {
+	up := newCountingUp(approvalTool("files__delete", "destructive"))
+	var rec decisionLog
+	ctx, cancel := context.WithCancel(t.Context())
+	u, _ := gateUp(t, Approvals{Default: true, OnDecision: rec.add}, up, func(ectx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		cancel()
+		<-ectx.Done()
+		return nil, ectx.Err()
+	}, nil)
+	err := callGated(ctx, u, "files__delete", nil)
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Outcome() != jsonrpc.OutcomeNotRun || !strings.Contains(rpc.Message, "cancelled") {
+		t.Fatalf("%v", err)
+	}
+	if up.ran("files__delete") != 0 || len(rec.list()) != 0 {
+		t.Fatalf("ran %d, decisions %+v", up.ran("files__delete"), rec.list())
+	}
+}
+
 // Decisions are logged at Info with who decided; the arguments' values
 // never are, at any level.
 func TestApprovalLogged(t *testing.T) {
