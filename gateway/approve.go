@@ -58,8 +58,10 @@ type approver struct {
 	log     *slog.Logger
 	timeout time.Duration
 	// byName are the Require patterns decided without annotations
-	// (names and servers); byHint those that need them.
+	// (names and servers); byHint those that need them. byServer: some
+	// pattern names servers.
 	byName, byHint []string
+	byServer       bool
 
 	mu       sync.Mutex
 	tools    map[string]*mcp.ToolAnnotations // fleet name → annotations (nil: none)
@@ -91,6 +93,7 @@ func newApprovals(a Approvals, view string, lookup func(fleetName string) (serve
 			ap.byHint = append(ap.byHint, p)
 		} else {
 			ap.byName = append(ap.byName, p)
+			ap.byServer = ap.byServer || strings.HasPrefix(p, "server:")
 		}
 	}
 	return ap, nil
@@ -230,6 +233,14 @@ var (
 // that need them. err is set only when ctx ended.
 func (ap *approver) needs(ctx context.Context, up bridge.Upstream, name string) (server, why string, err error) {
 	server, known := ap.lookup(name)
+	if !known && ap.byServer {
+		// The router may learn a tool's server from a listing: list,
+		// then look again.
+		if _, _, err := ap.annotations(ctx, up, name); err != nil {
+			return server, "", err
+		}
+		server, known = ap.lookup(name)
+	}
 	for _, p := range ap.byName {
 		if matchTool(p, name, server, nil) || (!known && strings.HasPrefix(p, "server:")) {
 			return server, "it matches the approval policy (" + p + ")", nil
@@ -246,7 +257,7 @@ func (ap *approver) needs(ctx context.Context, up bridge.Upstream, name string) 
 		return server, "the gateway does not know its annotations (it is not in the tool list)", nil
 	}
 	if !ap.a.SkipDestructive && ann != nil && ann.DestructiveHint != nil && *ann.DestructiveHint {
-		return server, "it is markedUp destructive", nil
+		return server, "it is marked destructive", nil
 	}
 	for _, p := range ap.byHint {
 		if matchTool(p, name, server, ann) {

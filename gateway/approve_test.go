@@ -212,7 +212,7 @@ func TestApprovalAskedAndRun(t *testing.T) {
 		t.Fatalf("ran %d, asked %d", up.ran("files__delete"), len(seen))
 	}
 	q := seen[0]
-	for _, want := range []string{`"files__delete"`, `"files"`, `{"path":"/tmp/x"}`, "destructive"} {
+	for _, want := range []string{`"files__delete"`, `"files"`, `{"path":"/tmp/x"}`, "it is marked destructive"} {
 		if !strings.Contains(q.Message, want) {
 			t.Errorf("question %q lacks %s", q.Message, want)
 		}
@@ -306,6 +306,57 @@ func TestApprovalRequirePattern(t *testing.T) {
 	}
 	if _, err := newApprovals(Approvals{Require: []string{"server:["}}, "", serverOfName, nil); err == nil {
 		t.Fatal("bad glob accepted")
+	}
+}
+
+// learning is an upstream whose tools' servers are known only once they
+// were listed, as the gateway's router learns them.
+type learning struct {
+	*countingUp
+	mu      sync.Mutex
+	servers map[string]string
+}
+
+func (l *learning) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
+	return func(yield func(mcp.Tool, error) bool) {
+		for t, err := range l.countingUp.Tools(ctx) {
+			if err == nil {
+				l.mu.Lock()
+				l.servers[t.Name], _ = serverOfName(t.Name)
+				l.mu.Unlock()
+			}
+			if !yield(t, err) {
+				return
+			}
+		}
+	}
+}
+
+func (l *learning) lookup(name string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.servers[name]
+	return s, ok
+}
+
+// A server pattern is judged on the server the router knows after a
+// listing, not refused for a tool not listed yet.
+func TestApprovalServerLearned(t *testing.T) {
+	up := &learning{countingUp: newCountingUp(approvalTool("files__read", "readOnly"), approvalTool("db__query", "readOnly")), servers: map[string]string{}}
+	ap, err := newApprovals(Approvals{SkipDestructive: true, Require: []string{"server:db"}}, "", up.lookup, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := ap.wrap(func(context.Context, bridge.Downstream) (bridge.Upstream, error) { return up, nil })(t.Context(), bridge.Downstream{})
+	if err := callGated(t.Context(), u, "files__read", nil); err != nil || up.ran("files__read") != 1 {
+		t.Fatalf("files__read: %v", err)
+	}
+	wantRefusal(t, callGated(t.Context(), u, "db__query", nil), "policy")
+	// A server never learned is held: what the gateway cannot see it
+	// does not trust.
+	wantRefusal(t, callGated(t.Context(), u, "mail__send", nil), "policy")
+	if up.ran("db__query")+up.ran("mail__send") != 0 || up.listings() != 1 {
+		t.Fatalf("ran %v, %d listings", up.calls, up.listings())
 	}
 }
 
@@ -490,7 +541,7 @@ func TestApprovalRelist(t *testing.T) {
 	})
 }
 
-// destructiveMarks are the tools a markedUp upstream lists as destructive.
+// destructiveMarks are the tools a marked upstream lists as destructive.
 type destructiveMarks struct {
 	mu    sync.Mutex
 	names map[string]bool
@@ -508,7 +559,7 @@ func (m *destructiveMarks) has(name string) bool {
 	return m.names[name]
 }
 
-// markedUp is an upstream whose listing destructiveMarks some tools destructive.
+// markedUp is an upstream whose listing marks some tools destructive.
 type markedUp struct {
 	bridge.Upstream
 	destructiveMarks *destructiveMarks
@@ -584,7 +635,7 @@ func checkNoLeaks(t *testing.T) {
 
 func echoRuns(up *testservers.HTTPServer) int { return up.Server().Stats().ToolCalls["echo"] }
 
-// Through the bridge, clients of both approvalEras are asked by elicitation; a
+// Through the bridge, clients of both eras are asked by elicitation; a
 // yes runs the tool once, a no runs nothing and says so.
 func TestApprovalThroughBridge(t *testing.T) {
 	for name, era := range approvalEras {
@@ -629,7 +680,7 @@ func TestApprovalThroughBridge(t *testing.T) {
 }
 
 // Through the bridge, a client that declared no elicitation gets the
-// policy's Default, in both approvalEras.
+// policy's Default, in both eras.
 func TestApprovalThroughBridgeDefault(t *testing.T) {
 	for name, era := range approvalEras {
 		for _, allow := range []bool{false, true} {
