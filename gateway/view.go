@@ -34,7 +34,7 @@ func (e *ViewError) Error() string {
 	if e.View != "" {
 		v = "view " + strconv.Quote(e.View)
 	}
-	return fmt.Sprintf("gateway: %s: %s %s: %s", v, e.Field, strconv.Quote(toolrank.Clip(e.Value, 200)), e.Reason)
+	return fmt.Sprintf("%s: %s %s: %s", v, e.Field, strconv.Quote(toolrank.Clip(e.Value, 200)), e.Reason)
 }
 
 // nameRE is what a view's name, a fleet name and a tool's new name match:
@@ -75,7 +75,7 @@ func parsePattern(s string) (pattern, error) {
 		return p, fmt.Errorf("an empty pattern matches nothing")
 	}
 	if _, err := path.Match(p.arg, ""); err != nil {
-		return p, fmt.Errorf("not a glob of path.Match: %v", err)
+		return p, fmt.Errorf("a malformed glob: %v", err)
 	}
 	return p, nil
 }

@@ -5,16 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/llm"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/negotiate"
+	"github.com/anymcp/anymcp/testservers"
 )
 
 // fleetTools are the fake upstream's tools, under fleet names, each as a
@@ -101,7 +108,9 @@ func (f *fake) listCount() int {
 	return f.lists
 }
 
-func (f *fake) Info() client.Info                                   { return client.Info{Era: mcp.EraInitialize} }
+func (f *fake) Info() client.Info {
+	return client.Info{Era: mcp.EraInitialize, Capabilities: mcp.ServerCapabilities{Tools: &mcp.ListChanged{}, Prompts: &mcp.ListChanged{}, Resources: &mcp.ResourcesCap{}}}
+}
 func (f *fake) Listening(context.Context) error                     { return nil }
 func (f *fake) SetLogLevel(context.Context, mcp.LoggingLevel) error { return nil }
 func (f *fake) NotifyRootsChanged(context.Context) error            { return nil }
@@ -376,10 +385,10 @@ func TestNewViewRefuses(t *testing.T) {
 	}{
 		{View{Name: "a/b"}, "Name", "1 to 64"},
 		{View{Name: strings.Repeat("a", 65)}, "Name", "1 to 64"},
-		{View{Allow: []string{"files__["}}, "Allow", "path.Match"},
+		{View{Allow: []string{"files__["}}, "Allow", "malformed glob"},
 		{View{Deny: []string{""}}, "Deny", "empty"},
 		{View{Deny: []string{"server:"}}, "Deny", "empty"},
-		{View{Deny: []string{"server:[a"}}, "Deny", "path.Match"},
+		{View{Deny: []string{"server:[a"}}, "Deny", "malformed glob"},
 		{View{Allow: []string{"hint:readonly"}}, "Allow", "readOnly, destructive, idempotent, openWorld"},
 		{View{Allow: []string{"hint:"}}, "Allow", "no such hint"},
 		{View{Rename: map[string]string{"files__read": "read file"}}, "Rename", "new name"},
@@ -569,5 +578,297 @@ func TestWholeViewIsTheUpstream(t *testing.T) {
 	f := newFake()
 	if up := through(t, View{}, f); up != bridge.Upstream(f) {
 		t.Errorf("the whole fleet's view wraps its upstream: %T", up)
+	}
+}
+
+// tsServer is the fleet naming of the end-to-end tests: the test server's
+// tools, prompts and resources, split between two servers.
+func tsServer(name string) (string, bool) {
+	switch name {
+	case "echo", "add", "big", "content_types", "greet":
+		return "alpha", true
+	}
+	if strings.HasPrefix(name, "test://static/") {
+		return "alpha", true
+	}
+	return "beta", true
+}
+
+// served is a view in front of a test server, behind a real bridge on
+// loopback HTTP: the test server, and a client of each era dialled to it.
+type served struct {
+	srv  *testservers.Server
+	conn map[string]*client.Conn // "stateless", "session"
+	// changed receives the session client's tools/list_changed.
+	changed chan struct{}
+}
+
+func serve(t *testing.T, v View) *served {
+	t.Helper()
+	ctx := context.Background()
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	t.Cleanup(srv.Close)
+	vw, err := newView(v, tsServer, tsServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bridge.New(ctx, vw.wrap(bridge.DialTarget(client.URL(srv.URL))), bridge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(b.Handler())
+	t.Cleanup(func() { hs.Close(); b.Close() })
+	s := &served{srv: srv.Server(), conn: map[string]*client.Conn{}, changed: make(chan struct{}, 8)}
+	for era, opts := range map[string][]client.Option{
+		"stateless": {client.WithProtocolVersion(mcp.LatestStatelessVersion)},
+		"session": {client.WithEra(negotiate.InitializeOnly), client.OnToolsChanged(func() {
+			select {
+			case s.changed <- struct{}{}:
+			default:
+			}
+		})},
+	} {
+		c, err := client.Dial(ctx, client.URL(hs.URL+"/mcp"), opts...)
+		if err != nil {
+			t.Fatalf("%s client: %v", era, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		s.conn[era] = c
+	}
+	return s
+}
+
+// noLeaks checks, once the test and its cleanups are done, that no
+// goroutine it started is left.
+func noLeaks(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
+
+func (s *served) upstreamCalls() int { return s.srv.Stats().Requests["tools/call"] }
+
+// wantUnknown checks that err is an unknown tool's refusal, as a client
+// of the gateway receives it.
+func wantUnknown(t *testing.T, err error, what string) {
+	t.Helper()
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || rpc.Outcome() != jsonrpc.OutcomeNotRun || !strings.HasPrefix(rpc.Message, "unknown ") {
+		t.Errorf("%s: want the refusal of an unknown name, got %v", what, err)
+	}
+}
+
+// TestViewEndToEnd serves views of a test server through a bridge to a
+// stateless and a session client: each lists exactly the view's tools,
+// prompts and resources, and every tool, prompt and resource outside
+// it is refused, never reaching the server.
+func TestViewEndToEnd(t *testing.T) {
+	noLeaks(t)
+	ctx := context.Background()
+	all := testservers.ToolNames()
+	cases := []struct {
+		name        string
+		allow, deny []string
+		tools       []string
+		prompts     []string
+	}{
+		{"server", []string{"server:alpha"}, nil, []string{"echo", "add", "big", "content_types"}, []string{"greet"}},
+		{"deny destructive", nil, []string{"hint:destructive"}, []string{"echo", "add", "once"}, []string{"greet", "simple"}},
+		{"globs", []string{"e*", "a?d"}, []string{"add"}, []string{"echo", "elicit"}, nil},
+		{"read only", []string{"hint:readOnly"}, nil, []string{"echo", "add"}, nil},
+		{"deny a server", nil, []string{"server:beta"}, []string{"echo", "add", "big", "content_types"}, []string{"greet"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := serve(t, View{Allow: c.allow, Deny: c.deny})
+			for era, conn := range s.conn {
+				tools, err := conn.AllTools(ctx)
+				if err != nil {
+					t.Fatalf("%s: %v", era, err)
+				}
+				var names []string
+				for _, tl := range tools {
+					names = append(names, tl.Name)
+				}
+				slices.Sort(names)
+				if want := slices.Sorted(slices.Values(c.tools)); !slices.Equal(names, want) {
+					t.Errorf("%s listed %v, want %v", era, names, want)
+				}
+				prompts, err := conn.AllPrompts(ctx)
+				if err != nil {
+					t.Fatalf("%s: %v", era, err)
+				}
+				var pnames []string
+				for _, p := range prompts {
+					pnames = append(pnames, p.Name)
+				}
+				if !slices.Equal(pnames, c.prompts) {
+					t.Errorf("%s prompts %v, want %v", era, pnames, c.prompts)
+				}
+				for _, n := range all {
+					if slices.Contains(c.tools, n) {
+						continue
+					}
+					before := s.upstreamCalls()
+					_, err := conn.CallTool(ctx, n, map[string]any{})
+					wantUnknown(t, err, era+" call "+n)
+					if s.upstreamCalls() != before {
+						t.Errorf("%s: the call of %s reached the server", era, n)
+					}
+				}
+				if slices.Contains(c.tools, "echo") {
+					res, err := conn.CallTool(ctx, "echo", map[string]any{"text": "hi"})
+					if err != nil || res.Content[0].Text != "hi" {
+						t.Errorf("%s echo: %v %v", era, res, err)
+					}
+				}
+				for _, p := range []string{"greet", "simple"} {
+					_, err := conn.GetPrompt(ctx, p, map[string]string{"name": "x"})
+					if slices.Contains(c.prompts, p) {
+						if err != nil {
+							t.Errorf("%s prompt %s: %v", era, p, err)
+						}
+						continue
+					}
+					wantUnknown(t, err, era+" prompt "+p)
+				}
+				_, err = conn.ReadResource(ctx, testservers.StaticTextURI)
+				if slices.Contains(c.prompts, "greet") != (err == nil) {
+					t.Errorf("%s read %s: %v", era, testservers.StaticTextURI, err)
+				}
+			}
+		})
+	}
+}
+
+// TestViewEndToEndRenamesAndMeta checks a view's names, descriptions and
+// meta tools as a client sees them through the bridge.
+func TestViewEndToEndRenamesAndMeta(t *testing.T) {
+	noLeaks(t)
+	ctx := context.Background()
+	v := View{Allow: []string{"server:alpha", "slow"}, Rename: map[string]string{"echo": "say"}, Describe: map[string]string{"add": "Sums two numbers."}}
+	s := serve(t, v)
+	for era, conn := range s.conn {
+		tools, err := conn.AllTools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]mcp.Tool{}
+		for _, tl := range tools {
+			byName[tl.Name] = tl
+		}
+		if _, ok := byName["echo"]; ok || byName["say"].InputSchema == nil || byName["add"].Description != "Sums two numbers." {
+			t.Errorf("%s: %v", era, tools)
+		}
+		if res, err := conn.CallTool(ctx, "say", map[string]any{"text": "renamed"}); err != nil || res.Content[0].Text != "renamed" {
+			t.Errorf("%s say: %v %v", era, res, err)
+		}
+		_, err = conn.CallTool(ctx, "echo", map[string]any{"text": "x"})
+		wantUnknown(t, err, era+" echo renamed away")
+	}
+
+	v.MaxTools = 3
+	v.Deny = []string{"slow"}
+	s = serve(t, v)
+	for era, conn := range s.conn {
+		tools, err := conn.AllTools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tools) != 3 || tools[0].Name != llm.SearchToolsName || tools[1].Name != llm.DescribeToolName || tools[2].Name != llm.CallToolName {
+			t.Fatalf("%s: %v, want the meta tools", era, tools)
+		}
+		res, err := conn.CallTool(ctx, llm.SearchToolsName, map[string]any{"query": "sum two numbers", "k": 1})
+		if err != nil || !strings.HasPrefix(res.Content[0].Text, "1. add: Sums two numbers.") {
+			t.Errorf("%s search: %v %v", era, res, err)
+		}
+		res, err = conn.CallTool(ctx, llm.CallToolName, map[string]any{"name": "say", "arguments": map[string]any{"text": "via call_tool"}})
+		if err != nil || res.Content[0].Text != "via call_tool" {
+			t.Errorf("%s call_tool: %v %v", era, res, err)
+		}
+		before := s.upstreamCalls()
+		for _, n := range []string{"slow", "echo", "once"} {
+			_, err = conn.CallTool(ctx, llm.CallToolName, map[string]any{"name": n, "arguments": map[string]any{}})
+			wantUnknown(t, err, era+" call_tool "+n)
+		}
+		if s.upstreamCalls() != before {
+			t.Errorf("%s: refused calls reached the server", era)
+		}
+	}
+}
+
+// TestViewEndToEndListChanged checks that the upstream's tools/list_changed
+// drops what a view knew of the tools before the client hears of it: the
+// next call that needs the tools' annotations lists them again.
+func TestViewEndToEndListChanged(t *testing.T) {
+	noLeaks(t)
+	ctx := context.Background()
+	s := serve(t, View{Allow: []string{"hint:readOnly", "notify_changes"}})
+	conn := s.conn["session"]
+	lists := func() int { return s.srv.Stats().Requests["tools/list"] }
+	for range 2 {
+		if _, err := conn.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := lists()
+	if _, err := conn.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil || lists() != before {
+		t.Fatalf("a call re-listed the tools with nothing changed: %v", err)
+	}
+	if _, err := conn.CallTool(ctx, "notify_changes", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client was not told the tools changed")
+	}
+	if _, err := conn.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if lists() != before+1 {
+		t.Errorf("after tools/list_changed, %d listings, want %d", lists(), before+1)
+	}
+}
+
+// TestViewEndToEndRecomputed checks, through a bridge, that a client's
+// next tools/list after the upstream's tools changed shows the view of
+// the new tools.
+func TestViewEndToEndRecomputed(t *testing.T) {
+	noLeaks(t)
+	ctx := context.Background()
+	f := newFake()
+	vw, err := newView(View{Deny: []string{"hint:destructive"}, Rename: map[string]string{"files__read": "cat"}}, serverOf, serverOfURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bridge.New(ctx, vw.wrap(f.dial), bridge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(b.Handler())
+	defer b.Close()
+	defer hs.Close()
+	conn, err := client.Dial(ctx, client.URL(hs.URL+"/mcp"), client.WithProtocolVersion(mcp.LatestStatelessVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	names := func() []string {
+		tools, err := conn.AllTools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{"cat", "web__fetch", "mem__store", "stray"}) {
+		t.Fatalf("listed %v", got)
+	}
+	f.setTools([]string{`{"name":"files__read","inputSchema":{"type":"object"}}`, `{"name":"files__stat","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`})
+	if got := names(); !slices.Equal(got, []string{"files__stat"}) {
+		t.Errorf("after the change, listed %v", got)
 	}
 }
