@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/llm"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/testservers"
 )
 
 // callResult decodes a tools/call answer into its text and isError.
@@ -239,4 +241,49 @@ func (m *midList) Call(ctx context.Context, method string, params, result any, o
 		m.during()
 	}
 	return m.fake.Call(ctx, method, params, result, opts...)
+}
+
+// TestViewForgetsBeforeTheBridgeHears checks the order of the callbacks on
+// the upstream's tools/list_changed: the view drops its listing before
+// the bridge's own callback (which tells the clients) runs, so that no
+// client's next call is judged against the old listing.
+func TestViewForgetsBeforeTheBridgeHears(t *testing.T) {
+	noLeaks(t)
+	ctx := context.Background()
+	srv := testservers.StartStreamable(testservers.HTTPOptions{})
+	defer srv.Close()
+	vw, err := newView(View{Allow: []string{"hint:readOnly", "notify_changes"}}, tsServer, tsServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u *viewUpstream
+	stale := make(chan bool, 1)
+	bridgeHears := client.OnToolsChanged(func() {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		select {
+		case stale <- u.set != nil:
+		default:
+		}
+	})
+	up, err := vw.wrap(bridge.DialTarget(client.URL(srv.URL)))(ctx, bridge.Downstream{Options: []client.Option{bridgeHears}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	u = up.(*viewUpstream)
+	if _, err := call(up, "tools/call", `{"name":"echo","arguments":{"text":"x"}}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(up, "tools/call", `{"name":"notify_changes"}`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-stale:
+		if s {
+			t.Error("the bridge heard of the change while the view still held its old listing")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tools/list_changed")
+	}
 }
