@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/internal/toolrank"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/llm"
@@ -53,16 +54,16 @@ func (s *toolSet) meta(v *view) bool { return v.maxTools > 0 && len(s.tools) > v
 func (v *view) build(raws []json.RawMessage) (*toolSet, error) {
 	s := &toolSet{byName: map[string]int{}, byFleet: map[string]int{}}
 	for _, raw := range raws {
-		ms, closeAt, err := scanObject(raw)
-		if err != nil {
+		if i := skipSpace(raw, 0); raw[i] != '{' {
 			continue
 		}
+		ms, closeAt := members(raw)
 		nm, err := only(ms, "name")
 		if err != nil || nm == nil {
 			continue
 		}
-		var fleet string
-		if json.Unmarshal(nm.val, &fleet) != nil || fleet == "" {
+		fleet, ok := stringValue(nm.val)
+		if !ok || fleet == "" {
 			continue
 		}
 		if !v.sel.tool(v.facts(fleet, readHints(ms))) {
@@ -116,17 +117,21 @@ func readHints(tool []member) hints {
 	if err != nil || am == nil {
 		return h
 	}
-	ms, _, err := scanObject(am.val)
-	if err != nil {
+	if am.val[0] != '{' {
 		return h
 	}
+	ms, _ := members(am.val)
 	read := func(key string) *bool {
 		m, err := only(ms, key)
 		if err != nil || m == nil {
 			return nil
 		}
 		var b bool
-		if json.Unmarshal(m.val, &b) != nil {
+		switch string(m.val) {
+		case "true":
+			b = true
+		case "false":
+		default:
 			return nil
 		}
 		return &b
@@ -175,7 +180,10 @@ func (u *viewUpstream) list(ctx context.Context, base json.RawMessage, opts []cl
 		}
 		tm, err := only(ms, "tools")
 		var tools []json.RawMessage
-		if err != nil || tm == nil || json.Unmarshal(tm.val, &tools) != nil {
+		if err == nil && tm != nil {
+			tools = elements(tm.val)
+		}
+		if tools == nil {
 			return nil, nil, errors.New("tools/list: the upstream's result has no tools array")
 		}
 		if len(raws)+len(tools) > maxListedTools {
@@ -234,7 +242,7 @@ func (u *viewUpstream) listTools(ctx context.Context, params, result any, opts [
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for _, m := range head {
-		if m.key == "nextCursor" {
+		if string(m.key) == "nextCursor" {
 			continue
 		}
 		if b.Len() > 1 {
@@ -242,7 +250,7 @@ func (u *viewUpstream) listTools(ctx context.Context, params, result any, opts [
 		}
 		b.Write(m.rawKey)
 		b.WriteByte(':')
-		if m.key == "tools" {
+		if string(m.key) == "tools" {
 			b.Write(arr)
 		} else {
 			b.Write(m.val)
@@ -433,7 +441,7 @@ func isObject(raw json.RawMessage) bool {
 
 // A member is one member of a JSON object, as sent.
 type member struct {
-	key        string // decoded
+	key        []byte // decoded
 	rawKey     []byte // as sent, quotes included
 	val        []byte // as sent
 	start, end int    // val's offsets in the object
@@ -442,43 +450,136 @@ type member struct {
 var errNotObject = errors.New("not a JSON object")
 
 // scanObject reads the members of the JSON object obj, in order, and the
-// offset of its closing brace. Anything but one object is an error.
+// offset of its closing brace. Anything but one valid object is an error.
 func scanObject(obj []byte) ([]member, int, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if !jsondec.Valid(obj) {
+		return nil, 0, errors.New("not valid JSON")
+	}
+	i := skipSpace(obj, 0)
+	if obj[i] != '{' {
 		return nil, 0, errNotObject
 	}
-	var ms []member
-	for dec.More() {
-		before := int(dec.InputOffset())
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, 0, err
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, 0, errNotObject
-		}
-		after := int(dec.InputOffset())
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil, 0, err
-		}
-		end := int(dec.InputOffset())
-		start := end - len(val)
-		if start < after || !bytes.Equal(obj[start:end], val) {
-			return nil, 0, errors.New("a member's value is not where it was read")
-		}
-		ms = append(ms, member{key: key, rawKey: bytes.TrimLeft(obj[before:after], " \t\r\n,"), val: obj[start:end], start: start, end: end})
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, 0, errNotObject
-	}
-	closeAt := int(dec.InputOffset()) - 1
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, 0, errors.New("data after the JSON object")
-	}
+	ms, closeAt := members(obj)
 	return ms, closeAt, nil
+}
+
+// members reads the members of obj, a valid JSON object (a part of one
+// that scanObject or jsondec.Valid passed), without checking it again.
+func members(obj []byte) ([]member, int) {
+	ms := make([]member, 0, 8)
+	i := skipSpace(obj, 0) + 1 // past {
+	for {
+		i = skipSpace(obj, i)
+		switch obj[i] {
+		case '}':
+			return ms, i
+		case ',':
+			i = skipSpace(obj, i+1)
+		}
+		ks := i
+		ke := skipString(obj, i)
+		i = skipSpace(obj, ke) + 1 // past :
+		vs := skipSpace(obj, i)
+		ve := skipValue(obj, vs)
+		ms = append(ms, member{key: keyAt(obj[ks:ke]), rawKey: obj[ks:ke], val: obj[vs:ve], start: vs, end: ve})
+		i = ve
+	}
+}
+
+// elements returns the elements of arr, a valid JSON array, as slices of
+// it; nil when arr is no array.
+func elements(arr []byte) []json.RawMessage {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return nil
+	}
+	out := []json.RawMessage{}
+	for i++; ; {
+		i = skipSpace(arr, i)
+		switch arr[i] {
+		case ']':
+			return out
+		case ',':
+			i = skipSpace(arr, i+1)
+		}
+		e := skipValue(arr, i)
+		out = append(out, arr[i:e])
+		i = e
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the end of the string that starts at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// skipValue returns the end of the valid JSON value that starts at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// keyAt decodes a valid JSON string literal, sharing its bytes when it
+// holds no escape.
+func keyAt(lit []byte) []byte {
+	if bytes.IndexByte(lit, '\\') < 0 {
+		return lit[1 : len(lit)-1]
+	}
+	var s string
+	_ = json.Unmarshal(lit, &s)
+	return []byte(s)
+}
+
+// stringValue decodes val, a valid JSON value, when it is a string.
+func stringValue(val []byte) (string, bool) {
+	if len(val) == 0 || val[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(val, '\\') < 0 && utf8.Valid(val) {
+		return string(val[1 : len(val)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(val, &s) == nil
 }
 
 // only returns the member key of ms, nil when there is none. A key sent
@@ -487,10 +588,10 @@ func scanObject(obj []byte) ([]member, int, error) {
 func only(ms []member, key string) (*member, error) {
 	var found *member
 	for i := range ms {
-		if !strings.EqualFold(ms[i].key, key) {
+		if !strings.EqualFold(string(ms[i].key), key) {
 			continue
 		}
-		if found != nil || ms[i].key != key {
+		if found != nil || string(ms[i].key) != key {
 			return nil, fmt.Errorf("the member %q is ambiguous", key)
 		}
 		found = &ms[i]
@@ -504,8 +605,11 @@ func stringMember(method string, ms []member, key string) (string, *jsonrpc.Erro
 	if err != nil {
 		return "", badParams(method, err.Error())
 	}
-	var s string
-	if m == nil || json.Unmarshal(m.val, &s) != nil {
+	if m == nil {
+		return "", badParams(method, key+" must be a string")
+	}
+	s, ok := stringValue(m.val)
+	if !ok {
 		return "", badParams(method, key+" must be a string")
 	}
 	return s, nil
@@ -515,10 +619,10 @@ func stringMember(method string, ms []member, key string) (string, *jsonrpc.Erro
 // not a string.
 func stringOf(ms []member, key string) string {
 	m, err := only(ms, key)
-	var s string
-	if err == nil && m != nil {
-		_ = json.Unmarshal(m.val, &s)
+	if err != nil || m == nil {
+		return ""
 	}
+	s, _ := stringValue(m.val)
 	return s
 }
 

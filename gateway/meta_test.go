@@ -287,3 +287,64 @@ func TestViewForgetsBeforeTheBridgeHears(t *testing.T) {
 		t.Fatal("no tools/list_changed")
 	}
 }
+
+// BenchmarkViewList measures a view's tools/list over 1,000 tools of
+// about 400 bytes each: what the view adds to the upstream's listing.
+func BenchmarkViewList(b *testing.B) {
+	f := &fake{}
+	for i := range 1000 {
+		f.tools = append(f.tools, `{"name":"files__tool_`+strconv.Itoa(i)+`","description":"Does thing number `+strconv.Itoa(i)+
+			` to a file on the disk, carefully, and returns what it did.","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"the file"},"mode":{"type":"string","enum":["a","b","c"]}},"required":["path"]},"annotations":{"readOnlyHint":`+strconv.FormatBool(i%2 == 0)+`}}`)
+	}
+	vw, err := newView(View{Deny: []string{"hint:destructive"}, Rename: map[string]string{"files__tool_0": "first"}}, serverOf, serverOfURI)
+	if err != nil {
+		b.Fatal(err)
+	}
+	up, _ := vw.wrap(f.dial)(context.Background(), bridge.Downstream{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := call(up, "tools/list", `{}`); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestScanObject checks the member reader against encoding/json on
+// objects whose strings hold brackets, quotes and escapes, and whose
+// keys are escaped.
+func TestScanObject(t *testing.T) {
+	for _, obj := range []string{
+		`{}`,
+		` { "a" : 1 , "b":[1,{"c":"]}"}] ,"d":"x\"}{","e":-1.5e3,"f":true,"g":null}  `,
+		`{"n\u0061me":"files__read","x":{"y":[[],{}]},"z":"\\"}`,
+		`{"a":"é","b":"\ud83d\ude00","c":[" , ] } "]}`,
+	} {
+		ms, closeAt, err := scanObject([]byte(obj))
+		if err != nil {
+			t.Fatalf("%s: %v", obj, err)
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(obj), &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) != len(want) || obj[closeAt] != '}' {
+			t.Errorf("%s: %d members, want %d; close at %d", obj, len(ms), len(want), closeAt)
+		}
+		for _, m := range ms {
+			if string(m.val) != string(want[string(m.key)]) || obj[m.start:m.end] != string(m.val) {
+				t.Errorf("%s: member %q is %s, want %s", obj, m.key, m.val, want[string(m.key)])
+			}
+		}
+	}
+	if ms, _, _ := scanObject([]byte(`{"n\u0061me":"x"}`)); string(ms[0].key) != "name" || string(ms[0].rawKey) != `"n\u0061me"` {
+		t.Errorf("escaped key: %q %q", ms[0].key, ms[0].rawKey)
+	}
+	for _, bad := range []string{``, `[]`, `"x"`, `{"a":1`, `{"a":1}{}`, `{"a":1,}`, `nul`} {
+		if _, _, err := scanObject([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if got := elements([]byte(` [ 1 ,"]",{"a":[2]} ,[] ] `)); len(got) != 4 || string(got[2]) != `{"a":[2]}` {
+		t.Errorf("elements: %q", got)
+	}
+}

@@ -519,16 +519,16 @@ func (u *viewUpstream) listFiltered(ctx context.Context, method string, params, 
 	if arr == nil {
 		return setResult(raw, result)
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(arr.val, &items); err != nil {
+	items := elements(arr.val)
+	if items == nil {
 		return fmt.Errorf("%s: the upstream's %s is no JSON array", method, list)
 	}
 	kept := make([]json.RawMessage, 0, len(items))
 	for _, it := range items {
-		ims, _, err := scanObject(it)
-		if err != nil {
+		if it[0] != '{' {
 			continue
 		}
+		ims, _ := members(it)
 		name, jerr := stringMember(method, ims, key)
 		if jerr != nil || !u.v.servesServer(lookup(name)) {
 			continue
