@@ -34,9 +34,12 @@ type View struct {
 	// Deny. A pattern is a path.Match glob over fleet names ("files__*"),
 	// "server:GLOB" over server names, or "hint:NAME" for a tool whose
 	// annotation NAME (readOnly, destructive, idempotent, openWorld) is
-	// true. Prompts and resources follow their server's patterns.
+	// true; one not sent takes the specification's default. Prompts and
+	// resources follow their server's patterns: only "server:" patterns
+	// apply to them (docs/gateway-views.md).
 	Allow, Deny []string
-	// Rename gives tools other names in this view (fleet name → name).
+	// Rename gives tools other names in this view (fleet name → name,
+	// ^[A-Za-z0-9_-]{1,64}$); the fleet name is then unknown here.
 	Rename map[string]string
 	// Describe replaces tools' descriptions in this view (fleet name →
 	// description).

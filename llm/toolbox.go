@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/anymcp/anymcp/fleet"
@@ -260,36 +259,13 @@ func (tb *Toolbox) call(ctx context.Context, name string, args []byte, meta bool
 }
 
 // search answers search_tools: the best matches, with their names and
-// descriptions.
+// descriptions (toolrank.Search, the gateway's answer too).
 func (tb *Toolbox) search(args []byte) *mcp.CallToolResult {
-	var a struct {
-		Query string `json:"query"`
-		K     int    `json:"k"`
+	text, ok := toolrank.Search(tb.docs, args, func(i int) bool { return tb.tools[i].Mode != ModeOmitted })
+	if !ok {
+		return toolError(text)
 	}
-	if err := json.Unmarshal(args, &a); err != nil || strings.TrimSpace(a.Query) == "" {
-		return toolError(`search_tools takes {"query": string, "k": integer}`)
-	}
-	k := a.K
-	if k <= 0 {
-		k = 5
-	}
-	k = min(k, 20)
-	hits := toolrank.BM25(tb.docs, a.Query, k)
-	var sb strings.Builder
-	n := 0
-	for _, h := range hits {
-		t := tb.tools[h.Index]
-		if t.Mode == ModeOmitted {
-			continue
-		}
-		n++
-		fmt.Fprintf(&sb, "%d. %s: %s\n", n, t.Name, oneLine(clip(t.Original.Description, 300)))
-	}
-	if n == 0 {
-		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("No tool matches " + strconv.Quote(clip(a.Query, 200)) + ". Try other words.")}}
-	}
-	sb.WriteString("Call " + DescribeToolName + " with a name for its parameters.")
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(sb.String())}}
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(text)}}
 }
 
 // describe answers describe_tool: the tool's definition for this target,
@@ -331,8 +307,6 @@ func (tb *Toolbox) reveal(i int) bool {
 	tb.defs = next
 	return true
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Missing returns the servers whose tools are not in the set, each with
 // why (a fleet's server that could not be reached, or refused to list).
