@@ -35,6 +35,10 @@ type Options struct {
 	Secrets []string
 	// Redact, when set, is applied too to any error text sent downstream.
 	Redact func(string) string
+	// MessagePath is where the /sse stream's endpoint event tells a
+	// client to POST, default "/message": set it when Handler is served
+	// under other paths (a gateway's /sse/VIEW posts to /message/VIEW).
+	MessagePath string
 	Logger *slog.Logger
 
 	MaxBodyBytes   int64         // a request body, default 4 MiB
@@ -83,6 +87,9 @@ func (o *Options) defaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MessagePath == "" {
+		o.MessagePath = "/message"
 	}
 }
 
