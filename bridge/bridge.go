@@ -39,6 +39,7 @@ type Options struct {
 	// client to POST, default "/message": set it when Handler is served
 	// under other paths (a gateway's /sse/VIEW posts to /message/VIEW).
 	MessagePath string
+
 	Logger *slog.Logger
 
 	MaxBodyBytes   int64         // a request body, default 4 MiB
