@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -144,3 +145,5 @@ func checkGone(t *testing.T, pidLog string) {
 		}
 	}
 }
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
