@@ -82,25 +82,25 @@ func (g *Gateway) chain(v View, cfg Config) bridge.Dialer {
 // why.
 func checkConfig(servers []fleet.Server, cfg Config) error {
 	if len(servers) == 0 {
-		return errors.New("gateway: no servers configured")
+		return errors.New("no servers configured: a gateway needs at least one")
 	}
 	// The fleet's own checks: names unique and not empty, patterns
 	// that parse. New dials nothing, and Close ends it at once.
 	f, err := fleet.New(servers)
 	if err != nil {
-		return fmt.Errorf("gateway: %w", err)
+		return err
 	}
 	_ = f.Close()
 	seen := map[string]bool{}
 	for i, v := range cfg.Views {
 		if v.Name != "" && !viewName.MatchString(v.Name) {
-			return fmt.Errorf("gateway: view %d: name %q: want 1 to 64 of A-Z a-z 0-9 _ -, or \"\" for the default view", i, v.Name)
+			return fmt.Errorf("view %d: name %q: want 1 to 64 of A-Z a-z 0-9 _ -, or \"\" for the default view", i, v.Name)
 		}
 		if seen[v.Name] {
 			if v.Name == "" {
-				return errors.New("gateway: two default views (named \"\")")
+				return errors.New("two default views (named \"\")")
 			}
-			return fmt.Errorf("gateway: two views are named %q", v.Name)
+			return fmt.Errorf("two views are named %q", v.Name)
 		}
 		seen[v.Name] = true
 	}
@@ -148,7 +148,7 @@ func atPath(path string, h http.Handler) http.Handler {
 func (g *Gateway) ServeStdio(ctx context.Context, view string, r io.Reader, w io.Writer) error {
 	b, ok := g.views[view]
 	if !ok {
-		return fmt.Errorf("gateway: view %q: %w", view, ErrUnknownView)
+		return fmt.Errorf("view %q: %w", view, ErrUnknownView)
 	}
 	return b.ServeStdio(ctx, r, w)
 }
