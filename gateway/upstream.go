@@ -457,7 +457,8 @@ func (u *fleetUpstream) Unsubscribe(ctx context.Context, uri string) error {
 }
 
 // SetLogLevel tells every connected server that takes it, and every
-// server connected later on its first use.
+// server connected later on its first use. A server that refuses is
+// logged: the level is the session's, not one server's.
 func (u *fleetUpstream) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
 	if level == "" {
 		return notRun(jsonrpc.CodeInvalidParams, "logging/setLevel: level is required")
@@ -466,9 +467,8 @@ func (u *fleetUpstream) SetLogLevel(ctx context.Context, level mcp.LoggingLevel)
 	u.level = level
 	clear(u.leveled)
 	u.mu.Unlock()
-	var errs []error
-	u.eachConnected(ctx, func(_ string, _ *client.Conn) {}, &errs) // hold tells the level
-	return errors.Join(errs...)
+	u.eachConnected(ctx, func(string, *client.Conn) {}) // hold tells each the level
+	return nil
 }
 
 // NotifyRootsChanged tells every connected server.
@@ -481,13 +481,13 @@ func (u *fleetUpstream) NotifyRootsChanged(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("%s: %w", server, err))
 			mu.Unlock()
 		}
-	}, &errs)
+	})
 	return errors.Join(errs...)
 }
 
 // eachConnected runs f, at once, on every server connected now (none is
 // dialled for it).
-func (u *fleetUpstream) eachConnected(ctx context.Context, f func(string, *client.Conn), errs *[]error) {
+func (u *fleetUpstream) eachConnected(ctx context.Context, f func(string, *client.Conn)) {
 	var wg sync.WaitGroup
 	for _, st := range u.f.Status() {
 		if st.State != fleet.StateReady {
