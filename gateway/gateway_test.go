@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/anymcp/anymcp/internal/testkit"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -355,4 +357,79 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGone(t, up.stdioPids)
+}
+
+// completion/complete goes to the prompt's server (by fleet name) or the
+// template's (by its text); progress of a call reaches its client.
+func TestCompletionAndProgress(t *testing.T) {
+	up := startUpstreams(t)
+	_, url := startGateway(t, up.servers()[:3], Config{})
+	for _, d := range eras[:2] {
+		c := dial(t, url, d)
+		before := up.sse.Server().Stats().Requests["completion/complete"]
+		res, err := c.Complete(ctxT(t), &mcp.CompleteParams{Ref: mcp.Reference{Type: "ref/prompt", Name: "sse__greet"},
+			Argument: mcp.CompleteArgument{Name: "style", Value: "f"}})
+		if err != nil {
+			t.Fatalf("%s: %v", d.name, err)
+		}
+		if len(res.Completion.Values) == 0 {
+			t.Errorf("%s: no completions", d.name)
+		}
+		if n := up.sse.Server().Stats().Requests["completion/complete"] - before; n != 1 {
+			t.Errorf("%s: the sse server got %d completions, want 1", d.name, n)
+		}
+		before = up.stateless.Server().Stats().Requests["completion/complete"]
+		if _, err := c.Complete(ctxT(t), &mcp.CompleteParams{Ref: mcp.Reference{Type: "ref/resource", URI: "test://items/{id}"},
+			Argument: mcp.CompleteArgument{Name: "id", Value: "1"}}); err != nil {
+			t.Fatalf("%s: %v", d.name, err)
+		}
+		if n := up.stateless.Server().Stats().Requests["completion/complete"] - before; n != 1 {
+			t.Errorf("%s: the first server with the template got %d completions, want 1", d.name, n)
+		}
+
+		var steps atomic.Int32
+		res2, err := c.CallTool(ctxT(t), "streamable__slow", map[string]any{"steps": 3, "delayMs": 1},
+			client.WithProgress(func(mcp.ProgressParams) { steps.Add(1) }))
+		if err != nil || res2.IsError {
+			t.Fatalf("%s: %+v, %v", d.name, res2, err)
+		}
+		if n := steps.Load(); n != 3 {
+			t.Errorf("%s: %d progress notifications, want 3", d.name, n)
+		}
+	}
+}
+
+// A change a server makes outside any request reaches a session that
+// listens, once the session's own connection to it listens too.
+func TestListChangedReachesSession(t *testing.T) {
+	up := startUpstreams(t)
+	_, url := startGateway(t, up.servers()[:2], Config{})
+	for _, d := range eras[1:] {
+		changed := make(chan struct{}, 1)
+		c := dial(t, url, d, client.OnPromptsChanged(func() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}))
+		if err := c.Listening(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.AllPrompts(ctxT(t)); err != nil { // the session's fleet connects each server
+			t.Fatal(err)
+		}
+		for _, s := range []*testservers.Server{up.streamable.Server(), up.stateless.Server()} {
+			// Nothing tells the test when the session's upstream stream
+			// opens: the change is made again until it is heard.
+			testkit.Eventually(t, 20*time.Second, d.name+" hearing "+s.Options().Name, func() bool {
+				s.NotifyPromptsChanged()
+				select {
+				case <-changed:
+					return true
+				case <-time.After(50 * time.Millisecond):
+					return false
+				}
+			})
+		}
+	}
 }
