@@ -253,6 +253,22 @@ func TestSessionStatePerDownstream(t *testing.T) {
 	if n := st.Stats().Initializations - base; n != 3 {
 		t.Errorf("%d upstream initializations after 2 sessions and 2 stateless clients, want 3", n)
 	}
+	// A stateless call that may need input has a connection of its own,
+	// to the one server it uses: the routes other fleets learnt take it
+	// there without listing every server.
+	sseBase := up.sse.Server().Stats().Initializations
+	asks := dial(t, url, eras[0], client.WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}))
+	for range 2 {
+		call(t, asks, "streamable__echo", map[string]any{"text": "x"})
+	}
+	if n := st.Stats().Initializations - base; n != 5 {
+		t.Errorf("%d upstream initializations after 2 calls that may need input, want 5 (one each)", n)
+	}
+	if n := up.sse.Server().Stats().Initializations - sseBase; n != 0 {
+		t.Errorf("those calls dialled the sse server %d times, want 0", n)
+	}
 }
 
 // An upstream's question during a call (elicitation) reaches the client

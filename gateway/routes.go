@@ -28,7 +28,6 @@ type hub struct {
 	prompts      map[string]route  // fleet name → server, prompt's own name
 	resources    map[string]string // URI → server (the first in configuration order)
 	templates    []fleet.Template  // in configuration order, one per template text
-	listedRes    bool              // resources were listed once
 	instructions map[string]string // server → its instructions, once connected
 	collided     map[string]bool   // "uri\x00server" collisions logged
 }
@@ -129,7 +128,6 @@ func (h *hub) mergeResources(cat *fleet.ResourceCatalogue) ([]fleet.Resource, []
 	}
 	h.templates = append(slices.Clone(keptTpl), old...)
 	slices.SortStableFunc(h.templates, func(a, b fleet.Template) int { return h.byOrder(a.Server, b.Server) })
-	h.listedRes = true
 	h.mu.Unlock()
 	return keptRes, keptTpl
 }
@@ -148,19 +146,18 @@ func (h *hub) collision(what, uri, first, other string) {
 
 // resourceServer returns the server of uri: the one whose listing has it,
 // else the first (in configuration order) with a template that matches.
-// listed says whether resources were listed at all.
-func (h *hub) resourceServer(uri string) (server string, ok, listed bool) {
+func (h *hub) resourceServer(uri string) (server string, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s, ok := h.resources[uri]; ok {
-		return s, true, true
+		return s, true
 	}
 	for _, t := range h.templates {
 		if matchTemplate(t.Template.URITemplate, uri) {
-			return t.Server, true, true
+			return t.Server, true
 		}
 	}
-	return "", false, h.listedRes
+	return "", false
 }
 
 // templateServer returns the server whose template's text is t.

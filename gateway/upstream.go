@@ -355,13 +355,13 @@ func (u *fleetUpstream) resourceServer(ctx context.Context, uri string) (string,
 	if uri == "" {
 		return "", notRun(jsonrpc.CodeInvalidParams, "uri is required")
 	}
-	if s, ok, _ := u.h.resourceServer(uri); ok {
+	if s, ok := u.h.resourceServer(uri); ok {
 		return s, nil
 	}
 	if _, _, err := u.resources(ctx); err != nil {
 		return "", err
 	}
-	if s, ok, _ := u.h.resourceServer(uri); ok {
+	if s, ok := u.h.resourceServer(uri); ok {
 		return s, nil
 	}
 	return "", notRun(jsonrpc.CodeResourceNotFound, "resource %q: no server of the gateway lists it or a template that matches it", uri)
