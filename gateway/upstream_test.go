@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"github.com/anymcp/anymcp/testservers"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -80,5 +82,24 @@ func TestLogLevelPerSession(t *testing.T) {
 	// The instructions of a server connected once reach later sessions.
 	if got := dial(t, url, eras[1]).Info().Instructions; !strings.Contains(got, "## streamable\nUse echo to echo.") {
 		t.Errorf("instructions %q", got)
+	}
+}
+
+// A session's roots change reaches every server its fleet connected, and
+// no server of another session.
+func TestRootsChangedFanOut(t *testing.T) {
+	up := startUpstreams(t)
+	_, url := startGateway(t, up.servers()[1:3], Config{})
+	roots := client.WithRoots(func(context.Context) ([]mcp.Root, error) { return []mcp.Root{{URI: "file:///w"}}, nil })
+	c := dial(t, url, eras[1], roots)
+	call(t, c, "streamable__echo", map[string]any{"text": "connect"})
+	call(t, c, "sse__echo", map[string]any{"text": "connect"})
+	if err := c.NotifyRootsChanged(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*testservers.Server{up.streamable.Server(), up.sse.Server()} {
+		if _, err := s.WaitStats(ctxT(t), func(st testservers.Stats) bool { return st.RootsListChanged == 1 }); err != nil {
+			t.Errorf("%s: %v (roots changed %d times)", s.Options().Name, err, s.Stats().RootsListChanged)
+		}
 	}
 }
