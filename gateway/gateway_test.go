@@ -449,3 +449,21 @@ func TestListChangedReachesSession(t *testing.T) {
 		}
 	}
 }
+
+// A tool a 2025-11-25 server runs only as a task is called by clients of
+// both eras as a plain tool: the server's Conn asks for the task and
+// waits for it.
+func TestTaskOnlyTool(t *testing.T) {
+	up := testservers.StartStreamable(testservers.HTTPOptions{Options: testservers.Options{Tasks: testservers.TaskOptions{Enabled: true}}})
+	defer up.Close()
+	_, url := startGateway(t, []fleet.Server{{Name: "tasks", Target: client.URL(up.URL)}}, Config{})
+	for i, d := range eras[:2] {
+		c := dial(t, url, d)
+		if got := call(t, c, "tasks__"+testservers.TaskSleepTool, map[string]any{"ms": 5, "text": "slept"}); got != "slept" {
+			t.Errorf("%s: %q", d.name, got)
+		}
+		if st := up.Server().Stats(); st.TasksCreated != i+1 || st.TaskResults != i+1 {
+			t.Errorf("%s: %d tasks created, %d results fetched; want %d", d.name, st.TasksCreated, st.TaskResults, i+1)
+		}
+	}
+}
