@@ -35,6 +35,11 @@ type Options struct {
 	Secrets []string
 	// Redact, when set, is applied too to any error text sent downstream.
 	Redact func(string) string
+	// MessagePath is where the /sse stream's endpoint event tells a
+	// client to POST, default "/message": set it when Handler is served
+	// under other paths (a gateway's /sse/VIEW posts to /message/VIEW).
+	MessagePath string
+
 	Logger *slog.Logger
 	// Observer, when set, sees every downstream request (see Observer):
 	// the otel module's ServerObserver makes a SERVER span of each.
@@ -86,6 +91,9 @@ func (o *Options) defaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MessagePath == "" {
+		o.MessagePath = "/message"
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 )
 
 // HTTP+SSE (revision 2024-11-05): GET /sse opens the stream, whose first
-// event, endpoint, names where to POST (/message?sessionId=…); every answer
+// event, endpoint, names where to POST (/message?sessionId=…, or
+// Options.MessagePath); every answer
 // and notification comes on the stream. The stream is the session: when it
 // ends, so does the session and its upstream Conn.
 
@@ -51,7 +52,7 @@ func (b *Bridge) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	servehttp.StartStream(w, false)
-	if servehttp.WriteEvent(w, "", "endpoint", []byte("/message?sessionId="+id)) != nil {
+	if servehttp.WriteEvent(w, "", "endpoint", []byte(b.o.MessagePath+"?sessionId="+id)) != nil {
 		return
 	}
 	_ = servehttp.Flush(w)

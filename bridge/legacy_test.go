@@ -1,6 +1,9 @@
 package bridge
 
 import (
+	"bufio"
+	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -29,5 +32,34 @@ func TestLegacySSEClient(t *testing.T) {
 	res, err := conn.CallTool(testCtx(t), "echo", map[string]any{"text": "old"})
 	if err != nil || res.Content[0].Text != "old" {
 		t.Fatalf("%+v, %v", res, err)
+	}
+}
+
+// The endpoint event names Options.MessagePath, so that a bridge served
+// under other paths (a gateway's views) gets its clients' POSTs back.
+func TestLegacyEndpointMessagePath(t *testing.T) {
+	up := testservers.StartStateless(testservers.HTTPOptions{Options: testservers.Options{Eras: testservers.StatelessOnly}})
+	defer up.Close()
+	for _, tc := range []struct{ path, want string }{{"", "/message?sessionId="}, {"/message/team", "/message/team?sessionId="}} {
+		_, url := startBridge(t, up.URL, Options{MessagePath: tc.path})
+		ctx, cancel := context.WithCancel(testCtx(t))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, "/mcp")+"/sse", nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(res.Body)
+		var data string
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				data = d
+				break
+			}
+		}
+		cancel()
+		res.Body.Close()
+		if !strings.HasPrefix(data, tc.want) {
+			t.Errorf("MessagePath %q: endpoint %q, want %s…", tc.path, data, tc.want)
+		}
 	}
 }

@@ -1,0 +1,170 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"sync"
+
+	"github.com/anymcp/anymcp/bridge"
+	"github.com/anymcp/anymcp/fleet"
+)
+
+// Gateway serves a fleet of servers as one MCP server per view, to
+// clients of every era. It is safe for concurrent use.
+type Gateway struct {
+	hub   *hub
+	views map[string]*bridge.Bridge
+	names []string // in configuration order
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var viewName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ErrUnknownView is the error of ServeStdio for a view not configured.
+var ErrUnknownView = errors.New("no such view")
+
+// New makes a gateway over servers, serving the views of cfg. It checks
+// the configuration (server names, patterns, view names) and dials
+// nothing: each server is dialled on first use. ctx bounds New only.
+func New(ctx context.Context, servers []fleet.Server, cfg Config) (*Gateway, error) {
+	if err := checkConfig(servers, cfg); err != nil {
+		return nil, err
+	}
+	views := cfg.Views
+	if len(views) == 0 {
+		views = []View{{}}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	fopts := append([]fleet.Option{fleet.WithLogger(log)}, cfg.Fleet...)
+	g := &Gateway{hub: newHub(servers, fopts, log), views: make(map[string]*bridge.Bridge, len(views))}
+	for _, v := range views {
+		o := cfg.Bridge
+		if o.Logger == nil {
+			o.Logger = log
+		}
+		if v.Name != "" {
+			o.MessagePath = "/message/" + v.Name
+		}
+		b, err := bridge.New(ctx, g.chain(v, cfg), o)
+		if err != nil {
+			_ = g.Close()
+			return nil, fmt.Errorf("view %q: %w", v.Name, err)
+		}
+		g.views[v.Name] = b
+		g.names = append(g.names, v.Name)
+	}
+	return g, nil
+}
+
+// chain is the Dialer of view v: THE ONE PLACE where a view's chain is
+// built, outermost first: view(approvals(fleetUpstream)). The view
+// filters and renames what the approvals and the fleet see; approvals
+// gate calls before they reach a server.
+func (g *Gateway) chain(v View, cfg Config) bridge.Dialer {
+	d := bridge.Dialer(g.hub.dial)
+	// Approvals (gateway/approve*.go): d = cfg.Approvals.wrap(v.Name, d), once merged.
+	// View (gateway/view*.go): d = v.wrap(d), once merged.
+	_ = cfg
+	return d
+}
+
+// checkConfig refuses a configuration the gateway cannot serve, saying
+// why.
+func checkConfig(servers []fleet.Server, cfg Config) error {
+	if len(servers) == 0 {
+		return errors.New("no servers configured: a gateway needs at least one")
+	}
+	// The fleet's own checks: names unique and not empty, patterns
+	// that parse. New dials nothing, and Close ends it at once.
+	f, err := fleet.New(servers)
+	if err != nil {
+		return err
+	}
+	_ = f.Close()
+	seen := map[string]bool{}
+	for i, v := range cfg.Views {
+		if v.Name != "" && !viewName.MatchString(v.Name) {
+			return fmt.Errorf("view %d: name %q: want 1 to 64 of A-Z a-z 0-9 _ -, or \"\" for the default view", i, v.Name)
+		}
+		if seen[v.Name] {
+			if v.Name == "" {
+				return errors.New("two default views (named \"\")")
+			}
+			return fmt.Errorf("two views are named %q", v.Name)
+		}
+		seen[v.Name] = true
+	}
+	return nil
+}
+
+// Views are the names of the views served, in configuration order ("" is
+// the default view).
+func (g *Gateway) Views() []string { return append([]string(nil), g.names...) }
+
+// Handler returns the gateway's HTTP faces: the default view at /mcp
+// (Streamable HTTP, both eras), /sse and /message (HTTP+SSE); view NAME
+// at /mcp/NAME, /sse/NAME and /message/NAME. Each is the bridge's face
+// (see package bridge), with its Options' guards. Any other path is 404.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for name, b := range g.views {
+		h := b.Handler()
+		for _, face := range []string{"/mcp", "/sse", "/message"} {
+			path := face
+			if name != "" {
+				path += "/" + name
+			}
+			mux.Handle(path, atPath(face, h))
+		}
+	}
+	return mux
+}
+
+// atPath serves h as if the request had come to path: the bridge's
+// faces are at fixed paths.
+func atPath(path string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r2 := new(http.Request)
+		*r2 = *r
+		u := *r.URL
+		u.Path, u.RawPath = path, ""
+		r2.URL = &u
+		h.ServeHTTP(w, r2)
+	})
+}
+
+// ServeStdio serves one client of the view named view over r and w, as
+// bridge.Bridge.ServeStdio does, until r ends or ctx is done.
+func (g *Gateway) ServeStdio(ctx context.Context, view string, r io.Reader, w io.Writer) error {
+	b, ok := g.views[view]
+	if !ok {
+		return fmt.Errorf("view %q: %w", view, ErrUnknownView)
+	}
+	return b.ServeStdio(ctx, r, w)
+}
+
+// Close ends every view's sessions and streams, and closes every
+// upstream connection: no server process and no goroutine of the
+// gateway's is left when it returns.
+func (g *Gateway) Close() error {
+	g.closeOnce.Do(func() {
+		var errs []error
+		for _, name := range g.names {
+			if err := g.views[name].Close(); err != nil {
+				errs = append(errs, fmt.Errorf("view %q: %w", name, err))
+			}
+		}
+		g.closeErr = errors.Join(errs...)
+	})
+	return g.closeErr
+}
