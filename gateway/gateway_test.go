@@ -43,7 +43,7 @@ func TestToolsOfEveryEra(t *testing.T) {
 			}
 			before := up.streamable.Server().Stats().ToolCalls["echo"]
 			for _, s := range []string{"stateless", "streamable", "sse", "stdio"} {
-				if got := call(t, c, s+"__echo", map[string]any{"text": d.name + " to " + s}); got != d.name+" to "+s {
+				if got := callText(t, c, s+"__echo", map[string]any{"text": d.name + " to " + s}); got != d.name+" to "+s {
 					t.Errorf("%s__echo: %q", s, got)
 				}
 			}
@@ -225,7 +225,7 @@ func TestSessionStatePerDownstream(t *testing.T) {
 	}
 	touch := map[string]any{"uri": testservers.StaticTextURI}
 	for i := range 3 {
-		if got := call(t, a, "streamable__touch", touch); got != "notified" {
+		if got := callText(t, a, "streamable__touch", touch); got != "notified" {
 			t.Fatalf("a's call %d: %q, want notified (its own subscription)", i, got)
 		}
 		select {
@@ -236,7 +236,7 @@ func TestSessionStatePerDownstream(t *testing.T) {
 		case <-ctxT(t).Done():
 			t.Fatal("a got no resources/updated")
 		}
-		if got := call(t, b, "streamable__touch", touch); got != "not subscribed" {
+		if got := callText(t, b, "streamable__touch", touch); got != "not subscribed" {
 			t.Fatalf("b's call %d: %q, want not subscribed (a's subscription is a's)", i, got)
 		}
 	}
@@ -247,7 +247,7 @@ func TestSessionStatePerDownstream(t *testing.T) {
 	for range 2 {
 		c := dial(t, url, eras[0])
 		for range 2 {
-			call(t, c, "streamable__echo", map[string]any{"text": "x"})
+			callText(t, c, "streamable__echo", map[string]any{"text": "x"})
 		}
 	}
 	if n := st.Stats().Initializations - base; n != 3 {
@@ -261,7 +261,7 @@ func TestSessionStatePerDownstream(t *testing.T) {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}))
 	for range 2 {
-		call(t, asks, "streamable__echo", map[string]any{"text": "x"})
+		callText(t, asks, "streamable__echo", map[string]any{"text": "x"})
 	}
 	if n := st.Stats().Initializations - base; n != 5 {
 		t.Errorf("%d upstream initializations after 2 calls that may need input, want 5 (one each)", n)
@@ -291,7 +291,7 @@ func TestLateServerRequestReachesItsClient(t *testing.T) {
 	}
 	for _, who := range []string{"A", "C"} {
 		for _, server := range []string{"streamable", "stateless"} {
-			got := call(t, clients[who], server+"__elicit", map[string]any{"message": who + " via " + server})
+			got := callText(t, clients[who], server+"__elicit", map[string]any{"message": who + " via " + server})
 			if !strings.Contains(got, `"name":"`+who+`"`) {
 				t.Errorf("%s calling %s__elicit: %q, want its own answer", who, server, got)
 			}
@@ -345,7 +345,7 @@ func TestListChangedReachesListeners(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, server := range []string{"streamable", "sse"} {
-			call(t, c, server+"__notify_changes", nil)
+			callText(t, c, server+"__notify_changes", nil)
 			select {
 			case <-changed:
 			case <-time.After(20 * time.Second):
@@ -360,12 +360,12 @@ func TestListChangedReachesListeners(t *testing.T) {
 func TestCloseLeavesNoProcess(t *testing.T) {
 	up := startUpstreams(t)
 	g, url := startGateway(t, up.servers()[3:], Config{})
-	call(t, dial(t, url, eras[0]), "stdio__echo", map[string]any{"text": "shared"})
-	call(t, dial(t, url, eras[1]), "stdio__echo", map[string]any{"text": "session"})
+	callText(t, dial(t, url, eras[0]), "stdio__echo", map[string]any{"text": "shared"})
+	callText(t, dial(t, url, eras[1]), "stdio__echo", map[string]any{"text": "session"})
 	asks := dial(t, url, eras[0], client.WithElicitation(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}))
-	call(t, asks, "stdio__echo", map[string]any{"text": "own"})
+	callText(t, asks, "stdio__echo", map[string]any{"text": "own"})
 	if n := len(pids(t, up.stdioPids)); n != 3 {
 		t.Errorf("%d stdio servers started, want 3 (shared, session, the call's own)", n)
 	}
@@ -459,7 +459,7 @@ func TestTaskOnlyTool(t *testing.T) {
 	_, url := startGateway(t, []fleet.Server{{Name: "tasks", Target: client.URL(up.URL)}}, Config{})
 	for i, d := range eras[:2] {
 		c := dial(t, url, d)
-		if got := call(t, c, "tasks__"+testservers.TaskSleepTool, map[string]any{"ms": 5, "text": "slept"}); got != "slept" {
+		if got := callText(t, c, "tasks__"+testservers.TaskSleepTool, map[string]any{"ms": 5, "text": "slept"}); got != "slept" {
 			t.Errorf("%s: %q", d.name, got)
 		}
 		if st := up.Server().Stats(); st.TasksCreated != i+1 || st.TaskResults != i+1 {

@@ -103,8 +103,8 @@ func dial(t *testing.T, url string, d downstream, opts ...client.Option) *client
 	return c
 }
 
-// call calls the tool name through c and returns its text.
-func call(t *testing.T, c *client.Conn, name string, args any) string {
+// callText calls the tool name through c and returns its text.
+func callText(t *testing.T, c *client.Conn, name string, args any) string {
 	t.Helper()
 	res, err := c.CallTool(ctxT(t), name, args)
 	if err != nil {

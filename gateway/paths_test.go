@@ -26,7 +26,7 @@ func TestViewPaths(t *testing.T) {
 		for _, d := range eras {
 			d.path += view
 			c := dial(t, url, d)
-			if got := call(t, c, "streamable__echo", map[string]any{"text": d.path}); got != d.path {
+			if got := callText(t, c, "streamable__echo", map[string]any{"text": d.path}); got != d.path {
 				t.Errorf("%s: %q", d.path, got)
 			}
 		}
@@ -115,7 +115,7 @@ func TestServeStdio(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := call(t, c, "stateless__echo", map[string]any{"text": "piped"}); got != "piped" {
+		if got := callText(t, c, "stateless__echo", map[string]any{"text": "piped"}); got != "piped" {
 			t.Errorf("%v: %q", era, got)
 		}
 		_ = c.Close()

@@ -8,7 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-var errNotObject = errors.New("not a JSON object with a name")
+var errNoName = errors.New("not a JSON object with a name")
 
 // withName returns the JSON object raw with the value of its top-level
 // "name" member (every one, should the server have sent it twice)
@@ -17,7 +17,7 @@ var errNotObject = errors.New("not a JSON object with a name")
 func withName(raw json.RawMessage, name string) (json.RawMessage, error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, errNotObject
+		return nil, errNoName
 	}
 	type span struct{ start, end int }
 	var spans []span
@@ -37,7 +37,7 @@ func withName(raw json.RawMessage, name string) (json.RawMessage, error) {
 		}
 	}
 	if len(spans) == 0 {
-		return nil, errNotObject
+		return nil, errNoName
 	}
 	nb, err := json.Marshal(name)
 	if err != nil {

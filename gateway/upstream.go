@@ -68,7 +68,7 @@ func (u *fleetUpstream) Close() error { return u.f.Close() }
 func (u *fleetUpstream) Call(ctx context.Context, method string, params, result any, opts ...client.CallOption) error {
 	switch method {
 	case "ping":
-		return setResult(result, struct{}{})
+		return encodeResult(result, struct{}{})
 	case "tools/list":
 		return u.listTools(ctx, result)
 	case "tools/call":
@@ -102,7 +102,7 @@ func (u *fleetUpstream) Call(ctx context.Context, method string, params, result 
 		if err != nil {
 			return err
 		}
-		return setResult(result, struct{}{})
+		return encodeResult(result, struct{}{})
 	case "logging/setLevel":
 		p, err := paramsOf(method, params)
 		if err != nil {
@@ -111,7 +111,7 @@ func (u *fleetUpstream) Call(ctx context.Context, method string, params, result 
 		if err := u.SetLogLevel(ctx, mcp.LoggingLevel(p.str("level"))); err != nil {
 			return err
 		}
-		return setResult(result, struct{}{})
+		return encodeResult(result, struct{}{})
 	case "completion/complete":
 		return u.complete(ctx, params, result, opts)
 	}
@@ -202,7 +202,7 @@ func (u *fleetUpstream) listTools(ctx context.Context, result any) error {
 		}
 		list = append(list, raw)
 	}
-	return setResult(result, map[string]any{"tools": list})
+	return encodeResult(result, map[string]any{"tools": list})
 }
 
 // Tools lists the tools under their fleet names.
@@ -284,7 +284,7 @@ func (u *fleetUpstream) listPrompts(ctx context.Context, result any) error {
 		pr.Name = p.Name
 		list = append(list, pr)
 	}
-	return setResult(result, map[string]any{"prompts": list})
+	return encodeResult(result, map[string]any{"prompts": list})
 }
 
 func (u *fleetUpstream) promptRoute(ctx context.Context, name string) (route, error) {
@@ -340,13 +340,13 @@ func (u *fleetUpstream) listResources(ctx context.Context, method string, result
 		for i, t := range tpl {
 			list[i] = t.Template
 		}
-		return setResult(result, map[string]any{"resourceTemplates": list})
+		return encodeResult(result, map[string]any{"resourceTemplates": list})
 	}
 	list := make([]mcp.Resource, len(res))
 	for i, r := range res {
 		list[i] = r.Resource
 	}
-	return setResult(result, map[string]any{"resources": list})
+	return encodeResult(result, map[string]any{"resources": list})
 }
 
 // resourceServer returns the server of uri (see hub.resourceServer),
@@ -378,7 +378,7 @@ func (u *fleetUpstream) complete(ctx context.Context, params, result any, opts [
 	if json.Unmarshal(p.m["ref"], &ref) != nil || ref == nil {
 		return notRun(jsonrpc.CodeInvalidParams, "completion/complete: ref must be an object")
 	}
-	refp := &rawParams{m: ref}
+	refp := &memberParams{m: ref}
 	var server string
 	switch refp.str("type") {
 	case "ref/prompt":
@@ -505,9 +505,9 @@ func (u *fleetUpstream) eachConnected(ctx context.Context, f func(string, *clien
 	wg.Wait()
 }
 
-// setResult gives result (the bridge's *json.RawMessage, or any pointer)
+// encodeResult gives result (the bridge's *json.RawMessage, or any pointer)
 // the JSON of v.
-func setResult(result, v any) error {
+func encodeResult(result, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -519,12 +519,12 @@ func setResult(result, v any) error {
 	return json.Unmarshal(raw, result)
 }
 
-// rawParams are a request's params as members, as the client sent them.
-type rawParams struct{ m map[string]json.RawMessage }
+// memberParams are a request's params as members, as the client sent them.
+type memberParams struct{ m map[string]json.RawMessage }
 
 // paramsOf reads params (the bridge's json.RawMessage, or any value that
 // encodes to a JSON object).
-func paramsOf(method string, params any) (*rawParams, error) {
+func paramsOf(method string, params any) (*memberParams, error) {
 	var raw []byte
 	switch p := params.(type) {
 	case json.RawMessage:
@@ -539,7 +539,7 @@ func paramsOf(method string, params any) (*rawParams, error) {
 		}
 		raw = b
 	}
-	r := &rawParams{m: map[string]json.RawMessage{}}
+	r := &memberParams{m: map[string]json.RawMessage{}}
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &r.m); err != nil || r.m == nil {
 			return nil, notRun(jsonrpc.CodeInvalidParams, "%s: params must be a JSON object", method)
@@ -548,24 +548,24 @@ func paramsOf(method string, params any) (*rawParams, error) {
 	return r, nil
 }
 
-func (r *rawParams) str(name string) string {
+func (r *memberParams) str(name string) string {
 	var s string
 	_ = json.Unmarshal(r.m[name], &s)
 	return s
 }
 
-func (r *rawParams) set(name, value string) {
+func (r *memberParams) set(name, value string) {
 	r.m[name], _ = json.Marshal(value)
 }
 
-func (r *rawParams) raw() json.RawMessage {
+func (r *memberParams) raw() json.RawMessage {
 	b, _ := json.Marshal(r.m)
 	return b
 }
 
 // typedCall returns tools/call params as the Conn's own type when they
 // hold nothing it lacks (name, arguments, _meta), else as they are.
-func (r *rawParams) typedCall(name string) any {
+func (r *memberParams) typedCall(name string) any {
 	for k := range r.m {
 		if k != "name" && k != "arguments" && k != "_meta" {
 			return r.raw() // a task asked for, a round's answers: as sent

@@ -72,10 +72,10 @@ func TestLogLevelPerSession(t *testing.T) {
 	}
 	args := map[string]any{"level": "info", "message": "m"}
 	for _, s := range []string{"streamable", "sse"} {
-		if got := call(t, quiet, s+"__log", args); got != "filtered" {
+		if got := callText(t, quiet, s+"__log", args); got != "filtered" {
 			t.Errorf("%s at level error: %q, want filtered", s, got)
 		}
-		if got := call(t, loud, s+"__log", args); got != "logged" {
+		if got := callText(t, loud, s+"__log", args); got != "logged" {
 			t.Errorf("%s at level debug: %q, want logged", s, got)
 		}
 	}
@@ -92,8 +92,8 @@ func TestRootsChangedFanOut(t *testing.T) {
 	_, url := startGateway(t, up.servers()[1:3], Config{})
 	roots := client.WithRoots(func(context.Context) ([]mcp.Root, error) { return []mcp.Root{{URI: "file:///w"}}, nil })
 	c := dial(t, url, eras[1], roots)
-	call(t, c, "streamable__echo", map[string]any{"text": "connect"})
-	call(t, c, "sse__echo", map[string]any{"text": "connect"})
+	callText(t, c, "streamable__echo", map[string]any{"text": "connect"})
+	callText(t, c, "sse__echo", map[string]any{"text": "connect"})
 	if err := c.NotifyRootsChanged(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
