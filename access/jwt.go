@@ -133,6 +133,7 @@ func JWT(cfg JWTConfig) (*JWTPolicy, error) {
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithLeeway(cfg.Leeway),
+		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(func() time.Time { return p.keys.now() }),
 	)
 	if len(cfg.Views) > 0 {
