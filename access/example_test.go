@@ -34,14 +34,14 @@ func ExampleMiddleware() {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		body, _ := io.ReadAll(w.Result().Body)
-		fmt.Println(w.Code, w.Header().Get("WWW-Authenticate"))
 		if w.Code == 200 {
-			fmt.Println(string(body))
+			fmt.Println(w.Code, string(body))
+		} else {
+			fmt.Println(w.Code, w.Header().Get("WWW-Authenticate"))
 		}
 	}
 	// Output:
-	// 200
-	// view "team-a" for static token of view "team-a"
+	// 200 view "team-a" for static token of view "team-a"
 	// 401 Bearer resource_metadata="https://gw.example/.well-known/oauth-protected-resource/mcp"
 	// 401 Bearer resource_metadata="https://gw.example/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="the bearer token is not one this server knows"
 }
