@@ -39,8 +39,8 @@ func TestJWTEndToEnd(t *testing.T) {
 	defer srv.Close()
 	k := testKeys()
 	tokens := map[string]string{
-		"RS256": sign(t, jwt.SigningMethodRS256, k.rsa, "rsa1", is.claims(nil)),
-		"ES256": sign(t, jwt.SigningMethodES256, k.ec, "ec1", is.claims(map[string]any{"scope": "mcp team-b", "sub": "bob"})),
+		"RS256":  sign(t, jwt.SigningMethodRS256, k.rsa, "rsa1", is.claims(nil)),
+		"ES256":  sign(t, jwt.SigningMethodES256, k.ec, "ec1", is.claims(map[string]any{"scope": "mcp team-b", "sub": "bob"})),
 		"no kid": sign(t, jwt.SigningMethodES256, k.ec, "", is.claims(map[string]any{"scope": nil, "scp": []string{"mcp", "team-b"}, "sub": "bob"})),
 	}
 	want := map[string]Grant{"RS256": {View: "a", Subject: "alice"}, "ES256": {View: "b", Subject: "bob"}, "no kid": {View: "b", Subject: "bob"}}
