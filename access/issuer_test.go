@@ -65,6 +65,10 @@ type issuer struct {
 	jwksURI  string // override of the metadata's jwks_uri
 	jwksBody []byte // override of the JWKS
 	jwksHits atomic.Int64
+	// gate, when set, holds every JWKS answer until closed; each JWKS
+	// request is first told on started.
+	gate    chan struct{}
+	started chan struct{}
 }
 
 func newIssuer(t *testing.T) *issuer {
@@ -78,7 +82,7 @@ func newIssuer(t *testing.T) *issuer {
 func (is *issuer) serve(w http.ResponseWriter, r *http.Request) {
 	is.mu.Lock()
 	is.hits[r.URL.Path]++
-	jwksURI, body := is.jwksURI, is.jwksBody
+	jwksURI, body, gate, started := is.jwksURI, is.jwksBody, is.gate, is.started
 	is.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	switch r.URL.Path {
@@ -89,6 +93,10 @@ func (is *issuer) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": is.URL, "jwks_uri": jwksURI, "token_endpoint": is.URL + "/token"})
 	case "/jwks":
 		is.jwksHits.Add(1)
+		if gate != nil {
+			started <- struct{}{}
+			<-gate
+		}
 		if body == nil {
 			k := testKeys()
 			body, _ = json.Marshal(map[string]any{"keys": []any{rsaJWK("rsa1", &k.rsa.PublicKey), ecJWK("ec1", &k.ec.PublicKey)}})

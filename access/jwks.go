@@ -87,16 +87,19 @@ type keySet struct {
 	tried    time.Time     // last attempt, successful or not
 	lastErr  error         // the last attempt's error
 	inflight chan struct{} // closed when the running fetch ends
+
+	testHookWait func() // called before waiting for another's fetch
 }
 
 // lookup returns the keys that may verify a token signed with alg under
 // kid ("" when the token names none).
 func (s *keySet) lookup(ctx context.Context, kid, alg string) ([]publicKey, error) {
+	fetched := false // by this call: it never fetches twice
 	for {
 		s.mu.Lock()
 		now := s.now()
 		fresh := !s.fetched.IsZero() && now.Sub(s.fetched) < s.ttl
-		recent := !s.tried.IsZero() && now.Sub(s.tried) < s.minRefetch
+		recent := fetched || !s.tried.IsZero() && now.Sub(s.tried) < s.minRefetch
 		found := s.match(kid, alg)
 		if len(found) > 0 && (fresh || recent) {
 			s.mu.Unlock()
@@ -112,6 +115,9 @@ func (s *keySet) lookup(ctx context.Context, kid, alg string) ([]publicKey, erro
 		}
 		if wait := s.inflight; wait != nil {
 			s.mu.Unlock()
+			if s.testHookWait != nil {
+				s.testHookWait()
+			}
 			select {
 			case <-wait:
 				continue
@@ -124,6 +130,7 @@ func (s *keySet) lookup(ctx context.Context, kid, alg string) ([]publicKey, erro
 		s.mu.Unlock()
 
 		keys, jwksURL, err := s.fetch(ctx)
+		fetched = true
 
 		s.mu.Lock()
 		s.tried = s.now()

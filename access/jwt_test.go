@@ -159,21 +159,34 @@ func randomKid() string {
 }
 
 // A flood of tokens with random kids makes at most one fetch of the key
-// set per MinRefetch, however many there are and however concurrent.
+// set per MinRefetch, however many there are and however concurrent: the
+// concurrent ones wait for the one fetch (the issuer holds it until all
+// of them wait, or until a second fetch shows up).
 func TestUnknownKidFlood(t *testing.T) {
+	const n = 200
 	is := newIssuer(t)
 	p := is.policy(t, func(c *JWTConfig) { c.MinRefetch = time.Minute })
 	clock := time.Now()
 	var clockMu sync.Mutex
 	p.keys.now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
 	advance := func(d time.Duration) { clockMu.Lock(); clock = clock.Add(d); clockMu.Unlock() }
+	waiting := make(chan struct{}, 2*n)
+	p.keys.testHookWait = func() {
+		select {
+		case waiting <- struct{}{}:
+		default: // only a broken single flight waits this often
+		}
+	}
 	if _, err := p.Authorize(request(bearer(is.rsaToken(t, nil)))); err != nil {
 		t.Fatal(err)
 	}
+	tokens := make([]string, n)
+	for i := range tokens {
+		tokens[i] = sign(t, jwt.SigningMethodRS256, testKeys().rsaOther, randomKid(), is.claims(nil))
+	}
 	flood := func() {
 		var wg sync.WaitGroup
-		for range 200 {
-			tok := sign(t, jwt.SigningMethodRS256, testKeys().rsaOther, randomKid(), is.claims(nil))
+		for _, tok := range tokens {
 			wg.Go(func() {
 				_, err := p.Authorize(request(bearer(tok)))
 				if !errors.Is(err, ErrInvalidToken) {
@@ -183,14 +196,31 @@ func TestUnknownKidFlood(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	flood()
-	if n := is.jwksHits.Load(); n != 1 {
-		t.Fatalf("after a flood within MinRefetch of the first fetch: %d fetches, want 1", n)
+	flood() // within MinRefetch of the first fetch: none
+	if got := is.jwksHits.Load(); got != 1 {
+		t.Fatalf("after a flood within MinRefetch of the first fetch: %d fetches, want 1", got)
 	}
+
 	advance(time.Minute + time.Second)
-	flood()
-	if n := is.jwksHits.Load(); n != 2 {
-		t.Fatalf("after a flood past MinRefetch: %d fetches, want 2", n)
+	gate, started := make(chan struct{}), make(chan struct{}, n)
+	is.mu.Lock()
+	is.gate, is.started = gate, started
+	is.mu.Unlock()
+	done := make(chan struct{})
+	go func() { flood(); close(done) }()
+	waiters, fetches := 0, 0
+	for waiters < n-1 && fetches < 2 {
+		select {
+		case <-waiting:
+			waiters++
+		case <-started:
+			fetches++
+		}
+	}
+	close(gate)
+	<-done
+	if got := is.jwksHits.Load(); got != 2 || waiters != n-1 {
+		t.Fatalf("after a flood past MinRefetch: %d fetches (%d callers waited for one), want 2 (%d)", got, waiters, n-1)
 	}
 	// A kid the issuer has since published is found by that one fetch.
 	if _, err := p.Authorize(request(bearer(is.rsaToken(t, nil)))); err != nil {
