@@ -176,7 +176,8 @@ func GrantOf(ctx context.Context) (Grant, bool) {
 // the request's context (GrantOf) and the Authorization header removed:
 // a client's credential is the server's business only and cannot reach
 // anything Next sends upstream. A refusal is answered with its status and
-// challenge; a policy that cannot decide, with 503.
+// challenge; a policy that cannot decide, with 503. A nil Policy is
+// Loopback: nothing configured admits this machine only.
 type Handler struct {
 	Policy      Policy
 	MetadataURL string       // the RFC 9728 document named in challenges
@@ -190,7 +191,11 @@ func Middleware(p Policy, metadataURL string, next http.Handler) *Handler {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g, err := h.Policy.Authorize(r)
+	p := h.Policy
+	if p == nil {
+		p = defaultPolicy
+	}
+	g, err := p.Authorize(r)
 	if err != nil {
 		h.refuse(w, r, err)
 		return
@@ -202,6 +207,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Next.ServeHTTP(w, r2)
 }
+
+var defaultPolicy = Loopback()
 
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	var e *Error

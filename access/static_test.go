@@ -182,11 +182,14 @@ func TestMiddlewareChallenge(t *testing.T) {
 			t.Errorf("%d %q\nwant %d %q", w.Code, w.Header().Get("WWW-Authenticate"), tt.status, tt.want)
 		}
 	}
-	// A refusal without a token code (Loopback's 403) has no challenge.
-	w := httptest.NewRecorder()
-	Middleware(Loopback(), meta, http.NotFoundHandler()).ServeHTTP(w, request(""))
-	if w.Code != 403 || w.Header().Get("WWW-Authenticate") != "" {
-		t.Errorf("loopback refusal: %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
+	// A refusal without a token code (Loopback's 403) has no challenge;
+	// a nil policy is Loopback.
+	for _, p := range []Policy{Loopback(), nil} {
+		w := httptest.NewRecorder()
+		Middleware(p, meta, http.NotFoundHandler()).ServeHTTP(w, request(""))
+		if w.Code != 403 || w.Header().Get("WWW-Authenticate") != "" {
+			t.Errorf("loopback refusal: %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
+		}
 	}
 }
 
