@@ -148,6 +148,11 @@ func (g *gated) Call(ctx context.Context, method string, params, result any, opt
 		return err
 	}
 	server, why, err := g.ap.needs(ctx, g.Upstream, name)
+	if errors.Is(err, errNotListed) {
+		// No listing has it: refused as the core and the view refuse
+		// an unknown tool, without a question no one could answer.
+		return notServed("tool", name)
+	}
 	if err != nil {
 		return refusedCall(name, server, "", "not run: the gateway could not tell whether tool "+strconv.Quote(name)+" needs approval: "+err.Error())
 	}
@@ -227,6 +232,9 @@ var (
 	errAmbiguous  = jsonrpc.NewError(jsonrpc.CodeInvalidParams, `tools/call: not run: the params carry "name" or "arguments" twice, or in other letter case`).WithOutcome(jsonrpc.OutcomeNotRun)
 )
 
+// errNotListed is needs' error for a tool no listing has.
+var errNotListed = errors.New("the tool is in no listing")
+
 // needs returns the tool's server and why it needs approval ("" when it
 // does not). What the gateway cannot see it does not trust: a tool no
 // listing has, or a server lookup does not know, matches the patterns
@@ -254,7 +262,7 @@ func (ap *approver) needs(ctx context.Context, up bridge.Upstream, name string) 
 		return server, "", err
 	}
 	if !listed {
-		return server, "the gateway does not know its annotations (it is not in the tool list)", nil
+		return server, "", errNotListed
 	}
 	if !ap.a.SkipDestructive && ann != nil && ann.DestructiveHint != nil && *ann.DestructiveHint {
 		return server, "it is marked destructive", nil

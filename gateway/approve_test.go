@@ -503,8 +503,8 @@ func TestApprovalConcurrent(t *testing.T) {
 }
 
 // The catalogue is listed once, again after tools/list_changed, and for
-// a name it lacks at most once a second; a tool no listing has needs
-// approval.
+// a name it lacks at most once a second; a tool no listing has is
+// refused as unknown, and never runs.
 func TestApprovalRelist(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		up := newCountingUp(approvalTool("files__read", "readOnly"))
@@ -522,11 +522,11 @@ func TestApprovalRelist(t *testing.T) {
 		// within the second.
 		up.setTools(approvalTool("files__read", "readOnly"), approvalTool("files__write"))
 		time.Sleep(time.Second)
-		wantRefusal(t, callGated(t.Context(), u, "files__gone", nil), "policy")
+		wantUnknownTool(t, callGated(t.Context(), u, "files__gone", nil))
 		if up.listings() != 2 {
 			t.Fatalf("unknown name: %d listings", up.listings())
 		}
-		wantRefusal(t, callGated(t.Context(), u, "files__gone", nil), "policy")
+		wantUnknownTool(t, callGated(t.Context(), u, "files__gone", nil))
 		if err := callGated(t.Context(), u, "files__write", nil); err != nil || up.listings() != 2 {
 			t.Fatalf("files__write: %v, %d listings", err, up.listings())
 		}
@@ -821,4 +821,14 @@ func FuzzApprovalCallOf(f *testing.F) {
 			t.Fatalf("%q: gate read arguments %q, encoding/json %q", raw, args, m["arguments"])
 		}
 	})
+}
+
+// wantUnknownTool fails unless err refuses a call as an unknown tool:
+// -32602, outcome not run.
+func wantUnknownTool(t *testing.T, err error) {
+	t.Helper()
+	var re *jsonrpc.Error
+	if !errors.As(err, &re) || re.Code != jsonrpc.CodeInvalidParams || re.Outcome() != jsonrpc.OutcomeNotRun || !strings.Contains(re.Message, "unknown tool") {
+		t.Fatalf("%v, want an unknown-tool refusal that did not run", err)
+	}
 }

@@ -4,8 +4,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/anymcp/anymcp/access"
 	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/fleet"
+	"github.com/anymcp/anymcp/pin"
 )
 
 // Config is what a Gateway serves and how. The zero value serves every
@@ -17,7 +19,19 @@ type Config struct {
 	Views []View
 	// Approvals gate the tools that need a person's yes.
 	Approvals Approvals
-	// Bridge bounds and secures every view's downstream faces.
+	// Pins, when set, fingerprints every tool the first time it is seen
+	// and holds back a tool whose definition changed until it is
+	// approved again (see package pin and fleet.WithPins).
+	Pins *pin.Pins
+	// Access decides which HTTP clients are admitted and which view each
+	// sees (see package access): a Grant's View serves a client of /mcp
+	// that view, and refuses it any other. Nil: access.Loopback.
+	Access access.Policy
+	// MetadataURL is the protected-resource metadata that Access's
+	// refusals name (access.ResourceMetadata.URL); "" names none.
+	MetadataURL string
+	// Bridge bounds and secures every view's downstream faces. Its
+	// AuthToken must be empty when Access is set: Access checks tokens.
 	Bridge bridge.Options
 	// Fleet are options for the fleet (and each session's own fleet).
 	Fleet  []fleet.Option

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sync"
 
+	"github.com/anymcp/anymcp/access"
 	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/fleet"
 )
@@ -17,9 +18,11 @@ import (
 // Gateway serves a fleet of servers as one MCP server per view, to
 // clients of every era. It is safe for concurrent use.
 type Gateway struct {
-	hub   *hub
-	views map[string]*bridge.Bridge
-	names []string // in configuration order
+	hub    *hub
+	access access.Policy
+	meta   string
+	views  map[string]*bridge.Bridge
+	names  []string // in configuration order
 
 	closeOnce sync.Once
 	closeErr  error
@@ -46,7 +49,12 @@ func New(ctx context.Context, servers []fleet.Server, cfg Config) (*Gateway, err
 		log = slog.New(slog.DiscardHandler)
 	}
 	fopts := append([]fleet.Option{fleet.WithLogger(log)}, cfg.Fleet...)
-	g := &Gateway{hub: newHub(servers, fopts, log), views: make(map[string]*bridge.Bridge, len(views))}
+	if cfg.Pins != nil {
+		fopts = append(fopts, fleet.WithPins(cfg.Pins))
+	}
+	g := &Gateway{hub: newHub(servers, fopts, log), views: make(map[string]*bridge.Bridge, len(views)),
+		access: cfg.Access, meta: cfg.MetadataURL}
+	g.hub.pinned = cfg.Pins != nil
 	for _, v := range views {
 		o := cfg.Bridge
 		if o.Logger == nil {
@@ -55,7 +63,12 @@ func New(ctx context.Context, servers []fleet.Server, cfg Config) (*Gateway, err
 		if v.Name != "" {
 			o.MessagePath = "/message/" + v.Name
 		}
-		b, err := bridge.New(ctx, g.chain(v, cfg), o)
+		d, err := g.chain(v, cfg, log)
+		if err != nil {
+			_ = g.Close()
+			return nil, err
+		}
+		b, err := bridge.New(ctx, d, o)
 		if err != nil {
 			_ = g.Close()
 			return nil, fmt.Errorf("view %q: %w", v.Name, err)
@@ -66,16 +79,37 @@ func New(ctx context.Context, servers []fleet.Server, cfg Config) (*Gateway, err
 	return g, nil
 }
 
-// chain is the Dialer of view v: THE ONE PLACE where a view's chain is
+// chain is the Dialer of view v, the one place where a view's chain is
 // built, outermost first: view(approvals(fleetUpstream)). The view
-// filters and renames what the approvals and the fleet see; approvals
-// gate calls before they reach a server.
-func (g *Gateway) chain(v View, cfg Config) bridge.Dialer {
+// filters and renames what the approvals and the fleet see, so both
+// see fleet names; approvals gate calls before they reach a server.
+func (g *Gateway) chain(v View, cfg Config, log *slog.Logger) (bridge.Dialer, error) {
 	d := bridge.Dialer(g.hub.dial)
-	// Approvals (gateway/approve*.go): d = cfg.Approvals.wrap(v.Name, d), once merged.
-	// View (gateway/view*.go): d = v.wrap(d), once merged.
-	_ = cfg
-	return d
+	toolServer := func(name string) (string, bool) {
+		if r, ok := g.hub.tool(name); ok {
+			return r.server, true
+		}
+		if r, ok := g.hub.prompt(name); ok {
+			return r.server, true
+		}
+		return "", false
+	}
+	uriServer := func(uri string) (string, bool) {
+		if s, ok := g.hub.resourceServer(uri); ok {
+			return s, true
+		}
+		return g.hub.templateServer(uri)
+	}
+	ap, err := newApprovals(cfg.Approvals, v.Name, toolServer, log)
+	if err != nil {
+		return nil, fmt.Errorf("view %q: approvals: %w", v.Name, err)
+	}
+	d = ap.wrap(d)
+	vw, err := newView(v, toolServer, uriServer)
+	if err != nil {
+		return nil, err
+	}
+	return vw.wrap(d), nil
 }
 
 // checkConfig refuses a configuration the gateway cannot serve, saying
@@ -91,6 +125,9 @@ func checkConfig(servers []fleet.Server, cfg Config) error {
 		return err
 	}
 	_ = f.Close()
+	if cfg.Access != nil && cfg.Bridge.AuthToken != "" {
+		return errors.New("both Access and Bridge.AuthToken are set: Access checks the bearer tokens, give it the token (access.Tokens)")
+	}
 	seen := map[string]bool{}
 	for i, v := range cfg.Views {
 		if v.Name != "" && !viewName.MatchString(v.Name) {
@@ -115,19 +152,50 @@ func (g *Gateway) Views() []string { return append([]string(nil), g.names...) }
 // (Streamable HTTP, both eras), /sse and /message (HTTP+SSE); view NAME
 // at /mcp/NAME, /sse/NAME and /message/NAME. Each is the bridge's face
 // (see package bridge), with its Options' guards. Any other path is 404.
+//
+// Config.Access admits each request first (access.Loopback when nil).
+// A client granted a view is served that view at the default paths,
+// and refused every other view's.
 func (g *Gateway) Handler() http.Handler {
-	mux := http.NewServeMux()
+	faces := make(map[string]http.Handler, len(g.views))
 	for name, b := range g.views {
-		h := b.Handler()
+		faces[name] = b.Handler()
+	}
+	mux := http.NewServeMux()
+	for name := range g.views {
 		for _, face := range []string{"/mcp", "/sse", "/message"} {
 			path := face
 			if name != "" {
 				path += "/" + name
 			}
-			mux.Handle(path, atPath(face, h))
+			mux.Handle(path, granted(faces, name, face))
 		}
 	}
-	return mux
+	return access.Middleware(g.access, g.meta, mux)
+}
+
+// granted serves face of view name (faces holds each view's handler) to
+// a client whose grant allows it: a grant of view V is served V at the
+// default view's paths and refused any other view's paths.
+func granted(faces map[string]http.Handler, name, face string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		grant, _ := access.GrantOf(r.Context())
+		serve := name
+		switch {
+		case grant.View == "" || grant.View == name:
+		case name == "":
+			serve = grant.View
+		default:
+			http.Error(w, "this client is not granted this view", http.StatusForbidden)
+			return
+		}
+		h, ok := faces[serve]
+		if !ok {
+			http.Error(w, "the view this client is granted is not served here", http.StatusForbidden)
+			return
+		}
+		atPath(face, h).ServeHTTP(w, r)
+	})
 }
 
 // atPath serves h as if the request had come to path: the bridge's

@@ -22,6 +22,9 @@ type hub struct {
 	order     map[string]int // server name → its index in servers
 	fleetOpts []fleet.Option
 	log       *slog.Logger
+	// pinned: the fleets hold back changed tools (Config.Pins), so a
+	// call is routed by the calling fleet's own listing only.
+	pinned bool
 
 	mu           sync.Mutex
 	tools        map[string]route  // fleet name → server, tool's own name

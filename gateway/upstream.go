@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/anymcp/anymcp/bridge"
@@ -14,6 +15,7 @@ import (
 	"github.com/anymcp/anymcp/fleet"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
+	"github.com/anymcp/anymcp/pin"
 )
 
 // ServerName is the serverInfo name the gateway gives its clients.
@@ -230,14 +232,18 @@ func (u *fleetUpstream) toolRoute(ctx context.Context, name string) (route, erro
 	if s, t, ok := u.f.Lookup(name); ok {
 		return route{s, t}, nil
 	}
-	if r, ok := u.h.tool(name); ok {
+	if r, ok := u.h.tool(name); ok && !u.h.pinned {
 		return r, nil
 	}
-	if _, err := u.tools(ctx); err != nil {
+	cat, err := u.tools(ctx)
+	if err != nil {
 		return route{}, err
 	}
 	if s, t, ok := u.f.Lookup(name); ok {
 		return route{s, t}, nil
+	}
+	if why := heldReason(cat, name); why != "" {
+		return route{}, notRun(jsonrpc.CodeInvalidParams, "tool %q is held back: %s; it runs again once its new definition is approved", name, why)
 	}
 	return route{}, notRun(jsonrpc.CodeInvalidParams, "unknown tool %q: no server of the gateway offers it (tools/list names them)", name)
 }
@@ -586,4 +592,29 @@ func (r *memberParams) typedCall(name string) any {
 		}
 	}
 	return p
+}
+
+// heldReason says why the tool of fleet name is held back (its pinned
+// definition changed: what changed), "" when it is not.
+func heldReason(cat *fleet.Catalogue, name string) string {
+	for _, e := range cat.Errors {
+		if e.Kind != fleet.KindHeld {
+			continue
+		}
+		for _, err := range unwrapAll(e.Err) {
+			var ce *pin.ChangedError
+			if errors.As(err, &ce) && strings.Replace(ce.Key, "/", "__", 1) == name {
+				return ce.Error()
+			}
+		}
+	}
+	return ""
+}
+
+// unwrapAll is err and, when it joins several, each of them.
+func unwrapAll(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
