@@ -45,12 +45,12 @@ func TestBridgeCommandContinuesTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := recv.span(t, "tools/call echo")
-	if hexOf(call.TraceId) != traceID || hexOf(call.ParentSpanId) != parentID {
-		t.Fatalf("the bridge's upstream span: trace %s, parent %s; want the downstream's %s, %s", hexOf(call.TraceId), hexOf(call.ParentSpanId), traceID, parentID)
+	if call.TraceID != traceID || call.ParentSpanID != parentID {
+		t.Fatalf("the bridge's upstream span: trace %s, parent %s; want the downstream's %s, %s", call.TraceID, call.ParentSpanID, traceID, parentID)
 	}
 	found := false
 	for _, tc := range up.Server().TraceContexts() {
-		if tc.Method == "tools/call" && tc.TraceID == traceID && tc.ParentID == hexOf(call.SpanId) {
+		if tc.Method == "tools/call" && tc.TraceID == traceID && tc.ParentID == call.SpanID {
 			found = true
 		}
 	}
