@@ -13,6 +13,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/tls"
@@ -305,6 +306,7 @@ func partialSuccess(signal string, body []byte) error {
 // otlpSpanExporter is an sdktrace.SpanExporter.
 type otlpSpanExporter struct {
 	s       *otlpSender
+	maxBody int // 0: otlpMaxBody
 	mu      sync.Mutex
 	stopped bool
 }
@@ -332,9 +334,10 @@ func (e *otlpSpanExporter) exportChunk(ctx context.Context, spans []sdktrace.Rea
 	if err != nil {
 		return fmt.Errorf("OTLP traces export: encoding: %w", err)
 	}
-	if len(body) > otlpMaxBody {
+	limit := cmp.Or(e.maxBody, otlpMaxBody)
+	if len(body) > limit {
 		if len(spans) == 1 {
-			return fmt.Errorf("OTLP traces export: span %q is %d bytes, over the %d-byte request cap: dropped", spans[0].Name(), len(body), otlpMaxBody)
+			return fmt.Errorf("OTLP traces export: span %q is %d bytes, over the %d-byte request cap: dropped", spans[0].Name(), len(body), limit)
 		}
 		half := len(spans) / 2
 		return errors.Join(e.exportChunk(ctx, spans[:half]), e.exportChunk(ctx, spans[half:]))
