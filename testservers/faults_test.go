@@ -138,12 +138,13 @@ func TestFaultResumeFinishedStream(t *testing.T) {
 	if len(evs) != 1 || evs[0].data != "" || !evs[0].hasID {
 		t.Fatalf("cut stream: %+v", evs)
 	}
-	testkit.Eventually(t, testTimeout, "the execution", func() bool { return s.Server().Stats().Executions == 1 })
-	// An ordering sleep, left: the response is kept a moment after the
-	// execution is counted, and the stream table (being replaced by the
-	// shared server core) tells no one when. A GET before it still gets
-	// the response, live, so the test does not fail; it tests less.
-	time.Sleep(20 * time.Millisecond)
+	// Resume once the response is kept: the stream has ended, with no
+	// connection to carry it (a GET before that would get it live).
+	select {
+	case <-streamEnded(t, s, w.session, evs[0].id):
+	case <-time.After(testTimeout):
+		t.Fatal("the cut stream's response was never written")
+	}
 	get := w.do(t, http.MethodGet, "", lastEventHdr(evs[0].id))
 	rest, err := drain(newSSEReader(get.Body))
 	get.Body.Close()
@@ -869,4 +870,21 @@ func carried(s *HTTPServer) int {
 		}
 	}
 	return n
+}
+
+// streamEnded returns the channel closed once the POST stream that event
+// id evID belongs to has its last response written (kept, when no
+// connection carries the stream).
+func streamEnded(t *testing.T, s *HTTPServer, session, evID string) <-chan struct{} {
+	t.Helper()
+	hs, ok := s.h.sessions.Get(session)
+	if !ok {
+		t.Fatalf("no session %q", session)
+	}
+	id, _, ok := parseEventID(evID)
+	st := hs.stream(id)
+	if !ok || st == nil {
+		t.Fatalf("no stream for event id %q", evID)
+	}
+	return st.ended
 }

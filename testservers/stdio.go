@@ -206,8 +206,11 @@ const (
 // grandchild of StdioFaults.Grandchild: it sleeps until killed (at most
 // grandchildLife) and exits. Otherwise it returns at once.
 //
-// Test binaries call it first thing in TestMain, the mcpcall binary first
-// thing in main; StdioCommand tells how to start them that way.
+// Test binaries call it first thing in TestMain; so do, in main, the
+// example and benchmark binaries that start themselves as the stdio
+// servers of a fleet (examples/fleethost, bench/fleet). StdioCommand tells
+// how to start them that way. The shipped mcpcall never calls it: its
+// demo serves stdio through a hidden subcommand, not the environment.
 func RunFromEnv() {
 	switch os.Getenv(EnvVar) {
 	case "stdio":

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
@@ -46,17 +44,17 @@ func TestBridgeCommandContinuesTrace(t *testing.T) {
 	if err := conn.Close(); err != nil { // the bridge exits, flushing its spans
 		t.Fatal(err)
 	}
-	server := recv.spanOfKind(t, tracepb.Span_SPAN_KIND_SERVER, "tools/call echo")
-	if hexOf(server.TraceId) != traceID || hexOf(server.ParentSpanId) != parentID {
-		t.Fatalf("the bridge's SERVER span: trace %s, parent %s; want the downstream's %s, %s", hexOf(server.TraceId), hexOf(server.ParentSpanId), traceID, parentID)
+	server := recv.spanOfKind(t, spanKindServer, "tools/call echo")
+	if server.TraceID != traceID || server.ParentSpanID != parentID {
+		t.Fatalf("the bridge's SERVER span: trace %s, parent %s; want the downstream's %s, %s", server.TraceID, server.ParentSpanID, traceID, parentID)
 	}
-	call := recv.spanOfKind(t, tracepb.Span_SPAN_KIND_CLIENT, "tools/call echo")
-	if hexOf(call.TraceId) != traceID || hexOf(call.ParentSpanId) != hexOf(server.SpanId) {
-		t.Fatalf("the bridge's upstream span: trace %s, parent %s; want the SERVER span's %s, %s", hexOf(call.TraceId), hexOf(call.ParentSpanId), traceID, hexOf(server.SpanId))
+	call := recv.spanOfKind(t, spanKindClient, "tools/call echo")
+	if call.TraceID != traceID || call.ParentSpanID != server.SpanID {
+		t.Fatalf("the bridge's upstream span: trace %s, parent %s; want the SERVER span's %s, %s", call.TraceID, call.ParentSpanID, traceID, server.SpanID)
 	}
 	found := false
 	for _, tc := range up.Server().TraceContexts() {
-		if tc.Method == "tools/call" && tc.TraceID == traceID && tc.ParentID == hexOf(call.SpanId) {
+		if tc.Method == "tools/call" && tc.TraceID == traceID && tc.ParentID == call.SpanID {
 			found = true
 		}
 	}
@@ -65,12 +63,19 @@ func TestBridgeCommandContinuesTrace(t *testing.T) {
 	}
 }
 
+// The OTLP span kinds the tests look for (enum values, as OTLP/JSON
+// sends them).
+const (
+	spanKindServer = 2
+	spanKindClient = 3
+)
+
 // spanOfKind returns the one span of kind named name.
-func (o *otlpReceiver) spanOfKind(t *testing.T, kind tracepb.Span_SpanKind, name string) *tracepb.Span {
+func (o *otlpReceiver) spanOfKind(t *testing.T, kind int, name string) jsonSpan {
 	t.Helper()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var found []*tracepb.Span
+	var found []jsonSpan
 	for _, s := range o.spans {
 		if s.Name == name && s.Kind == kind {
 			found = append(found, s)

@@ -11,8 +11,6 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -26,8 +24,8 @@ import (
 )
 
 // What mcpcall exports with the standard OTEL_* variables: its requests'
-// spans and the MCP metrics, over OTLP http/protobuf, flushed
-// before it exits. A signal is on when its exporter variable says otlp
+// spans and the MCP metrics, over OTLP/HTTP with JSON (telemetry_otlp.go),
+// flushed before it exits. A signal is on when its exporter variable says otlp
 // (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER), or, that variable unset,
 // when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, or the
 // signal's own); "none" turns it off, and so does OTEL_SDK_DISABLED=true.
@@ -50,11 +48,13 @@ type telemetry struct {
 // telemetryFlushTimeout bounds the flush of a run that ended by itself.
 const telemetryFlushTimeout = 5 * time.Second
 
-// otlpProtocol is the one OTLP protocol mcpcall exports with. grpc is
-// left out on purpose: its exporters and grpc-go were 64 s of a 98 s cold
-// build of mcpcall, paid by every newcomer's first `go run`
-// (docs/benchmarks.md). A collector takes http/protobuf on port 4318.
-const otlpProtocol = "http/protobuf"
+// otlpProtocol is the one OTLP protocol mcpcall exports with: OTLP/HTTP
+// with JSON, by exporters of its own (telemetry_otlp.go says why). An
+// OTLP/HTTP receiver takes it on the port it takes http/protobuf on
+// (4318), so http/protobuf, the SDKs' default that many environments set,
+// is sent as http/json too. grpc is refused: its exporters were 64 s of a
+// 98 s cold build (docs/benchmarks.md).
+const otlpProtocol = "http/json"
 
 // signalOn reports whether a signal (TRACES, METRICS) is to be exported,
 // and over which protocol.
@@ -78,12 +78,12 @@ func signalOn(getenv func(string) string, signal string) (on bool, protocol stri
 		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
 	switch protocol {
-	case "", otlpProtocol:
+	case "", otlpProtocol, "http/protobuf":
 		return true, otlpProtocol, nil
 	case "grpc":
-		return false, "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: mcpcall exports OTLP over http/protobuf only (a collector listens for it on port 4318); set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf")
+		return false, "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: mcpcall exports OTLP over HTTP only, as http/json (a collector listens for it on port 4318); set OTEL_EXPORTER_OTLP_PROTOCOL=http/json")
 	}
-	return false, "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: mcpcall exports OTLP over http/protobuf only", protocol)
+	return false, "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: mcpcall exports OTLP over HTTP only, as http/json", protocol)
 }
 
 // otlpEndpoint returns the endpoint URL of a signal as the variables
@@ -102,7 +102,7 @@ func otlpEndpoint(getenv func(string) string, signal string) string {
 
 // startTelemetry builds the exporters the OTEL_* variables ask for; nil
 // when they ask for none. A signal whose variables it cannot honour (an
-// exporter other than otlp, a protocol other than http/protobuf)
+// exporter other than otlp, grpc, a malformed OTEL_EXPORTER_OTLP_* value)
 // is left off with a warning: the environment may be meant for other
 // programs, and telemetry never fails a run.
 func startTelemetry(ctx context.Context, getenv func(string) string, warn func(msg string, args ...any)) (*telemetry, error) {
@@ -130,44 +130,45 @@ func startTelemetry(ctx context.Context, getenv func(string) string, warn func(m
 	t := &telemetry{prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}), grace: exitGrace, getenv: getenv}
 	opts := []otelmcp.Option{otelmcp.WithPropagators(t.prop)}
 	if traces {
-		exp, err := traceExporter(ctx, otlpEndpoint(getenv, "TRACES"))
+		cfg, err := otlpSettings(getenv, "traces")
 		if err != nil {
-			return nil, err
+			warn("not exporting traces", "err", err)
+			traces = false
+		} else {
+			exp := &otlpSpanExporter{s: newOTLPSender(cfg)}
+			t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 		}
-		t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	}
+	if metrics {
+		cfg, err := otlpSettings(getenv, "metrics")
+		var ts sdkmetric.TemporalitySelector
+		var as sdkmetric.AggregationSelector
+		if err == nil {
+			ts, as, err = metricSelectors(getenv)
+		}
+		if err != nil {
+			warn("not exporting metrics", "err", err)
+			metrics = false
+		} else {
+			exp := &otlpMetricExporter{s: newOTLPSender(cfg), temporality: ts, aggregation: as}
+			t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
+		}
+	}
+	if !traces && !metrics {
+		return nil, nil
+	}
+	if t.tp != nil {
 		opts = append(opts, otelmcp.WithTracerProvider(t.tp))
 	} else {
 		opts = append(opts, otelmcp.WithTracerProvider(tracenoop.NewTracerProvider()))
 	}
-	if metrics {
-		exp, err := metricExporter(ctx, otlpEndpoint(getenv, "METRICS"))
-		if err != nil {
-			t.shutdown(ctx)
-			return nil, err
-		}
-		t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
+	if t.mp != nil {
 		opts = append(opts, otelmcp.WithMeterProvider(t.mp))
 	} else {
 		opts = append(opts, otelmcp.WithMeterProvider(metricnoop.NewMeterProvider()))
 	}
 	t.observer = otelmcp.NewObserver(opts...)
 	return t, nil
-}
-
-func traceExporter(ctx context.Context, endpoint string) (sdktrace.SpanExporter, error) {
-	var opts []otlptracehttp.Option
-	if endpoint != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(endpoint))
-	}
-	return otlptracehttp.New(ctx, opts...)
-}
-
-func metricExporter(ctx context.Context, endpoint string) (sdkmetric.Exporter, error) {
-	var opts []otlpmetrichttp.Option
-	if endpoint != "" {
-		opts = append(opts, otlpmetrichttp.WithEndpointURL(endpoint))
-	}
-	return otlpmetrichttp.New(ctx, opts...)
 }
 
 // telemetryResource describes mcpcall: service.name is OTEL_SERVICE_NAME,

@@ -24,6 +24,8 @@ func Poll(within time.Duration, cond func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
+		// The poll's interval, not an ordering sleep: the deadline
+		// bounds the wait, and cond is checked again after each pause.
 		time.Sleep(2 * time.Millisecond)
 	}
 	return true
