@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,10 @@ type cli struct {
 	run         runState     // what this run did so far, for its error report
 	tel         *telemetry   // what OTEL_* asks to export; nil: nothing (telemetry.go)
 
+	// gatewayEnv is added to a session gateway's environment (tests: what
+	// makes the test binary mcpcall).
+	gatewayEnv []string
+
 	openBrowser func(ctx context.Context, url string) error // auth login; tests replace it
 	// exchangeTimeout is auth login's auth.Config.ExchangeTimeout: 0, the
 	// library's default; tests shorten it.
@@ -70,6 +75,7 @@ type flags struct {
 	trace     string
 	config    string
 	server    string
+	session   string
 	transport string
 	era       string
 	protocol  string
@@ -131,6 +137,15 @@ func (c *cli) getenv(k string) string {
 
 // main runs the command line and returns the exit status.
 func (c *cli) main(ctx context.Context, args []string) int {
+	if len(args) == 1 && args[0] == gatewayCommand {
+		// A session's gateway reads its line on stdin: argv is public.
+		var req gatewayRequest
+		if err := json.NewDecoder(io.LimitReader(c.stdin, maxGatewayRequest)).Decode(&req); err != nil {
+			fmt.Fprintf(c.stderr, "%s: reading the line on stdin: %v\n", gatewayCommand, err)
+			return exitUsage
+		}
+		args = append(args, req.Args...)
+	}
 	root := c.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(c.stdin)
@@ -204,7 +219,7 @@ serverInfo). Logs, progress and server stderr go to stderr only.
 		c.toolsCommand(), c.resourcesCommand(), c.promptsCommand(),
 		c.completeCommand(), c.pingCommand(), c.probeCommand(), c.callCommand(),
 		c.serversCommand(), c.demoCommand(), c.authCommand(), c.tasksCommand(),
-		c.bridgeCommand(),
+		c.bridgeCommand(), c.sessionCommand(), c.gatewayCommandDef(),
 	)
 	return root
 }
