@@ -88,7 +88,12 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, answers...)
+	if t.socket == "" || c.answers.given() {
+		// Through a session, a client that can answer nothing is served
+		// by the gateway's one upstream connection, where the state is;
+		// one that can answer gets a connection of its own (docs/sessions.md).
+		opts = append(opts, answers...)
+	}
 	if c.f.protocol != "" {
 		if mcp.EraOf(c.f.protocol) == "" {
 			return nil, usageErr("--protocol-version %s: this client speaks %s", c.f.protocol, strings.Join(negotiate.ClientVersions(), ", "))

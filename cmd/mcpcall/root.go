@@ -41,10 +41,6 @@ type cli struct {
 	run         runState     // what this run did so far, for its error report
 	tel         *telemetry   // what OTEL_* asks to export; nil: nothing (telemetry.go)
 
-	// gatewayEnv is added to a session gateway's environment (tests: what
-	// makes the test binary mcpcall).
-	gatewayEnv []string
-
 	openBrowser func(ctx context.Context, url string) error // auth login; tests replace it
 	// exchangeTimeout is auth login's auth.Config.ExchangeTimeout: 0, the
 	// library's default; tests shorten it.

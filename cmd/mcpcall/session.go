@@ -80,8 +80,8 @@ type sessionRecord struct {
 	Started time.Time `json:"started"`
 	Socket  string    `json:"socket"`
 	Idle    string    `json:"idleTimeout"`
-	// Era is the upstream's protocol era, which runs through the session
-	// speak to the gateway unless --era says otherwise.
+	// Era is the upstream's protocol era (runs through the session speak
+	// the stateless era to the gateway, whatever it is).
 	Era string `json:"era,omitempty"`
 	// Spec is a hash of the gateway's arguments: a second start with the
 	// same line reuses the session, one with another is refused.

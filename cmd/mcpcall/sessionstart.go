@@ -56,6 +56,10 @@ type gatewayRequest struct {
 	Args []string `json:"args"`
 }
 
+// gatewayTestEnv is added to a gateway's environment: tests set what
+// makes their binary mcpcall.
+var gatewayTestEnv []string
+
 // maxGatewayRequest bounds what the gateway reads on its stdin.
 const maxGatewayRequest = 1 << 20
 
@@ -83,7 +87,7 @@ func (c *cli) spawnGateway(ctx context.Context, f sessionFiles, display string, 
 	req, _ := json.Marshal(gatewayRequest{Args: args})
 	cmd := exec.Command(self, gatewayCommand)
 	cmd.Dir = c.places.Cwd
-	cmd.Env = append(os.Environ(), c.gatewayEnv...)
+	cmd.Env = append(os.Environ(), gatewayTestEnv...)
 	cmd.Stdin = bytes.NewReader(req)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.ExtraFiles = []*os.File{readyW} // fd 3

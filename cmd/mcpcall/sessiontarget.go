@@ -40,8 +40,11 @@ func (c *cli) sessionTarget(ctx context.Context, name string) (*target, error) {
 			return nil, &connectError{fmt.Errorf("session %s is not running: its gateway ended without cleaning up (files removed; its log stays: %s); start it again with `mcpcall session start %s TARGET`", name, f.log(), name)}
 		}
 	}
-	if c.f.era == "auto" && live.rec.Era != "" {
-		c.f.era = live.rec.Era
+	if c.f.era == "auto" {
+		// Stateless requests share the gateway's upstream connection; an
+		// initialize-era client would get a connection of its own, and
+		// lose the state of the runs before it.
+		c.f.era = "stateless"
 	}
 	return &target{
 		url:     sessionURL,
@@ -49,4 +52,10 @@ func (c *cli) sessionTarget(ctx context.Context, name string) (*target, error) {
 		policy:  negotiate.TransportAuto,
 		display: fmt.Sprintf("session %s (%s)", name, live.rec.Target),
 	}, nil
+}
+
+// given reports whether the line says how to answer the server's
+// requests: --elicit, --sampling-cmd, --sampling-llm or --root.
+func (a *answerFlags) given() bool {
+	return a.elicit != "" || a.samplingCmd != "" || a.samplingLLM.api != "" || len(a.roots) > 0
 }
