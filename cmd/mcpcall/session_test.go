@@ -321,7 +321,7 @@ func TestSessionTargetRules(t *testing.T) {
 		{[]string{"ping", "@a:b"}, exitUsage, `session name "a:b"`},
 		{[]string{"ping", "@modelcontextprotocol/server-memory"}, exitUsage, "a command goes after `--`"},
 		{[]string{"ping", "--session", "x", "--server", "y"}, exitUsage, "either --session or --server"},
-		{[]string{"ping", "--session", "x", "--", "cmd"}, exitUsage, "not two"},
+		{[]string{"ping", "--session", "x", "--", "cmd"}, exitUsage, "either --session or `-- command`"},
 		{[]string{"ping", "-H", "A: b", "@x"}, exitUsage, "belong to `mcpcall session start`"},
 		{[]string{"session", "start", "n", "@x"}, exitConnect, "no session x"},
 		{[]string{"session", "start", "n/m", "https://example.com/mcp"}, exitUsage, `session name "n/m"`},

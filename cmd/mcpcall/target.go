@@ -83,8 +83,11 @@ func (c *cli) splitOwn(cmd *cobra.Command, args []string) ([]string, error) {
 		return nil, usageErr("give either --session or --server, not both")
 	}
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-		if c.f.server != "" || c.f.session != "" {
-			return nil, usageErr("give either --server, --session or `-- command`, not two")
+		if c.f.server != "" {
+			return nil, usageErr("give either --server or `-- command`, not both")
+		}
+		if c.f.session != "" {
+			return nil, usageErr("give either --session or `-- command`, not both")
 		}
 		if dash == len(args) {
 			return nil, usageErr("no command after `--`")
