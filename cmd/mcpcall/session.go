@@ -213,7 +213,7 @@ func cleanStale(f sessionFiles, rec *sessionRecord) {
 		if isGateway(rec.PID, f.name) {
 			killProcess(rec.PID)
 		}
-		killSessionProcesses(rec.PID)
+		killSessionProcesses(rec.PID, f.name)
 	}
 	// The log stays: it says why the gateway died. The next start
 	// empties it.
@@ -470,7 +470,7 @@ func (c *cli) stopSession(ctx context.Context, name string) (bool, error) {
 		killProcess(pid)
 		waitGone(ctx, pid, stopWait)
 	}
-	killSessionProcesses(pid)
+	killSessionProcesses(pid, name)
 	// The gateway removed its socket and pid file, unless it was killed;
 	// its log and the lock go too (this run holds the lock: removing the
 	// file is safe, see lockOnce).

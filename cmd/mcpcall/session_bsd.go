@@ -11,4 +11,4 @@ func isZombie(int) bool { return false }
 
 func isGateway(pid int, _ string) bool { return syscall.Kill(pid, 0) == nil }
 
-func killSessionProcesses(int) {}
+func killSessionProcesses(int, string) {}

@@ -32,9 +32,10 @@ func isZombie(pid int) bool {
 	return len(st) > 0 && (st[0] == "Z" || st[0] == "X")
 }
 
-// isGateway reports whether pid is the gateway of session name: the pid
-// of a dead one may have gone to another program since.
-func isGateway(pid int, name string) bool {
+// isGateway reports whether pid is a session gateway (its line, name
+// included, came on stdin): the pid of a dead one may have gone to
+// another program since.
+func isGateway(pid int, _ string) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if err != nil || isZombie(pid) {
 		return false
@@ -42,11 +43,16 @@ func isGateway(pid int, name string) bool {
 	return bytes.Contains(b, []byte("\x00"+gatewayCommand))
 }
 
-// killSessionProcesses kills every process left in the Unix session of a
-// gateway (sid: its pid): the servers it started, and theirs, unless they
-// left for a session of their own. Linux keeps a session id from reuse
-// while a process holds it.
-func killSessionProcesses(sid int) {
+// killSessionProcesses kills every process left in the Unix session of
+// session name's gateway (sid: its pid): the servers it started, and
+// theirs, unless they left for a session of their own. Linux gives the
+// number to no new process while the session has members; a live
+// process of that pid that is no gateway means the number was free, and
+// so was reused: its session is another's, and left alone.
+func killSessionProcesses(sid int, name string) {
+	if processAlive(sid) && !isGateway(sid, name) {
+		return
+	}
 	d, err := os.Open("/proc")
 	if err != nil {
 		return

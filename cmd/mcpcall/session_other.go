@@ -22,7 +22,7 @@ func terminateProcess(int)                                      {}
 func killProcess(int)                                           {}
 func isZombie(int) bool                                         { return false }
 func isGateway(int, string) bool                                { return false }
-func killSessionProcesses(int)                                  {}
+func killSessionProcesses(int, string)                          {}
 
 func readyPipe() io.WriteCloser { return nil }
 func privateUmask()             {}

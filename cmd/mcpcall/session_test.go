@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -42,7 +43,7 @@ func sessionRunner(t *testing.T) (*runner, string) {
 			rec, _ := readRecord(sessionFiles{dir, strings.TrimSuffix(filepath.Base(p), ".pid")})
 			if rec != nil && rec.PID > 0 {
 				syscall.Kill(rec.PID, syscall.SIGKILL)
-				killSessionProcesses(rec.PID)
+				killSessionProcesses(rec.PID, "")
 			}
 		}
 	})
@@ -380,5 +381,21 @@ func TestSessionDirChecks(t *testing.T) {
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("%s: error %v, want %q", dir, err, want)
 		}
+	}
+}
+
+// TestSessionSweepSparesOthers: the sweep of a dead gateway's Unix
+// session leaves alone a session whose leader is alive and no gateway:
+// the dead gateway's pid went to it, and so did the session id.
+func TestSessionSweepSparesOthers(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	killSessionProcesses(cmd.Process.Pid, "reused")
+	if !processAlive(cmd.Process.Pid) {
+		t.Fatal("the sweep killed a session that is not a gateway's")
 	}
 }

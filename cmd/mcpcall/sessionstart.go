@@ -120,7 +120,7 @@ func (c *cli) spawnGateway(ctx context.Context, f sessionFiles, display string, 
 	}
 	// Failed: the gateway goes, and what it left.
 	killProcess(cmd.Process.Pid)
-	killSessionProcesses(cmd.Process.Pid)
+	killSessionProcesses(cmd.Process.Pid, f.name)
 	waitGone(context.Background(), cmd.Process.Pid, stopWait)
 	why := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(word)), "error:"))
 	if why == "" {
