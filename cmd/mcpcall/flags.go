@@ -149,7 +149,7 @@ func (c *cli) flagDefs() map[string]flagDef {
 		}, fixed("auto", "http", "sse", "stdio")},
 		"session": {func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.session, "session", f.session, "the target is the running session `NAME` (mcpcall session start; @NAME at the end of the line says the same)")
-		}, noFile},
+		}, c.completeSessions},
 		"header": {func(fs *pflag.FlagSet) {
 			fs.StringArrayVarP(&f.headers, "header", "H", nil, "add an HTTP header, \"Name: value\" (repeatable)")
 		}, nil},

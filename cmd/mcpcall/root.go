@@ -191,6 +191,7 @@ always comes last on the line, so scripts can append it:
   -- command args...        a local server spoken to over stdio
   NAME                      a server from your MCP config files (mcpcall servers)
   FILE:NAME                 a server from that config file
+  @NAME                     a running session (mcpcall session start; --session NAME)
 
 Results go to stdout: text for people, or with --json exactly one JSON document
 (the result as the protocol shapes it, plus "meta": transport, protocolVersion,

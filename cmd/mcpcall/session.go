@@ -507,3 +507,18 @@ func writeJSON(w io.Writer, v any) error {
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
 }
+
+// completeSessions completes --session with the names of the sessions
+// that have a pid file (no gateway is asked: completion must be quick).
+func (c *cli) completeSessions(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	var out []cobra.Completion
+	if dir, err := c.sessionDir(); err == nil {
+		paths, _ := filepath.Glob(filepath.Join(dir, "*.pid"))
+		for _, p := range paths {
+			if name := strings.TrimSuffix(filepath.Base(p), ".pid"); strings.HasPrefix(name, prefix) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

@@ -400,3 +400,16 @@ func TestSessionSweepSparesOthers(t *testing.T) {
 		t.Fatal("the sweep killed a session that is not a gateway's")
 	}
 }
+
+// TestSessionCompletion completes --session with the running sessions'
+// names.
+func TestSessionCompletion(t *testing.T) {
+	r, _ := sessionRunner(t)
+	server, _ := pidFileServer(t, testservers.StdioFaults{})
+	startSessionOK(t, r, append([]string{"completed"}, server...)...)
+	res := r.runOK("__complete", "tools", "list", "--session", "comp")
+	if !strings.HasPrefix(res.stdout, "completed\n") {
+		t.Errorf("completions of --session comp:\n%s", res.stdout)
+	}
+	r.runOK("session", "stop", "completed")
+}
