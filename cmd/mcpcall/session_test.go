@@ -411,5 +411,10 @@ func TestSessionCompletion(t *testing.T) {
 	if !strings.HasPrefix(res.stdout, "completed\n") {
 		t.Errorf("completions of --session comp:\n%s", res.stdout)
 	}
+	// The name is taken: a start of it for another target is refused.
+	other := r.run(append([]string{"session", "start", "completed", "-e", "OTHER=1"}, server...)...)
+	if other.code != exitUsage || !strings.Contains(other.stderr, "session completed already runs, for") {
+		t.Errorf("a second start for another target: exit %d, %s", other.code, other.stderr)
+	}
 	r.runOK("session", "stop", "completed")
 }
