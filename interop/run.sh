@@ -20,13 +20,17 @@ for tool in go node npm; do
   command -v "$tool" >/dev/null || { echo "interop: $tool is needed (Go, Node >= 20, npm)" >&2; exit 1; }
 done
 
-pkg=node_modules/@modelcontextprotocol/server-everything/package.json
-want=$(node -p 'require("./package-lock.json").packages["node_modules/@modelcontextprotocol/server-everything"].version')
-have=$(node -p "try { require('./$pkg').version } catch { '' }")
-if [ "$have" != "$want" ]; then
-  echo "-- installing @modelcontextprotocol/server-everything $want (npm ci)"
-  npm ci --no-audit --no-fund --loglevel=error
-fi
+# server-memory is the stateful server of TestSessionServerMemory (mcpcall session).
+for name in server-everything server-memory; do
+  pkg=node_modules/@modelcontextprotocol/$name/package.json
+  want=$(node -p "require('./package-lock.json').packages['node_modules/@modelcontextprotocol/$name'].version")
+  have=$(node -p "try { require('./$pkg').version } catch { '' }")
+  if [ "$have" != "$want" ]; then
+    echo "-- installing @modelcontextprotocol/$name $want (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error
+    break
+  fi
+done
 
 echo "-- go test -race (TestInterop writes RESULTS.md and the table of docs/interop.md; TestStdioProbeCost, 3 Dials each)"
 go test -race -count=1 "$@" . -args -results

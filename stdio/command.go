@@ -36,6 +36,11 @@ type Command struct {
 	// TERM and USER. Leave it false unless the server needs more: the
 	// environment often holds credentials meant for other programs.
 	InheritEnv bool
+	// KillWithParent, on Linux, has the kernel send the server SIGKILL
+	// when the process that started it dies, even by SIGKILL, when
+	// Close never runs. The server's own children are not signalled;
+	// they see their stdin close. Elsewhere it has no effect.
+	KillWithParent bool
 
 	// Stderr, if set, receives a copy of every byte the server writes to
 	// stderr. Writes happen on the transport's stderr goroutine; a writer

@@ -53,3 +53,8 @@ func groupAlive(pgid int) bool {
 	}
 	return false
 }
+
+// setParentDeathSignal has the kernel kill the server when its parent
+// dies. (The signal follows the thread that forked it; Go ends a thread
+// only when a goroutine locked to it returns without unlocking.)
+func setParentDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

@@ -8,3 +8,6 @@ import "syscall"
 func groupAlive(pgid int) bool {
 	return syscall.Kill(-pgid, 0) != syscall.ESRCH
 }
+
+// setParentDeathSignal does nothing: only Linux has a parent-death signal.
+func setParentDeathSignal(*syscall.SysProcAttr) {}

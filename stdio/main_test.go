@@ -59,6 +59,7 @@ const (
 	modeSleep            = "sleep"              // the grandchild: sleeps
 	modeCrashAtStart     = "crash-at-start"     // exit 3 at once, with its pid on stderr
 	modeShortLived       = "short-lived"        // exit 3 after STDIO_TEST_N ms, or 0 at stdin EOF
+	modeParent           = "parent"             // starts an ignore-stdin-close server (KillWithParent if STDIO_TEST_N is 1), prints its pid, sleeps
 )
 
 const (
@@ -94,6 +95,8 @@ func fakeServer(mode string) int {
 	case modeSleep, modeNoRead:
 		lingerForever()
 		return 0
+	case modeParent:
+		return parentOfServer(os.Getenv("STDIO_TEST_N") == "1")
 	case modeIgnoreSigterm:
 		signal.Ignore(syscall.SIGTERM)
 	case modeBanner:

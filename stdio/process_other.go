@@ -10,7 +10,7 @@ import (
 // Without process groups and signals, the transport can only close stdin
 // and then kill the direct child.
 
-func procAttr() *syscall.SysProcAttr { return nil }
+func procAttr(*Command) *syscall.SysProcAttr { return nil }
 
 func terminateGroup(p *os.Process) {}
 

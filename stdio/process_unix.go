@@ -10,8 +10,12 @@ import (
 
 // procAttr puts the server in a process group of its own, whose id is the
 // server's pid, so the transport can signal it and everything it spawned.
-func procAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+func procAttr(cmd *Command) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true}
+	if cmd.KillWithParent {
+		setParentDeathSignal(a)
+	}
+	return a
 }
 
 // terminateGroup sends SIGTERM to the server's process group.

@@ -148,7 +148,7 @@ func startProcess(cmd Command, sh *shared) (*Transport, error) {
 	c := exec.Command(cmd.Path, cmd.Args...)
 	c.Dir = cmd.Dir
 	c.Env = cmd.environ()
-	c.SysProcAttr = procAttr()
+	c.SysProcAttr = procAttr(&cmd)
 
 	var files []*os.File // every pipe end, closed on failure
 	closeAll := func() {

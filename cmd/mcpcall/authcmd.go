@@ -190,6 +190,9 @@ func (c *cli) authTarget(cmd *cobra.Command, args []string) (*target, error) {
 	if t.isCommand() {
 		return nil, usageErr("%s is a stdio server: it takes its credentials from its environment (-e), not OAuth", t.display)
 	}
+	if t.socket != "" {
+		return nil, usageErr("%s is a session: log in to its server's URL; the session's gateway uses the tokens kept", t.display)
+	}
 	return t, nil
 }
 

@@ -63,6 +63,9 @@ replicas behind one load balancer share the key. See docs/bridge.md.`,
 			if err != nil {
 				return err
 			}
+			if t.socket != "" {
+				return usageErr("bridge: the target is a session (%s); bridge its server instead", t.display)
+			}
 			return c.runBridge(cmd.Context(), &bf, t)
 		}),
 	}

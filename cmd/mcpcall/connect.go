@@ -88,7 +88,12 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, answers...)
+	if t.socket == "" || c.answers.given() {
+		// Through a session, a client that can answer nothing is served
+		// by the gateway's one upstream connection, where the state is;
+		// one that can answer gets a connection of its own (docs/sessions.md).
+		opts = append(opts, answers...)
+	}
 	if c.f.protocol != "" {
 		if mcp.EraOf(c.f.protocol) == "" {
 			return nil, usageErr("--protocol-version %s: this client speaks %s", c.f.protocol, strings.Join(negotiate.ClientVersions(), ", "))
@@ -115,9 +120,14 @@ func (c *cli) dial(ctx context.Context, t *target) (*session, error) {
 			opts = append(opts, client.WithHeader(h[0], h[1]))
 		}
 		opts = append(opts, client.WithTransportPolicy(t.policy))
-		rt := &roundTripper{base: http.DefaultTransport, t: s.trace, stream: s.stream}
+		base := http.DefaultTransport
+		if t.socket != "" { // a session: its gateway holds the credentials
+			base = socketClient(t.socket).Transport
+			c.run.lastURL = "unix:" + t.socket
+		}
+		rt := &roundTripper{base: base, t: s.trace, stream: s.stream}
 		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: rt}))
-		if !hasAuthorization(t) {
+		if !hasAuthorization(t) && t.socket == "" {
 			// Stored tokens are sent and refreshed; a login is never
 			// started here (see mcpcall auth login).
 			cfg, err := c.authConfig(t)

@@ -60,7 +60,7 @@ func (c *cli) addTargetFlags(cmd *cobra.Command) { c.addFlags(cmd, "config", "se
 // addConnFlags adds the flags of a connection to one target: the
 // target's, transport, headers, stdio, era, limits, --trace, --log-level.
 func (c *cli) addConnFlags(cmd *cobra.Command) {
-	c.addFlags(cmd, "config")
+	c.addFlags(cmd, "config", "session")
 	c.addFlags(cmd, oneServerConnFlags...)
 	c.addFlags(cmd, protocolFlags...)
 	c.addFlags(cmd, limitFlags...)
@@ -147,6 +147,9 @@ func (c *cli) flagDefs() map[string]flagDef {
 		"transport": {func(fs *pflag.FlagSet) {
 			fs.StringVar(&f.transport, "transport", f.transport, "auto (default: Streamable HTTP, HTTP+SSE for older servers), http (Streamable HTTP only), sse (HTTP+SSE only), or stdio (needs a command)")
 		}, fixed("auto", "http", "sse", "stdio")},
+		"session": {func(fs *pflag.FlagSet) {
+			fs.StringVar(&f.session, "session", f.session, "the target is the running session `NAME` (mcpcall session start; @NAME at the end of the line says the same)")
+		}, c.completeSessions},
 		"header": {func(fs *pflag.FlagSet) {
 			fs.StringArrayVarP(&f.headers, "header", "H", nil, "add an HTTP header, \"Name: value\" (repeatable)")
 		}, nil},

@@ -16,7 +16,7 @@ var (
 	wantOutput  = []string{"help", "json", "verbose"}
 	wantConnOne = []string{"config", "server", "transport", "header", "bearer-env", "env", "cwd", "inherit-env",
 		"era", "protocol-version", "connect-timeout", "timeout", "max-time"}
-	wantConn   = append(slices.Clone(wantConnOne), "trace", "log-level")
+	wantConn   = append(slices.Clone(wantConnOne), "trace", "log-level", "session")
 	wantOAuth  = []string{"client-id", "client-secret-env", "client-issuer", "client-metadata-url", "grant", "assertion-file", "scope"}
 	wantAnswer = []string{"root", "elicit", "sampling-cmd", "sampling-llm", "sampling-model"}
 )
@@ -57,6 +57,10 @@ var wantFlags = map[string][]string{
 	"auth login":        flagSet(wantOutput, []string{"config", "server", "trace", "connect-timeout", "max-time", "no-browser", "wait", "callback-port"}, wantOAuth),
 	"auth status":       flagSet(wantOutput, []string{"config", "server"}),
 	"auth logout":       flagSet(wantOutput, []string{"config", "server", "max-time", "forget-client"}),
+	"session start":     flagSet(wantOutput, wantConnOne, wantOAuth, []string{"idle", "all"}),
+	"session list":      flagSet(wantOutput),
+	"session stop":      flagSet(wantOutput),
+	"session-gateway":   flagSet(wantOutput, wantConnOne, wantOAuth, []string{"session-dir", "idle", "spec", "display"}), // hidden: a session's gateway
 }
 
 // runnable is every command of the tree that runs, by path without the
@@ -135,8 +139,8 @@ func TestTargetCommandsTakeConnFlags(t *testing.T) {
 	r := newRunner(t)
 	n := 0
 	for path, cmd := range runnable(t) {
-		if !strings.Contains(cmd.Use, "TARGET") || path == "bridge" || strings.HasPrefix(path, "auth ") {
-			continue // the bridge's and auth's are checked by their help above
+		if !strings.Contains(cmd.Use, "TARGET") || path == "bridge" || strings.HasPrefix(path, "auth ") || strings.HasPrefix(path, "session") {
+			continue // the bridge's, auth's and the sessions' are checked by their help above
 		}
 		n++
 		for _, name := range wantConn {

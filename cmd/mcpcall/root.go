@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +71,7 @@ type flags struct {
 	trace     string
 	config    string
 	server    string
+	session   string
 	transport string
 	era       string
 	protocol  string
@@ -131,6 +133,15 @@ func (c *cli) getenv(k string) string {
 
 // main runs the command line and returns the exit status.
 func (c *cli) main(ctx context.Context, args []string) int {
+	if len(args) == 1 && args[0] == gatewayCommand {
+		// A session's gateway reads its line on stdin: argv is public.
+		var req gatewayRequest
+		if err := json.NewDecoder(io.LimitReader(c.stdin, maxGatewayRequest)).Decode(&req); err != nil {
+			fmt.Fprintf(c.stderr, "%s: reading the line on stdin: %v\n", gatewayCommand, err)
+			return exitUsage
+		}
+		args = append(args, req.Args...)
+	}
 	root := c.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(c.stdin)
@@ -180,6 +191,7 @@ always comes last on the line, so scripts can append it:
   -- command args...        a local server spoken to over stdio
   NAME                      a server from your MCP config files (mcpcall servers)
   FILE:NAME                 a server from that config file
+  @NAME                     a running session (mcpcall session start; --session NAME)
 
 Results go to stdout: text for people, or with --json exactly one JSON document
 (the result as the protocol shapes it, plus "meta": transport, protocolVersion,
@@ -204,7 +216,7 @@ serverInfo). Logs, progress and server stderr go to stderr only.
 		c.toolsCommand(), c.resourcesCommand(), c.promptsCommand(),
 		c.completeCommand(), c.pingCommand(), c.probeCommand(), c.callCommand(),
 		c.serversCommand(), c.demoCommand(), c.authCommand(), c.tasksCommand(),
-		c.bridgeCommand(),
+		c.bridgeCommand(), c.sessionCommand(), c.gatewayCommandDef(),
 	)
 	return root
 }

@@ -27,6 +27,7 @@ type target struct {
 	source  string           // the config file
 	oauth   *mcpconfig.OAuth // the config entry's OAuth client, expanded
 	display string           // for messages
+	socket  string           // a session's socket (--session, @NAME): cmd and url unset
 }
 
 func (t *target) isCommand() bool { return t.cmd != nil }
@@ -43,11 +44,21 @@ func (c *cli) splitTarget(cmd *cobra.Command, args []string) ([]string, *target,
 		t, err := c.commandTarget(args[dash], args[dash+1:], nil, "")
 		return own, t, err
 	}
+	if c.f.session != "" {
+		t, err := c.sessionTarget(cmd.Context(), c.f.session)
+		return own, t, err
+	}
 	if c.f.server != "" {
 		t, err := c.configTarget(c.f.config, c.f.server)
 		return own, t, err
 	}
 	last := args[len(args)-1]
+	if name, ok := strings.CutPrefix(last, "@"); ok {
+		// @NAME is a session, always: no URL, command or FILE:NAME starts
+		// with @; a config server so named is reached with --server.
+		t, err := c.sessionTarget(cmd.Context(), name)
+		return own, t, err
+	}
 	if strings.HasPrefix(last, "http://") || strings.HasPrefix(last, "https://") {
 		t, err := c.urlTarget(last, nil, negotiate.TransportAuto)
 		return own, t, err
@@ -68,16 +79,22 @@ func (c *cli) splitTarget(cmd *cobra.Command, args []string) ([]string, *target,
 // found as splitTarget finds them but without resolving the target. Its
 // errors are the line's: no target, or two.
 func (c *cli) splitOwn(cmd *cobra.Command, args []string) ([]string, error) {
+	if c.f.session != "" && c.f.server != "" {
+		return nil, usageErr("give either --session or --server, not both")
+	}
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 		if c.f.server != "" {
 			return nil, usageErr("give either --server or `-- command`, not both")
+		}
+		if c.f.session != "" {
+			return nil, usageErr("give either --session or `-- command`, not both")
 		}
 		if dash == len(args) {
 			return nil, usageErr("no command after `--`")
 		}
 		return args[:dash], nil
 	}
-	if c.f.server != "" {
+	if c.f.server != "" || c.f.session != "" {
 		return args, nil
 	}
 	if len(args) == 0 {
