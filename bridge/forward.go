@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,7 +18,11 @@ import (
 // were the downstream's own business.
 type request struct {
 	method  string
-	members map[string]json.RawMessage // params, _meta included (with the downstream's own keys removed)
+	params  json.RawMessage            // as sent
+	members map[string]json.RawMessage // params, _meta included (slices of params)
+	// foldedMeta: a member's key is "_meta" only without regard to case
+	// (which encoding/json would read as _meta into a struct).
+	foldedMeta bool
 	token   json.RawMessage            // the downstream's progressToken, nil when none
 	meta    map[string]json.RawMessage // the downstream's _meta as sent
 	// forClient are the capabilities of a stateless client: a stateless
@@ -32,16 +37,22 @@ type request struct {
 	logLevel mcp.LoggingLevel
 }
 
-// parseRequest splits params (a JSON object or nothing).
+// parseRequest splits params (a JSON object or nothing). The members are
+// slices of params, not copies.
 func parseRequest(method string, params json.RawMessage) (*request, *jsonrpc.Error) {
-	r := &request{method: method, members: map[string]json.RawMessage{}}
-	if p := strings.TrimSpace(string(params)); p != "" && p != "null" {
-		if err := json.Unmarshal(params, &r.members); err != nil {
+	r := &request{method: method, params: params}
+	if p := bytes.TrimSpace(params); len(p) != 0 && string(p) != "null" {
+		var ok bool
+		if r.members, r.foldedMeta, ok = rawMap(params, "_meta"); !ok {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params must be a JSON object")
 		}
+	} else {
+		r.members = map[string]json.RawMessage{}
 	}
 	if m, ok := r.members["_meta"]; ok && present(m) {
-		if err := json.Unmarshal(m, &r.meta); err != nil {
+		var isObject bool
+		if r.meta, _, isObject = rawMap(m, ""); !isObject {
+			r.meta = nil
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta must be a JSON object")
 		}
 	}
@@ -60,11 +71,10 @@ var ownMeta = []string{"progressToken", mcp.MetaProtocolVersion, mcp.MetaClientI
 // metaString returns the string member key of meta, "" when absent or not
 // a string.
 func metaString(meta map[string]json.RawMessage, key string) string {
-	var s string
 	if v, ok := meta[key]; ok {
-		_ = json.Unmarshal(v, &s)
+		return plainString(v)
 	}
-	return s
+	return ""
 }
 
 // traced returns ctx carrying the downstream's trace context, so that the
@@ -81,11 +91,10 @@ func (r *request) traced(ctx context.Context) context.Context {
 
 // str returns the string member name of the params, "" when absent or not a string.
 func (r *request) str(name string) string {
-	var s string
 	if v, ok := r.members[name]; ok {
-		_ = json.Unmarshal(v, &s)
+		return plainString(v)
 	}
-	return s
+	return ""
 }
 
 // upstreamParams are the params to send upstream: the downstream's less

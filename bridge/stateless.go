@@ -41,12 +41,15 @@ func checkMeta(r *request) *jsonrpc.Error {
 	if r.meta == nil {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta is required in revision "+mcp.LatestStatelessVersion)
 	}
-	var v string
-	if raw, ok := r.meta[mcp.MetaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil || v == "" {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta lacks "+mcp.MetaProtocolVersion)
-	}
-	if v != mcp.LatestStatelessVersion {
-		return unsupportedVersion(v)
+	// The common case is decided without decoding.
+	if string(r.meta[mcp.MetaProtocolVersion]) != `"`+mcp.LatestStatelessVersion+`"` {
+		var v string
+		if raw, ok := r.meta[mcp.MetaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil || v == "" {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta lacks "+mcp.MetaProtocolVersion)
+		}
+		if v != mcp.LatestStatelessVersion {
+			return unsupportedVersion(v)
+		}
 	}
 	if raw, ok := r.meta[mcp.MetaClientCapabilities]; !ok || !present(raw) || raw[0] != '{' {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta lacks "+mcp.MetaClientCapabilities)
@@ -68,11 +71,11 @@ func quote(s string) string {
 	return string(b)
 }
 
-// serveStateless answers one stateless request (msg has an id). The
-// returned message is its response.
-func (b *Bridge) serveStateless(ctx context.Context, msg *jsonrpc.Message, notify notifier) *jsonrpc.Message {
+// serveStateless answers one stateless request (msg has an id; r is its
+// params parsed, nil: not yet). The returned message is its response.
+func (b *Bridge) serveStateless(ctx context.Context, msg *jsonrpc.Message, r *request, notify notifier) *jsonrpc.Message {
 	resp := &jsonrpc.Message{ID: msg.ID}
-	result, err := b.statelessResult(ctx, msg, notify)
+	result, err := b.statelessResult(ctx, msg, r, notify)
 	if err != nil {
 		resp.Error = err
 		return resp
@@ -81,10 +84,12 @@ func (b *Bridge) serveStateless(ctx context.Context, msg *jsonrpc.Message, notif
 	return resp
 }
 
-func (b *Bridge) statelessResult(ctx context.Context, msg *jsonrpc.Message, notify notifier) (json.RawMessage, *jsonrpc.Error) {
-	r, perr := parseRequest(msg.Method, msg.Params)
-	if perr != nil {
-		return nil, perr
+func (b *Bridge) statelessResult(ctx context.Context, msg *jsonrpc.Message, r *request, notify notifier) (json.RawMessage, *jsonrpc.Error) {
+	if r == nil {
+		var perr *jsonrpc.Error
+		if r, perr = parseRequest(msg.Method, msg.Params); perr != nil {
+			return nil, perr
+		}
 	}
 	if e := checkMeta(r); e != nil {
 		return nil, e

@@ -1,0 +1,192 @@
+package bridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// The bridge reads a request's params and an upstream's result member by
+// member, without reflection: what it forwards it slices, not copies, so
+// a call costs a handful of allocations where a decode into maps and a
+// re-encode cost hundreds.
+
+// member is one member of a JSON object: its key as Go reads it and its
+// value as written; span is the member's text (key through value).
+type member struct {
+	key  string
+	val  json.RawMessage
+	span []byte
+}
+
+// knownKeys are keys the bridge meets on every call, interned so that
+// reading them allocates nothing.
+var knownKeys = map[string]string{}
+
+func init() {
+	for _, k := range append([]string{"name", "arguments", "_meta", "uri", "cursor", "task",
+		"inputResponses", "requestState", "content", "structuredContent", "isError",
+		"resultType", "ttlMs", "cacheScope"}, ownMeta...) {
+		knownKeys[k] = k
+	}
+}
+
+// eachMember calls f with each member of data, a JSON object, in order,
+// until f returns false. It returns false when data is not valid JSON or
+// not an object (f is then not called).
+func eachMember(data []byte, f func(m member) bool) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	i := space(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = space(data, i+1)
+	if data[i] == '}' {
+		return true
+	}
+	for {
+		start := i
+		end := stringEnd(data, i)
+		key, ok := memberKey(data[i+1 : end-1])
+		if !ok {
+			return false
+		}
+		i = space(data, end)
+		i = space(data, i+1) // past ':'
+		vend := valueEnd(data, i)
+		if !f(member{key: key, val: data[i:vend], span: data[start:vend]}) {
+			return true
+		}
+		i = space(data, vend)
+		if data[i] == '}' {
+			return true
+		}
+		i = space(data, i+1) // past ','
+	}
+}
+
+// memberKey returns the Go string of a key's text: interned when known, and
+// decoded as encoding/json decodes it when it holds escapes or invalid
+// UTF-8.
+func memberKey(text []byte) (string, bool) {
+	if k, ok := knownKeys[string(text)]; ok {
+		return k, true
+	}
+	if bytes.IndexByte(text, '\\') < 0 && utf8.Valid(text) {
+		return string(text), true
+	}
+	var s string
+	quoted := make([]byte, 0, len(text)+2)
+	quoted = append(append(append(quoted, '"'), text...), '"')
+	if json.Unmarshal(quoted, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// plainKey reports whether a key's text is written as json.Marshal would
+// write it back: no escapes, nothing HTML-escaped, valid UTF-8.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// space returns the index of the first byte at or after i that is not
+// JSON white space.
+func space(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at data[i]
+// (valid JSON).
+func stringEnd(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
+}
+
+// valueEnd returns the index just past the value starting at data[i]
+// (valid JSON).
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				i = stringEnd(data, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(data)
+	}
+	for i < len(data) {
+		switch data[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// rawMap reads data, a JSON object, into a map of its members' values
+// (slices of data; a repeated key keeps its last value, as
+// encoding/json's); folded reports a key that equals want only without
+// regard to case. ok is false when data is not an object.
+func rawMap(data []byte, want string) (m map[string]json.RawMessage, folded, ok bool) {
+	m = make(map[string]json.RawMessage, 4)
+	ok = eachMember(data, func(mb member) bool {
+		m[mb.key] = mb.val
+		if mb.key != want && strings.EqualFold(mb.key, want) {
+			folded = true
+		}
+		return true
+	})
+	return m, folded, ok
+}
+
+// plainString returns the string raw holds, decoded as encoding/json
+// decodes it; "" when raw is not a string.
+func plainString(raw json.RawMessage) string {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		s := raw[1 : n-1]
+		if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+			if k, ok := knownKeys[string(s)]; ok {
+				return k
+			}
+			return string(s)
+		}
+	}
+	var s string
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &s)
+	}
+	return s
+}
