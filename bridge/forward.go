@@ -23,8 +23,8 @@ type request struct {
 	// foldedMeta: a member's key is "_meta" only without regard to case
 	// (which encoding/json would read as _meta into a struct).
 	foldedMeta bool
-	token   json.RawMessage            // the downstream's progressToken, nil when none
-	meta    map[string]json.RawMessage // the downstream's _meta as sent
+	token      json.RawMessage            // the downstream's progressToken, nil when none
+	meta       map[string]json.RawMessage // the downstream's _meta as sent
 	// forClient are the capabilities of a stateless client: a stateless
 	// upstream sees them, and its input_required answers come back raw.
 	forClient json.RawMessage
