@@ -100,6 +100,16 @@ func (r *request) str(name string) string {
 // upstreamParams are the params to send upstream: the downstream's less
 // its hop-level _meta, with extra members set (nil values removed).
 func (r *request) upstreamParams(extra map[string]json.RawMessage) json.RawMessage {
+	if extra == nil {
+		if out, ok := r.plainUpstreamParams(); ok {
+			return out
+		}
+	}
+	return r.upstreamParamsMaps(extra)
+}
+
+// upstreamParamsMaps is upstreamParams through maps, for any request.
+func (r *request) upstreamParamsMaps(extra map[string]json.RawMessage) json.RawMessage {
 	out := make(map[string]json.RawMessage, len(r.members)+len(extra))
 	for k, v := range r.members {
 		out[k] = v
@@ -127,6 +137,30 @@ func (r *request) upstreamParams(extra map[string]json.RawMessage) json.RawMessa
 	}
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// plainUpstreamParams is upstreamParams with no extra members, when the
+// downstream's _meta holds only hop-level keys (the common case): the
+// same bytes, made without maps. false: not that case.
+func (r *request) plainUpstreamParams() (json.RawMessage, bool) {
+	for k := range r.meta {
+		if !slices.Contains(ownMeta, k) {
+			return nil, false
+		}
+	}
+	var arr [maxFastMembers]member
+	ms := arr[:0]
+	for k, v := range r.members {
+		if k == "_meta" {
+			continue
+		}
+		if len(ms) == len(arr) {
+			return nil, false
+		}
+		ms = append(ms, member{key: k, val: v})
+	}
+	out, ok := appendMembers(make([]byte, 0, len(r.params)), ms)
+	return out, ok
 }
 
 // call sends the request upstream on conn with params and returns the raw

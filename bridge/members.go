@@ -190,3 +190,70 @@ func plainString(raw json.RawMessage) string {
 	}
 	return s
 }
+
+// maxFastMembers bounds the members appendMembers sorts in place.
+const maxFastMembers = 16
+
+// appendMembers appends to buf the object json.Marshal writes for a map
+// of ms (keys sorted, values compacted, HTML characters escaped): the
+// bytes the bridge wrote when it re-encoded such maps, made without
+// them. ms is sorted in place. false when ms has too many members, a
+// repeated key, or a key or value json.Marshal would escape: the caller
+// then encodes its map as it did.
+func appendMembers(buf []byte, ms []member) ([]byte, bool) {
+	if len(ms) > maxFastMembers {
+		return buf, false
+	}
+	for i := 1; i < len(ms); i++ { // insertion sort: a handful of members
+		for j := i; j > 0 && ms[j].key < ms[j-1].key; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+	buf = append(buf, '{')
+	for i, m := range ms {
+		if (i > 0 && m.key == ms[i-1].key) || !plainKey(m.key) || htmlEscaped(m.val) {
+			return buf, false
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = append(buf, m.key...)
+		buf = append(buf, '"', ':')
+		buf = appendCompact(buf, m.val)
+	}
+	return append(buf, '}'), true
+}
+
+// htmlEscaped reports whether json.Marshal would escape something in v
+// (<, >, &, U+2028, U+2029).
+func htmlEscaped(v []byte) bool {
+	for i, c := range v {
+		switch {
+		case c == '<', c == '>', c == '&':
+			return true
+		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && (v[i+2] == 0xA8 || v[i+2] == 0xA9):
+			return true
+		}
+	}
+	return false
+}
+
+// appendCompact appends v (valid JSON) without its insignificant white
+// space, as json.Compact does.
+func appendCompact(buf []byte, v []byte) []byte {
+	for i := 0; i < len(v); {
+		switch c := v[i]; c {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			end := stringEnd(v, i)
+			buf = append(buf, v[i:end]...)
+			i = end
+		default:
+			buf = append(buf, c)
+			i++
+		}
+	}
+	return buf
+}

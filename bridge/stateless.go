@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/anymcp/anymcp/client"
@@ -163,6 +165,14 @@ func (b *Bridge) discover() json.RawMessage {
 // complete returns an upstream result as a stateless result: resultType,
 // the caching hints of a cacheable one, and the server's identity.
 func (b *Bridge) complete(method string, raw json.RawMessage) json.RawMessage {
+	if out, ok := b.completePlain(method, raw); ok {
+		return out
+	}
+	return b.completeMaps(method, raw)
+}
+
+// completeMaps is complete through maps, for any result.
+func (b *Bridge) completeMaps(method string, raw json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil || m == nil {
 		return raw
@@ -183,6 +193,42 @@ func (b *Bridge) complete(method string, raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return out
+}
+
+// completePlain is complete without maps: the same bytes, or false when
+// raw is not an object of plain members (appendMembers).
+func (b *Bridge) completePlain(method string, raw json.RawMessage) (json.RawMessage, bool) {
+	var arr [maxFastMembers + 3]member
+	ms := arr[:0]
+	var hasType, hasTTL, hasScope bool
+	ok := eachMember(raw, func(m member) bool {
+		if len(ms) == maxFastMembers {
+			return false
+		}
+		ms = append(ms, m)
+		hasType = hasType || m.key == "resultType"
+		hasTTL = hasTTL || m.key == "ttlMs"
+		hasScope = hasScope || m.key == "cacheScope"
+		return true
+	})
+	if !ok || len(ms) == maxFastMembers {
+		return nil, false
+	}
+	if !hasType {
+		ms = append(ms, member{key: "resultType", val: json.RawMessage(`"complete"`)})
+	}
+	if cacheable[method] {
+		if !hasTTL {
+			ms = append(ms, member{key: "ttlMs", val: strconv.AppendInt(nil, b.o.CacheTTL.Milliseconds(), 10)})
+		}
+		if !hasScope {
+			ms = append(ms, member{key: "cacheScope", val: json.RawMessage(`"private"`)})
+		}
+	}
+	if len(ms) > maxFastMembers {
+		return nil, false
+	}
+	return appendMembers(make([]byte, 0, len(raw)+32), ms)
 }
 
 // inputCall serves tools/call, prompts/get and resources/read, which may
@@ -372,6 +418,9 @@ func (b *Bridge) finish(r *request, name string, o outcome) (json.RawMessage, *j
 		}
 		return nil, b.rpcError(o.err)
 	}
+	if plainResult(o.raw) {
+		return b.complete(r.method, o.raw), nil
+	}
 	var ir struct {
 		ResultType    string          `json:"resultType"`
 		InputRequests json.RawMessage `json:"inputRequests"`
@@ -391,4 +440,20 @@ func (b *Bridge) finish(r *request, name string, o outcome) (json.RawMessage, *j
 		return out, nil
 	}
 	return b.complete(r.method, o.raw), nil
+}
+
+// plainResult reports, without decoding raw, that it is a result and not
+// an input_required round: no member named inputRequests (in any case), a
+// resultType, if any, of "complete". false: decode it to know.
+func plainResult(raw json.RawMessage) bool {
+	plain := true
+	ok := eachMember(raw, func(m member) bool {
+		switch {
+		case strings.EqualFold(m.key, "inputRequests"),
+			strings.EqualFold(m.key, "resultType") && (m.key != "resultType" || string(m.val) != `"complete"`):
+			plain = false
+		}
+		return plain
+	})
+	return ok && plain
 }
