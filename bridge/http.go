@@ -74,7 +74,7 @@ func (b *Bridge) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := decodeBody(body)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeParseError, "the body is not one JSON-RPC message"))
 		return

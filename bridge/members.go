@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/anymcp/anymcp/jsonrpc"
 )
 
 // The bridge reads a request's params and an upstream's result member by
@@ -256,4 +258,19 @@ func appendCompact(buf []byte, v []byte) []byte {
 		}
 	}
 	return buf
+}
+
+// decodeBody is jsonrpc.DecodeMessage for a body the bridge read and
+// never modifies: the message's members are slices of body, decoded
+// without reflection when they can be. Any input the fast path does not
+// take as DecodeMessage would (a batch, an invalid result, an error) goes
+// to DecodeMessage.
+func decodeBody(body []byte) (*jsonrpc.Message, error) {
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
+		if msgs, err := jsonrpc.DecodeOwned(t); err == nil && len(msgs) == 1 &&
+			(msgs[0].Result == nil || json.Valid(msgs[0].Result)) {
+			return msgs[0], nil
+		}
+	}
+	return jsonrpc.DecodeMessage(body)
 }

@@ -3,8 +3,11 @@ package bridge
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/anymcp/anymcp/jsonrpc"
 )
 
 // memberSeeds are objects the member scanner must read as encoding/json
@@ -36,7 +39,16 @@ func FuzzMemberPaths(f *testing.F) {
 		f.Add([]byte(s), "tools/list")
 	}
 	b := &Bridge{o: Options{CacheTTL: 1500 * time.Millisecond}}
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`), "")
+	f.Add([]byte(` {"jsonrpc":"2.0","id":"a","result":{"x":[1,2]}} `), "")
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"result":{"x":}}`), "")
+	f.Add([]byte(`[{"jsonrpc":"2.0","method":"x"}]`), "")
 	f.Fuzz(func(t *testing.T, data []byte, method string) {
+		got, gerr := decodeBody(data)
+		want, werr := jsonrpc.DecodeMessage(data)
+		if (gerr == nil) != (werr == nil) || (gerr == nil && !reflect.DeepEqual(got, want)) {
+			t.Fatalf("decodeBody(%q) = %+v, %v; DecodeMessage: %+v, %v", data, got, gerr, want, werr)
+		}
 		if !json.Valid(data) {
 			if plainResult(data) {
 				t.Fatalf("plainResult(%q): invalid JSON called plain", data)
@@ -45,6 +57,11 @@ func FuzzMemberPaths(f *testing.F) {
 		}
 		if got, want := b.complete(method, data), b.completeMaps(method, data); !bytes.Equal(got, want) {
 			t.Fatalf("complete(%q, %q) = %s, through maps %s", method, data, got, want)
+		}
+		for _, drop := range [][2][]string{{statelessOnly, statelessOnlyMeta}, {nil, statelessOnlyMeta}, {{"a"}, nil}} {
+			if got, want := without(data, drop[0], drop[1]), withoutMaps(data, drop[0], drop[1]); !bytes.Equal(got, want) {
+				t.Fatalf("without(%q, %q) = %s, through maps %s", data, drop, got, want)
+			}
 		}
 		if plainResult(data) {
 			var ir struct {
