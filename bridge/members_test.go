@@ -19,7 +19,7 @@ var memberSeeds = []string{
 	`{"content":[{"type":"text","text":"hello"}],"isError":false}`,
 	`{"content":[],"resultType":"complete","ttlMs":5,"cacheScope":"public"}`,
 	`{"a":1,"a":2}`,
-	`{"a":"<b>&"}`,
+	`{"a":"<b>&"}`, `{"a":"x&y"}`, `{"b":">"}`,
 	"{\"a\":\"\u2028\"}",
 	`{"k\u0041":1,"kA":2}`,
 	`{"_META":{"x":1},"name":"n"}`,
