@@ -185,7 +185,7 @@ func (c *channel) dispatch(msg *jsonrpc.Message, tc client.TraceContext) {
 		if msg.Method == "subscriptions/listen" {
 			resp = c.b.listenStdio(octx, msg, c.out)
 		} else {
-			resp = c.b.serveStateless(octx, msg, notify)
+			resp = c.b.serveStateless(octx, msg, nil, notify)
 		}
 		cancelled := ctx.Err() != nil && parent.Err() == nil // by the client
 		c.mu.Lock()

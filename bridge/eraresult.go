@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -41,6 +42,14 @@ func withoutTaskMeta(raw json.RawMessage) json.RawMessage {
 // keys included, is kept as it came; a result with nothing to remove, or
 // that is not a JSON object, is returned unchanged.
 func without(raw json.RawMessage, members, metaKeys []string) json.RawMessage {
+	if !holdsAny(raw, members, metaKeys) {
+		return raw // the common case, decided without decoding
+	}
+	return withoutMaps(raw, members, metaKeys)
+}
+
+// withoutMaps is without through maps, for any result.
+func withoutMaps(raw json.RawMessage, members, metaKeys []string) json.RawMessage {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil || m == nil {
 		return raw
@@ -84,4 +93,24 @@ func encodeRaw(m map[string]json.RawMessage) json.RawMessage {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(m) // the members were decoded from JSON: they encode
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// holdsAny reports whether raw, a JSON object, has a member named in
+// members or a _meta with a key in metaKeys: whether without may have
+// anything to remove. false for anything that is not an object.
+func holdsAny(raw json.RawMessage, members, metaKeys []string) bool {
+	found := false
+	eachMember(raw, func(m member) bool {
+		switch {
+		case slices.Contains(members, m.key):
+			found = true
+		case m.key == "_meta" && len(metaKeys) > 0:
+			eachMember(m.val, func(mm member) bool {
+				found = slices.Contains(metaKeys, mm.key)
+				return !found
+			})
+		}
+		return !found
+	})
+	return found
 }

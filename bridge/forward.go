@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,9 +18,13 @@ import (
 // were the downstream's own business.
 type request struct {
 	method  string
-	members map[string]json.RawMessage // params, _meta included (with the downstream's own keys removed)
-	token   json.RawMessage            // the downstream's progressToken, nil when none
-	meta    map[string]json.RawMessage // the downstream's _meta as sent
+	params  json.RawMessage            // as sent
+	members map[string]json.RawMessage // params, _meta included (slices of params)
+	// foldedMeta: a member's key is "_meta" only without regard to case
+	// (which encoding/json would read as _meta into a struct).
+	foldedMeta bool
+	token      json.RawMessage            // the downstream's progressToken, nil when none
+	meta       map[string]json.RawMessage // the downstream's _meta as sent
 	// forClient are the capabilities of a stateless client: a stateless
 	// upstream sees them, and its input_required answers come back raw.
 	forClient json.RawMessage
@@ -32,16 +37,22 @@ type request struct {
 	logLevel mcp.LoggingLevel
 }
 
-// parseRequest splits params (a JSON object or nothing).
+// parseRequest splits params (a JSON object or nothing). The members are
+// slices of params, not copies.
 func parseRequest(method string, params json.RawMessage) (*request, *jsonrpc.Error) {
-	r := &request{method: method, members: map[string]json.RawMessage{}}
-	if p := strings.TrimSpace(string(params)); p != "" && p != "null" {
-		if err := json.Unmarshal(params, &r.members); err != nil {
+	r := &request{method: method, params: params}
+	if p := bytes.TrimSpace(params); len(p) != 0 && string(p) != "null" {
+		var ok bool
+		if r.members, r.foldedMeta, ok = rawMap(params, "_meta"); !ok {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params must be a JSON object")
 		}
+	} else {
+		r.members = map[string]json.RawMessage{}
 	}
 	if m, ok := r.members["_meta"]; ok && present(m) {
-		if err := json.Unmarshal(m, &r.meta); err != nil {
+		var isObject bool
+		if r.meta, _, isObject = rawMap(m, ""); !isObject {
+			r.meta = nil
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta must be a JSON object")
 		}
 	}
@@ -60,11 +71,10 @@ var ownMeta = []string{"progressToken", mcp.MetaProtocolVersion, mcp.MetaClientI
 // metaString returns the string member key of meta, "" when absent or not
 // a string.
 func metaString(meta map[string]json.RawMessage, key string) string {
-	var s string
 	if v, ok := meta[key]; ok {
-		_ = json.Unmarshal(v, &s)
+		return plainString(v)
 	}
-	return s
+	return ""
 }
 
 // traced returns ctx carrying the downstream's trace context, so that the
@@ -81,16 +91,25 @@ func (r *request) traced(ctx context.Context) context.Context {
 
 // str returns the string member name of the params, "" when absent or not a string.
 func (r *request) str(name string) string {
-	var s string
 	if v, ok := r.members[name]; ok {
-		_ = json.Unmarshal(v, &s)
+		return plainString(v)
 	}
-	return s
+	return ""
 }
 
 // upstreamParams are the params to send upstream: the downstream's less
 // its hop-level _meta, with extra members set (nil values removed).
 func (r *request) upstreamParams(extra map[string]json.RawMessage) json.RawMessage {
+	if extra == nil {
+		if out, ok := r.plainUpstreamParams(); ok {
+			return out
+		}
+	}
+	return r.upstreamParamsMaps(extra)
+}
+
+// upstreamParamsMaps is upstreamParams through maps, for any request.
+func (r *request) upstreamParamsMaps(extra map[string]json.RawMessage) json.RawMessage {
 	out := make(map[string]json.RawMessage, len(r.members)+len(extra))
 	for k, v := range r.members {
 		out[k] = v
@@ -118,6 +137,30 @@ func (r *request) upstreamParams(extra map[string]json.RawMessage) json.RawMessa
 	}
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// plainUpstreamParams is upstreamParams with no extra members, when the
+// downstream's _meta holds only hop-level keys (the common case): the
+// same bytes, made without maps. false: not that case.
+func (r *request) plainUpstreamParams() (json.RawMessage, bool) {
+	for k := range r.meta {
+		if !slices.Contains(ownMeta, k) {
+			return nil, false
+		}
+	}
+	var arr [maxFastMembers]member
+	ms := arr[:0]
+	for k, v := range r.members {
+		if k == "_meta" {
+			continue
+		}
+		if len(ms) == len(arr) {
+			return nil, false
+		}
+		ms = append(ms, member{key: k, val: v})
+	}
+	out, ok := appendMembers(make([]byte, 0, len(r.params)), ms)
+	return out, ok
 }
 
 // call sends the request upstream on conn with params and returns the raw

@@ -74,12 +74,13 @@ func (b *Bridge) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := decodeBody(body)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeParseError, "the body is not one JSON-RPC message"))
 		return
 	}
-	stateless := isStatelessRequest(r, msg)
+	req, perr := parseRequest(msg.Method, msg.Params) // once, for every use below
+	stateless := isStatelessRequest(r, msg, req)
 	ctx, ob := r.Context(), (*observation)(nil)
 	if msg.IsRequest() {
 		era := mcp.EraInitialize
@@ -89,7 +90,7 @@ func (b *Bridge) serveMCP(w http.ResponseWriter, r *http.Request) {
 		ctx, ob = b.observe(ctx, msg, face{transport: client.TransportStreamableHTTP, era: era, httpTrace: b.httpTrace(r.Header)})
 	}
 	if stateless {
-		b.serveStatelessHTTP(ctx, w, r, msg, ob)
+		b.serveStatelessHTTP(ctx, w, r, msg, req, perr, ob)
 		return
 	}
 	if msg.Method == "initialize" {
@@ -113,14 +114,22 @@ func answerJSON(w http.ResponseWriter, status int, m *jsonrpc.Message, ob *obser
 
 // isStatelessRequest tells a stateless request from one of the
 // initialize era: its _meta names a revision, or its headers name a
-// stateless one.
-func isStatelessRequest(r *http.Request, msg *jsonrpc.Message) bool {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &p) == nil {
-		if _, ok := p.Meta[mcp.MetaProtocolVersion]; ok {
+// stateless one. req is msg's params parsed (nil: they did not parse).
+func isStatelessRequest(r *http.Request, msg *jsonrpc.Message, req *request) bool {
+	if req != nil && !req.foldedMeta {
+		if _, ok := req.meta[mcp.MetaProtocolVersion]; ok {
 			return true
+		}
+	} else if len(msg.Params) > 0 {
+		// A _meta whose key differs in case, or params that do not parse:
+		// read as a struct reads them.
+		var p struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(msg.Params, &p) == nil {
+			if _, ok := p.Meta[mcp.MetaProtocolVersion]; ok {
+				return true
+			}
 		}
 	}
 	v := strings.TrimSpace(r.Header.Get("Mcp-Protocol-Version"))
@@ -131,6 +140,9 @@ func isStatelessRequest(r *http.Request, msg *jsonrpc.Message) bool {
 // another revision than its _meta (-32020), before either is judged.
 func versionsAgree(h http.Header, r *request) *jsonrpc.Error {
 	hv, ok, _ := headerValue(h, "Mcp-Protocol-Version")
+	if ok && hv == mcp.LatestStatelessVersion && string(r.meta[mcp.MetaProtocolVersion]) == `"`+mcp.LatestStatelessVersion+`"` {
+		return nil // the common case, decided without decoding
+	}
 	var mv string
 	if raw, has := r.meta[mcp.MetaProtocolVersion]; has && ok && json.Unmarshal(raw, &mv) == nil && mv != hv {
 		return headerMismatch("MCP-Protocol-Version " + quote(hv) + " is not the body's " + quote(mv))
@@ -155,15 +167,15 @@ func statusOf(e *jsonrpc.Error, local bool) int {
 }
 
 // serveStatelessHTTP serves a stateless message in ctx (the request's,
-// as the Observer made it); ob follows it.
-func (b *Bridge) serveStatelessHTTP(ctx context.Context, w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, ob *observation) {
+// as the Observer made it); ob follows it. req and perr are what
+// parseRequest made of it.
+func (b *Bridge) serveStatelessHTTP(ctx context.Context, w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, req *request, perr *jsonrpc.Error, ob *observation) {
 	if !msg.IsRequest() {
 		// Notifications (cancellation is a closed stream in this
 		// revision) and answers (the bridge asks nothing): accepted.
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	req, perr := parseRequest(msg.Method, msg.Params)
 	if perr == nil {
 		perr = versionsAgree(r.Header, req)
 	}
@@ -184,7 +196,7 @@ func (b *Bridge) serveStatelessHTTP(ctx context.Context, w http.ResponseWriter, 
 	sw := newStreamWriter(w)
 	defer sw.close()
 	// Never merged with another request: see "Never twice" in dedupe.go.
-	resp := b.serveStateless(ctx, msg, sw.notify)
+	resp := b.serveStateless(ctx, msg, req, sw.notify)
 	ob.end(resp)
 	sw.finish(resp, statusOf(resp.Error, false))
 }

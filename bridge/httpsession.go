@@ -157,7 +157,7 @@ func (b *Bridge) sessionPost(w http.ResponseWriter, r *http.Request, hs *httpSes
 	if !ok {
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := decodeBody(body)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeParseError, "the body is not one JSON-RPC message"))
 		return

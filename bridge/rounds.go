@@ -58,7 +58,7 @@ func newPendingCall(method, name string, cancel context.CancelFunc) *pendingCall
 	return &pendingCall{
 		id: hex.EncodeToString(b[:]), method: method, name: name, cancel: cancel,
 		events: make(chan *ask, maxAsks), result: make(chan outcome, 1), done: make(chan struct{}),
-		open: map[string]*ask{}, limit: maxAsks,
+		limit: maxAsks,
 	}
 }
 
@@ -77,6 +77,9 @@ func (p *pendingCall) ask(ctx context.Context, method string, params json.RawMes
 	p.seq++
 	kind, _, _ := strings.Cut(method, "/")
 	a := &ask{key: kind + "-" + strconv.Itoa(p.seq), method: method, params: params, answer: make(chan json.RawMessage, 1)}
+	if p.open == nil {
+		p.open = map[string]*ask{} // most calls never ask: made on the first question
+	}
 	p.open[a.key] = a
 	p.mu.Unlock()
 	select {

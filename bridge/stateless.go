@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/anymcp/anymcp/client"
@@ -41,12 +43,15 @@ func checkMeta(r *request) *jsonrpc.Error {
 	if r.meta == nil {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta is required in revision "+mcp.LatestStatelessVersion)
 	}
-	var v string
-	if raw, ok := r.meta[mcp.MetaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil || v == "" {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta lacks "+mcp.MetaProtocolVersion)
-	}
-	if v != mcp.LatestStatelessVersion {
-		return unsupportedVersion(v)
+	// The common case is decided without decoding.
+	if string(r.meta[mcp.MetaProtocolVersion]) != `"`+mcp.LatestStatelessVersion+`"` {
+		var v string
+		if raw, ok := r.meta[mcp.MetaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil || v == "" {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta lacks "+mcp.MetaProtocolVersion)
+		}
+		if v != mcp.LatestStatelessVersion {
+			return unsupportedVersion(v)
+		}
 	}
 	if raw, ok := r.meta[mcp.MetaClientCapabilities]; !ok || !present(raw) || raw[0] != '{' {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "params._meta lacks "+mcp.MetaClientCapabilities)
@@ -68,11 +73,11 @@ func quote(s string) string {
 	return string(b)
 }
 
-// serveStateless answers one stateless request (msg has an id). The
-// returned message is its response.
-func (b *Bridge) serveStateless(ctx context.Context, msg *jsonrpc.Message, notify notifier) *jsonrpc.Message {
+// serveStateless answers one stateless request (msg has an id; r is its
+// params parsed, nil: not yet). The returned message is its response.
+func (b *Bridge) serveStateless(ctx context.Context, msg *jsonrpc.Message, r *request, notify notifier) *jsonrpc.Message {
 	resp := &jsonrpc.Message{ID: msg.ID}
-	result, err := b.statelessResult(ctx, msg, notify)
+	result, err := b.statelessResult(ctx, msg, r, notify)
 	if err != nil {
 		resp.Error = err
 		return resp
@@ -81,10 +86,12 @@ func (b *Bridge) serveStateless(ctx context.Context, msg *jsonrpc.Message, notif
 	return resp
 }
 
-func (b *Bridge) statelessResult(ctx context.Context, msg *jsonrpc.Message, notify notifier) (json.RawMessage, *jsonrpc.Error) {
-	r, perr := parseRequest(msg.Method, msg.Params)
-	if perr != nil {
-		return nil, perr
+func (b *Bridge) statelessResult(ctx context.Context, msg *jsonrpc.Message, r *request, notify notifier) (json.RawMessage, *jsonrpc.Error) {
+	if r == nil {
+		var perr *jsonrpc.Error
+		if r, perr = parseRequest(msg.Method, msg.Params); perr != nil {
+			return nil, perr
+		}
 	}
 	if e := checkMeta(r); e != nil {
 		return nil, e
@@ -158,6 +165,14 @@ func (b *Bridge) discover() json.RawMessage {
 // complete returns an upstream result as a stateless result: resultType,
 // the caching hints of a cacheable one, and the server's identity.
 func (b *Bridge) complete(method string, raw json.RawMessage) json.RawMessage {
+	if out, ok := b.completePlain(method, raw); ok {
+		return out
+	}
+	return b.completeMaps(method, raw)
+}
+
+// completeMaps is complete through maps, for any result.
+func (b *Bridge) completeMaps(method string, raw json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil || m == nil {
 		return raw
@@ -178,6 +193,42 @@ func (b *Bridge) complete(method string, raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return out
+}
+
+// completePlain is complete without maps: the same bytes, or false when
+// raw is not an object of plain members (appendMembers).
+func (b *Bridge) completePlain(method string, raw json.RawMessage) (json.RawMessage, bool) {
+	var arr [maxFastMembers + 3]member
+	ms := arr[:0]
+	var hasType, hasTTL, hasScope bool
+	ok := eachMember(raw, func(m member) bool {
+		if len(ms) == maxFastMembers {
+			return false
+		}
+		ms = append(ms, m)
+		hasType = hasType || m.key == "resultType"
+		hasTTL = hasTTL || m.key == "ttlMs"
+		hasScope = hasScope || m.key == "cacheScope"
+		return true
+	})
+	if !ok || len(ms) == maxFastMembers {
+		return nil, false
+	}
+	if !hasType {
+		ms = append(ms, member{key: "resultType", val: json.RawMessage(`"complete"`)})
+	}
+	if cacheable[method] {
+		if !hasTTL {
+			ms = append(ms, member{key: "ttlMs", val: strconv.AppendInt(nil, b.o.CacheTTL.Milliseconds(), 10)})
+		}
+		if !hasScope {
+			ms = append(ms, member{key: "cacheScope", val: json.RawMessage(`"private"`)})
+		}
+	}
+	if len(ms) > maxFastMembers {
+		return nil, false
+	}
+	return appendMembers(make([]byte, 0, len(raw)+32), ms)
 }
 
 // inputCall serves tools/call, prompts/get and resources/read, which may
@@ -367,6 +418,9 @@ func (b *Bridge) finish(r *request, name string, o outcome) (json.RawMessage, *j
 		}
 		return nil, b.rpcError(o.err)
 	}
+	if plainResult(o.raw) {
+		return b.complete(r.method, o.raw), nil
+	}
 	var ir struct {
 		ResultType    string          `json:"resultType"`
 		InputRequests json.RawMessage `json:"inputRequests"`
@@ -386,4 +440,20 @@ func (b *Bridge) finish(r *request, name string, o outcome) (json.RawMessage, *j
 		return out, nil
 	}
 	return b.complete(r.method, o.raw), nil
+}
+
+// plainResult reports, without decoding raw, that it is a result and not
+// an input_required round: no member named inputRequests (in any case), a
+// resultType, if any, of "complete". false: decode it to know.
+func plainResult(raw json.RawMessage) bool {
+	plain := true
+	ok := eachMember(raw, func(m member) bool {
+		switch {
+		case strings.EqualFold(m.key, "inputRequests"),
+			strings.EqualFold(m.key, "resultType") && (m.key != "resultType" || string(m.val) != `"complete"`):
+			plain = false
+		}
+		return plain
+	})
+	return ok && plain
 }

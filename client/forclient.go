@@ -39,14 +39,45 @@ func withCapabilities(meta []byte, caps json.RawMessage) []byte {
 	}
 	start := i + len(key)
 	// The old value is one JSON object: find where it ends.
-	dec := json.NewDecoder(bytes.NewReader(meta[start:]))
-	var old json.RawMessage
-	if err := dec.Decode(&old); err != nil {
-		return meta
+	end := start + objectEnd(meta[start:])
+	if end < start {
+		dec := json.NewDecoder(bytes.NewReader(meta[start:]))
+		var old json.RawMessage
+		if err := dec.Decode(&old); err != nil {
+			return meta
+		}
+		end = start + int(dec.InputOffset())
 	}
-	end := start + int(dec.InputOffset())
-	out := make([]byte, 0, len(meta)-len(old)+len(caps))
+	out := make([]byte, 0, len(meta)-(end-start)+len(caps))
 	out = append(out, meta[:start]...)
 	out = append(out, caps...)
 	return append(out, meta[end:]...)
+}
+
+// objectEnd returns the length of the JSON object data starts with (as
+// the dialect writes one: no white space before it), or -1 when data does
+// not start with an object that closes, which the caller leaves to a JSON
+// decoder. Strings are skipped whole, escapes included.
+func objectEnd(data []byte) int {
+	if len(data) == 0 || data[0] != '{' {
+		return -1
+	}
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
 }

@@ -45,3 +45,23 @@ func TestForClient(t *testing.T) {
 		t.Fatalf("without the capability: %v (%s)", err, raw)
 	}
 }
+
+// TestWithCapabilitiesReplacesTheObject: the client capabilities in the
+// dialect's _meta members are replaced whole, whatever their strings
+// hold (braces, escaped quotes), and members after them are kept; a value
+// that is not an object is left to the decoder, as before.
+func TestWithCapabilitiesReplacesTheObject(t *testing.T) {
+	key := `"` + mcp.MetaClientCapabilities + `":`
+	for _, c := range []struct{ in, want string }{
+		{key + `{}`, key + `{"x":1}`},
+		{key + `{"a":{"b":"}\"{"},"c":[{}]},"progressToken":7`, key + `{"x":1},"progressToken":7`},
+		{`"v":"2026-07-28",` + key + `{"roots":{}}`, `"v":"2026-07-28",` + key + `{"x":1}`},
+		{key + `{"a":"\"}"},"t":1`, key + `{"x":1},"t":1`},
+		{key + ` {"a":1},"t":2`, key + `{"x":1},"t":2`},
+		{`"other":{}`, `"other":{}`},
+	} {
+		if got := string(withCapabilities([]byte(c.in), json.RawMessage(`{"x":1}`))); got != c.want {
+			t.Errorf("withCapabilities(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/internal/reqmeta"
 	"github.com/anymcp/anymcp/mcp"
 )
@@ -103,7 +104,7 @@ func nameOf(method string, params any, raw json.RawMessage) (string, json.RawMes
 		Name string `json:"name"`
 		URI  string `json:"uri"`
 	}
-	if json.Unmarshal(raw, &v) != nil {
+	if jsondec.Unmarshal(raw, &v) != nil { // as encoding/json reads it, without reflection's cost
 		return "", nil
 	}
 	if method == "resources/read" {

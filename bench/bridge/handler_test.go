@@ -49,6 +49,22 @@ func BenchmarkHandler(b *testing.B) {
 	})
 }
 
+// BenchmarkHTTPFloor: the same POST as BenchmarkHandler's, answered by a
+// handler that reads the body and writes a fixed answer. It is what one
+// HTTP exchange on loopback costs net/http's client and server together,
+// a floor no handler goes below: the bridge pays it once more than a
+// direct call (its server side downstream, its client side upstream).
+func BenchmarkHTTPFloor(b *testing.B) {
+	answer := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header()["Content-Type"] = []string{"application/json"}
+		_, _ = w.Write(answer)
+	}))
+	defer srv.Close()
+	rawCalls(b, &rawPeer{url: srv.URL, header: statelessHeader, body: statelessCall})
+}
+
 // bridgeFront serves a bridge in front of upstream on an httptest server
 // and returns its /mcp URL; both end with the benchmark.
 func bridgeFront(b *testing.B, upstream string) string {
