@@ -136,7 +136,7 @@ func literalToken(data []byte) string {
 // gatewayConfig turns the file (nil: none) and the bridge's options into
 // the gateway's Config, with the tokens read from where the file says.
 // haveToken says whether HTTP clients must authenticate.
-func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Config, haveToken bool, err error) {
+func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Config, haveToken bool, pinPath string, err error) {
 	if g == nil {
 		g = &gatewayFile{}
 	}
@@ -150,17 +150,17 @@ func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Confi
 			continue
 		}
 		if v.TokenEnv != "" && v.TokenFile != "" {
-			return cfg, false, usageErr("--gateway: view %q: give tokenEnv or tokenFile, not both", v.Name)
+			return cfg, false, "", usageErr("--gateway: view %q: give tokenEnv or tokenFile, not both", v.Name)
 		}
 		tok, err := c.readSecret(v.TokenFile, v.TokenEnv)
 		if err != nil {
-			return cfg, false, err
+			return cfg, false, "", err
 		}
 		if tok == "" {
-			return cfg, false, usageErr("--gateway: view %q: its token ($%s or %s) is empty or not set", v.Name, v.TokenEnv, v.TokenFile)
+			return cfg, false, "", usageErr("--gateway: view %q: its token ($%s or %s) is empty or not set", v.Name, v.TokenEnv, v.TokenFile)
 		}
 		if _, dup := tokens[tok]; dup {
-			return cfg, false, usageErr("--gateway: view %q: its token is another view's too", v.Name)
+			return cfg, false, "", usageErr("--gateway: view %q: its token is another view's too", v.Name)
 		}
 		c.sec.add(tok)
 		tokens[tok] = v.Name
@@ -172,12 +172,12 @@ func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Confi
 		case "allow":
 			cfg.Approvals.Default = true
 		default:
-			return cfg, false, usageErr("--gateway: approvals.default %q: give \"deny\" or \"allow\"", a.Default)
+			return cfg, false, "", usageErr("--gateway: approvals.default %q: give \"deny\" or \"allow\"", a.Default)
 		}
 		if a.Timeout != "" {
 			d, err := time.ParseDuration(a.Timeout)
 			if err != nil || d <= 0 {
-				return cfg, false, usageErr("--gateway: approvals.timeout %q: give a duration such as \"2m\"", a.Timeout)
+				return cfg, false, "", usageErr("--gateway: approvals.timeout %q: give a duration such as \"2m\"", a.Timeout)
 			}
 			cfg.Approvals.Timeout = d
 		}
@@ -185,9 +185,9 @@ func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Confi
 			c.log.Info("tool call approval", "view", d.View, "tool", d.Tool, "server", d.Server, "approved", d.Approved, "by", d.By)
 		}
 	}
-	pinPath, err := c.pinFile(g.Pins)
+	pinPath, err = c.pinFile(g.Pins)
 	if err != nil {
-		return cfg, false, err
+		return cfg, false, "", err
 	}
 	if pinPath != "" {
 		cfg.Pins = pin.New(pin.File(pinPath))
@@ -196,7 +196,7 @@ func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Confi
 	if len(tokens) > 0 {
 		p, err := access.Tokens(tokens)
 		if err != nil {
-			return cfg, false, usageErr("--gateway: %v", err)
+			return cfg, false, "", usageErr("--gateway: %v", err)
 		}
 		policies = append(policies, p)
 	}
@@ -204,7 +204,7 @@ func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Confi
 		if j := ac.JWT; j != nil {
 			p, err := access.JWT(access.JWTConfig{Issuer: j.Issuer, Audience: j.Audience, JWKSURL: j.JWKSURL, ViewClaim: j.ViewClaim, Views: j.Views, Logger: c.log})
 			if err != nil {
-				return cfg, false, usageErr("--gateway: access.jwt: %v", err)
+				return cfg, false, "", usageErr("--gateway: access.jwt: %v", err)
 			}
 			policies = append(policies, p)
 		}
@@ -214,7 +214,7 @@ func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Confi
 				md.AuthorizationServers = []string{ac.JWT.Issuer}
 			}
 			if cfg.MetadataURL, err = md.URL(); err != nil {
-				return cfg, false, usageErr("--gateway: access.resource: %v", err)
+				return cfg, false, "", usageErr("--gateway: access.resource: %v", err)
 			}
 		}
 	}
@@ -225,7 +225,7 @@ func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Confi
 	default:
 		cfg.Access = access.Any(policies...)
 	}
-	return cfg, len(policies) > 0, nil
+	return cfg, len(policies) > 0, pinPath, nil
 }
 
 // pinFile is the pin file of "pins" (nil: the default): "" when pins are
@@ -282,7 +282,7 @@ func (c *cli) runGateway(ctx context.Context, bf *bridgeFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg, haveToken, err := c.gatewayConfig(g, o.AuthToken)
+	cfg, haveToken, pinPath, err := c.gatewayConfig(g, o.AuthToken)
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ func (c *cli) runGateway(ctx context.Context, bf *bridgeFlags) error {
 	}
 	cfg.Bridge = o
 	cfg.Fleet = c.fleetOptions()
-	cfg.Logger = slog.New(&heldHandler{Handler: c.log.Handler(), c: c})
+	cfg.Logger = slog.New(&heldHandler{Handler: c.log.Handler(), c: c, approve: c.pinsFlags(pinPath)})
 	gw, err := gateway.New(ctx, servers, cfg)
 	if err != nil {
 		return usageErr("--gateway: %v", err)
@@ -349,7 +349,8 @@ func withMetadata(handler http.Handler, ac *gatewayAccess, metadataURL string) (
 // it.
 type heldHandler struct {
 	slog.Handler
-	c *cli
+	c       *cli
+	approve string // pins approve's flags
 }
 
 func (h *heldHandler) Handle(ctx context.Context, r slog.Record) error {
@@ -362,7 +363,7 @@ func (h *heldHandler) Handle(ctx context.Context, r slog.Record) error {
 			return true
 		}
 		for _, e := range heldErrors(err) {
-			fmt.Fprintf(h.c.stderr, "mcpcall: tool %s held back: %s\n  approve it: mcpcall pins approve %s --all\n", e.Key, oneLine(e.Error()), shellQuote(e.Key))
+			fmt.Fprintf(h.c.stderr, "mcpcall: tool %s held back: %s\n  approve it: mcpcall pins approve %s%s\n", e.Key, oneLine(e.Error()), shellQuote(e.Key), h.approve)
 		}
 		return true
 	})
@@ -370,11 +371,11 @@ func (h *heldHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *heldHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &heldHandler{Handler: h.Handler.WithAttrs(as), c: h.c}
+	return &heldHandler{Handler: h.Handler.WithAttrs(as), c: h.c, approve: h.approve}
 }
 
 func (h *heldHandler) WithGroup(name string) slog.Handler {
-	return &heldHandler{Handler: h.Handler.WithGroup(name), c: h.c}
+	return &heldHandler{Handler: h.Handler.WithGroup(name), c: h.c, approve: h.approve}
 }
 
 // heldErrors are the *pin.ChangedError in err's tree.
@@ -399,4 +400,19 @@ func heldErrors(err error) []*pin.ChangedError {
 	}
 	walk(err)
 	return out
+}
+
+// pinsFlags are the flags mcpcall pins approve needs to find the same
+// servers and pin file as this run.
+func (c *cli) pinsFlags(pinPath string) string {
+	var s string
+	if c.f.config != "" {
+		s += " --config " + shellQuote(c.f.config)
+	}
+	if pinPath != "" {
+		if def, err := c.defaultPinFile(); err != nil || def != pinPath {
+			s += " --file " + shellQuote(pinPath)
+		}
+	}
+	return s
 }
