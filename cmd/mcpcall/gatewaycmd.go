@@ -363,11 +363,20 @@ func (h *heldHandler) Handle(ctx context.Context, r slog.Record) error {
 			return true
 		}
 		for _, e := range heldErrors(err) {
-			fmt.Fprintf(h.c.stderr, "mcpcall: tool %s held back: %s\n  approve it: mcpcall pins approve %s%s\n", e.Key, oneLine(e.Error()), shellQuote(e.Key), h.approve)
+			fmt.Fprintf(h.c.stderr, "mcpcall: %s\n  approve it: mcpcall pins approve %s%s\n", oneLine(e.Error()), shellQuote(e.Key), h.approve)
 		}
 		return true
 	})
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
 	return h.Handler.Handle(ctx, r)
+}
+
+// Enabled lets the gateway's warnings through whatever the log level, so
+// that a held tool is named even with logs off.
+func (h *heldHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn || h.Handler.Enabled(ctx, l)
 }
 
 func (h *heldHandler) WithAttrs(as []slog.Attr) slog.Handler {

@@ -70,7 +70,7 @@ type bridgeProc struct {
 
 // startBridgeAll runs mcpcall bridge --all --listen 127.0.0.1:0 args...
 // with a home of its own under dir.
-func startBridgeAll(t *testing.T, dir string, args ...string) *bridgeProc {
+func startBridgeAll(t *testing.T, dir string, env []string, args ...string) *bridgeProc {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -78,6 +78,7 @@ func startBridgeAll(t *testing.T, dir string, args ...string) *bridgeProc {
 	}
 	cmd := exec.Command(self, append([]string{"bridge", "--all", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), asMCPCall+"=1", "GORACE=atexit_sleep_ms=0", "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +171,7 @@ func TestBridgeAllListen(t *testing.T) {
 	dir := t.TempDir()
 	config, pidFile := gatewayFleet(t, dir)
 	gw := writeFile(t, filepath.Join(dir, "gateway.json"), `{"views": [{"name": ""}, {"name": "team", "allow": ["server:web"]}], "pins": {"file": false}}`)
-	p := startBridgeAll(t, dir, "--config", config, "--gateway", gw)
+	p := startBridgeAll(t, dir, nil, "--config", config, "--gateway", gw)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	conn, err := client.Dial(ctx, client.URL(p.url))
@@ -282,7 +283,7 @@ func TestBridgeAllPinsHeldThenApproved(t *testing.T) {
 	}
 	gw := writeFile(t, filepath.Join(dir, "gateway.json"), `{"pins": {"file": "`+pins+`"}}`)
 
-	p := startBridgeAll(t, dir, "--config", config, "--gateway", gw)
+	p := startBridgeAll(t, dir, nil, "--config", config, "--gateway", gw)
 	conn, err := client.Dial(ctx, client.URL(p.url))
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +296,7 @@ func TestBridgeAllPinsHeldThenApproved(t *testing.T) {
 		t.Error("a held tool was called")
 	}
 	_ = conn.Close()
-	line := p.waitLine(t, "tool web/echo held back")
+	line := p.waitLine(t, `tool "web/echo" changed since it was approved`)
 	if !strings.Contains(line, "description") {
 		t.Errorf("the held line says not what changed: %q", line)
 	}
@@ -319,7 +320,7 @@ func TestBridgeAllPinsHeldThenApproved(t *testing.T) {
 		t.Errorf("pins list: %q", list.stdout)
 	}
 
-	p = startBridgeAll(t, dir, "--config", config, "--gateway", gw)
+	p = startBridgeAll(t, dir, nil, "--config", config, "--gateway", gw)
 	conn, err = client.Dial(ctx, client.URL(p.url))
 	if err != nil {
 		t.Fatal(err)
@@ -333,4 +334,38 @@ func TestBridgeAllPinsHeldThenApproved(t *testing.T) {
 	if strings.Contains(list.stdout, "web/echo") {
 		t.Errorf("forgotten, yet listed: %q", list.stdout)
 	}
+}
+
+// The token of --auth-token-file admits clients to the default view; a
+// view's tokenEnv token to that view only, at /mcp; no token, none.
+func TestBridgeAllViewTokens(t *testing.T) {
+	dir := t.TempDir()
+	config, _ := gatewayFleet(t, dir)
+	const def, team = "default-token-0123456789", "team-token-0123456789abc"
+	tokenFile := writeFile(t, filepath.Join(dir, "token"), def+"\n")
+	gw := writeFile(t, filepath.Join(dir, "gateway.json"), `{"views": [{"name": ""}, {"name": "team", "allow": ["server:web"], "tokenEnv": "GWCLI_TEAM_TOKEN"}], "pins": {"file": false}}`)
+	p := startBridgeAll(t, dir, []string{"GWCLI_TEAM_TOKEN=" + team}, "--config", config, "--gateway", gw, "--auth-token-file", tokenFile)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if conn, err := client.Dial(ctx, client.URL(p.url)); err == nil {
+		_ = conn.Close()
+		t.Error("a client without a token was admitted")
+	}
+	for _, tc := range []struct {
+		token  string
+		st     bool // sees st's tools
+		viewed string
+	}{{def, true, "default"}, {team, false, "team"}} {
+		conn, err := client.Dial(ctx, client.URL(p.url), client.WithHeader("Authorization", "Bearer "+tc.token))
+		if err != nil {
+			t.Fatalf("%s token: %v", tc.viewed, err)
+		}
+		names := toolNames(ctx, t, conn)
+		hasSt := slices.Contains(names, "st__echo")
+		if hasSt != tc.st || !slices.Contains(names, "web__echo") {
+			t.Errorf("%s token: tools %v", tc.viewed, names)
+		}
+		_ = conn.Close()
+	}
+	p.stop(t)
 }
