@@ -79,7 +79,7 @@ config files, lists their tools, and pins the definition listed now.`,
 		}),
 	}
 	approve.Flags().BoolVar(&allHeld, "all-held", false, "approve every tool held back")
-	c.addFlags(approve, "config")
+	c.addFlags(approve, "config", "era", "protocol-version", "connect-timeout", "timeout", "max-time")
 	forget := &cobra.Command{
 		Use:   "forget KEY...",
 		Short: "Forget pins: the next definition seen is trusted on first use",
