@@ -271,6 +271,9 @@ func (c *cli) defaultPinFile() (string, error) {
 // runGateway is bridge --all: the fleet of the config files served as one
 // MCP server.
 func (c *cli) runGateway(ctx context.Context, bf *bridgeFlags) error {
+	if bf.view != "" && bf.listen != "" {
+		return usageErr("--view picks the view served on stdio; over HTTP, view NAME is served at /mcp/NAME")
+	}
 	var g *gatewayFile
 	if bf.gateway != "" {
 		var err error

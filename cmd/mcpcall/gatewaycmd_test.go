@@ -261,6 +261,14 @@ func TestBridgeAllGatewayFileRefused(t *testing.T) {
 	if res.code != exitUsage || !strings.Contains(res.stderr, "--header") {
 		t.Errorf("--all -H: exit %d, stderr %q", res.code, res.stderr)
 	}
+	res = r.run("bridge", "--all", "--config", config, "--view", "team", "--listen", "127.0.0.1:0")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "/mcp/NAME") {
+		t.Errorf("--view with --listen: exit %d, stderr %q", res.code, res.stderr)
+	}
+	res = r.run("bridge", "--all", "--config", config, "--view", "nosuch")
+	if res.code != exitUsage || !strings.Contains(res.stderr, `--view "nosuch"`) {
+		t.Errorf("--view nosuch: exit %d, stderr %q", res.code, res.stderr)
+	}
 	res = r.run("bridge", "--gateway", "x.json", "http://127.0.0.1:1/mcp")
 	if res.code != exitUsage || !strings.Contains(res.stderr, "give --all") {
 		t.Errorf("--gateway without --all: exit %d, stderr %q", res.code, res.stderr)
