@@ -27,6 +27,10 @@ type bridgeFlags struct {
 	replicaID     string
 	origins       []string
 	hosts         []string
+	// bridge --all (gatewaycmd.go)
+	all     bool
+	gateway string
+	view    string
 }
 
 // Environment variables the bridge reads its secrets from when no file
@@ -39,7 +43,7 @@ const (
 func (c *cli) bridgeCommand() *cobra.Command {
 	var bf bridgeFlags
 	cmd := &cobra.Command{
-		Use:   "bridge TARGET",
+		Use:   "bridge TARGET | --all",
 		Short: "Serve the target to clients of every protocol era (stdio, or HTTP with --listen)",
 		Long: `Serve the target, any server mcpcall reaches (a URL of any era or transport,
 with the OAuth tokens of mcpcall auth login, or a command), as an MCP server
@@ -53,12 +57,21 @@ The listener binds loopback only unless --allow-remote is given, which also
 needs a bearer token (--auth-token-file, or $` + envBridgeToken + `). The state of
 input_required rounds is sealed with AES-GCM under --state-key-file (or
 $` + envBridgeStateKey + `, hex or raw bytes: 16, 24 or 32), else a random key per process;
-replicas behind one load balancer share the key. See docs/bridge.md.`,
+replicas behind one load balancer share the key. See docs/bridge.md.
+
+` + gatewayHelp,
 		Example: `  mcpcall bridge https://example.com/mcp                  # stdio, for a desktop host's config
-  mcpcall bridge --listen 127.0.0.1:8080 -- npx -y @modelcontextprotocol/server-everything`,
+  mcpcall bridge --listen 127.0.0.1:8080 -- npx -y @modelcontextprotocol/server-everything
+  mcpcall bridge --all --listen 127.0.0.1:8080 --gateway gateway.json`,
 		ValidArgsFunction: c.completeTarget(0),
-		Args:              c.targetArgs(0, 0),
+		Args:              c.fleetArgs(&bf.all, 0, c.targetArgs(0, 0)),
 		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
+			if bf.all {
+				return c.runGateway(cmd.Context(), &bf)
+			}
+			if bf.gateway != "" || bf.view != "" {
+				return usageErr("--gateway and --view serve a fleet: give --all")
+			}
 			_, t, err := c.splitTarget(cmd, args)
 			if err != nil {
 				return err
@@ -77,6 +90,9 @@ replicas behind one load balancer share the key. See docs/bridge.md.`,
 	f.StringVar(&bf.replicaID, "replica-id", "", "this process's name in the state it seals (default: random)")
 	f.StringArrayVar(&bf.origins, "allow-origin", nil, "accept this Origin (scheme://host[:port]) besides loopback ones (repeatable)")
 	f.StringArrayVar(&bf.hosts, "allow-host", nil, "accept this Host besides loopback ones (repeatable)")
+	f.BoolVar(&bf.all, "all", false, "serve every server of the config files as one MCP server, each tool under its fleet name")
+	f.StringVar(&bf.gateway, "gateway", "", "with --all: views, approvals, pins and access from the JSON `FILE` (docs/mcpcall.md)")
+	f.StringVar(&bf.view, "view", "", "with --all and no --listen: the `NAME` of the view served on stdio (default: the default view)")
 	// The bridge answers the upstream's requests itself (no answer flags)
 	// and shows neither its messages nor its logs (no --trace, --log-level).
 	c.addFlags(cmd, "config")
@@ -152,40 +168,18 @@ func (c *cli) readSecret(file, env string) (string, error) {
 }
 
 func (c *cli) runBridge(ctx context.Context, bf *bridgeFlags, t *target) error {
-	token, err := c.readSecret(bf.authTokenFile, envBridgeToken)
+	o, err := c.bridgeOptions(bf)
 	if err != nil {
 		return err
 	}
-	key, err := c.readSecret(bf.stateKeyFile, envBridgeStateKey)
-	if err != nil {
+	if err := c.checkBridgeListen(bf, o.AuthToken != ""); err != nil {
 		return err
-	}
-	stateKey, err := bridge.ParseKey(key)
-	if err != nil {
-		return usageErr("state key: %v", err)
-	}
-	if token != "" {
-		c.sec.add(token)
-	}
-	if bf.listen != "" {
-		if err := checkListen(bf.listen, bf.allowRemote, token != ""); err != nil {
-			return err
-		}
 	}
 	dial, secrets, err := c.bridgeDialer(t)
 	if err != nil {
 		return err
 	}
-	o := bridge.Options{
-		StateKey: stateKey, ReplicaID: bf.replicaID, AuthToken: token,
-		AllowedOrigins: bf.origins, AllowedHosts: bf.hosts, Secrets: secrets,
-		Redact: c.sec.scrub, Logger: c.log,
-	}
-	if c.tel != nil {
-		// OTEL_* set: each downstream request is a SERVER span, parent of
-		// its upstream CLIENT span (docs/observability.md).
-		o.Observer = c.tel.observer.Server()
-	}
+	o.Secrets = secrets
 	dctx, cancel := context.WithCancel(ctx)
 	if c.f.connectTimeout > 0 {
 		dctx, cancel = context.WithTimeoutCause(ctx, c.f.connectTimeout, errConnectTimeout)
@@ -198,10 +192,58 @@ func (c *cli) runBridge(ctx context.Context, bf *bridgeFlags, t *target) error {
 	defer b.Close()
 	info := b.Info()
 	c.log.Info("bridging", "target", t.display, "transport", info.Transport, "protocolVersion", info.ProtocolVersion)
-	if bf.listen == "" {
+	return c.serveBridge(ctx, bf.listen, func(ctx context.Context) error {
 		return b.ServeStdio(ctx, c.stdin, c.stdout)
+	}, b.Handler(), b.Close)
+}
+
+// bridgeOptions reads the secrets of both forms of bridge (the bearer
+// token, the state key) and makes the downstream faces' Options.
+func (c *cli) bridgeOptions(bf *bridgeFlags) (bridge.Options, error) {
+	token, err := c.readSecret(bf.authTokenFile, envBridgeToken)
+	if err != nil {
+		return bridge.Options{}, err
 	}
-	return c.serveBridgeHTTP(ctx, b, bf.listen)
+	key, err := c.readSecret(bf.stateKeyFile, envBridgeStateKey)
+	if err != nil {
+		return bridge.Options{}, err
+	}
+	stateKey, err := bridge.ParseKey(key)
+	if err != nil {
+		return bridge.Options{}, usageErr("state key: %v", err)
+	}
+	if token != "" {
+		c.sec.add(token)
+	}
+	o := bridge.Options{
+		StateKey: stateKey, ReplicaID: bf.replicaID, AuthToken: token,
+		AllowedOrigins: bf.origins, AllowedHosts: bf.hosts,
+		Redact: c.sec.scrub, Logger: c.log,
+	}
+	if c.tel != nil {
+		// OTEL_* set: each downstream request is a SERVER span, parent of
+		// its upstream CLIENT span (docs/observability.md).
+		o.Observer = c.tel.observer.Server()
+	}
+	return o, nil
+}
+
+// checkBridgeListen applies checkListen to --listen, when given.
+func (c *cli) checkBridgeListen(bf *bridgeFlags, haveToken bool) error {
+	if bf.listen == "" {
+		return nil
+	}
+	return checkListen(bf.listen, bf.allowRemote, haveToken)
+}
+
+// serveBridge serves stdio when addr is "", else handler over HTTP at
+// addr until ctx is done; closeAll then ends the long-lived streams.
+// Both forms of bridge (one target, --all) end here.
+func (c *cli) serveBridge(ctx context.Context, addr string, stdio func(context.Context) error, handler http.Handler, closeAll func() error) error {
+	if addr == "" {
+		return stdio(ctx)
+	}
+	return c.serveBridgeHTTP(ctx, handler, closeAll, addr)
 }
 
 // checkListen refuses a non-loopback address without --allow-remote and a
@@ -224,19 +266,19 @@ func checkListen(addr string, allowRemote, haveToken bool) error {
 	return nil
 }
 
-func (c *cli) serveBridgeHTTP(ctx context.Context, b *bridge.Bridge, addr string) error {
+func (c *cli) serveBridgeHTTP(ctx context.Context, handler http.Handler, closeAll func() error, addr string) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return usageErr("--listen: %v", err)
 	}
-	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelDebug)}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelDebug)}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	fmt.Fprintf(c.stderr, "listening on http://%s/mcp\n", l.Addr())
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		b.Close() // ends the long-lived streams, so that Shutdown can finish
+		closeAll() //nolint:errcheck // ends the long-lived streams, so that Shutdown can finish; closed again by the caller
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err = srv.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) {

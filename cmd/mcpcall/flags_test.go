@@ -50,7 +50,10 @@ var wantFlags = map[string][]string{
 	"tasks cancel":        flagSet(wantOutput, wantConn, wantOAuth, wantAnswer),
 	"tasks list":          flagSet(wantOutput, wantConn, wantOAuth, wantAnswer),
 	"bridge": flagSet(wantOutput, wantConnOne, wantOAuth,
-		[]string{"listen", "allow-remote", "auth-token-file", "state-key-file", "replica-id", "allow-origin", "allow-host"}),
+		[]string{"listen", "allow-remote", "auth-token-file", "state-key-file", "replica-id", "allow-origin", "allow-host", "all", "gateway", "view"}),
+	"pins list":         flagSet(wantOutput, []string{"file"}),
+	"pins approve":      flagSet(wantOutput, []string{"file", "all-held", "config", "era", "protocol-version", "connect-timeout", "timeout", "max-time"}),
+	"pins forget":       flagSet(wantOutput, []string{"file"}),
 	"servers":           flagSet(wantOutput, []string{"config"}),
 	"demo":              flagSet(wantOutput, []string{"connect-timeout", "max-time", "serve"}),
 	"demo stdio-server": flagSet(wantOutput, []string{"eras"}), // hidden: demo's own stdio child

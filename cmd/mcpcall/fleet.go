@@ -70,29 +70,62 @@ func (c *cli) checkFleetLine(cmd *cobra.Command) error {
 // Nothing is dialled yet. only, when set, is given the names of every
 // configured server and returns those to keep.
 func (c *cli) openFleet(only func(names []string) []string) (*fleetRun, error) {
+	run, servers, err := c.fleetServers(only, true)
+	if err != nil {
+		return nil, err
+	}
+	f, err := fleet.New(servers, c.fleetOptions()...)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	run.f = f
+	return run, nil
+}
+
+// fleetOptions are the options of every fleet mcpcall makes: each server
+// within --connect-timeout, its logs shown as mcpcall shows a server's.
+func (c *cli) fleetOptions() []fleet.Option {
+	timeout := c.f.connectTimeout
+	if timeout == 0 {
+		timeout = math.MaxInt64 // --connect-timeout 0: no limit
+	}
+	return []fleet.Option{
+		fleet.WithConnectTimeout(timeout),
+		fleet.WithLogger(c.log),
+		fleet.OnLog(func(server string, p mcp.LoggingMessageParams) { serverLog(c.serverLog.With("server", server), p) }),
+	}
+}
+
+// fleetServers reads the servers of the config files (or of --config
+// only), as openFleet does, without making a fleet of them. With answers,
+// the servers' requests are answered as the flags say (--elicit, ...);
+// without, whoever serves the fleet answers them (bridge --all).
+func (c *cli) fleetServers(only func(names []string) []string, answers bool) (*fleetRun, []fleet.Server, error) {
 	locs := c.places.SearchOrder()
 	if c.f.config != "" {
 		locs = []mcpconfig.Location{c.places.File(c.f.config)}
 	}
 	entries, problems := c.places.Load(locs)
 	if c.f.config != "" && len(problems) > 0 {
-		return nil, usageErr("%v", problems[0])
+		return nil, nil, usageErr("%v", problems[0])
 	}
 	for _, p := range problems {
 		c.log.Warn("config file skipped", "err", p)
 	}
 	if _, err := negotiate.ParseEraPolicy(c.f.era); err != nil {
-		return nil, usageErr("--era: %v", err)
+		return nil, nil, usageErr("--era: %v", err)
 	}
 	if c.f.protocol != "" && mcp.EraOf(c.f.protocol) == "" {
-		return nil, usageErr("--protocol-version %s: this client speaks %s", c.f.protocol, strings.Join(negotiate.ClientVersions(), ", "))
+		return nil, nil, usageErr("--protocol-version %s: this client speaks %s", c.f.protocol, strings.Join(negotiate.ClientVersions(), ", "))
 	}
 	run := &fleetRun{configErrs: map[string]error{}, log: c.log}
-	answers, err := c.answerOptions()
-	if err != nil {
-		return nil, err
+	if answers {
+		opts, err := c.answerOptions()
+		if err != nil {
+			return nil, nil, err
+		}
+		run.answers = opts
 	}
-	run.answers = answers
 	servers, errs := fleet.FromConfig(entries, fleet.ConfigOptions{
 		Lookup:        c.lookupEnv,
 		ServerOptions: func(r *mcpconfig.Resolved) ([]client.Option, error) { return c.fleetServerOptions(run, r) },
@@ -115,22 +148,9 @@ func (c *cli) openFleet(only func(names []string) []string) (*fleetRun, error) {
 		maps.DeleteFunc(run.configErrs, func(name string, _ error) bool { return !slices.Contains(keep, name) })
 	}
 	if len(servers) == 0 && len(errs) == 0 {
-		return nil, usageErr("--all: no config file defines servers (see `mcpcall servers --help`)")
+		return nil, nil, usageErr("--all: no config file defines servers (see `mcpcall servers --help`)")
 	}
-	timeout := c.f.connectTimeout
-	if timeout == 0 {
-		timeout = math.MaxInt64 // --connect-timeout 0: no limit
-	}
-	f, err := fleet.New(servers,
-		fleet.WithConnectTimeout(timeout),
-		fleet.WithLogger(c.log),
-		fleet.OnLog(func(server string, p mcp.LoggingMessageParams) { serverLog(c.serverLog.With("server", server), p) }),
-	)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	run.f = f
-	return run, nil
+	return run, servers, nil
 }
 
 // close ends the fleet: every connection, every process.

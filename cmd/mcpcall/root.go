@@ -216,7 +216,7 @@ serverInfo). Logs, progress and server stderr go to stderr only.
 		c.toolsCommand(), c.resourcesCommand(), c.promptsCommand(),
 		c.completeCommand(), c.pingCommand(), c.probeCommand(), c.callCommand(),
 		c.serversCommand(), c.demoCommand(), c.authCommand(), c.tasksCommand(),
-		c.bridgeCommand(), c.sessionCommand(), c.gatewayCommandDef(),
+		c.bridgeCommand(), c.pinsCommand(), c.sessionCommand(), c.gatewayCommandDef(),
 	)
 	return root
 }

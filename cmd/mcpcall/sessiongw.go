@@ -79,7 +79,7 @@ func (c *cli) gatewayCommandDef() *cobra.Command {
 			if err != nil {
 				return tellReady(ready, c, err)
 			}
-			return c.runGateway(cmd.Context(), &gf, own[0], t, ready)
+			return c.runSessionGateway(cmd.Context(), &gf, own[0], t, ready)
 		}),
 	}
 	f := cmd.Flags()
@@ -110,10 +110,10 @@ func tellReady(ready io.WriteCloser, c *cli, err error) error {
 	return err
 }
 
-// runGateway serves the session: it connects upstream, listens on the
+// runSessionGateway serves the session: it connects upstream, listens on the
 // socket, writes the pid file, says ok, and serves until SIGTERM or the
 // idle timeout. It removes its socket and pid file as it ends.
-func (c *cli) runGateway(ctx context.Context, gf *gatewayFlags, name string, t *target, ready io.WriteCloser) error {
+func (c *cli) runSessionGateway(ctx context.Context, gf *gatewayFlags, name string, t *target, ready io.WriteCloser) error {
 	f := sessionFiles{gf.dir, name}
 	if gf.idle <= 0 {
 		return tellReady(ready, c, usageErr("--idle %v: want a duration above 0", gf.idle))
