@@ -22,7 +22,13 @@ import (
 
 func TestMain(m *testing.M) {
 	testservers.RunFromEnv() // the stdio server both sides start is this binary
-	os.Exit(m.Run())
+	code := m.Run()
+	// Every stdio server, mcporter and its daemon must be gone by now.
+	if left := children(); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "bench/gateway: processes left running: %v\n", left)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // clients is how many clients call at once.
