@@ -13,6 +13,7 @@ import (
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
+	"github.com/anymcp/anymcp/scripts/internal/scaleout"
 )
 
 const (
@@ -28,7 +29,7 @@ const (
 // callRecord is one once call: its key and outcome.
 type callRecord struct {
 	key     string
-	outcome outcome
+	outcome scaleout.Outcome
 	err     error
 	text    string
 	// afterKill: the call started after the replica was killed.
@@ -38,7 +39,7 @@ type callRecord struct {
 // roundRecord is one input_required round.
 type roundRecord struct {
 	id      string
-	outcome outcome
+	outcome scaleout.Outcome
 	err     error
 	ok      bool // the tool answered with what the client gave it
 	legs    legs
@@ -156,7 +157,7 @@ func (l *load) call(ctx context.Context, conn *client.Conn, i int) callRecord {
 	defer cancel()
 	res, err := conn.CallTool(cctx, callTool, args)
 	rec.err = err
-	rec.outcome = classify(err)
+	rec.outcome = scaleout.Classify(err)
 	if err == nil {
 		rec.text = resultText(res)
 	}
@@ -175,7 +176,7 @@ func runRound(ctx context.Context, conn *client.Conn, rt *recorder, id string) r
 	defer cancel()
 	res, err := conn.CallTool(cctx, roundTool, map[string]any{"message": id})
 	rec.err = err
-	rec.outcome = classify(err)
+	rec.outcome = scaleout.Classify(err)
 	if err == nil {
 		rec.ok = !res.IsError && strings.Contains(resultText(res), "answer-to-"+id)
 		if !rec.ok {

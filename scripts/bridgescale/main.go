@@ -22,21 +22,18 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/scripts/internal/scaleout"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -102,9 +99,9 @@ func run(ctx context.Context, cfg config) int {
 // env is what a run starts.
 type env struct {
 	upstream *testservers.HTTPServer
-	bridges  []*proc
+	bridges  []*scaleout.Proc
 	urls     []string // each bridge's base URL
-	haproxy  *proc
+	haproxy  *scaleout.Proc
 	lbURL    string // HAProxy's MCP endpoint
 }
 
@@ -112,12 +109,12 @@ func setUp(ctx context.Context, cfg config) (*env, error) {
 	e := &env{}
 	e.upstream = testservers.StartStateless(testservers.HTTPOptions{})
 	keyFile := filepath.Join(cfg.dir, "state.key")
-	if err := writeKey(keyFile); err != nil {
+	if err := scaleout.WriteKey(keyFile); err != nil {
 		return e, err
 	}
 	pidFile := filepath.Join(cfg.dir, "pids")
 	for i := range cfg.replicas {
-		p, err := start(replicaName(i), cfg.dir, pidFile, cfg.mcpcall, "bridge",
+		p, err := scaleout.Start(scaleout.ReplicaName(i), cfg.dir, pidFile, cfg.mcpcall, "bridge",
 			"--listen", "127.0.0.1:0", "--state-key-file", keyFile, e.upstream.URL)
 		if err != nil {
 			return e, err
@@ -126,85 +123,27 @@ func setUp(ctx context.Context, cfg config) (*env, error) {
 	}
 	for _, p := range e.bridges {
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		u, err := p.waitListening(wctx)
+		u, err := p.WaitListening(wctx)
 		cancel()
 		if err != nil {
 			return e, fmt.Errorf("mcpcall bridge: %w", err)
 		}
 		e.urls = append(e.urls, u)
 	}
-	// A port picked free can be taken before HAProxy binds it: try again.
-	var lastErr error
-	for range 3 {
-		port, err := freePort()
-		if err != nil {
-			return e, err
-		}
-		if lastErr = e.startHAProxy(ctx, cfg, pidFile, port); lastErr == nil {
-			return e, nil
-		}
-	}
-	return e, lastErr
-}
-
-func (e *env) startHAProxy(ctx context.Context, cfg config, pidFile string, port int) error {
-	listen := fmt.Sprintf("127.0.0.1:%d", port)
-	backends := make([]string, len(e.urls))
-	for i, u := range e.urls {
-		backends[i] = strings.TrimPrefix(u, "http://")
-	}
-	cfgFile := filepath.Join(cfg.dir, "haproxy.cfg")
-	if err := os.WriteFile(cfgFile, []byte(haproxyConfig(listen, backends)), 0o600); err != nil {
-		return err
-	}
-	if err := exec0(ctx, cfg.haproxy, "-c", "-q", "-f", cfgFile); err != nil {
-		return fmt.Errorf("haproxy -c refused %s: %w", cfgFile, err)
-	}
-	p, err := start("haproxy", cfg.dir, pidFile, cfg.haproxy, "-db", "-f", cfgFile)
+	p, lbURL, err := scaleout.StartHAProxy(ctx, cfg.haproxy, cfg.dir, pidFile, e.urls)
 	if err != nil {
-		return err
+		return e, err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if err := waitServing(wctx, p, "http://"+listen+"/mcp"); err != nil {
-		p.stop(2 * time.Second)
-		return err
-	}
-	e.haproxy = p
-	e.lbURL = "http://" + listen + "/mcp"
-	return nil
-}
-
-// waitServing waits until HAProxy, which prints nothing when it is ready,
-// answers HTTP at u: it polls, every 20ms, until ctx ends or p exits.
-func waitServing(ctx context.Context, p *proc, u string) error {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	hc := &http.Client{Timeout: time.Second}
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if resp, err := hc.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.Header.Get(replicaHeader) != "" {
-				return nil
-			}
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("haproxy exited (%v); its stderr (%s):\n    %s", p.exitErr(), p.log, p.stderrTail())
-		case <-ctx.Done():
-			return fmt.Errorf("haproxy did not answer at %s in time; its stderr (%s):\n    %s", u, p.log, p.stderrTail())
-		case <-tick.C:
-		}
-	}
+	e.haproxy, e.lbURL = p, lbURL
+	return e, nil
 }
 
 func (e *env) tearDown() {
 	if e.haproxy != nil {
-		e.haproxy.stop(2 * time.Second)
+		e.haproxy.Stop(2 * time.Second)
 	}
 	for _, p := range e.bridges {
-		p.stop(3 * time.Second)
+		p.Stop(3 * time.Second)
 	}
 	if e.upstream != nil {
 		e.upstream.Close()
@@ -217,12 +156,12 @@ func (e *env) exercise(ctx context.Context, cfg config) (*report, error) {
 	victim := len(e.bridges) / 2 // b1 of 3
 	var killErr error
 	l := &load{
-		url: e.lbURL, runID: runID(), workers: cfg.workers, calls: cfg.calls, rounds: cfg.rounds,
+		url: e.lbURL, runID: scaleout.RunID(), workers: cfg.workers, calls: cfg.calls, rounds: cfg.rounds,
 		killAfter: cfg.calls / 3,
 		kill: func() {
 			kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			killErr = e.bridges[victim].kill(kctx)
+			killErr = e.bridges[victim].Kill(kctx)
 		},
 	}
 	calls, rounds, err := l.run(ctx)
@@ -232,7 +171,7 @@ func (e *env) exercise(ctx context.Context, cfg config) (*report, error) {
 	if killErr != nil {
 		return nil, killErr
 	}
-	rep := &report{replicas: len(e.bridges), victim: replicaName(victim), killAfter: l.killAfter, calls: calls, rounds: rounds}
+	rep := &report{replicas: len(e.bridges), victim: scaleout.ReplicaName(victim), killAfter: l.killAfter, calls: calls, rounds: rounds}
 	if !l.killed.Load() {
 		rep.violate("replica %s was never killed (fewer than %d calls ended)", rep.victim, l.killAfter)
 	}
@@ -243,10 +182,10 @@ func (e *env) exercise(ctx context.Context, cfg config) (*report, error) {
 	pinnedFirst, _ := url.Parse(e.urls[a] + "/mcp")
 	pinnedRetry, _ := url.Parse(e.urls[b] + "/mcp")
 	prt := newRecorder(http.DefaultTransport.(*http.Transport).Clone(),
-		&pinned{first: pinnedFirst, retry: pinnedRetry, firstName: replicaName(a), retryName: replicaName(b)})
+		&pinned{first: pinnedFirst, retry: pinnedRetry, firstName: scaleout.ReplicaName(a), retryName: scaleout.ReplicaName(b)})
 	conn, err := dial(ctx, pinnedFirst.String(), prt)
 	if err != nil {
-		return nil, fmt.Errorf("dialing bridge %s directly: %w", replicaName(a), err)
+		return nil, fmt.Errorf("dialing bridge %s directly: %w", scaleout.ReplicaName(a), err)
 	}
 	for i := range cfg.pinnedRounds {
 		rep.pinned = append(rep.pinned, runRound(ctx, conn, prt, fmt.Sprintf("%s-pinned-%02d", l.runID, i)))
@@ -270,7 +209,7 @@ func (e *env) exercise(ctx context.Context, cfg config) (*report, error) {
 func (r *report) verifyDidNotRun(ctx context.Context, upstream string) error {
 	var keys []string
 	for _, c := range r.calls {
-		if c.outcome == didNotRun {
+		if c.outcome == scaleout.DidNotRun {
 			keys = append(keys, c.key)
 		}
 	}
@@ -292,28 +231,4 @@ func (r *report) verifyDidNotRun(ctx context.Context, upstream string) error {
 		}
 	}
 	return nil
-}
-
-func writeKey(path string) error {
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600)
-}
-
-func runID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// freePort is a port on 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+
+	"github.com/anymcp/anymcp/scripts/internal/scaleout"
 )
 
 // maxRecordedBody bounds what the recorder reads of a request body to
@@ -81,7 +83,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || id == "" {
 		return resp, err
 	}
-	replica := resp.Header.Get(replicaHeader)
+	replica := resp.Header.Get(scaleout.ReplicaHeader)
 	if r.pin != nil {
 		replica = r.pin.firstName
 		if retry {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/anymcp/anymcp/scripts/internal/scaleout"
 	"github.com/anymcp/anymcp/testservers"
 )
 
@@ -33,11 +34,11 @@ func (r *report) check() {
 	listed := 0
 	for _, c := range r.calls {
 		switch c.outcome {
-		case untyped:
+		case scaleout.Untyped:
 			if listed++; listed <= maxListed {
 				r.violate("call %s failed untyped: %v", c.key, c.err)
 			}
-		case succeeded:
+		case scaleout.Succeeded:
 			if want := c.key + " executed 1 time(s)"; c.text != want {
 				r.violate("call %s answered %q, want %q", c.key, c.text, want)
 			}
@@ -56,14 +57,14 @@ func (r *report) check() {
 	}{{"round", r.rounds, false}, {"pinned round", r.pinned, true}} {
 		for _, rd := range set.rounds {
 			switch {
-			case rd.outcome == untyped:
+			case rd.outcome == scaleout.Untyped:
 				r.violate("%s %s failed untyped: %v", set.name, rd.id, rd.err)
-			case rd.outcome == succeeded && !rd.ok:
+			case rd.outcome == scaleout.Succeeded && !rd.ok:
 				r.violate("%s %s: %v", set.name, rd.id, rd.err)
-			case set.pinned && rd.outcome != succeeded:
+			case set.pinned && rd.outcome != scaleout.Succeeded:
 				// Both bridges are alive: nothing excuses a failure.
 				r.violate("%s %s (%s then %s) failed: %v", set.name, rd.id, rd.legs.first, rd.legs.retry, rd.err)
-			case rd.outcome == succeeded && rd.legs.retry == "":
+			case rd.outcome == scaleout.Succeeded && rd.legs.retry == "":
 				r.violate("%s %s completed without an input_required round (the retry leg was never seen)", set.name, rd.id)
 			}
 		}
@@ -83,8 +84,8 @@ func (r *report) check() {
 
 // tally counts calls by outcome; with afterKill, only the calls that
 // started after the kill.
-func (r *report) tally(calls []callRecord, afterKill bool) (n, ok int, by map[outcome]int) {
-	by = map[outcome]int{}
+func (r *report) tally(calls []callRecord, afterKill bool) (n, ok int, by map[scaleout.Outcome]int) {
+	by = map[scaleout.Outcome]int{}
 	for _, c := range calls {
 		if afterKill && !c.afterKill {
 			continue
@@ -92,14 +93,14 @@ func (r *report) tally(calls []callRecord, afterKill bool) (n, ok int, by map[ou
 		n++
 		by[c.outcome]++
 	}
-	return n, by[succeeded], by
+	return n, by[scaleout.Succeeded], by
 }
 
 // crossed counts the rounds that completed with their legs on two bridges.
 func (r *report) crossed(rounds []roundRecord) int {
 	n := 0
 	for _, rd := range rounds {
-		if rd.outcome == succeeded && rd.ok && rd.legs.first != "" && rd.legs.retry != "" && rd.legs.first != rd.legs.retry {
+		if rd.outcome == scaleout.Succeeded && rd.ok && rd.legs.first != "" && rd.legs.retry != "" && rd.legs.first != rd.legs.retry {
 			n++
 		}
 	}
@@ -111,15 +112,15 @@ func (r *report) print(w io.Writer) {
 	na, oka, _ := r.tally(r.calls, true)
 	fmt.Fprintf(w, "bridge-scaleout: %d bridges behind HAProxy, %s killed (SIGKILL) after %d calls had ended\n", r.replicas, r.victim, r.killAfter)
 	fmt.Fprintf(w, "calls: %d, succeeded %d, failed typed %d (may have run %d, did not run %d), untyped %d; after the kill: %d of %d succeeded\n",
-		n, ok, by[mayHaveRun]+by[didNotRun], by[mayHaveRun], by[didNotRun], by[untyped], oka, na)
+		n, ok, by[scaleout.MayHaveRun]+by[scaleout.DidNotRun], by[scaleout.MayHaveRun], by[scaleout.DidNotRun], by[scaleout.Untyped], oka, na)
 	fmt.Fprintf(w, "upstream: %d executions, %d duplicates\n", r.stats.Executions, r.stats.Duplicates)
 	rounds := func(name string, rs []roundRecord) {
 		done, typed := 0, 0
 		for _, rd := range rs {
 			switch {
-			case rd.outcome == succeeded && rd.ok:
+			case rd.outcome == scaleout.Succeeded && rd.ok:
 				done++
-			case rd.outcome == mayHaveRun || rd.outcome == didNotRun:
+			case rd.outcome == scaleout.MayHaveRun || rd.outcome == scaleout.DidNotRun:
 				typed++
 			}
 		}

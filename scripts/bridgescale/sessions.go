@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
+	"github.com/anymcp/anymcp/scripts/internal/scaleout"
 )
 
 // sessionRecord is one client of the initialize era through HAProxy: a
@@ -20,34 +20,6 @@ type sessionRecord struct {
 	calls    int   // calls that succeeded
 	err      error // the first failure
 	replicas []string
-}
-
-// replicaSet is an http.RoundTripper that records the bridges that
-// answered (HAProxy's replica header).
-type replicaSet struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	seen []string
-}
-
-func (r *replicaSet) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := r.next.RoundTrip(req)
-	if err == nil {
-		if name := resp.Header.Get(replicaHeader); name != "" {
-			r.mu.Lock()
-			if !slices.Contains(r.seen, name) {
-				r.seen = append(r.seen, name)
-			}
-			r.mu.Unlock()
-		}
-	}
-	return resp, err
-}
-
-func (r *replicaSet) names() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.seen)
 }
 
 // runSessions runs n clients at once, half with 2025 sessions on /mcp,
@@ -70,8 +42,8 @@ func runSessions(ctx context.Context, lbURL, runID string, n, calls int) []sessi
 
 func oneSession(ctx context.Context, lbURL, name string, sse bool, calls int) (rec sessionRecord) {
 	rec.name = name + "/mcp"
-	rs := &replicaSet{next: http.DefaultTransport.(*http.Transport).Clone()}
-	defer func() { rec.replicas = rs.names() }() // after the Conn's Close (deferred later, run first)
+	rs := &scaleout.Replicas{Next: http.DefaultTransport.(*http.Transport).Clone()}
+	defer func() { rec.replicas = rs.Names() }() // after the Conn's Close (deferred later, run first)
 	url := lbURL
 	opts := []client.Option{
 		client.WithEra(negotiate.InitializeOnly),

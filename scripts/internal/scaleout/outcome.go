@@ -1,4 +1,4 @@
-package main
+package scaleout
 
 import (
 	"errors"
@@ -8,36 +8,36 @@ import (
 	"github.com/anymcp/anymcp/negotiate"
 )
 
-// outcome is what became of one call, as its caller can tell.
-type outcome int
+// Outcome is what became of one call, as its caller can tell.
+type Outcome int
 
 const (
-	// succeeded: a result.
-	succeeded outcome = iota
-	// mayHaveRun: a typed failure after which the call may have run
+	// Succeeded: a result.
+	Succeeded Outcome = iota
+	// MayHaveRun: a typed failure after which the call may have run
 	// (jsonrpc.ErrOutcomeUnknown): the request went out, its answer was
 	// lost.
-	mayHaveRun
-	// didNotRun: a typed failure that says the call did not run: a
+	MayHaveRun
+	// DidNotRun: a typed failure that says the call did not run: a
 	// JSON-RPC error, a refused HTTP status, a closed Conn, a request
 	// that never went out.
-	didNotRun
-	// untyped: a failure the caller cannot branch on. A violation.
-	untyped
+	DidNotRun
+	// Untyped: a failure the caller cannot branch on. A violation.
+	Untyped
 )
 
-func (o outcome) String() string {
-	return [...]string{"succeeded", "may have run", "did not run", "untyped failure"}[o]
+func (o Outcome) String() string {
+	return [...]string{"Succeeded", "may have run", "did not run", "Untyped failure"}[o]
 }
 
-// classify tells the outcome of a call from its error, by the typed errors
+// Classify tells the Outcome of a call from its error, by the typed errors
 // of docs/outcomes.md alone.
-func classify(err error) outcome {
+func Classify(err error) Outcome {
 	if err == nil {
-		return succeeded
+		return Succeeded
 	}
 	if errors.Is(err, jsonrpc.ErrOutcomeUnknown) {
-		return mayHaveRun
+		return MayHaveRun
 	}
 	var (
 		rpcErr     *jsonrpc.Error
@@ -50,14 +50,14 @@ func classify(err error) outcome {
 	switch {
 	case errors.As(err, &timeoutErr):
 		if timeoutErr.MayHaveRun {
-			return mayHaveRun
+			return MayHaveRun
 		}
-		return didNotRun
+		return DidNotRun
 	case errors.As(err, &lostErr):
-		return mayHaveRun
+		return MayHaveRun
 	case errors.As(err, &rpcErr), errors.As(err, &httpErr), errors.As(err, &inputErr), errors.As(err, &dialErr),
 		errors.Is(err, jsonrpc.ErrClosed), errors.Is(err, client.ErrClosed), errors.Is(err, jsonrpc.ErrSessionExpired):
-		return didNotRun
+		return DidNotRun
 	}
-	return untyped
+	return Untyped
 }

@@ -1,16 +1,16 @@
-package main
+package scaleout
 
 import (
 	"fmt"
 	"strings"
 )
 
-// replicaHeader is the response header HAProxy adds to name the bridge
+// ReplicaHeader is the response header HAProxy adds to name the bridge
 // replica that answered: the driver learns from it where each leg of an
 // input_required round landed.
-const replicaHeader = "X-Bridge-Replica"
+const ReplicaHeader = "X-Bridge-Replica"
 
-// haproxyConfig is an HAProxy configuration that spreads the requests
+// HAProxyConfig is an HAProxy configuration that spreads the requests
 // arriving at listen (host:port) round-robin over the bridges at
 // backends (host:port each, named b0, b1, ...). Each HTTP request is
 // balanced on its own. A request is sent again, to another bridge, only
@@ -21,7 +21,7 @@ const replicaHeader = "X-Bridge-Replica"
 // initialize era sticks to the bridge that opened it (its Mcp-Session-Id,
 // learnt from the answer to initialize), and an HTTP+SSE client to one
 // bridge by its address: docs/bridge-deploy.md's configuration.
-func haproxyConfig(listen string, backends []string) string {
+func HAProxyConfig(listen string, backends []string) string {
 	var b strings.Builder
 	b.WriteString(`global
     maxconn 512
@@ -60,12 +60,12 @@ backend bridges_sse
 
 func servers(b *strings.Builder, backends []string) {
 	b.WriteString("    default-server check inter 100ms fall 1 rise 2\n")
-	fmt.Fprintf(b, "    http-response set-header %s %%[srv_name]\n", replicaHeader)
+	fmt.Fprintf(b, "    http-response set-header %s %%[srv_name]\n", ReplicaHeader)
 	for i, addr := range backends {
-		fmt.Fprintf(b, "    server %s %s\n", replicaName(i), addr)
+		fmt.Fprintf(b, "    server %s %s\n", ReplicaName(i), addr)
 	}
 }
 
-// replicaName is the name of the i-th bridge in the HAProxy configuration
+// ReplicaName is the name of the i-th bridge in the HAProxy configuration
 // and in the driver's report.
-func replicaName(i int) string { return fmt.Sprintf("b%d", i) }
+func ReplicaName(i int) string { return fmt.Sprintf("b%d", i) }

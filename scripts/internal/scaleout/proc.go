@@ -1,4 +1,4 @@
-package main
+package scaleout
 
 import (
 	"bufio"
@@ -15,14 +15,14 @@ import (
 	"time"
 )
 
-// proc is a child process in a process group of its own, so that it is
+// Proc is a child process in a process group of its own, so that it is
 // ended with every process it started. Its stderr goes to a log file in
 // the run's directory, and is scanned for the line a bridge prints when
 // it listens.
-type proc struct {
-	name string
+type Proc struct {
+	Name string // its name in logs and errors
+	Log  string // the path of its stderr log
 	cmd  *exec.Cmd
-	log  string
 
 	done     chan struct{} // closed when the process has exited
 	mu       sync.Mutex
@@ -36,10 +36,10 @@ const tailLines = 12
 
 var listeningRE = regexp.MustCompile(`listening on (http://127\.0\.0\.1:[0-9]+)/mcp`)
 
-// start runs argv as name, its stderr logged to dir/name.log, and
+// Start runs argv as name, its stderr logged to dir/name.log, and
 // records its pid in pidFile so that the shell script can end it even if
 // this driver dies first.
-func start(name, dir, pidFile string, argv ...string) (*proc, error) {
+func Start(name, dir, pidFile string, argv ...string) (*Proc, error) {
 	logPath := dir + "/" + name + ".log"
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -64,7 +64,7 @@ func start(name, dir, pidFile string, argv ...string) (*proc, error) {
 		logf.Close()
 		return nil, err
 	}
-	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{}), listenCh: make(chan string, 1)}
+	p := &Proc{Name: name, cmd: cmd, Log: logPath, done: make(chan struct{}), listenCh: make(chan string, 1)}
 	scanned := make(chan struct{})
 	go func() {
 		defer close(scanned)
@@ -83,7 +83,7 @@ func start(name, dir, pidFile string, argv ...string) (*proc, error) {
 }
 
 // scan keeps the tail of r's lines and reports the first listening line.
-func (p *proc) scan(r io.Reader) {
+func (p *Proc) scan(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<10)
 	for sc.Scan() {
@@ -104,8 +104,8 @@ func (p *proc) scan(r io.Reader) {
 	_, _ = io.Copy(io.Discard, r)
 }
 
-// stderrTail is the end of the process's stderr, for an error message.
-func (p *proc) stderrTail() string {
+// StderrTail is the end of the process's stderr, for an error message.
+func (p *Proc) StderrTail() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.tail) == 0 {
@@ -114,21 +114,21 @@ func (p *proc) stderrTail() string {
 	return strings.Join(p.tail, "\n    ")
 }
 
-// waitListening waits until the process prints its listening line and
+// WaitListening waits until the process prints its listening line and
 // returns the base URL there (http://127.0.0.1:PORT), or fails when the
 // process exits or ctx ends first.
-func (p *proc) waitListening(ctx context.Context) (string, error) {
+func (p *Proc) WaitListening(ctx context.Context) (string, error) {
 	select {
 	case u := <-p.listenCh:
 		return u, nil
 	case <-p.done:
-		return "", fmt.Errorf("%s exited before it listened (%v); its stderr (%s):\n    %s", p.name, p.exitErr(), p.log, p.stderrTail())
+		return "", fmt.Errorf("%s exited before it listened (%v); its stderr (%s):\n    %s", p.Name, p.ExitErr(), p.Log, p.StderrTail())
 	case <-ctx.Done():
-		return "", fmt.Errorf("%s printed no \"listening on http://127.0.0.1:PORT/mcp\" line in time; its stderr (%s):\n    %s", p.name, p.log, p.stderrTail())
+		return "", fmt.Errorf("%s printed no \"listening on http://127.0.0.1:PORT/mcp\" line in time; its stderr (%s):\n    %s", p.Name, p.Log, p.StderrTail())
 	}
 }
 
-func (p *proc) exitErr() error {
+func (p *Proc) ExitErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err == nil {
@@ -137,8 +137,8 @@ func (p *proc) exitErr() error {
 	return p.err
 }
 
-// exited reports whether the process has exited.
-func (p *proc) exited() bool {
+// Exited reports whether the process has exited.
+func (p *Proc) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -147,21 +147,21 @@ func (p *proc) exited() bool {
 	}
 }
 
-// kill ends the process group at once (SIGKILL), as a crash would, and
+// Kill ends the process group at once (SIGKILL), as a crash would, and
 // waits for the process to be reaped.
-func (p *proc) kill(ctx context.Context) error {
+func (p *Proc) Kill(ctx context.Context) error {
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-p.done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("%s (pid %d) still running after SIGKILL", p.name, p.cmd.Process.Pid)
+		return fmt.Errorf("%s (pid %d) still running after SIGKILL", p.Name, p.cmd.Process.Pid)
 	}
 }
 
-// stop ends the process group: SIGTERM, then SIGKILL after grace.
-func (p *proc) stop(grace time.Duration) {
-	if p.exited() {
+// Stop ends the process group: SIGTERM, then SIGKILL after grace.
+func (p *Proc) Stop(grace time.Duration) {
+	if p.Exited() {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // grandchildren, if any
 		return
 	}
@@ -175,7 +175,7 @@ func (p *proc) stop(grace time.Duration) {
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = p.kill(ctx)
+	_ = p.Kill(ctx)
 }
 
 func appendPID(path string, pid int) error {
@@ -190,9 +190,9 @@ func appendPID(path string, pid int) error {
 	return f.Close()
 }
 
-// exec0 runs argv to its end, bounded by ctx, and returns its failure with
+// Exec0 runs argv to its end, bounded by ctx, and returns its failure with
 // its output.
-func exec0(ctx context.Context, argv ...string) error {
+func Exec0(ctx context.Context, argv ...string) error {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(cctx, argv[0], argv[1:]...).CombinedOutput()
