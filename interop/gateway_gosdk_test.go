@@ -123,7 +123,9 @@ func driveGatewayGoSDK(t *testing.T, tr gosdk.Transport, v string, rawName bool)
 	defer cancel()
 	r := newGWReport()
 	var mu sync.Mutex
+	listChanged := make(chan struct{}, 16)
 	c := gosdk.NewClient(&gosdk.Implementation{Name: "interop-gosdk", Version: "1"}, &gosdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *gosdk.ToolListChangedRequest) { listChanged <- struct{}{} },
 		ElicitationHandler: func(_ context.Context, req *gosdk.ElicitRequest) (*gosdk.ElicitResult, error) {
 			mu.Lock()
 			r.asked = append(r.asked, req.Params.Message)
@@ -196,6 +198,17 @@ func driveGatewayGoSDK(t *testing.T, tr gosdk.Transport, v string, rawName bool)
 			continue
 		}
 		r.elicit[s] = goSDKText(res)
+	}
+	// A list change of an upstream reaches the client that listens.
+	for _, s := range []string{"streamable", "sse"} {
+		for len(listChanged) > 0 { // one that came before is not this one
+			<-listChanged
+		}
+		if _, err := cs.CallTool(ctx, &gosdk.CallToolParams{Name: s + "__notify_changes", Arguments: map[string]any{}}); err != nil {
+			t.Errorf("%s__notify_changes: %v", s, err)
+			continue
+		}
+		waitN(ctx, t, s+"'s notifications/tools/list_changed", listChanged, 1)
 	}
 	mu.Lock()
 	defer mu.Unlock()
