@@ -11,12 +11,17 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [url, transportKind, stepsJSON] = process.argv.slice(2);
 const steps = JSON.parse(stepsJSON);
-const out = { tools: [], echo: {}, prompts: {}, resources: {}, elicit: {}, asked: [], errors: [] };
+const out = { tools: [], echo: {}, prompts: {}, resources: {}, elicit: {}, approve: {}, asked: [], errors: [] };
 
 const client = new Client({ name: "interop-ts", version: "1" }, { capabilities: { elicitation: {} } });
 client.setRequestHandler(ElicitRequestSchema, async (req) => {
-  out.asked.push(req.params.message);
-  return { action: "accept", content: { name: "Ada of " + req.params.message } };
+  const message = req.params.message;
+  out.asked.push(message);
+  if (message.startsWith("Allow the tool call")) {
+    // An approval the gateway asks for: yes to the tools steps.approveYes names.
+    return { action: "accept", content: { approve: (steps.approveYes || []).some((n) => message.includes(n)) } };
+  }
+  return { action: "accept", content: { name: "Ada of " + message } };
 });
 
 const text = (content) => (content || []).filter((c) => c.type === "text").map((c) => c.text).join("");
@@ -62,6 +67,14 @@ await attempt("connect", async () => {
       const r = await client.callTool({ name: `${s}__elicit`, arguments: { message: `who via ${s}` } });
       out.elicit[s] = text(r.content);
     });
+  }
+  for (const name of steps.approve || []) {
+    try {
+      const r = await client.callTool({ name, arguments: { text: name } });
+      out.approve[name] = { text: text(r.content), isError: !!r.isError };
+    } catch (e) {
+      out.approve[name] = { text: "", isError: true, error: String(e && e.message) };
+    }
   }
 });
 await attempt("close", () => client.close());
