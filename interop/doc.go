@@ -34,4 +34,11 @@
 // goroutine, checked by goleak). run.sh installs the npm server and runs
 // it with -results, which writes RESULTS.md and the table between the
 // interop markers of the repository's docs/interop.md.
+//
+// The Gateway tests put package gateway in front of a fleet of one
+// upstream of each era and transport, and drive it with go-sdk's client
+// (Streamable HTTP and stdio), the TypeScript SDK's (gateway_client.mjs)
+// and mcp-go's (/sse): tools, prompts, resources, elicitation, list
+// changes, approvals and a view. RESULTS.md's gateway section records
+// them; run.sh keeps it when it rewrites the file.
 package interop

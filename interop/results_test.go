@@ -19,6 +19,9 @@ const (
 	guideFile   = "../docs/interop.md"
 	beginMarker = "<!-- interop:begin -->"
 	endMarker   = "<!-- interop:end -->"
+	// gatewayMarker starts RESULTS.md's gateway section, which
+	// writeTables keeps.
+	gatewayMarker = "<!-- gateway:begin -->"
 )
 
 // goModuleVersion is the version of module path that this module builds
@@ -119,6 +122,14 @@ server started through npx or uvx may on a first run. go-sdk handles requests co
 to ` + "`initialize`" + ` (a refusal, or 2025-11-25) may come before or after its late answer to the probe: the
 *negotiation* column shows this run's order.
 `)
+	// The gateway section, recorded by hand from the Gateway tests, is
+	// kept as it is.
+	if old, err := os.ReadFile(resultsFile); err == nil {
+		if i := bytes.Index(old, []byte(gatewayMarker)); i >= 0 {
+			res.WriteString("\n")
+			res.Write(old[i:])
+		}
+	}
 	if err := os.WriteFile(resultsFile, []byte(res.String()), 0o644); err != nil {
 		return err
 	}
