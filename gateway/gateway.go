@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"sync"
 
 	"github.com/anymcp/anymcp/access"
@@ -162,7 +164,13 @@ func (g *Gateway) Handler() http.Handler {
 		faces[name] = b.Handler()
 	}
 	mux := http.NewServeMux()
-	for name := range g.views {
+	names := slices.Collect(maps.Keys(g.views))
+	if _, ok := g.views[""]; !ok {
+		// The default paths serve a granted view even when no default
+		// view is configured.
+		names = append(names, "")
+	}
+	for _, name := range names {
 		for _, face := range []string{"/mcp", "/sse", "/message"} {
 			path := face
 			if name != "" {
@@ -190,7 +198,11 @@ func granted(faces map[string]http.Handler, name, face string) http.Handler {
 			return
 		}
 		h, ok := faces[serve]
-		if !ok {
+		switch {
+		case !ok && serve == "":
+			http.NotFound(w, r) // no default view, and no grant of another
+			return
+		case !ok:
 			http.Error(w, "the view this client is granted is not served here", http.StatusForbidden)
 			return
 		}
