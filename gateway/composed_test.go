@@ -89,7 +89,9 @@ func (u *scriptedUp) Call(ctx context.Context, method string, params, result any
 	return setResult(list, result)
 }
 
-func (u *scriptedUp) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] { return u.countingUp.Tools(ctx) }
+func (u *scriptedUp) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
+	return u.countingUp.Tools(ctx)
+}
 
 // composedEras are the downstream clients of these tests.
 var composedEras = []downstream{
