@@ -20,6 +20,7 @@ import (
 	"github.com/anymcp/anymcp/llm"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/pin"
+	"github.com/anymcp/anymcp/testservers"
 )
 
 // The tests of this file serve the gateway whole, as New builds it
@@ -339,5 +340,60 @@ func TestComposedMetaToolsGated(t *testing.T) {
 		a.up.mu.Lock()
 		a.up.calls = map[string]int{}
 		a.up.mu.Unlock()
+	}
+}
+
+// A client of a view hears the list changes of the servers its view
+// serves, and none of the others': the default view's client hears
+// both. Resource updates follow the same rule (Downstream.Changes).
+func TestViewHearsOnlyItsServers(t *testing.T) {
+	a := testservers.StartStreamable(testservers.HTTPOptions{Options: testservers.Options{Name: "a"}})
+	t.Cleanup(a.Close)
+	b := testservers.StartStreamable(testservers.HTTPOptions{Options: testservers.Options{Name: "b"}})
+	t.Cleanup(b.Close)
+	servers := []fleet.Server{{Name: "a", Target: client.URL(a.URL)}, {Name: "b", Target: client.URL(b.URL)}}
+	_, url := startGateway(t, servers, Config{Views: []View{{}, {Name: "va", Allow: []string{"server:a"}}}})
+	hear := func(ch chan string) []client.Option {
+		return []client.Option{
+			client.OnToolsChanged(func() { ch <- "tools" }),
+			client.OnPromptsChanged(func() { ch <- "prompts" }),
+			client.OnResourcesChanged(func() { ch <- "resources" }),
+		}
+	}
+	// waitAll waits until ch told of each kind of list change.
+	waitAll := func(who string, ch chan string) {
+		t.Helper()
+		seen := map[string]bool{}
+		for len(seen) < 3 {
+			select {
+			case k := <-ch:
+				seen[k] = true
+			case <-ctxT(t).Done():
+				t.Fatalf("%s heard only %v", who, seen)
+			}
+		}
+	}
+	for _, d := range eras[:2] {
+		t.Run(d.name, func(t *testing.T) {
+			all, only := make(chan string, 64), make(chan string, 64)
+			cAll := dial(t, url, d, hear(all)...)
+			cVa := dial(t, url, downstream{name: d.name, path: d.path + "/va", opts: d.opts}, hear(only)...)
+			for _, c := range []*client.Conn{cAll, cVa} {
+				if err := c.Listening(ctxT(t)); err != nil {
+					t.Fatal(err)
+				}
+				listNames(t, c) // a session's fleet connects every server
+			}
+			b.Server().NotifyListChanged()
+			waitAll("the default view's client, of b", all)
+			select {
+			case k := <-only:
+				t.Fatalf("view va's client heard a %s change of server b, which it does not serve", k)
+			default:
+			}
+			a.Server().NotifyListChanged()
+			waitAll("view va's client, of a", only)
+			waitAll("the default view's client, of a", all)
+		})
 	}
 }

@@ -86,7 +86,6 @@ func New(ctx context.Context, servers []fleet.Server, cfg Config) (*Gateway, err
 // filters and renames what the approvals and the fleet see, so both
 // see fleet names; approvals gate calls before they reach a server.
 func (g *Gateway) chain(v View, cfg Config, log *slog.Logger) (bridge.Dialer, error) {
-	d := bridge.Dialer(g.hub.dial)
 	toolServer := func(name string) (string, bool) {
 		if r, ok := g.hub.tool(name); ok {
 			return r.server, true
@@ -102,16 +101,15 @@ func (g *Gateway) chain(v View, cfg Config, log *slog.Logger) (bridge.Dialer, er
 		}
 		return g.hub.templateServer(uri)
 	}
-	ap, err := newApprovals(cfg.Approvals, v.Name, toolServer, log)
-	if err != nil {
-		return nil, fmt.Errorf("view %q: approvals: %w", v.Name, err)
-	}
-	d = ap.wrap(d)
 	vw, err := newView(v, toolServer, uriServer)
 	if err != nil {
 		return nil, err
 	}
-	return vw.wrap(d), nil
+	ap, err := newApprovals(cfg.Approvals, v.Name, toolServer, log)
+	if err != nil {
+		return nil, fmt.Errorf("view %q: approvals: %w", v.Name, err)
+	}
+	return vw.wrap(ap.wrap(g.hub.dialer(vw.heard))), nil
 }
 
 // checkConfig refuses a configuration the gateway cannot serve, saying

@@ -59,6 +59,17 @@ type pattern struct {
 	arg  string // the glob, or the hint's name
 }
 
+// String is the pattern as written.
+func (p pattern) String() string {
+	switch p.kind {
+	case byServer:
+		return "server:" + p.arg
+	case byHint:
+		return "hint:" + p.arg
+	}
+	return p.arg
+}
+
 // parsePattern compiles s: an invalid glob or an unknown hint is an error
 // that says so, never a pattern that silently matches nothing.
 func parsePattern(s string) (pattern, error) {
@@ -193,6 +204,28 @@ func (s selection) server(server string, known bool) bool {
 	return false
 }
 
+// mayServeToolsOf says whether a tool of server may be selected: no
+// server pattern of deny matches it, and allow is empty or has a pattern
+// that is not a server's (it may match a tool of any server) or one that
+// matches server.
+func (s selection) mayServeToolsOf(server string) bool {
+	t := toolFacts{server: server, known: true}
+	for _, p := range s.deny {
+		if p.kind == byServer && p.match(t, true) {
+			return false
+		}
+	}
+	if len(s.allow) == 0 {
+		return true
+	}
+	for _, p := range s.allow {
+		if p.kind != byServer || p.match(t, false) {
+			return true
+		}
+	}
+	return false
+}
+
 // needs says whether a pattern of s is of kind k.
 func (s selection) needs(k patternKind) bool {
 	has := func(p pattern) bool { return p.kind == k }
@@ -296,6 +329,20 @@ func (v *view) facts(name string, h hints) toolFacts {
 // servesServer says whether the view serves the prompts or resources of
 // the server whose lookup gave server, known.
 func (v *view) servesServer(server string, known bool) bool { return v.sel.server(server, known) }
+
+// heard are the changes of c a client of the view hears from server: of
+// tools, unless no tool of server can be in the view; of prompts and
+// resources, when the view serves the server's (docs/gateway.md,
+// "Notifications").
+func (v *view) heard(server string, c bridge.Changes) bridge.Changes {
+	if !v.sel.mayServeToolsOf(server) {
+		c.Tools = nil
+	}
+	if !v.sel.server(server, true) {
+		c.Prompts, c.Resources, c.ResourceUpdated = nil, nil, nil
+	}
+	return c
+}
 
 // wrap returns next with the view in front: every upstream it dials is
 // served through the view (see viewUpstream). A view of the whole fleet
