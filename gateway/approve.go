@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +58,7 @@ type approver struct {
 	// byName are the Require patterns decided without annotations
 	// (names and servers); byHint those that need them. byServer: some
 	// pattern names servers.
-	byName, byHint []string
+	byName, byHint []pattern
 	byServer       bool
 
 	mu       sync.Mutex
@@ -85,15 +83,16 @@ func newApprovals(a Approvals, view string, lookup func(fleetName string) (serve
 	if ap.lookup == nil {
 		ap.lookup = func(string) (string, bool) { return "", false }
 	}
-	for _, p := range a.Require {
-		if err := checkPattern(p); err != nil {
-			return nil, fmt.Errorf("approvals: Require pattern %q: %w", p, err)
-		}
-		if strings.HasPrefix(p, "hint:") {
+	pats, err := parsePatterns(view, "Approvals.Require", a.Require)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pats {
+		if p.kind == byHint {
 			ap.byHint = append(ap.byHint, p)
 		} else {
 			ap.byName = append(ap.byName, p)
-			ap.byServer = ap.byServer || strings.HasPrefix(p, "server:")
+			ap.byServer = ap.byServer || p.kind == byServer
 		}
 	}
 	return ap, nil
@@ -249,9 +248,10 @@ func (ap *approver) needs(ctx context.Context, up bridge.Upstream, name string) 
 		}
 		server, known = ap.lookup(name)
 	}
+	facts := toolFacts{name: name, server: server, known: known}
 	for _, p := range ap.byName {
-		if matchTool(p, name, server, nil) || (!known && strings.HasPrefix(p, "server:")) {
-			return server, "it matches the approval policy (" + p + ")", nil
+		if p.match(facts, true) { // a server not known matches: the safe side
+			return server, "it matches the approval policy (" + p.String() + ")", nil
 		}
 	}
 	if ap.a.SkipDestructive && len(ap.byHint) == 0 {
@@ -267,9 +267,10 @@ func (ap *approver) needs(ctx context.Context, up bridge.Upstream, name string) 
 	if !ap.a.SkipDestructive && ann != nil && ann.DestructiveHint != nil && *ann.DestructiveHint {
 		return server, "it is marked destructive", nil
 	}
+	facts.hints = hintsOf(ann)
 	for _, p := range ap.byHint {
-		if matchTool(p, name, server, ann) {
-			return server, "it matches the approval policy (" + p + ")", nil
+		if p.match(facts, true) {
+			return server, "it matches the approval policy (" + p.String() + ")", nil
 		}
 	}
 	return server, "", nil
@@ -455,47 +456,10 @@ func refusedCall(name, server, by, message string) error {
 	return e.WithOutcome(jsonrpc.OutcomeNotRun)
 }
 
-// checkPattern reports whether p is a pattern matchTool understands.
-func checkPattern(p string) error {
-	switch {
-	case strings.HasPrefix(p, "hint:"):
-		if _, ok := hintOf[strings.TrimPrefix(p, "hint:")]; !ok {
-			return errors.New("unknown hint (readOnly, destructive, idempotent, openWorld)")
-		}
-		return nil
-	case strings.HasPrefix(p, "server:"):
-		p = strings.TrimPrefix(p, "server:")
+// hintsOf are a tool's annotations as the patterns read them.
+func hintsOf(a *mcp.ToolAnnotations) hints {
+	if a == nil {
+		return hints{}
 	}
-	_, err := path.Match(p, "")
-	return err
-}
-
-// hintOf are the annotations "hint:NAME" names.
-var hintOf = map[string]func(*mcp.ToolAnnotations) *bool{
-	"readOnly":    func(a *mcp.ToolAnnotations) *bool { return a.ReadOnlyHint },
-	"destructive": func(a *mcp.ToolAnnotations) *bool { return a.DestructiveHint },
-	"idempotent":  func(a *mcp.ToolAnnotations) *bool { return a.IdempotentHint },
-	"openWorld":   func(a *mcp.ToolAnnotations) *bool { return a.OpenWorldHint },
-}
-
-// matchTool reports whether the tool (its fleet name, server and
-// annotations) matches pattern, in View's pattern language: a path.Match
-// glob over the fleet name, "server:GLOB" over the server name, or
-// "hint:NAME" for an annotation that is true. It is the approvals' own
-// until the views' matcher is shared.
-func matchTool(pattern, name, server string, ann *mcp.ToolAnnotations) bool {
-	if h, ok := strings.CutPrefix(pattern, "hint:"); ok {
-		get := hintOf[h]
-		if get == nil || ann == nil {
-			return false
-		}
-		v := get(ann)
-		return v != nil && *v
-	}
-	if g, ok := strings.CutPrefix(pattern, "server:"); ok {
-		m, _ := path.Match(g, server)
-		return m
-	}
-	m, _ := path.Match(pattern, name)
-	return m
+	return hints{readOnly: a.ReadOnlyHint, destructive: a.DestructiveHint, idempotent: a.IdempotentHint, openWorld: a.OpenWorldHint}
 }
