@@ -12,8 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/jsonrpc"
@@ -164,72 +162,25 @@ func (g *gated) Call(ctx context.Context, method string, params, result any, opt
 	return g.Upstream.Call(ctx, method, params, result, opts...)
 }
 
-// callOf reads the tool's name and arguments from tools/call params as
-// the bridge passes them (json.RawMessage, or anything that encodes to a
-// JSON object), by exact member names, as the core reads them. Params it
-// cannot read are refused, never passed ungated. So are a "name" or
-// "arguments" given twice or in other letter case (a server's decoder
-// may take that one): the gate would judge one call, the server run
-// another.
+// callOf reads the tool's name and arguments (nil when absent) from
+// tools/call params as the view reads them (readCall): by exact member
+// names, as the core reads them. Params it cannot read are refused,
+// never passed ungated. So are a "name" or "arguments" given twice or in
+// other letter case (a server's decoder may take that one): the gate
+// would judge one call, the server run another.
 func callOf(params any) (name string, args json.RawMessage, err error) {
-	raw, isRaw := params.(json.RawMessage)
-	if !isRaw {
-		if raw, err = json.Marshal(params); err != nil {
-			return "", nil, errUnreadable
-		}
+	c, err := readCall(params)
+	if err != nil {
+		return "", nil, err
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+	if c.name == "" {
 		return "", nil, errUnreadable
 	}
-	var seenName, seenArgs bool
-	for dec.PeekKind() != '}' {
-		key, err := dec.ReadToken()
-		if err != nil {
-			return "", nil, errUnreadable
-		}
-		k := key.String()
-		switch {
-		case strings.EqualFold(k, "name"):
-			if k != "name" || seenName {
-				return "", nil, errAmbiguous
-			}
-			seenName = true
-			v, err := dec.ReadToken()
-			if err != nil || v.Kind() != '"' {
-				return "", nil, errUnreadable
-			}
-			if name = v.String(); !utf8.ValidString(name) {
-				return "", nil, errUnreadable
-			}
-		case strings.EqualFold(k, "arguments"):
-			if k != "arguments" || seenArgs {
-				return "", nil, errAmbiguous
-			}
-			seenArgs = true
-			v, err := dec.ReadValue()
-			if err != nil {
-				return "", nil, errUnreadable
-			}
-			end := int(dec.InputOffset()) // v is void after the next read: keep its place in raw
-			args = raw[end-len(v) : end]
-		default:
-			if dec.SkipValue() != nil {
-				return "", nil, errUnreadable
-			}
-		}
-	}
-	if _, err := dec.ReadToken(); err != nil || name == "" {
-		return "", nil, errUnreadable
-	}
-	return name, args, nil
+	return c.name, c.args, nil
 }
 
-// The refusals of params the gate cannot judge.
-var (
-	errUnreadable = jsonrpc.NewError(jsonrpc.CodeInvalidParams, `tools/call: not run: the params must be a JSON object with a "name" string`).WithOutcome(jsonrpc.OutcomeNotRun)
-	errAmbiguous  = jsonrpc.NewError(jsonrpc.CodeInvalidParams, `tools/call: not run: the params carry "name" or "arguments" twice, or in other letter case`).WithOutcome(jsonrpc.OutcomeNotRun)
-)
+// errUnreadable refuses a call whose name is empty.
+var errUnreadable = jsonrpc.NewError(jsonrpc.CodeInvalidParams, `tools/call: not run: the params must be a JSON object with a "name" string`).WithOutcome(jsonrpc.OutcomeNotRun)
 
 // errNotListed is needs' error for a tool no listing has.
 var errNotListed = errors.New("the tool is in no listing")

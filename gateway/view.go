@@ -183,10 +183,14 @@ func (s selection) tool(t toolFacts) bool {
 }
 
 // server says whether the prompts and resources of a server are
-// selected: only the server patterns apply. No server pattern of deny
-// matches it (a server not known matches every one), and allow is empty
-// or one of its server patterns matches it.
-func (s selection) server(server string, known bool) bool {
+// selected: only the server patterns apply (see serves).
+func (s selection) server(server string, known bool) bool { return s.serves(server, known, false) }
+
+// serves says whether what server offers may be selected: no server
+// pattern of deny matches it (a server not known matches every one), and
+// allow is empty or one of its server patterns matches it. For tools,
+// any other pattern of allow may match a tool of any server.
+func (s selection) serves(server string, known, tools bool) bool {
 	t := toolFacts{server: server, known: known}
 	for _, p := range s.deny {
 		if p.kind == byServer && p.match(t, true) {
@@ -197,29 +201,7 @@ func (s selection) server(server string, known bool) bool {
 		return true
 	}
 	for _, p := range s.allow {
-		if p.kind == byServer && p.match(t, false) {
-			return true
-		}
-	}
-	return false
-}
-
-// mayServeToolsOf says whether a tool of server may be selected: no
-// server pattern of deny matches it, and allow is empty or has a pattern
-// that is not a server's (it may match a tool of any server) or one that
-// matches server.
-func (s selection) mayServeToolsOf(server string) bool {
-	t := toolFacts{server: server, known: true}
-	for _, p := range s.deny {
-		if p.kind == byServer && p.match(t, true) {
-			return false
-		}
-	}
-	if len(s.allow) == 0 {
-		return true
-	}
-	for _, p := range s.allow {
-		if p.kind != byServer || p.match(t, false) {
+		if p.kind != byServer && tools || p.kind == byServer && p.match(t, false) {
 			return true
 		}
 	}
@@ -335,7 +317,7 @@ func (v *view) servesServer(server string, known bool) bool { return v.sel.serve
 // resources, when the view serves the server's (docs/gateway.md,
 // "Notifications").
 func (v *view) heard(server string, c bridge.Changes) bridge.Changes {
-	if !v.sel.mayServeToolsOf(server) {
+	if !v.sel.serves(server, true, true) {
 		c.Tools = nil
 	}
 	if !v.sel.server(server, true) {
@@ -583,39 +565,6 @@ func (u *viewUpstream) listFiltered(ctx context.Context, method string, params, 
 		kept = append(kept, it)
 	}
 	return setResult(splice(raw, []edit{{arr.start, arr.end, joinArray(kept)}}), result)
-}
-
-// rawParams returns params as JSON.
-func rawParams(params any) (json.RawMessage, error) {
-	switch p := params.(type) {
-	case nil:
-		return json.RawMessage(`{}`), nil
-	case json.RawMessage:
-		if len(strings.TrimSpace(string(p))) == 0 || string(p) == "null" {
-			return json.RawMessage(`{}`), nil
-		}
-		return p, nil
-	case []byte:
-		return rawParams(json.RawMessage(p))
-	}
-	b, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("params do not encode: %w", err)
-	}
-	return b, nil
-}
-
-// setResult gives raw to the caller's result: the bytes themselves to a
-// *json.RawMessage, decoded to anything else.
-func setResult(raw json.RawMessage, result any) error {
-	switch r := result.(type) {
-	case nil:
-		return nil
-	case *json.RawMessage:
-		*r = raw
-		return nil
-	}
-	return json.Unmarshal(raw, result)
 }
 
 // isMeta says whether name is one of the meta tools a view offers above
