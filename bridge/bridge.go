@@ -146,7 +146,7 @@ func New(ctx context.Context, dial Dialer, o Options) (*Bridge, error) {
 	b.legacy.m = map[string]*channel{}
 	b.listeners = newListenerHub(b, o.MaxListeners, o.QueueLen)
 
-	conn, err := dial(ctx, Downstream{Options: b.sharedOptions()})
+	conn, err := dial(ctx, Downstream{Options: []client.Option{client.WithClientInfo("anymcp-bridge", "1")}, Changes: b.sharedChanges()})
 	if err != nil {
 		cancel()
 		return nil, &UpstreamError{Op: "connecting", Err: err}
@@ -159,27 +159,26 @@ func New(ctx context.Context, dial Dialer, o Options) (*Bridge, error) {
 // Info is what the upstream connection negotiated.
 func (b *Bridge) Info() client.Info { return b.info }
 
-// sharedOptions are the shared Conn's: list changes and resource updates
+// sharedChanges are the shared Conn's: list changes and resource updates
 // go to every listening client.
-func (b *Bridge) sharedOptions() []client.Option {
-	return append([]client.Option{
-		client.WithClientInfo("anymcp-bridge", "1"),
-		client.OnResourceUpdated(func(uri string) { b.listeners.broadcast(changeResource, uri) }),
-	}, b.listChangeOptions()...)
+func (b *Bridge) sharedChanges() Changes {
+	c := b.listChanges()
+	c.ResourceUpdated = func(uri string) { b.listeners.broadcast(changeResource, uri) }
+	return c
 }
 
-// listChangeOptions send an upstream connection's list changes to every
+// listChanges send an upstream connection's list changes to every
 // listening client: the shared Conn's, and those of a call's own Conn (an
 // initialize-era server may send them on the stream of the call that
 // changed the list).
-func (b *Bridge) listChangeOptions() []client.Option {
-	return []client.Option{
-		client.OnToolsChanged(func() {
+func (b *Bridge) listChanges() Changes {
+	return Changes{
+		Tools: func() {
 			b.toolHeaders.forget()
 			b.listeners.broadcast(changeTools, "")
-		}),
-		client.OnPromptsChanged(func() { b.listeners.broadcast(changePrompts, "") }),
-		client.OnResourcesChanged(func() { b.listeners.broadcast(changeResources, "") }),
+		},
+		Prompts:   func() { b.listeners.broadcast(changePrompts, "") },
+		Resources: func() { b.listeners.broadcast(changeResources, "") },
 	}
 }
 

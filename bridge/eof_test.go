@@ -30,7 +30,7 @@ func pipeUpstream(srv *testservers.Server) Dialer {
 			inR.Close()
 		}()
 		tr := &pipeTransport{w: inW, r: bufio.NewReader(outR), rc: outR}
-		conn, err := client.Open(ctx, tr, d.Options...)
+		conn, err := client.Open(ctx, tr, append(d.Options, d.Changes.Options()...)...)
 		if err != nil {
 			tr.Close()
 			return nil, err

@@ -73,14 +73,16 @@ func (b *Bridge) newSession(ctx context.Context, p *mcp.InitializeParams, genera
 	opts := []client.Option{
 		client.WithClientInfo("anymcp-bridge", "1"),
 		client.OnLog(func(lp mcp.LoggingMessageParams) { s.notifyRelated("notifications/message", lp) }),
-		client.OnToolsChanged(func() { s.notifyGeneral("notifications/tools/list_changed", struct{}{}) }),
-		client.OnPromptsChanged(func() { s.notifyGeneral("notifications/prompts/list_changed", struct{}{}) }),
-		client.OnResourcesChanged(func() { s.notifyGeneral("notifications/resources/list_changed", struct{}{}) }),
-		client.OnResourceUpdated(func(uri string) { s.notifyGeneral("notifications/resources/updated", map[string]string{"uri": uri}) }),
+	}
+	changes := Changes{
+		Tools:           func() { s.notifyGeneral("notifications/tools/list_changed", struct{}{}) },
+		Prompts:         func() { s.notifyGeneral("notifications/prompts/list_changed", struct{}{}) },
+		Resources:       func() { s.notifyGeneral("notifications/resources/list_changed", struct{}{}) },
+		ResourceUpdated: func(uri string) { s.notifyGeneral("notifications/resources/updated", map[string]string{"uri": uri}) },
 	}
 	dc := capsOf(capsRaw)
 	opts = append(opts, boundHandlers(s, dc)...)
-	conn, err := b.dial(ctx, Downstream{Options: opts, Elicit: elicitVia(s, dc)})
+	conn, err := b.dial(ctx, Downstream{Options: opts, Changes: changes, Elicit: elicitVia(s, dc)})
 	if err != nil {
 		cancel()
 		return nil, nil, &UpstreamError{Op: "connecting", Err: err}

@@ -309,8 +309,8 @@ func (b *Bridge) newCall(ctx context.Context, r *request, name string, c caps, p
 			// the call: a connection of this call's own, declaring
 			// what the client declared, so every question is its.
 			// Its list changes go to the listeners too.
-			opts := append(append([]client.Option{client.WithClientInfo("anymcp-bridge", "1")}, b.listChangeOptions()...), boundHandlers(p, c)...)
-			dc, err := b.dial(cctx, Downstream{Options: opts, Elicit: elicitVia(p, c)})
+			opts := append([]client.Option{client.WithClientInfo("anymcp-bridge", "1")}, boundHandlers(p, c)...)
+			dc, err := b.dial(cctx, Downstream{Options: opts, Changes: b.listChanges(), Elicit: elicitVia(p, c)})
 			if err != nil {
 				p.finish(outcome{err: &UpstreamError{Op: "connecting", Err: err}})
 				return

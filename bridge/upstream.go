@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"iter"
+	"slices"
 
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/mcp"
@@ -38,12 +39,42 @@ var _ Upstream = (*client.Conn)(nil)
 type Downstream struct {
 	// Options go on the upstream connection: the handlers that put the
 	// upstream's sampling, elicitation and roots requests to this client
-	// (only those it declared), and the notification callbacks.
+	// (only those it declared), and its log callback.
 	Options []client.Option
+	// Changes tell this client of the upstream's list changes and
+	// resource updates. A Dialer puts Changes.Options() on its
+	// connection; one that serves several servers may keep from a client
+	// the changes of servers it does not serve.
+	Changes Changes
 	// Elicit asks this client for input (elicitation/create, form mode).
 	// It is nil when the client declared no form elicitation, and on the
 	// shared connection, which serves every stateless client at once.
 	Elicit func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+}
+
+// Changes are the callbacks of list changes and resource updates; a nil
+// one is not called.
+type Changes struct {
+	Tools, Prompts, Resources func()
+	ResourceUpdated           func(uri string)
+}
+
+// Options are c's callbacks as options of a client connection.
+func (c Changes) Options() []client.Option {
+	var out []client.Option
+	if c.Tools != nil {
+		out = append(out, client.OnToolsChanged(c.Tools))
+	}
+	if c.Prompts != nil {
+		out = append(out, client.OnPromptsChanged(c.Prompts))
+	}
+	if c.Resources != nil {
+		out = append(out, client.OnResourcesChanged(c.Resources))
+	}
+	if c.ResourceUpdated != nil {
+		out = append(out, client.OnResourceUpdated(c.ResourceUpdated))
+	}
+	return out
 }
 
 // Dialer connects to the upstream for a downstream client. The bridge
@@ -56,7 +87,7 @@ type Dialer func(ctx context.Context, d Downstream) (Upstream, error)
 // the downstream's.
 func DialTarget(t client.Target, base ...client.Option) Dialer {
 	return func(ctx context.Context, d Downstream) (Upstream, error) {
-		all := append(append([]client.Option(nil), base...), d.Options...)
+		all := slices.Concat(base, d.Options, d.Changes.Options())
 		conn, err := client.Dial(ctx, t, all...)
 		if err != nil {
 			return nil, err

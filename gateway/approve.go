@@ -5,16 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/client"
@@ -60,7 +56,7 @@ type approver struct {
 	// byName are the Require patterns decided without annotations
 	// (names and servers); byHint those that need them. byServer: some
 	// pattern names servers.
-	byName, byHint []string
+	byName, byHint []pattern
 	byServer       bool
 
 	mu       sync.Mutex
@@ -85,15 +81,16 @@ func newApprovals(a Approvals, view string, lookup func(fleetName string) (serve
 	if ap.lookup == nil {
 		ap.lookup = func(string) (string, bool) { return "", false }
 	}
-	for _, p := range a.Require {
-		if err := checkPattern(p); err != nil {
-			return nil, fmt.Errorf("approvals: Require pattern %q: %w", p, err)
-		}
-		if strings.HasPrefix(p, "hint:") {
+	pats, err := parsePatterns(view, "Approvals.Require", a.Require)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pats {
+		if p.kind == byHint {
 			ap.byHint = append(ap.byHint, p)
 		} else {
 			ap.byName = append(ap.byName, p)
-			ap.byServer = ap.byServer || strings.HasPrefix(p, "server:")
+			ap.byServer = ap.byServer || p.kind == byServer
 		}
 	}
 	return ap, nil
@@ -165,72 +162,25 @@ func (g *gated) Call(ctx context.Context, method string, params, result any, opt
 	return g.Upstream.Call(ctx, method, params, result, opts...)
 }
 
-// callOf reads the tool's name and arguments from tools/call params as
-// the bridge passes them (json.RawMessage, or anything that encodes to a
-// JSON object), by exact member names, as the core reads them. Params it
-// cannot read are refused, never passed ungated. So are a "name" or
-// "arguments" given twice or in other letter case (a server's decoder
-// may take that one): the gate would judge one call, the server run
-// another.
+// callOf reads the tool's name and arguments (nil when absent) from
+// tools/call params as the view reads them (readCall): by exact member
+// names, as the core reads them. Params it cannot read are refused,
+// never passed ungated. So are a "name" or "arguments" given twice or in
+// other letter case (a server's decoder may take that one): the gate
+// would judge one call, the server run another.
 func callOf(params any) (name string, args json.RawMessage, err error) {
-	raw, isRaw := params.(json.RawMessage)
-	if !isRaw {
-		if raw, err = json.Marshal(params); err != nil {
-			return "", nil, errUnreadable
-		}
+	c, err := readCall(params)
+	if err != nil {
+		return "", nil, err
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+	if c.name == "" {
 		return "", nil, errUnreadable
 	}
-	var seenName, seenArgs bool
-	for dec.PeekKind() != '}' {
-		key, err := dec.ReadToken()
-		if err != nil {
-			return "", nil, errUnreadable
-		}
-		k := key.String()
-		switch {
-		case strings.EqualFold(k, "name"):
-			if k != "name" || seenName {
-				return "", nil, errAmbiguous
-			}
-			seenName = true
-			v, err := dec.ReadToken()
-			if err != nil || v.Kind() != '"' {
-				return "", nil, errUnreadable
-			}
-			if name = v.String(); !utf8.ValidString(name) {
-				return "", nil, errUnreadable
-			}
-		case strings.EqualFold(k, "arguments"):
-			if k != "arguments" || seenArgs {
-				return "", nil, errAmbiguous
-			}
-			seenArgs = true
-			v, err := dec.ReadValue()
-			if err != nil {
-				return "", nil, errUnreadable
-			}
-			end := int(dec.InputOffset()) // v is void after the next read: keep its place in raw
-			args = raw[end-len(v) : end]
-		default:
-			if dec.SkipValue() != nil {
-				return "", nil, errUnreadable
-			}
-		}
-	}
-	if _, err := dec.ReadToken(); err != nil || name == "" {
-		return "", nil, errUnreadable
-	}
-	return name, args, nil
+	return c.name, c.args, nil
 }
 
-// The refusals of params the gate cannot judge.
-var (
-	errUnreadable = jsonrpc.NewError(jsonrpc.CodeInvalidParams, `tools/call: not run: the params must be a JSON object with a "name" string`).WithOutcome(jsonrpc.OutcomeNotRun)
-	errAmbiguous  = jsonrpc.NewError(jsonrpc.CodeInvalidParams, `tools/call: not run: the params carry "name" or "arguments" twice, or in other letter case`).WithOutcome(jsonrpc.OutcomeNotRun)
-)
+// errUnreadable refuses a call whose name is empty.
+var errUnreadable = jsonrpc.NewError(jsonrpc.CodeInvalidParams, `tools/call: not run: the params must be a JSON object with a "name" string`).WithOutcome(jsonrpc.OutcomeNotRun)
 
 // errNotListed is needs' error for a tool no listing has.
 var errNotListed = errors.New("the tool is in no listing")
@@ -249,9 +199,10 @@ func (ap *approver) needs(ctx context.Context, up bridge.Upstream, name string) 
 		}
 		server, known = ap.lookup(name)
 	}
+	facts := toolFacts{name: name, server: server, known: known}
 	for _, p := range ap.byName {
-		if matchTool(p, name, server, nil) || (!known && strings.HasPrefix(p, "server:")) {
-			return server, "it matches the approval policy (" + p + ")", nil
+		if p.match(facts, true) { // a server not known matches: the safe side
+			return server, "it matches the approval policy (" + p.String() + ")", nil
 		}
 	}
 	if ap.a.SkipDestructive && len(ap.byHint) == 0 {
@@ -267,9 +218,10 @@ func (ap *approver) needs(ctx context.Context, up bridge.Upstream, name string) 
 	if !ap.a.SkipDestructive && ann != nil && ann.DestructiveHint != nil && *ann.DestructiveHint {
 		return server, "it is marked destructive", nil
 	}
+	facts.hints = hintsOf(ann)
 	for _, p := range ap.byHint {
-		if matchTool(p, name, server, ann) {
-			return server, "it matches the approval policy (" + p + ")", nil
+		if p.match(facts, true) {
+			return server, "it matches the approval policy (" + p.String() + ")", nil
 		}
 	}
 	return server, "", nil
@@ -455,47 +407,10 @@ func refusedCall(name, server, by, message string) error {
 	return e.WithOutcome(jsonrpc.OutcomeNotRun)
 }
 
-// checkPattern reports whether p is a pattern matchTool understands.
-func checkPattern(p string) error {
-	switch {
-	case strings.HasPrefix(p, "hint:"):
-		if _, ok := hintOf[strings.TrimPrefix(p, "hint:")]; !ok {
-			return errors.New("unknown hint (readOnly, destructive, idempotent, openWorld)")
-		}
-		return nil
-	case strings.HasPrefix(p, "server:"):
-		p = strings.TrimPrefix(p, "server:")
+// hintsOf are a tool's annotations as the patterns read them.
+func hintsOf(a *mcp.ToolAnnotations) hints {
+	if a == nil {
+		return hints{}
 	}
-	_, err := path.Match(p, "")
-	return err
-}
-
-// hintOf are the annotations "hint:NAME" names.
-var hintOf = map[string]func(*mcp.ToolAnnotations) *bool{
-	"readOnly":    func(a *mcp.ToolAnnotations) *bool { return a.ReadOnlyHint },
-	"destructive": func(a *mcp.ToolAnnotations) *bool { return a.DestructiveHint },
-	"idempotent":  func(a *mcp.ToolAnnotations) *bool { return a.IdempotentHint },
-	"openWorld":   func(a *mcp.ToolAnnotations) *bool { return a.OpenWorldHint },
-}
-
-// matchTool reports whether the tool (its fleet name, server and
-// annotations) matches pattern, in View's pattern language: a path.Match
-// glob over the fleet name, "server:GLOB" over the server name, or
-// "hint:NAME" for an annotation that is true. It is the approvals' own
-// until the views' matcher is shared.
-func matchTool(pattern, name, server string, ann *mcp.ToolAnnotations) bool {
-	if h, ok := strings.CutPrefix(pattern, "hint:"); ok {
-		get := hintOf[h]
-		if get == nil || ann == nil {
-			return false
-		}
-		v := get(ann)
-		return v != nil && *v
-	}
-	if g, ok := strings.CutPrefix(pattern, "server:"); ok {
-		m, _ := path.Match(g, server)
-		return m
-	}
-	m, _ := path.Match(pattern, name)
-	return m
+	return hints{readOnly: a.ReadOnlyHint, destructive: a.DestructiveHint, idempotent: a.IdempotentHint, openWorld: a.OpenWorldHint}
 }

@@ -290,9 +290,13 @@ func TestApprovalDefault(t *testing.T) {
 // Require patterns gate tools that are not destructive: by fleet name,
 // by server, by annotation. Others run unasked.
 func TestApprovalRequirePattern(t *testing.T) {
-	up := newCountingUp(approvalTool("files__read", "readOnly"), approvalTool("web__fetch", "openWorld"), approvalTool("git__log", "readOnly"), approvalTool("mail__list"))
+	closed := approvalTool("mail__list")
+	closed.Annotations.OpenWorldHint = &hintFalse
+	// web__search sends no openWorldHint: the specification's default,
+	// true, holds, as it does in a View's patterns.
+	up := newCountingUp(approvalTool("files__read", "readOnly"), approvalTool("web__fetch", "openWorld"), approvalTool("git__log", "readOnly"), closed, approvalTool("web__search"))
 	u, _ := gateUp(t, Approvals{Require: []string{"files__*", "server:g?t", "hint:openWorld"}}, up, nil, nil)
-	for _, name := range []string{"files__read", "web__fetch", "git__log"} {
+	for _, name := range []string{"files__read", "web__fetch", "git__log", "web__search"} {
 		wantRefusal(t, callGated(t.Context(), u, name, nil), "policy")
 		if up.ran(name) != 0 {
 			t.Fatalf("%s ran", name)

@@ -8,6 +8,8 @@
 // it names, and merges the lists.
 //
 // A View is a named subset of the fleet, with its own renames,
-// descriptions and tool limit; Approvals gate risky tools. The guide is
-// docs/gateway.md in the repository; mcpcall bridge --all is its command.
+// descriptions and tool limit; Approvals gate risky tools; Pins hold back
+// a tool whose definition changed; Access admits HTTP clients and picks
+// a token's view. The guide is docs/gateway.md in the repository;
+// mcpcall bridge --all is its command.
 package gateway

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"sync"
 
 	"github.com/anymcp/anymcp/access"
@@ -84,7 +86,6 @@ func New(ctx context.Context, servers []fleet.Server, cfg Config) (*Gateway, err
 // filters and renames what the approvals and the fleet see, so both
 // see fleet names; approvals gate calls before they reach a server.
 func (g *Gateway) chain(v View, cfg Config, log *slog.Logger) (bridge.Dialer, error) {
-	d := bridge.Dialer(g.hub.dial)
 	toolServer := func(name string) (string, bool) {
 		if r, ok := g.hub.tool(name); ok {
 			return r.server, true
@@ -100,16 +101,15 @@ func (g *Gateway) chain(v View, cfg Config, log *slog.Logger) (bridge.Dialer, er
 		}
 		return g.hub.templateServer(uri)
 	}
-	ap, err := newApprovals(cfg.Approvals, v.Name, toolServer, log)
-	if err != nil {
-		return nil, fmt.Errorf("view %q: approvals: %w", v.Name, err)
-	}
-	d = ap.wrap(d)
 	vw, err := newView(v, toolServer, uriServer)
 	if err != nil {
 		return nil, err
 	}
-	return vw.wrap(d), nil
+	ap, err := newApprovals(cfg.Approvals, v.Name, toolServer, log)
+	if err != nil {
+		return nil, fmt.Errorf("view %q: approvals: %w", v.Name, err)
+	}
+	return vw.wrap(ap.wrap(g.hub.dialer(vw.heard))), nil
 }
 
 // checkConfig refuses a configuration the gateway cannot serve, saying
@@ -162,7 +162,13 @@ func (g *Gateway) Handler() http.Handler {
 		faces[name] = b.Handler()
 	}
 	mux := http.NewServeMux()
-	for name := range g.views {
+	names := slices.Collect(maps.Keys(g.views))
+	if _, ok := g.views[""]; !ok {
+		// The default paths serve a granted view even when no default
+		// view is configured.
+		names = append(names, "")
+	}
+	for _, name := range names {
 		for _, face := range []string{"/mcp", "/sse", "/message"} {
 			path := face
 			if name != "" {
@@ -190,7 +196,11 @@ func granted(faces map[string]http.Handler, name, face string) http.Handler {
 			return
 		}
 		h, ok := faces[serve]
-		if !ok {
+		switch {
+		case !ok && serve == "":
+			http.NotFound(w, r) // no default view, and no grant of another
+			return
+		case !ok:
 			http.Error(w, "the view this client is granted is not served here", http.StatusForbidden)
 			return
 		}

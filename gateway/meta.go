@@ -6,14 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/anymcp/anymcp/client"
-	"github.com/anymcp/anymcp/internal/jsondec"
 	"github.com/anymcp/anymcp/internal/toolrank"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/llm"
@@ -321,7 +317,7 @@ func (u *viewUpstream) callTool(ctx context.Context, params, result any, opts []
 // toolCall is a tools/call request as the view reads it.
 type toolCall struct {
 	name  string
-	args  json.RawMessage     // the arguments, {} when absent
+	args  json.RawMessage     // the arguments, nil when absent
 	typed *mcp.CallToolParams // the bridge's typed params, or nil
 	raw   json.RawMessage     // the params as JSON, when not typed
 	ms    []member            // raw's members
@@ -329,7 +325,7 @@ type toolCall struct {
 
 func readCall(params any) (*toolCall, error) {
 	const method = "tools/call"
-	c := &toolCall{args: json.RawMessage(`{}`)}
+	c := &toolCall{}
 	if p, ok := params.(*mcp.CallToolParams); ok && p != nil {
 		c.typed, c.name = p, p.Name
 		if p.Arguments != nil {
@@ -353,7 +349,11 @@ func readCall(params any) (*toolCall, error) {
 	if c.name, jerr = stringMember(method, c.ms, "name"); jerr != nil {
 		return nil, jerr
 	}
-	if a, err := only(c.ms, "arguments"); err == nil && a != nil {
+	a, err := only(c.ms, "arguments")
+	if err != nil {
+		return nil, badParams(method, err.Error())
+	}
+	if a != nil {
 		c.args = a.val
 	}
 	return c, nil
@@ -390,15 +390,19 @@ func (u *viewUpstream) forward(ctx context.Context, c *toolCall, fleet string, a
 // answerMeta answers search_tools, describe_tool and call_tool over the
 // view's tools, as the library's Toolbox does over a context budget.
 func (u *viewUpstream) answerMeta(ctx context.Context, set *toolSet, c *toolCall, result any, opts []client.CallOption) error {
+	args := c.args
+	if args == nil {
+		args = json.RawMessage(`{}`)
+	}
 	switch c.name {
 	case llm.SearchToolsName:
-		text, ok := toolrank.Search(set.docs, c.args, nil)
+		text, ok := toolrank.Search(set.docs, args, nil)
 		return setResult(toolResult(text, !ok), result)
 	case llm.DescribeToolName:
 		var a struct {
 			Name string `json:"name"`
 		}
-		if err := json.Unmarshal(c.args, &a); err != nil || a.Name == "" {
+		if err := json.Unmarshal(args, &a); err != nil || a.Name == "" {
 			return setResult(toolResult(`describe_tool takes {"name": string}`, true), result)
 		}
 		i, ok := set.byName[a.Name]
@@ -412,7 +416,7 @@ func (u *viewUpstream) answerMeta(ctx context.Context, set *toolSet, c *toolCall
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	if err := json.Unmarshal(c.args, &a); err != nil || a.Name == "" || (len(a.Arguments) > 0 && !isObject(a.Arguments)) {
+	if err := json.Unmarshal(args, &a); err != nil || a.Name == "" || (len(a.Arguments) > 0 && !isObject(a.Arguments)) {
 		return setResult(toolResult(`call_tool takes {"name": string, "arguments": object}`, true), result)
 	}
 	if len(a.Arguments) == 0 {
@@ -432,251 +436,4 @@ func (u *viewUpstream) answerMeta(ctx context.Context, set *toolSet, c *toolCall
 func toolResult(text string, isError bool) json.RawMessage {
 	b, _ := json.Marshal(mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(text)}, IsError: isError})
 	return b
-}
-
-func isObject(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '{'
-}
-
-// A member is one member of a JSON object, as sent.
-type member struct {
-	key        []byte // decoded
-	rawKey     []byte // as sent, quotes included
-	val        []byte // as sent
-	start, end int    // val's offsets in the object
-}
-
-var errNotObject = errors.New("not a JSON object")
-
-// scanObject reads the members of the JSON object obj, in order, and the
-// offset of its closing brace. Anything but one valid object is an error.
-func scanObject(obj []byte) ([]member, int, error) {
-	if !jsondec.Valid(obj) {
-		return nil, 0, errors.New("not valid JSON")
-	}
-	i := skipSpace(obj, 0)
-	if obj[i] != '{' {
-		return nil, 0, errNotObject
-	}
-	ms, closeAt := members(obj)
-	return ms, closeAt, nil
-}
-
-// members reads the members of obj, a valid JSON object (a part of one
-// that scanObject or jsondec.Valid passed), without checking it again.
-func members(obj []byte) ([]member, int) {
-	ms := make([]member, 0, 8)
-	i := skipSpace(obj, 0) + 1 // past {
-	for {
-		i = skipSpace(obj, i)
-		switch obj[i] {
-		case '}':
-			return ms, i
-		case ',':
-			i = skipSpace(obj, i+1)
-		}
-		ks := i
-		ke := skipString(obj, i)
-		i = skipSpace(obj, ke) + 1 // past :
-		vs := skipSpace(obj, i)
-		ve := skipValue(obj, vs)
-		ms = append(ms, member{key: keyAt(obj[ks:ke]), rawKey: obj[ks:ke], val: obj[vs:ve], start: vs, end: ve})
-		i = ve
-	}
-}
-
-// elements returns the elements of arr, a valid JSON array, as slices of
-// it; nil when arr is no array.
-func elements(arr []byte) []json.RawMessage {
-	i := skipSpace(arr, 0)
-	if i >= len(arr) || arr[i] != '[' {
-		return nil
-	}
-	out := []json.RawMessage{}
-	for i++; ; {
-		i = skipSpace(arr, i)
-		switch arr[i] {
-		case ']':
-			return out
-		case ',':
-			i = skipSpace(arr, i+1)
-		}
-		e := skipValue(arr, i)
-		out = append(out, arr[i:e])
-		i = e
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the end of the string that starts at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-// skipValue returns the end of the valid JSON value that starts at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
-// keyAt decodes a valid JSON string literal, sharing its bytes when it
-// holds no escape.
-func keyAt(lit []byte) []byte {
-	if bytes.IndexByte(lit, '\\') < 0 {
-		return lit[1 : len(lit)-1]
-	}
-	var s string
-	_ = json.Unmarshal(lit, &s)
-	return []byte(s)
-}
-
-// stringValue decodes val, a valid JSON value, when it is a string.
-func stringValue(val []byte) (string, bool) {
-	if len(val) == 0 || val[0] != '"' {
-		return "", false
-	}
-	if bytes.IndexByte(val, '\\') < 0 && utf8.Valid(val) {
-		return string(val[1 : len(val)-1]), true
-	}
-	var s string
-	return s, json.Unmarshal(val, &s) == nil
-}
-
-// only returns the member key of ms, nil when there is none. A key sent
-// twice, or in another case too (a decoder that ignores case could read
-// either), is an error: the view never guesses which one counts.
-func only(ms []member, key string) (*member, error) {
-	var found *member
-	for i := range ms {
-		if !strings.EqualFold(string(ms[i].key), key) {
-			continue
-		}
-		if found != nil || string(ms[i].key) != key {
-			return nil, fmt.Errorf("the member %q is ambiguous", key)
-		}
-		found = &ms[i]
-	}
-	return found, nil
-}
-
-// stringMember is the string member key of a request's params.
-func stringMember(method string, ms []member, key string) (string, *jsonrpc.Error) {
-	m, err := only(ms, key)
-	if err != nil {
-		return "", badParams(method, err.Error())
-	}
-	if m == nil {
-		return "", badParams(method, key+" must be a string")
-	}
-	s, ok := stringValue(m.val)
-	if !ok {
-		return "", badParams(method, key+" must be a string")
-	}
-	return s, nil
-}
-
-// stringOf is the string member key of ms, "" when absent, ambiguous or
-// not a string.
-func stringOf(ms []member, key string) string {
-	m, err := only(ms, key)
-	if err != nil || m == nil {
-		return ""
-	}
-	s, _ := stringValue(m.val)
-	return s
-}
-
-// An edit replaces obj[start:end] with val.
-type edit struct {
-	start, end int
-	val        []byte
-}
-
-// splice applies edits (which do not overlap) to a copy of obj.
-func splice(obj []byte, edits []edit) []byte {
-	slices.SortFunc(edits, func(a, b edit) int { return a.start - b.start })
-	out := make([]byte, 0, len(obj)+64)
-	at := 0
-	for _, e := range edits {
-		out = append(append(out, obj[at:e.start]...), e.val...)
-		at = e.end
-	}
-	return append(out, obj[at:]...)
-}
-
-// withMember returns the JSON object obj with the member key set to val
-// (obj has no such member yet).
-func withMember(obj json.RawMessage, key string, val []byte) json.RawMessage {
-	ms, closeAt, err := scanObject(obj)
-	if err != nil {
-		return obj
-	}
-	add := append(quoteJSON(key), ':')
-	if len(ms) > 0 {
-		add = append([]byte{','}, add...)
-	}
-	return splice(obj, []edit{{closeAt, closeAt, append(add, val...)}})
-}
-
-// joinArray is the JSON array of items.
-func joinArray(items []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
-// quoteJSON is s as a JSON string, its HTML characters kept as they are.
-func quoteJSON(s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return bytes.TrimRight(b.Bytes(), "\n")
 }

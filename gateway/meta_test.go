@@ -348,3 +348,37 @@ func TestScanObject(t *testing.T) {
 		t.Errorf("elements: %q", got)
 	}
 }
+
+// endless is an upstream whose tools/list never ends: every page names a
+// next one.
+type endless struct {
+	*fake
+	pages int
+}
+
+func (e *endless) Call(ctx context.Context, method string, params, result any, opts ...client.CallOption) error {
+	if method != "tools/list" {
+		return e.fake.Call(ctx, method, params, result, opts...)
+	}
+	e.pages++
+	*result.(*json.RawMessage) = json.RawMessage(`{"tools":[{"name":"t` + strconv.Itoa(e.pages) + `"}],"nextCursor":"more"}`)
+	return nil
+}
+
+// A view stops listing an upstream whose pages never end, and says so:
+// it holds at most maxListPages pages.
+func TestViewListBounded(t *testing.T) {
+	e := &endless{fake: newFake()}
+	vw, err := newView(View{Deny: []string{"stray"}}, serverOf, serverOfURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := vw.wrap(func(context.Context, bridge.Downstream) (bridge.Upstream, error) { return e, nil })(context.Background(), bridge.Downstream{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = call(up, "tools/list", `{}`)
+	if err == nil || !strings.Contains(err.Error(), "pages") || e.pages != maxListPages {
+		t.Fatalf("%v after %d pages, want an error after %d", err, e.pages, maxListPages)
+	}
+}

@@ -40,11 +40,27 @@ type fleetUpstream struct {
 	leveled map[string]*client.Conn // server → the Conn told level
 }
 
-// dial is the Dialer of fleetUpstream.
-func (h *hub) dial(_ context.Context, d bridge.Downstream) (bridge.Upstream, error) {
+// dial is the Dialer of fleetUpstream, for a view that serves everything.
+func (h *hub) dial(ctx context.Context, d bridge.Downstream) (bridge.Upstream, error) {
+	return h.dialer(nil)(ctx, d)
+}
+
+// dialer is the Dialer of fleetUpstream for a view: heard gives, of a
+// client's Changes, those it hears of server (nil: all of them).
+func (h *hub) dialer(heard func(server string, c bridge.Changes) bridge.Changes) bridge.Dialer {
+	return func(ctx context.Context, d bridge.Downstream) (bridge.Upstream, error) {
+		return h.dialWith(ctx, d, heard)
+	}
+}
+
+func (h *hub) dialWith(_ context.Context, d bridge.Downstream, heard func(string, bridge.Changes) bridge.Changes) (bridge.Upstream, error) {
 	servers := make([]fleet.Server, len(h.servers))
 	for i, s := range h.servers {
-		s.Options = slices.Concat(s.Options, d.Options)
+		c := d.Changes
+		if heard != nil {
+			c = heard(s.Name, c)
+		}
+		s.Options = slices.Concat(s.Options, d.Options, c.Options())
 		servers[i] = s
 	}
 	f, err := fleet.New(servers, h.fleetOpts...)

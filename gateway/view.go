@@ -59,6 +59,17 @@ type pattern struct {
 	arg  string // the glob, or the hint's name
 }
 
+// String is the pattern as written.
+func (p pattern) String() string {
+	switch p.kind {
+	case byServer:
+		return "server:" + p.arg
+	case byHint:
+		return "hint:" + p.arg
+	}
+	return p.arg
+}
+
 // parsePattern compiles s: an invalid glob or an unknown hint is an error
 // that says so, never a pattern that silently matches nothing.
 func parsePattern(s string) (pattern, error) {
@@ -172,10 +183,14 @@ func (s selection) tool(t toolFacts) bool {
 }
 
 // server says whether the prompts and resources of a server are
-// selected: only the server patterns apply. No server pattern of deny
-// matches it (a server not known matches every one), and allow is empty
-// or one of its server patterns matches it.
-func (s selection) server(server string, known bool) bool {
+// selected: only the server patterns apply (see serves).
+func (s selection) server(server string, known bool) bool { return s.serves(server, known, false) }
+
+// serves says whether what server offers may be selected: no server
+// pattern of deny matches it (a server not known matches every one), and
+// allow is empty or one of its server patterns matches it. For tools,
+// any other pattern of allow may match a tool of any server.
+func (s selection) serves(server string, known, tools bool) bool {
 	t := toolFacts{server: server, known: known}
 	for _, p := range s.deny {
 		if p.kind == byServer && p.match(t, true) {
@@ -186,7 +201,7 @@ func (s selection) server(server string, known bool) bool {
 		return true
 	}
 	for _, p := range s.allow {
-		if p.kind == byServer && p.match(t, false) {
+		if p.kind != byServer && tools || p.kind == byServer && p.match(t, false) {
 			return true
 		}
 	}
@@ -296,6 +311,20 @@ func (v *view) facts(name string, h hints) toolFacts {
 // servesServer says whether the view serves the prompts or resources of
 // the server whose lookup gave server, known.
 func (v *view) servesServer(server string, known bool) bool { return v.sel.server(server, known) }
+
+// heard are the changes of c a client of the view hears from server: of
+// tools, unless no tool of server can be in the view; of prompts and
+// resources, when the view serves the server's (docs/gateway.md,
+// "Notifications").
+func (v *view) heard(server string, c bridge.Changes) bridge.Changes {
+	if !v.sel.serves(server, true, true) {
+		c.Tools = nil
+	}
+	if !v.sel.server(server, true) {
+		c.Prompts, c.Resources, c.ResourceUpdated = nil, nil, nil
+	}
+	return c
+}
 
 // wrap returns next with the view in front: every upstream it dials is
 // served through the view (see viewUpstream). A view of the whole fleet
@@ -536,39 +565,6 @@ func (u *viewUpstream) listFiltered(ctx context.Context, method string, params, 
 		kept = append(kept, it)
 	}
 	return setResult(splice(raw, []edit{{arr.start, arr.end, joinArray(kept)}}), result)
-}
-
-// rawParams returns params as JSON.
-func rawParams(params any) (json.RawMessage, error) {
-	switch p := params.(type) {
-	case nil:
-		return json.RawMessage(`{}`), nil
-	case json.RawMessage:
-		if len(strings.TrimSpace(string(p))) == 0 || string(p) == "null" {
-			return json.RawMessage(`{}`), nil
-		}
-		return p, nil
-	case []byte:
-		return rawParams(json.RawMessage(p))
-	}
-	b, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("params do not encode: %w", err)
-	}
-	return b, nil
-}
-
-// setResult gives raw to the caller's result: the bytes themselves to a
-// *json.RawMessage, decoded to anything else.
-func setResult(raw json.RawMessage, result any) error {
-	switch r := result.(type) {
-	case nil:
-		return nil
-	case *json.RawMessage:
-		*r = raw
-		return nil
-	}
-	return json.Unmarshal(raw, result)
 }
 
 // isMeta says whether name is one of the meta tools a view offers above
