@@ -126,7 +126,7 @@ func checkConfig(servers []fleet.Server, cfg Config) error {
 	}
 	_ = f.Close()
 	if cfg.Access != nil && cfg.Bridge.AuthToken != "" {
-		return errors.New("both Access and Bridge.AuthToken are set: Access checks the bearer tokens, give it the token (access.Tokens)")
+		return errors.New("both an access policy and the bridge's own bearer token are set: the access policy checks bearer tokens, so give the token to it")
 	}
 	seen := map[string]bool{}
 	for i, v := range cfg.Views {
