@@ -481,3 +481,26 @@ func TestSessionAll(t *testing.T) {
 		t.Errorf("after stop the directory holds %v", names)
 	}
 }
+
+// TestSessionAllGatewayFile refuses, for a session of the fleet, what
+// its socket cannot serve: a view's token, "access", no default view.
+// No gateway is left running.
+func TestSessionAllGatewayFile(t *testing.T) {
+	r, dir := sessionRunner(t)
+	config := writeFile(t, filepath.Join(r.cwd, "fleet.json"), `{"mcpServers": {"web": {"url": "http://127.0.0.1:1/mcp"}}}`)
+	tokenFile := writeFile(t, filepath.Join(r.cwd, "token"), "team-token-0123456789abc\n")
+	for _, tc := range []struct{ file, want string }{
+		{`{"views": [{"name": ""}, {"name": "team", "tokenFile": "` + tokenFile + `"}], "pins": {"file": false}}`, "admits only you"},
+		{`{"access": {"resource": "https://example.com/mcp"}, "pins": {"file": false}}`, "admits only you"},
+		{`{"views": [{"name": "team"}], "pins": {"file": false}}`, "serves the default view"},
+	} {
+		gw := writeFile(t, filepath.Join(r.cwd, "gateway.json"), tc.file)
+		res := r.run("session", "start", "refused", "--all", "--config", config, "--gateway", gw)
+		if res.code == 0 || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q, want %q", tc.file, res.code, res.stderr, tc.want)
+		}
+		if names := dirEntries(t, dir); slices.Contains(names, "refused.sock") || slices.Contains(names, "refused.pid") {
+			t.Errorf("%s: files left: %v", tc.file, names)
+		}
+	}
+}
