@@ -60,10 +60,10 @@ var wantFlags = map[string][]string{
 	"auth login":        flagSet(wantOutput, []string{"config", "server", "trace", "connect-timeout", "max-time", "no-browser", "wait", "callback-port"}, wantOAuth),
 	"auth status":       flagSet(wantOutput, []string{"config", "server"}),
 	"auth logout":       flagSet(wantOutput, []string{"config", "server", "max-time", "forget-client"}),
-	"session start":     flagSet(wantOutput, wantConnOne, wantOAuth, []string{"idle", "all"}),
+	"session start":     flagSet(wantOutput, wantConnOne, wantOAuth, []string{"idle", "all", "gateway"}),
 	"session list":      flagSet(wantOutput),
 	"session stop":      flagSet(wantOutput),
-	"session-gateway":   flagSet(wantOutput, wantConnOne, wantOAuth, []string{"session-dir", "idle", "spec", "display"}), // hidden: a session's gateway
+	"session-gateway":   flagSet(wantOutput, wantConnOne, wantOAuth, []string{"session-dir", "idle", "spec", "display", "all", "gateway"}), // hidden: a session's gateway
 }
 
 // runnable is every command of the tree that runs, by path without the

@@ -214,6 +214,7 @@ func (c *cli) fleetServerOptions(run *fleetRun, r *mcpconfig.Resolved) ([]client
 // writing to one terminal are noise otherwise).
 func (c *cli) fleetCommand(r *mcpconfig.Resolved, cmd *stdio.Command) {
 	cmd.Logger = c.log.With("server", r.Name)
+	cmd.KillWithParent = c.serversDieWithUs
 	if c.f.verbose {
 		cmd.StderrLogger = c.log.With("server", r.Name)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/access"
+	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/gateway"
 	"github.com/anymcp/anymcp/pin"
 )
@@ -274,27 +275,60 @@ func (c *cli) runGateway(ctx context.Context, bf *bridgeFlags) error {
 	if bf.view != "" && bf.listen != "" {
 		return usageErr("--view picks the view served on stdio; over HTTP, view NAME is served at /mcp/NAME")
 	}
-	var g *gatewayFile
-	if bf.gateway != "" {
-		var err error
-		if g, err = readGatewayFile(bf.gateway); err != nil {
-			return err
-		}
-	}
 	o, err := c.bridgeOptions(bf)
 	if err != nil {
 		return err
 	}
-	cfg, haveToken, pinPath, err := c.gatewayConfig(g, o.AuthToken)
+	gw, err := c.fleetGateway(ctx, bf.gateway, o, func(_ *gatewayFile, _ *gateway.Config, haveToken bool) error {
+		return c.checkBridgeListen(bf, haveToken)
+	})
 	if err != nil {
 		return err
 	}
-	if err := c.checkBridgeListen(bf, haveToken); err != nil {
+	defer gw.Close()
+	return c.serveBridge(ctx, bf.listen, func(ctx context.Context) error {
+		err := gw.ServeStdio(ctx, bf.view, c.stdin, c.stdout)
+		if errors.Is(err, gateway.ErrUnknownView) {
+			return usageErr("--view %q: %v (the views are those of --gateway FILE)", bf.view, err)
+		}
 		return err
+	}, gw.Handler(), gw.Close)
+}
+
+// servedFleet is the fleet's gateway with its HTTP faces (and the
+// protected-resource metadata, when --gateway FILE names a resource).
+type servedFleet struct {
+	*gateway.Gateway
+	handler http.Handler
+}
+
+func (s *servedFleet) Handler() http.Handler { return s.handler }
+
+// fleetGateway builds the gateway of the fleet of the config files (or of
+// --config only), with the views, approvals, pins and access of the
+// --gateway file at path ("": none) and o for its faces. bridge --all
+// serves it, and so does a session started with --all. admit is called
+// before any server is read, with whether clients must authenticate: it
+// checks where the gateway is served, and may set cfg.Access. Nothing is
+// dialled yet: each server is connected on first use.
+func (c *cli) fleetGateway(ctx context.Context, path string, o bridge.Options, admit func(g *gatewayFile, cfg *gateway.Config, haveToken bool) error) (*servedFleet, error) {
+	var g *gatewayFile
+	if path != "" {
+		var err error
+		if g, err = readGatewayFile(path); err != nil {
+			return nil, err
+		}
+	}
+	cfg, haveToken, pinPath, err := c.gatewayConfig(g, o.AuthToken)
+	if err != nil {
+		return nil, err
+	}
+	if err := admit(g, &cfg, haveToken); err != nil {
+		return nil, err
 	}
 	run, servers, err := c.fleetServers(nil, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for name, err := range run.configErrs {
 		fmt.Fprintf(c.stderr, "mcpcall: server %s: %s: %s\n", name, kindConfig, oneLine(err.Error()))
@@ -307,24 +341,18 @@ func (c *cli) runGateway(ctx context.Context, bf *bridgeFlags) error {
 	cfg.Logger = slog.New(&heldHandler{Handler: c.log.Handler(), c: c, approve: c.pinsFlags(pinPath)})
 	gw, err := gateway.New(ctx, servers, cfg)
 	if err != nil {
-		return usageErr("--gateway: %v", err)
+		return nil, usageErr("--gateway: %v", err)
 	}
-	defer gw.Close()
 	c.log.Info("serving the fleet", "servers", len(servers), "views", gw.Views())
 	handler := gw.Handler()
 	if g != nil && g.Access != nil && cfg.MetadataURL != "" {
 		handler, err = withMetadata(handler, g.Access, cfg.MetadataURL)
 		if err != nil {
-			return usageErr("--gateway: access.resource: %v", err)
+			gw.Close()
+			return nil, usageErr("--gateway: access.resource: %v", err)
 		}
 	}
-	return c.serveBridge(ctx, bf.listen, func(ctx context.Context) error {
-		err := gw.ServeStdio(ctx, bf.view, c.stdin, c.stdout)
-		if errors.Is(err, gateway.ErrUnknownView) {
-			return usageErr("--view %q: %v (the views are those of --gateway FILE)", bf.view, err)
-		}
-		return err
-	}, handler, gw.Close)
+	return &servedFleet{gw, handler}, nil
 }
 
 // withMetadata serves the protected-resource metadata beside handler.

@@ -45,6 +45,9 @@ type cli struct {
 	// exchangeTimeout is auth login's auth.Config.ExchangeTimeout: 0, the
 	// library's default; tests shorten it.
 	exchangeTimeout time.Duration
+	// serversDieWithUs: the fleet's stdio servers get SIGKILL when this
+	// process dies (a session's gateway, which may be killed itself).
+	serversDieWithUs bool
 }
 
 // runState is what a run did so far: the error report at its end reads

@@ -227,8 +227,8 @@ func (c *cli) sessionCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session",
 		Short: "Keep servers up between runs: start, list and stop background sessions",
-		Long: `A session is a gateway mcpcall runs in the background for one target, on a
-Unix socket only you can open. Commands reach it with --session NAME, or with
+		Long: `A session is a gateway mcpcall runs in the background for one target (or,
+with --all, the whole fleet), on a Unix socket only you can open. Commands reach it with --session NAME, or with
 @NAME as their target; the server behind it (and its state: a browser, a
 knowledge graph, an index) stays up between runs. A session ends with
 "mcpcall session stop NAME", or by itself after --idle without requests.
@@ -246,45 +246,58 @@ See docs/sessions.md.`,
 func (c *cli) sessionStartCommand() *cobra.Command {
 	idle := defaultIdle
 	var all bool
+	var gwFile string
 	cmd := &cobra.Command{
-		Use:   "start NAME TARGET",
-		Short: "Start a session: a background gateway to TARGET, named NAME",
+		Use:   "start NAME TARGET | NAME --all",
+		Short: "Start a session: a background gateway to TARGET (or the whole fleet), named NAME",
 		Long: `Start a background gateway to TARGET (a URL, a config server name, or
 -- command args...) named NAME, and return once it is connected. A session of
 that name already running for the same line is reused; one running for another
-target is an error. The gateway's log is NAME.log next to its socket.`,
+target is an error. The gateway's log is NAME.log next to its socket.
+
+With --all there is no target: the session serves every server of the config
+files (or of --config FILE only) as bridge --all does, each tool under its
+fleet name, with --gateway FILE's views, approvals and pins. Each server is
+connected on first use, then kept until the session ends.`,
 		ValidArgsFunction: c.completeTarget(1),
-		Args: func(cmd *cobra.Command, args []string) error {
-			if all {
-				if len(args) != 1 {
-					return usageErr("session start NAME --all takes no target")
-				}
-				return nil
+		Args: c.fleetArgs(&all, 1, func(cmd *cobra.Command, args []string) error {
+			if gwFile != "" {
+				return usageErr("--gateway serves a fleet: give --all")
 			}
 			return c.targetArgs(1, 1)(cmd, args)
-		},
+		}),
 		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
-			if all {
-				// The fleet's gateway (package gateway) is one more source
-				// of the handler a session serves; it has not landed yet.
-				return usageErr("session start --all is not available yet: the whole-fleet gateway is not part of this mcpcall; start one session per server")
-			}
 			if idle <= 0 {
 				return usageErr("--idle %v: want a duration above 0", idle)
 			}
-			own, t, err := c.splitTarget(cmd, args)
-			if err != nil {
-				return err
-			}
-			if t.socket != "" {
-				return usageErr("session start: the target is itself a session (%s); give a URL, a server name or `-- command`", t.display)
+			var t *target
+			own, display := args, "--all"
+			if all {
+				if len(args) != 1 {
+					return usageErr("session start NAME --all takes no target: %q", args[1])
+				}
+				if cfg := c.f.config; cfg != "" {
+					if !filepath.IsAbs(cfg) {
+						cfg = filepath.Join(c.places.Cwd, cfg)
+					}
+					display += " --config " + cfg
+				}
+			} else {
+				var err error
+				if own, t, err = c.splitTarget(cmd, args); err != nil {
+					return err
+				}
+				if t.socket != "" {
+					return usageErr("session start: the target is itself a session (%s); give a URL, a server name or `-- command`", t.display)
+				}
+				display = t.display
 			}
 			name := own[0]
 			if err := checkSessionName(name); err != nil {
 				return err
 			}
-			gwArgs := gatewayArgs(cmd, args, t)
-			rec, reused, err := c.startSession(cmd.Context(), name, t.display, idle, gwArgs)
+			gwArgs := c.gatewayArgs(cmd, args, t)
+			rec, reused, err := c.startSession(cmd.Context(), name, display, idle, gwArgs)
 			if err != nil {
 				return err
 			}
@@ -300,7 +313,8 @@ target is an error. The gateway's log is NAME.log next to its socket.`,
 		}),
 	}
 	cmd.Flags().DurationVar(&idle, "idle", idle, "end the session after this long without a request")
-	cmd.Flags().BoolVar(&all, "all", false, "serve every configured server (not available yet)")
+	cmd.Flags().BoolVar(&all, "all", false, "no target: serve every server of the config files (or of --config FILE) as one, each tool under its fleet name")
+	cmd.Flags().StringVar(&gwFile, "gateway", "", "with --all: views, approvals and pins from the JSON `FILE` (docs/mcpcall.md)")
 	c.addFlags(cmd, "config")
 	c.addFlags(cmd, oneServerConnFlags...)
 	c.addFlags(cmd, protocolFlags...)
@@ -310,11 +324,13 @@ target is an error. The gateway's log is NAME.log next to its socket.`,
 }
 
 // gatewayArgs is the line the gateway parses: the flags start was given
-// (but its own), then the target as it was given. A config server is
-// named by its file, so that the gateway finds the same entry.
-func gatewayArgs(cmd *cobra.Command, args []string, t *target) []string {
+// (but its own), then the target as it was given, or --all (t nil). A
+// config server is named by its file, so that the gateway finds the same
+// entry; with --all, --config and --gateway are made absolute, so that
+// the same line means the same files from any directory.
+func (c *cli) gatewayArgs(cmd *cobra.Command, args []string, t *target) []string {
 	var out []string
-	fromConfig := t.name != ""
+	fromConfig := t != nil && t.name != ""
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
 		switch fl.Name {
 		case "idle", "all", "json":
@@ -330,9 +346,15 @@ func gatewayArgs(cmd *cobra.Command, args []string, t *target) []string {
 			}
 			return
 		}
-		out = append(out, "--"+fl.Name+"="+fl.Value.String())
+		v := fl.Value.String()
+		if t == nil && (fl.Name == "config" || fl.Name == "gateway") && !filepath.IsAbs(v) {
+			v = filepath.Join(c.places.Cwd, v)
+		}
+		out = append(out, "--"+fl.Name+"="+v)
 	})
 	switch dash := cmd.ArgsLenAtDash(); {
+	case t == nil:
+		out = append(out, "--all")
 	case fromConfig:
 		out = append(out, "--config="+t.source, "--server="+t.name)
 	case dash >= 0:

@@ -327,7 +327,9 @@ func TestSessionTargetRules(t *testing.T) {
 		{[]string{"ping", "-H", "A: b", "@x"}, exitUsage, "belong to `mcpcall session start`"},
 		{[]string{"session", "start", "n", "@x"}, exitConnect, "no session x"},
 		{[]string{"session", "start", "n/m", "https://example.com/mcp"}, exitUsage, `session name "n/m"`},
-		{[]string{"session", "start", "n", "--all"}, exitUsage, "not available yet"},
+		{[]string{"session", "start", "n", "--all", "x"}, exitUsage, "takes no target"},
+		{[]string{"session", "start", "n", "--all", "-H", "A: b"}, exitUsage, "--header sets one server's connection"},
+		{[]string{"session", "start", "n", "--gateway", "g.json", "https://example.com/mcp"}, exitUsage, "give --all"},
 		{[]string{"session", "stop", "nothing"}, exitOK, "session nothing was not running"},
 	}
 	for _, c := range cases {
@@ -417,4 +419,88 @@ func TestSessionCompletion(t *testing.T) {
 		t.Errorf("a second start for another target: exit %d, %s", other.code, other.stderr)
 	}
 	r.runOK("session", "stop", "completed")
+}
+
+// TestSessionAll starts a session of the whole fleet (--all): one stdio
+// server, one HTTP. Runs through it list both servers' tools under their
+// fleet names, and the stdio server's counter counts on across runs (a
+// new server process would say 1 again). Stop leaves no process and no
+// file.
+func TestSessionAll(t *testing.T) {
+	r, dir := sessionRunner(t)
+	config, pidFile := gatewayFleet(t, t.TempDir())
+	pins := filepath.Join(t.TempDir(), "pins.json")
+	gw := writeFile(t, filepath.Join(r.cwd, "gateway.json"), `{"pins": {"file": "`+pins+`"}}`)
+	rec, reused := startSessionOK(t, r, "fleet", "--all", "--config", config, "--gateway", "gateway.json")
+	if reused || rec.PID <= 0 || rec.Target != "--all --config "+config {
+		t.Fatalf("start: %+v reused=%v", rec, reused)
+	}
+	if list := r.runOK("session", "list").stdout; !strings.Contains(strings.Join(strings.Fields(list), " "), "fleet --all --config "+config+" ") {
+		t.Errorf("session list does not show the fleet's session:\n%s", list)
+	}
+	// The same line again reuses it (the relative --gateway made absolute
+	// is the same file).
+	if again, reused := startSessionOK(t, r, "fleet", "--all", "--config", config, "--gateway", gw); !reused || again.PID != rec.PID {
+		t.Errorf("a second start: pid %d reused=%v, want pid %d reused", again.PID, reused, rec.PID)
+	}
+
+	var names []string
+	for _, l := range strings.Split(r.runOK("tools", "list", "@fleet").stdout, "\n") {
+		if name, _, ok := strings.Cut(l, "("); ok {
+			names = append(names, strings.TrimSpace(name))
+		}
+	}
+	for _, want := range []string{"st__echo", "st__counter", "web__echo", "web__counter"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools list @fleet has no %s: %v", want, names)
+		}
+	}
+	if got := strings.TrimSpace(r.runOK("tools", "call", "st__counter", "@fleet").stdout); got != "1" {
+		t.Fatalf("first run: st__counter = %q, want 1", got)
+	}
+	child := serverPIDs(t, pidFile, 1)[0]
+	if got := strings.TrimSpace(r.runOK("tools", "call", "st__counter", "--session", "fleet").stdout); got != "2" {
+		t.Fatalf("second run: st__counter = %q, want 2: the state did not survive", got)
+	}
+	if now := serverPIDs(t, pidFile, 1)[0]; now != child {
+		t.Errorf("the stdio server changed between runs: %d, then %d", child, now)
+	}
+	if procs := inSession(rec.PID); !slices.Contains(procs, child) {
+		t.Errorf("processes of the gateway's session: %v, want the stdio server %d", procs, child)
+	}
+	if _, err := os.Stat(pins); err != nil {
+		t.Errorf("the pins of --gateway FILE were not written: %v", err)
+	}
+
+	r.runOK("session", "stop", "fleet")
+	waitAllGone(t, "after stop", rec.PID, child)
+	if procs := inSession(rec.PID); len(procs) > 0 {
+		t.Errorf("after stop, processes %v remain in the gateway's session", procs)
+	}
+	if names := dirEntries(t, dir); len(names) > 0 {
+		t.Errorf("after stop the directory holds %v", names)
+	}
+}
+
+// TestSessionAllGatewayFile refuses, for a session of the fleet, what
+// its socket cannot serve: a view's token, "access", no default view.
+// No gateway is left running.
+func TestSessionAllGatewayFile(t *testing.T) {
+	r, dir := sessionRunner(t)
+	config := writeFile(t, filepath.Join(r.cwd, "fleet.json"), `{"mcpServers": {"web": {"url": "http://127.0.0.1:1/mcp"}}}`)
+	tokenFile := writeFile(t, filepath.Join(r.cwd, "token"), "team-token-0123456789abc\n")
+	for _, tc := range []struct{ file, want string }{
+		{`{"views": [{"name": ""}, {"name": "team", "tokenFile": "` + tokenFile + `"}], "pins": {"file": false}}`, "admits only you"},
+		{`{"access": {"resource": "https://example.com/mcp"}, "pins": {"file": false}}`, "admits only you"},
+		{`{"views": [{"name": "team"}], "pins": {"file": false}}`, "serves the default view"},
+	} {
+		gw := writeFile(t, filepath.Join(r.cwd, "gateway.json"), tc.file)
+		res := r.run("session", "start", "refused", "--all", "--config", config, "--gateway", gw)
+		if res.code == 0 || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q, want %q", tc.file, res.code, res.stderr, tc.want)
+		}
+		if names := dirEntries(t, dir); slices.Contains(names, "refused.sock") || slices.Contains(names, "refused.pid") {
+			t.Errorf("%s: files left: %v", tc.file, names)
+		}
+	}
 }

@@ -10,17 +10,20 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/anymcp/anymcp/access"
 	"github.com/anymcp/anymcp/bridge"
+	"github.com/anymcp/anymcp/gateway"
 )
 
 // served is what a session's gateway serves: an MCP server's HTTP faces
 // and what ends them. One target gives a bridge (servedBridge); the whole
-// fleet (--all) will be one more source of the same.
+// fleet (--all) gives the fleet's gateway (sessionFleet).
 type served interface {
 	Handler() http.Handler
 	Close() error
@@ -54,12 +57,47 @@ func (c *cli) servedBridge(ctx context.Context, t *target) (_ served, era string
 	return b, string(b.Info().Era), nil
 }
 
+// sessionFleet is the gateway of the whole fleet (--all), as bridge --all
+// builds it, for a session: the socket's mode is its access control, so
+// every client of the socket is served the default view, and --gateway
+// FILE may name no token and no "access". Each server is connected on
+// first use, then kept; a stdio server is killed with the gateway.
+func (c *cli) sessionFleet(ctx context.Context, path string) (served, error) {
+	c.serversDieWithUs = true
+	o := bridge.Options{Redact: c.sec.scrub, Logger: c.log}
+	if c.tel != nil {
+		o.Observer = c.tel.observer.Server()
+	}
+	gw, err := c.fleetGateway(ctx, path, o, func(g *gatewayFile, cfg *gateway.Config, haveToken bool) error {
+		if haveToken || (g != nil && g.Access != nil) {
+			return usageErr("--gateway: a session's socket admits only you: views' tokens and \"access\" are for bridge --all --listen")
+		}
+		if len(cfg.Views) > 0 && !slices.ContainsFunc(cfg.Views, func(v gateway.View) bool { return v.Name == "" }) {
+			return usageErr("--gateway: a session serves the default view (named \"\"), and FILE has none")
+		}
+		cfg.Access = socketClients
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gw, nil
+}
+
+// socketClients admits every client of the session's socket, which only
+// its user can open, to the default view.
+var socketClients = access.PolicyFunc(func(*http.Request) (access.Grant, error) {
+	return access.Grant{Subject: "session"}, nil
+})
+
 // gatewayFlags are the hidden command's own flags, set by start.
 type gatewayFlags struct {
 	dir     string
 	idle    time.Duration
 	spec    string
 	display string
+	all     bool   // the whole fleet
+	gateway string // with all: --gateway FILE
 }
 
 // gatewayCommandDef is the hidden command the gateway process runs. Its
@@ -69,9 +107,19 @@ func (c *cli) gatewayCommandDef() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:    gatewayCommand + " NAME TARGET",
 		Hidden: true,
-		Args:   c.targetArgs(1, 1),
+		Args:   c.fleetArgs(&gf.all, 1, c.targetArgs(1, 1)),
 		RunE: c.runE(func(cmd *cobra.Command, args []string) error {
 			ready := readyPipe()
+			if gf.all {
+				if err := checkSessionName(args[0]); err != nil {
+					return tellReady(ready, c, err)
+				}
+				open := func(ctx context.Context) (served, string, error) {
+					src, err := c.sessionFleet(ctx, gf.gateway)
+					return src, "", err
+				}
+				return c.runSessionGateway(cmd.Context(), &gf, args[0], "--all", open, ready)
+			}
 			own, t, err := c.splitTarget(cmd, args)
 			if err == nil {
 				err = checkSessionName(own[0])
@@ -79,7 +127,8 @@ func (c *cli) gatewayCommandDef() *cobra.Command {
 			if err != nil {
 				return tellReady(ready, c, err)
 			}
-			return c.runSessionGateway(cmd.Context(), &gf, own[0], t, ready)
+			open := func(ctx context.Context) (served, string, error) { return c.servedBridge(ctx, t) }
+			return c.runSessionGateway(cmd.Context(), &gf, own[0], t.display, open, ready)
 		}),
 	}
 	f := cmd.Flags()
@@ -87,6 +136,8 @@ func (c *cli) gatewayCommandDef() *cobra.Command {
 	f.DurationVar(&gf.idle, "idle", defaultIdle, "")
 	f.StringVar(&gf.spec, "spec", "", "")
 	f.StringVar(&gf.display, "display", "", "")
+	f.BoolVar(&gf.all, "all", false, "")
+	f.StringVar(&gf.gateway, "gateway", "", "")
 	c.addFlags(cmd, "config")
 	c.addFlags(cmd, oneServerConnFlags...)
 	c.addFlags(cmd, protocolFlags...)
@@ -110,16 +161,17 @@ func tellReady(ready io.WriteCloser, c *cli, err error) error {
 	return err
 }
 
-// runSessionGateway serves the session: it connects upstream, listens on the
-// socket, writes the pid file, says ok, and serves until SIGTERM or the
-// idle timeout. It removes its socket and pid file as it ends.
-func (c *cli) runSessionGateway(ctx context.Context, gf *gatewayFlags, name string, t *target, ready io.WriteCloser) error {
+// runSessionGateway serves the session: it opens its source (connects
+// upstream), listens on the socket, writes the pid file, says ok, and
+// serves until SIGTERM or the idle timeout. It removes its socket and pid
+// file as it ends. display names the target when start gave none.
+func (c *cli) runSessionGateway(ctx context.Context, gf *gatewayFlags, name, display string, open func(context.Context) (served, string, error), ready io.WriteCloser) error {
 	f := sessionFiles{gf.dir, name}
 	if gf.idle <= 0 {
 		return tellReady(ready, c, usageErr("--idle %v: want a duration above 0", gf.idle))
 	}
 	privateUmask()
-	src, era, err := c.servedBridge(ctx, t)
+	src, era, err := open(ctx)
 	if err != nil {
 		return tellReady(ready, c, err)
 	}
@@ -133,9 +185,8 @@ func (c *cli) runSessionGateway(ctx context.Context, gf *gatewayFlags, name stri
 		l.Close()
 		return tellReady(ready, c, err)
 	}
-	display := gf.display
-	if display == "" {
-		display = t.display
+	if gf.display != "" {
+		display = gf.display
 	}
 	rec := &sessionRecord{
 		Name: name, Target: display, PID: os.Getpid(), Started: time.Now().UTC().Truncate(time.Second),
