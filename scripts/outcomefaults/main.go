@@ -9,7 +9,10 @@
 // jsonrpc.ErrOutcomeUnknown recognises (typed), the ones that are a plain
 // *jsonrpc.Error (untyped as to the outcome) and others, and the
 // upstream's executions and duplicates (a key run twice). -face session
-// connects as a 2025-11-25 client, -face direct to the upstream itself.
+// connects as a 2025-11-25 client, -face direct to the upstream itself;
+// -face gateway and gateway-session serve the upstream through a gateway
+// (one fleet member "up", the same reconnect policy) instead of a bridge,
+// and call "up__once".
 //
 //	go run ./scripts/outcomefaults -runs 3 -calls 2000 -p 0.05
 package main
@@ -19,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync"
@@ -27,6 +31,8 @@ import (
 
 	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/fleet"
+	"github.com/anymcp/anymcp/gateway"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/reconnect"
@@ -41,7 +47,7 @@ func main() {
 	calls := flag.Int("calls", 2000, "calls per run")
 	p := flag.Float64("p", 0.05, "probability of each fault per request")
 	workers := flag.Int("c", 8, "concurrent callers")
-	flag.StringVar(&face, "face", "stateless", `how the client connects: "stateless" (the bridge's 2026-07-28 face), "session" (its 2025-11-25 sessions), "direct" (to the upstream, no bridge)`)
+	flag.StringVar(&face, "face", "stateless", `how the client connects: "stateless" (the bridge's 2026-07-28 face), "session" (its 2025-11-25 sessions), "direct" (to the upstream, no bridge), "gateway" and "gateway-session" (those two faces of a gateway instead of the bridge)`)
 	flag.Parse()
 	total := tally{}
 	for r := range *runs {
@@ -92,16 +98,32 @@ func run(seed uint64, calls int, p float64, workers int) (tally, error) {
 		}}})
 	defer up.Close()
 	fast := reconnect.Policy{InitialDelay: 2 * time.Millisecond, MaxDelay: 50 * time.Millisecond, MaxAttempts: 20}
-	b, err := bridge.New(ctx, bridge.DialTarget(client.URL(up.URL), client.WithReconnectPolicy(fast)), bridge.Options{})
-	if err != nil {
-		return tally{}, err
+	var (
+		handler http.Handler
+		tool    = "once"
+	)
+	switch face {
+	case "gateway", "gateway-session":
+		g, err := gateway.New(ctx, []fleet.Server{{Name: "up", Target: client.URL(up.URL),
+			Options: []client.Option{client.WithReconnectPolicy(fast)}}}, gateway.Config{})
+		if err != nil {
+			return tally{}, err
+		}
+		defer g.Close()
+		handler, tool = g.Handler(), "up__once"
+	default:
+		b, err := bridge.New(ctx, bridge.DialTarget(client.URL(up.URL), client.WithReconnectPolicy(fast)), bridge.Options{})
+		if err != nil {
+			return tally{}, err
+		}
+		defer b.Close()
+		handler = b.Handler()
 	}
-	srv := httptest.NewServer(b.Handler())
+	srv := httptest.NewServer(handler)
 	defer srv.Close()
-	defer b.Close()
 	target, opts := client.URL(srv.URL+"/mcp"), []client.Option(nil)
 	switch face {
-	case "session":
+	case "session", "gateway-session":
 		opts = append(opts, client.WithEra(negotiate.InitializeOnly))
 	case "direct":
 		target = client.URL(up.URL)
@@ -125,7 +147,7 @@ func run(seed uint64, calls int, p float64, workers int) (tally, error) {
 				if i > int64(calls) {
 					return
 				}
-				_, err := conn.CallTool(ctx, "once", map[string]any{"key": fmt.Sprintf("%d-%d", seed, i)})
+				_, err := conn.CallTool(ctx, tool, map[string]any{"key": fmt.Sprintf("%d-%d", seed, i)})
 				var rpcErr *jsonrpc.Error
 				mu.Lock()
 				switch {
