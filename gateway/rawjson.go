@@ -272,7 +272,7 @@ func rawParams(params any) (json.RawMessage, error) {
 	case nil:
 		return json.RawMessage(`{}`), nil
 	case json.RawMessage:
-		if len(strings.TrimSpace(string(p))) == 0 || string(p) == "null" {
+		if len(bytes.TrimSpace(p)) == 0 || string(p) == "null" {
 			return json.RawMessage(`{}`), nil
 		}
 		return p, nil
@@ -321,3 +321,17 @@ func withName(raw json.RawMessage, name string) (json.RawMessage, error) {
 }
 
 var errNoName = errors.New("not a JSON object with a name")
+
+// isString says whether val, a JSON value as sent, is the string s as
+// quoteJSON writes it: s is printable ASCII but " and \, written as it is.
+func isString(val []byte, s string) bool {
+	if len(val) != len(s)+2 || val[0] != '"' || val[len(val)-1] != '"' || string(val[1:len(val)-1]) != s {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f || s[i] == '"' || s[i] == '\\' {
+			return false
+		}
+	}
+	return true
+}
