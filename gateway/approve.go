@@ -150,11 +150,12 @@ func (g *gated) Call(ctx context.Context, method string, params, result any, opt
 // callRead is Call of a tools/call the view has read already: its params
 // are c.raw.
 func (g *gated) callRead(ctx context.Context, c *toolCall, result any, opts []client.CallOption) error {
-	return g.call(ctx, c, c.raw, result, opts)
+	return g.call(ctx, c, nil, result, opts)
 }
 
-// call gates the tools/call c, whose params are params, and passes it on
-// once approved: read already, to an upstream that takes it so.
+// call gates the tools/call c, whose params are params (c.raw when nil),
+// and passes it on once approved: read already, to an upstream that
+// takes it so.
 func (g *gated) call(ctx context.Context, c *toolCall, params, result any, opts []client.CallOption) error {
 	if c.name == "" {
 		return errUnreadable
@@ -176,6 +177,9 @@ func (g *gated) call(ctx context.Context, c *toolCall, params, result any, opts 
 	}
 	if rc, ok := g.Upstream.(readCaller); ok && c.typed == nil {
 		return rc.callRead(ctx, c, result, opts)
+	}
+	if params == nil {
+		params = c.raw
 	}
 	return g.Upstream.Call(ctx, "tools/call", params, result, opts...)
 }

@@ -321,6 +321,8 @@ type toolCall struct {
 	typed *mcp.CallToolParams // the bridge's typed params, or nil
 	raw   json.RawMessage     // the params as JSON, when not typed
 	ms    []member            // raw's members
+	room  [4]member           // ms's first room: a call's members fit
+	call  mcp.CallToolParams  // the Conn's params, when typedOf makes them
 }
 
 func readCall(params any) (*toolCall, error) {
@@ -348,7 +350,7 @@ func readCall(params any) (*toolCall, error) {
 		}
 	}
 	var err error
-	if c.ms, _, err = scanObject(raw); err != nil {
+	if c.ms, _, err = scanObjectInto(c.room[:0], raw); err != nil {
 		return nil, badParams(method, "params must be a JSON object")
 	}
 	c.raw = raw

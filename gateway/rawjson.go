@@ -32,6 +32,11 @@ var errNotObject = errors.New("not a JSON object")
 // scanObject reads the members of the JSON object obj, in order, and the
 // offset of its closing brace. Anything but one valid object is an error.
 func scanObject(obj []byte) ([]member, int, error) {
+	return scanObjectInto(nil, obj)
+}
+
+// scanObjectInto is scanObject appending to ms[:0], to reuse its room.
+func scanObjectInto(ms []member, obj []byte) ([]member, int, error) {
 	if !jsondec.Valid(obj) {
 		return nil, 0, errors.New("not valid JSON")
 	}
@@ -39,14 +44,20 @@ func scanObject(obj []byte) ([]member, int, error) {
 	if obj[i] != '{' {
 		return nil, 0, errNotObject
 	}
-	ms, closeAt := members(obj)
+	ms, closeAt := membersInto(ms, obj)
 	return ms, closeAt, nil
 }
 
 // members reads the members of obj, a valid JSON object (a part of one
 // that scanObject or jsondec.Valid passed), without checking it again.
-func members(obj []byte) ([]member, int) {
-	ms := make([]member, 0, 8)
+func members(obj []byte) ([]member, int) { return membersInto(nil, obj) }
+
+// membersInto is members appending to ms[:0].
+func membersInto(ms []member, obj []byte) ([]member, int) {
+	if ms == nil {
+		ms = make([]member, 0, 8)
+	}
+	ms = ms[:0]
 	i := skipSpace(obj, 0) + 1 // past {
 	for {
 		i = skipSpace(obj, i)

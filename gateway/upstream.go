@@ -319,7 +319,7 @@ func typedOf(c *toolCall) (*mcp.CallToolParams, bool) {
 		}
 		seen |= bit
 	}
-	p := &mcp.CallToolParams{}
+	p := &c.call
 	if c.args != nil && string(c.args) != "null" {
 		p.Arguments = c.args
 	}
