@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anymcp/anymcp/client"
@@ -162,7 +163,14 @@ func (f *Fleet) Hold(ctx context.Context, server string) (c *client.Conn, releas
 	if err != nil {
 		return nil, nil, err
 	}
-	return c, sync.OnceFunc(m.release), nil
+	// Released once however often it is called: a flag, cheaper per
+	// call than sync.OnceFunc.
+	var done atomic.Bool
+	return c, func() {
+		if done.CompareAndSwap(false, true) {
+			m.release()
+		}
+	}, nil
 }
 
 // Status returns every server's state, sorted by name.

@@ -140,10 +140,27 @@ func (g *gated) Call(ctx context.Context, method string, params, result any, opt
 	if method != "tools/call" {
 		return g.Upstream.Call(ctx, method, params, result, opts...)
 	}
-	name, args, err := callOf(params)
+	c, err := readCall(params)
 	if err != nil {
 		return err
 	}
+	return g.call(ctx, c, params, result, opts)
+}
+
+// callRead is Call of a tools/call the view has read already: its params
+// are c.raw.
+func (g *gated) callRead(ctx context.Context, c *toolCall, result any, opts []client.CallOption) error {
+	return g.call(ctx, c, nil, result, opts)
+}
+
+// call gates the tools/call c, whose params are params (c.raw when nil),
+// and passes it on once approved: read already, to an upstream that
+// takes it so.
+func (g *gated) call(ctx context.Context, c *toolCall, params, result any, opts []client.CallOption) error {
+	if c.name == "" {
+		return errUnreadable
+	}
+	name := c.name
 	server, why, err := g.ap.needs(ctx, g.Upstream, name)
 	if errors.Is(err, errNotListed) {
 		// No listing has it: refused as the core and the view refuse
@@ -153,13 +170,25 @@ func (g *gated) Call(ctx context.Context, method string, params, result any, opt
 	if err != nil {
 		return refusedCall(name, server, "", "not run: the gateway could not tell whether tool "+strconv.Quote(name)+" needs approval: "+err.Error())
 	}
-	if why == "" {
-		return g.Upstream.Call(ctx, method, params, result, opts...)
+	if why != "" {
+		if rerr := g.ap.decide(ctx, g.elicit, name, server, why, c.args); rerr != nil {
+			return rerr
+		}
 	}
-	if rerr := g.ap.decide(ctx, g.elicit, name, server, why, args); rerr != nil {
-		return rerr
+	if rc, ok := g.Upstream.(readCaller); ok && c.typed == nil {
+		return rc.callRead(ctx, c, result, opts)
 	}
-	return g.Upstream.Call(ctx, method, params, result, opts...)
+	if params == nil {
+		params = c.raw
+	}
+	return g.Upstream.Call(ctx, "tools/call", params, result, opts...)
+}
+
+// readCaller is an upstream of the gateway's own chain that takes a
+// tools/call read already (its params are c.raw), so that the params
+// are read once per call, not once per layer.
+type readCaller interface {
+	callRead(ctx context.Context, c *toolCall, result any, opts []client.CallOption) error
 }
 
 // callOf reads the tool's name and arguments (nil when absent) from

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"sync"
@@ -184,6 +185,10 @@ func (g *Gateway) Handler() http.Handler {
 // a client whose grant allows it: a grant of view V is served V at the
 // default view's paths and refused any other view's paths.
 func granted(faces map[string]http.Handler, name, face string) http.Handler {
+	at := make(map[string]http.Handler, len(faces))
+	for view, h := range faces {
+		at[view] = atPath(face, h)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		grant, _ := access.GrantOf(r.Context())
 		serve := name
@@ -195,7 +200,7 @@ func granted(faces map[string]http.Handler, name, face string) http.Handler {
 			http.Error(w, "this client is not granted this view", http.StatusForbidden)
 			return
 		}
-		h, ok := faces[serve]
+		h, ok := at[serve]
 		switch {
 		case !ok && serve == "":
 			http.NotFound(w, r) // no default view, and no grant of another
@@ -204,20 +209,28 @@ func granted(faces map[string]http.Handler, name, face string) http.Handler {
 			http.Error(w, "the view this client is granted is not served here", http.StatusForbidden)
 			return
 		}
-		atPath(face, h).ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	})
 }
 
 // atPath serves h as if the request had come to path: the bridge's
-// faces are at fixed paths.
+// faces are at fixed paths. A request at path already is served as it
+// is.
 func atPath(path string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r2 := new(http.Request)
-		*r2 = *r
-		u := *r.URL
-		u.Path, u.RawPath = path, ""
-		r2.URL = &u
-		h.ServeHTTP(w, r2)
+		if r.URL.Path == path && r.URL.RawPath == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		// One allocation for the request and its URL.
+		moved := new(struct {
+			r http.Request
+			u url.URL
+		})
+		moved.r, moved.u = *r, *r.URL
+		moved.u.Path, moved.u.RawPath = path, ""
+		moved.r.URL = &moved.u
+		h.ServeHTTP(w, &moved.r)
 	})
 }
 

@@ -321,11 +321,16 @@ type toolCall struct {
 	typed *mcp.CallToolParams // the bridge's typed params, or nil
 	raw   json.RawMessage     // the params as JSON, when not typed
 	ms    []member            // raw's members
+	room  [4]member           // ms's first room: a call's members fit
+	call  mcp.CallToolParams  // the Conn's params, when typedOf makes them
 }
 
 func readCall(params any) (*toolCall, error) {
 	const method = "tools/call"
 	c := &toolCall{}
+	if raw, ok := params.(json.RawMessage); ok && len(raw) > 0 && raw[0] == '{' {
+		c.raw = raw // the bridge's params, most often: no copy
+	}
 	if p, ok := params.(*mcp.CallToolParams); ok && p != nil {
 		c.typed, c.name = p, p.Name
 		if p.Arguments != nil {
@@ -337,11 +342,15 @@ func readCall(params any) (*toolCall, error) {
 		}
 		return c, nil
 	}
-	raw, err := rawParams(params)
-	if err != nil {
-		return nil, badParams(method, err.Error())
+	raw := c.raw
+	if raw == nil {
+		var err error
+		if raw, err = rawParams(params); err != nil {
+			return nil, badParams(method, err.Error())
+		}
 	}
-	if c.ms, _, err = scanObject(raw); err != nil {
+	var err error
+	if c.ms, _, err = scanObjectInto(c.room[:0], raw); err != nil {
 		return nil, badParams(method, "params must be a JSON object")
 	}
 	c.raw = raw
@@ -372,6 +381,14 @@ func (u *viewUpstream) forward(ctx context.Context, c *toolCall, fleet string, a
 		return u.up.Call(ctx, "tools/call", &p, result, opts...)
 	}
 	nm, _ := only(c.ms, "name")
+	if args == nil && isString(nm.val, fleet) {
+		// The params go as sent: read once, handed down when the
+		// upstream takes a call read already.
+		if rc, ok := u.up.(readCaller); ok {
+			return rc.callRead(ctx, c, result, opts)
+		}
+		return u.up.Call(ctx, "tools/call", c.raw, result, opts...)
+	}
 	edits := []edit{{nm.start, nm.end, quoteJSON(fleet)}}
 	var params json.RawMessage
 	if args != nil {

@@ -32,6 +32,11 @@ var errNotObject = errors.New("not a JSON object")
 // scanObject reads the members of the JSON object obj, in order, and the
 // offset of its closing brace. Anything but one valid object is an error.
 func scanObject(obj []byte) ([]member, int, error) {
+	return scanObjectInto(nil, obj)
+}
+
+// scanObjectInto is scanObject appending to ms[:0], to reuse its room.
+func scanObjectInto(ms []member, obj []byte) ([]member, int, error) {
 	if !jsondec.Valid(obj) {
 		return nil, 0, errors.New("not valid JSON")
 	}
@@ -39,14 +44,20 @@ func scanObject(obj []byte) ([]member, int, error) {
 	if obj[i] != '{' {
 		return nil, 0, errNotObject
 	}
-	ms, closeAt := members(obj)
+	ms, closeAt := membersInto(ms, obj)
 	return ms, closeAt, nil
 }
 
 // members reads the members of obj, a valid JSON object (a part of one
 // that scanObject or jsondec.Valid passed), without checking it again.
-func members(obj []byte) ([]member, int) {
-	ms := make([]member, 0, 8)
+func members(obj []byte) ([]member, int) { return membersInto(nil, obj) }
+
+// membersInto is members appending to ms[:0].
+func membersInto(ms []member, obj []byte) ([]member, int) {
+	if ms == nil {
+		ms = make([]member, 0, 8)
+	}
+	ms = ms[:0]
 	i := skipSpace(obj, 0) + 1 // past {
 	for {
 		i = skipSpace(obj, i)
@@ -272,7 +283,7 @@ func rawParams(params any) (json.RawMessage, error) {
 	case nil:
 		return json.RawMessage(`{}`), nil
 	case json.RawMessage:
-		if len(strings.TrimSpace(string(p))) == 0 || string(p) == "null" {
+		if len(bytes.TrimSpace(p)) == 0 || string(p) == "null" {
 			return json.RawMessage(`{}`), nil
 		}
 		return p, nil
@@ -321,3 +332,17 @@ func withName(raw json.RawMessage, name string) (json.RawMessage, error) {
 }
 
 var errNoName = errors.New("not a JSON object with a name")
+
+// isString says whether val, a JSON value as sent, is the string s as
+// quoteJSON writes it: s is printable ASCII but " and \, written as it is.
+func isString(val []byte, s string) bool {
+	if len(val) != len(s)+2 || val[0] != '"' || val[len(val)-1] != '"' || string(val[1:len(val)-1]) != s {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f || s[i] == '"' || s[i] == '\\' {
+			return false
+		}
+	}
+	return true
+}

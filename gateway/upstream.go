@@ -268,6 +268,76 @@ func (u *fleetUpstream) toolRoute(ctx context.Context, name string) (route, erro
 // as the Conn's own type when they can, so that a 2025-11-25 server's
 // tool that runs only as a task is asked for as one and waited for.
 func (u *fleetUpstream) callTool(ctx context.Context, params, result any, opts []client.CallOption) error {
+	if raw, ok := params.(json.RawMessage); ok {
+		if c, err := readCall(raw); err == nil {
+			return u.callRead(ctx, c, result, opts)
+		}
+	}
+	return u.callParams(ctx, params, result, opts)
+}
+
+// callRead is callTool of a call read already (its params are c.raw). A
+// call of name, arguments and _meta only goes as the Conn's type, built
+// from what was read; any other is read again, as callParams reads it.
+func (u *fleetUpstream) callRead(ctx context.Context, c *toolCall, result any, opts []client.CallOption) error {
+	p, ok := typedOf(c)
+	if !ok {
+		return u.callParams(ctx, c.raw, result, opts)
+	}
+	r, err := u.toolRoute(ctx, c.name)
+	if err != nil {
+		return err
+	}
+	p.Name = r.name
+	return u.forward(ctx, r.server, "tools/call", p, result, opts)
+}
+
+// typedOf is c as the Conn's own type, as typedCall makes it, when c
+// holds a name and nothing but arguments and _meta (an object), each
+// once and in exact letter case; false for anything else.
+func typedOf(c *toolCall) (*mcp.CallToolParams, bool) {
+	if c.typed != nil || c.name == "" {
+		return nil, false
+	}
+	var meta *member
+	seen := 0
+	for i := range c.ms {
+		m := &c.ms[i]
+		bit := 0
+		switch string(m.key) {
+		case "name":
+			bit = 1
+		case "arguments":
+			bit = 2
+		case "_meta":
+			bit, meta = 4, m
+		default:
+			return nil, false // a task asked for, a round's answers, a key in other case
+		}
+		if seen&bit != 0 {
+			return nil, false // sent twice
+		}
+		seen |= bit
+	}
+	p := &c.call
+	if c.args != nil && string(c.args) != "null" {
+		p.Arguments = c.args
+	}
+	if meta != nil {
+		if meta.val[0] != '{' {
+			return nil, false
+		}
+		ms, _ := members(meta.val)
+		p.Meta = make(mcp.Meta, len(ms))
+		for _, m := range ms {
+			p.Meta[string(m.key)] = json.RawMessage(m.val)
+		}
+	}
+	return p, true
+}
+
+// callParams is callTool of params as sent (or of any other type).
+func (u *fleetUpstream) callParams(ctx context.Context, params, result any, opts []client.CallOption) error {
 	p, err := paramsOf("tools/call", params)
 	if err != nil {
 		return err

@@ -2,7 +2,9 @@
 // serve (npm mcporter, --http) over the same fleet: one call direct,
 // through the gateway and through mcporter at 64 concurrent clients (cost
 // per call, p50, p99), the memory of idle downstream sessions, and a fleet
-// of 1,000 configured HTTP servers listed from cold. run.sh runs them and
+// of 1,000 configured HTTP servers listed from cold; and the gateway's own
+// allocations per call above a bridge (BenchmarkGatewayOwnCost, one
+// client, in process). run.sh runs them and
 // prints the table of docs/gateway-benchmarks.md. Benchmarks only: go test
 // without -bench runs nothing here. BenchmarkSessions and BenchmarkFleet1000
 // measure once per iteration: run them with -benchtime 1x. The binary
