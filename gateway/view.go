@@ -24,7 +24,7 @@ import (
 // fields, the value at fault, and why.
 type ViewError struct {
 	View   string // the view's Name ("" for the default view)
-	Field  string // "Name", "Allow", "Deny", "Rename", "Describe" or "MaxTools"
+	Field  string // "Name", "Allow", "Deny", "Rename", "Describe", "MaxTools" or "OwnNames"
 	Value  string // the pattern, name or number at fault
 	Reason string
 }
