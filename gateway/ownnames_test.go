@@ -138,6 +138,15 @@ func TestViewOwnNamesCollide(t *testing.T) {
 			t.Errorf("%+v: prompts/get brief: %s %v", v, raw, err)
 		}
 	}
+	// Routes that are stale (files__brief is gone) or unknown give way
+	// to a fresh listing.
+	for _, routes := range [][]string{prompts, nil} {
+		f2 := newFake()
+		up = throughOwn(t, View{OwnNames: true}, f2, routes)
+		if raw, err := call(up, "prompts/get", `{"name":"brief"}`); err != nil || !slices.Equal(f2.saw(), []string{"prompts/get web__brief"}) {
+			t.Errorf("routes %v: prompts/get brief: %s %v, the upstream saw %v", routes, raw, err, f2.saw())
+		}
+	}
 	up = throughOwn(t, View{OwnNames: true, Rename: map[string]string{"web__read": "web_read"}}, f, prompts)
 	if raw, err := call(up, "tools/call", `{"name":"web_read"}`); err != nil || !strings.Contains(string(raw), "ran web__read") {
 		t.Errorf("web_read: %s %v", raw, err)

@@ -523,32 +523,50 @@ func (u *viewUpstream) getOwnPrompt(ctx context.Context, params, result any, opt
 }
 
 // promptFleet is the fleet name of the prompt of the view whose own name
-// is own: from the routes known, else after listing the prompts. Two
-// prompts of the view of that own name are an error naming both.
-func (u *viewUpstream) promptFleet(ctx context.Context, own string) (string, error) {
-	for listed := false; ; listed = true {
+// is ownName: from the routes known when they name one, else from a fresh
+// listing (routes may be stale). Two prompts of the view of that own name
+// in the listing are an error naming both.
+func (u *viewUpstream) promptFleet(ctx context.Context, ownName string) (string, error) {
+	served := func(fleet string) bool { return u.v.servesServer(u.v.serverOf(fleet)) }
+	if u.v.promptsNamed != nil {
 		var hits []string
-		if u.v.promptsNamed != nil {
-			for _, f := range u.v.promptsNamed(own) {
-				if u.v.servesServer(u.v.serverOf(f)) {
+		for _, f := range u.v.promptsNamed(ownName) {
+			if served(f) {
+				hits = append(hits, f)
+			}
+		}
+		if len(hits) == 1 {
+			return hits[0], nil
+		}
+	}
+	const method = "prompts/list"
+	var raw json.RawMessage
+	if err := u.up.Call(ctx, method, json.RawMessage(`{}`), &raw); err != nil {
+		return "", err
+	}
+	var hits []string
+	if ms, _, err := scanObject(raw); err == nil {
+		if arr, err := only(ms, "prompts"); err == nil && arr != nil {
+			for _, it := range elements(arr.val) {
+				if it[0] != '{' {
+					continue
+				}
+				ims, _ := members(it)
+				f, jerr := stringMember(method, ims, "name")
+				if jerr == nil && served(f) && own(u.v.ownPrompt, f) == ownName && !slices.Contains(hits, f) {
 					hits = append(hits, f)
 				}
 			}
 		}
-		slices.Sort(hits)
-		switch {
-		case len(hits) > 1:
-			return "", u.v.collision("OwnNames", "prompts", own, hits[0], hits[1])
-		case len(hits) == 1:
-			return hits[0], nil
-		case listed:
-			return "", notServed("prompt", own)
-		}
-		var raw json.RawMessage
-		if err := u.up.Call(ctx, "prompts/list", json.RawMessage(`{}`), &raw); err != nil {
-			return "", err
-		}
 	}
+	slices.Sort(hits)
+	switch len(hits) {
+	case 0:
+		return "", notServed("prompt", ownName)
+	case 1:
+		return hits[0], nil
+	}
+	return "", u.v.collision("OwnNames", "prompts", ownName, hits[0], hits[1])
 }
 
 // checkCompletion refuses a completion for a prompt or resource template
