@@ -17,6 +17,12 @@
 #                                   input_required (go-sdk's stateless server cannot ask)
 #   stdio-upstream@2025-11-25       the session face, upstream a stdio
 #                                   process spoken to in its initialize era
+#   gateway-initialize-upstream@2026-07-28, gateway-stdio-upstream@2025-11-25
+#                                   the same two runs through the gateway
+#                                   (mcpcall bridge --all) over a fleet of
+#                                   that one server, in a view of own names
+#                                   ("ownNames": the suite calls tools and
+#                                   prompts by the server's names)
 #
 #   bash conformance/server.sh                       # every run
 #   bash conformance/server.sh stdio-upstream@2025-11-25
@@ -109,7 +115,19 @@ start_bridge() {
   exit 1
 }
 
-all_runs=(initialize-upstream@2026-07-28 stdio-upstream@2026-07-28 stateless-upstream@2025-11-25 stdio-upstream@2025-11-25)
+# start_gateway OUT ENTRY ARGS...: starts mcpcall bridge --all over a fleet
+# of one server (ENTRY, its JSON config entry) in a view of own names, pins
+# off; sets $url.
+start_gateway() {
+  local out=$1 entry=$2
+  shift 2
+  printf '{"mcpServers":{"everything":%s}}\n' "$entry" >"$out/fleet.json"
+  printf '{"views":[{"name":"","ownNames":true}],"pins":{"file":false}}\n' >"$out/gateway.json"
+  start_bridge "$out/bridge.log" --all --config "$out/fleet.json" --gateway "$out/gateway.json" "$@"
+}
+
+all_runs=(initialize-upstream@2026-07-28 stdio-upstream@2026-07-28 stateless-upstream@2025-11-25 stdio-upstream@2025-11-25
+  gateway-initialize-upstream@2026-07-28 gateway-stdio-upstream@2025-11-25)
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=("${all_runs[@]}")
 
@@ -137,6 +155,15 @@ for run in "${runs[@]}"; do
       era=auto
       [ "$rev" = 2025-11-25 ] && era=initialize
       start_bridge "$out/bridge.log" --era "$era" -- "$bin/everything-server"
+      ;;
+    gateway-initialize-upstream)
+      start_upstream -stateless=false
+      start_gateway "$out" "{\"type\":\"http\",\"url\":\"$up_url\"}"
+      ;;
+    gateway-stdio-upstream)
+      era=auto
+      [ "$rev" = 2025-11-25 ] && era=initialize
+      start_gateway "$out" "{\"command\":\"$bin/everything-server\"}" --era "$era"
       ;;
     *) echo "conformance: unknown run $run" >&2; exit 2 ;;
   esac

@@ -61,6 +61,11 @@ type View struct {
 	// MaxTools, when above 0, is the most tools the view lists; a view
 	// with more offers search_tools, describe_tool and call_tool instead.
 	MaxTools int
+	// OwnNames serves tools and prompts under their servers' own names,
+	// not their fleet names (Rename still applies, and wins). A name two
+	// tools (or prompts) of the view share fails the listing, naming
+	// both. Patterns, Rename and Describe still name fleet names.
+	OwnNames bool
 }
 
 // Approvals decide which tool calls wait for a person's yes, and what

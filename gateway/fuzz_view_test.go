@@ -100,3 +100,56 @@ func listedNoFatal(up bridge.Upstream) ([]string, error) {
 	}
 	return out, nil
 }
+
+// FuzzViewOwnNamesParams checks, for any params of prompts/get and
+// completion/complete, that a view of own names never panics and that
+// what reaches the upstream names a prompt by its fleet name, never by
+// the own name the client gave.
+func FuzzViewOwnNamesParams(f *testing.F) {
+	f.Add(`{"name":"brief","arguments":{"k":"v"}}`)
+	f.Add(`{"ref":{"type":"ref/prompt","name":"summarize"},"argument":{"name":"a","value":"b"}}`)
+	f.Add(`{"ref":{ "name" : "summarize" ,"type":"ref/prompt"}}`)
+	f.Add(`{"ref":{"type":"ref/prompt","name":"summarize","Name":"brief"}}`)
+	f.Add(`{"name":"brief","NAME":"x"}`)
+	f.Add(`{"ref":{"type":"ref/resource","uri":"file:///a"}}`)
+	f.Add(`[]`)
+	f.Fuzz(func(t *testing.T, params string) {
+		fk := newFake()
+		up := throughOwnNoFatal(fk)
+		for _, m := range []string{"prompts/get", "completion/complete"} {
+			_, _ = call(up, m, params)
+		}
+		for _, s := range fk.saw() {
+			method, name, _ := strings.Cut(s, " ")
+			if method == "completion/complete" && strings.Contains(name, ":") {
+				continue // a resource's URI
+			}
+			if !slices.Contains(fleetPrompts, name) {
+				t.Fatalf("params %s: the upstream saw %q, not a fleet name", params, s)
+			}
+		}
+	})
+}
+
+// throughOwnNoFatal is throughOwn over the test fleet's prompts, for a
+// fuzz target.
+func throughOwnNoFatal(fk *fake) bridge.Upstream {
+	vw, err := newView(View{OwnNames: true}, serverOf, serverOfURI)
+	if err != nil {
+		panic(err)
+	}
+	vw.ownNamesFrom(ownOf, ownOf, func(own string) []string {
+		var out []string
+		for _, p := range fleetPrompts {
+			if o, ok := ownOf(p); ok && o == own {
+				out = append(out, p)
+			}
+		}
+		return out
+	})
+	up, err := vw.wrap(fk.dial)(context.Background(), bridge.Downstream{})
+	if err != nil {
+		panic(err)
+	}
+	return up
+}

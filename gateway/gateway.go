@@ -106,6 +106,13 @@ func (g *Gateway) chain(v View, cfg Config, log *slog.Logger) (bridge.Dialer, er
 	if err != nil {
 		return nil, err
 	}
+	ownOf := func(lookup func(string) (route, bool)) func(string) (string, bool) {
+		return func(name string) (string, bool) {
+			r, ok := lookup(name)
+			return r.name, ok
+		}
+	}
+	vw.ownNamesFrom(ownOf(g.hub.tool), ownOf(g.hub.prompt), g.hub.promptsNamed)
 	ap, err := newApprovals(cfg.Approvals, v.Name, toolServer, log)
 	if err != nil {
 		return nil, fmt.Errorf("view %q: approvals: %w", v.Name, err)

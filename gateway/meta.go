@@ -71,11 +71,16 @@ func (v *view) build(raws []json.RawMessage) (*toolSet, error) {
 		name := fleet
 		if r, ok := v.rename[fleet]; ok {
 			name = r
+		} else if v.ownNames {
+			name = own(v.ownTool, fleet)
 		}
 		if j, taken := s.byName[name]; taken {
 			other := s.tools[j].fleet
-			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, (&ViewError{View: v.name, Field: "Rename", Value: name,
-				Reason: "the tools " + other + " and " + fleet + " would both have this name"}).Error()).WithOutcome(jsonrpc.OutcomeNotRun)
+			field := "Rename"
+			if v.ownNames && v.rename[other] != name && v.rename[fleet] != name {
+				field = "OwnNames"
+			}
+			return nil, v.collision(field, "tools", name, other, fleet)
 		}
 		var edits []edit
 		if name != fleet {
@@ -103,6 +108,33 @@ func (v *view) build(raws []json.RawMessage) (*toolSet, error) {
 		s.docs = append(s.docs, toolrank.Doc{Key: name, Name: name, Title: stringOf(ms, "title"), Description: desc})
 	}
 	return s, nil
+}
+
+// collision is the error of a listing where two tools (or prompts, kind)
+// of the view, of fleet names a and b, would both be called name.
+func (v *view) collision(field, kind, name, a, b string) error {
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, (&ViewError{View: v.name, Field: field, Value: name,
+		Reason: "the " + kind + " " + a + " and " + b + " would both have this name"}).Error()).WithOutcome(jsonrpc.OutcomeNotRun)
+}
+
+// own is the own name of fleet name by lookup; the fleet name itself
+// when the lookup knows none.
+func own(lookup func(string) (string, bool), fleet string) string {
+	if lookup != nil {
+		if o, ok := lookup(fleet); ok && o != "" {
+			return o
+		}
+	}
+	return fleet
+}
+
+// fleetOf is the fleet name of the tool the set calls name.
+func (s *toolSet) fleetOf(name string) (string, bool) {
+	i, ok := s.byName[name]
+	if !ok {
+		return "", false
+	}
+	return s.tools[i].fleet, true
 }
 
 // readHints reads a tool's annotations: a hint sent twice, or not as a
@@ -295,6 +327,18 @@ func (u *viewUpstream) callTool(ctx context.Context, params, result any, opts []
 			return u.answerMeta(ctx, set, c, result, opts)
 		}
 	}
+	if u.v.ownNames {
+		// Own names are known from a listing only.
+		set, err := u.tools(ctx)
+		if err != nil {
+			return err
+		}
+		fleet, ok := set.fleetOf(c.name)
+		if !ok {
+			return notServed("tool", c.name)
+		}
+		return u.forward(ctx, c, fleet, nil, result, opts)
+	}
 	fleet, ok := u.v.resolve(c.name)
 	if !ok {
 		return notServed("tool", c.name)
@@ -439,11 +483,8 @@ func (u *viewUpstream) answerMeta(ctx context.Context, set *toolSet, c *toolCall
 	if len(a.Arguments) == 0 {
 		a.Arguments = json.RawMessage(`{}`)
 	}
-	fleet, ok := u.v.resolve(a.Name)
+	fleet, ok := set.fleetOf(a.Name)
 	if !ok {
-		return notServed("tool", a.Name)
-	}
-	if _, ok := set.byFleet[fleet]; !ok {
 		return notServed("tool", a.Name)
 	}
 	return u.forward(ctx, c, fleet, a.Arguments, result, opts)

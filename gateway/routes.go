@@ -79,6 +79,19 @@ func (h *hub) prompt(name string) (route, bool) {
 	return r, ok
 }
 
+// promptsNamed are the fleet names of the prompts whose own name is own.
+func (h *hub) promptsNamed(own string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for name, r := range h.prompts {
+		if r.name == own {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // mergeResources applies the collision rule to a listing: a URI (or a
 // template's text) two servers list belongs to the first of them in
 // configuration order; the others' are left out, and logged once. It

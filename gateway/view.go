@@ -24,7 +24,7 @@ import (
 // fields, the value at fault, and why.
 type ViewError struct {
 	View   string // the view's Name ("" for the default view)
-	Field  string // "Name", "Allow", "Deny", "Rename", "Describe" or "MaxTools"
+	Field  string // "Name", "Allow", "Deny", "Rename", "Describe", "MaxTools" or "OwnNames"
 	Value  string // the pattern, name or number at fault
 	Reason string
 }
@@ -224,9 +224,20 @@ type view struct {
 	back     map[string]string // view name → fleet name, for renamed tools
 	describe map[string]string // fleet name → description
 	maxTools int
+	ownNames bool // serve tools and prompts under their servers' own names
 
 	serverOf    func(name string) (server string, ok bool) // a tool's or prompt's fleet name
 	serverOfURI func(uri string) (server string, ok bool)  // a resource's URI or a template's uriTemplate
+
+	// With ownNames: the own name of a tool's or a prompt's fleet name,
+	// and the fleet names of the prompts whose own name is given.
+	ownTool, ownPrompt func(fleet string) (own string, ok bool)
+	promptsNamed       func(own string) []string
+}
+
+// ownNamesFrom gives the view the lookups OwnNames needs (see view).
+func (v *view) ownNamesFrom(ownTool, ownPrompt func(string) (string, bool), promptsNamed func(string) []string) {
+	v.ownTool, v.ownPrompt, v.promptsNamed = ownTool, ownPrompt, promptsNamed
 }
 
 // newView compiles v. serverOf tells the server of a tool's or prompt's
@@ -247,7 +258,7 @@ func newView(v View, serverOf, serverOfURI func(string) (string, bool)) (*view, 
 	if serverOf == nil || serverOfURI == nil {
 		return nil, fail("Name", v.Name, "the gateway gave the view no way to tell a name's server")
 	}
-	out := &view{name: v.Name, maxTools: v.MaxTools, serverOf: serverOf, serverOfURI: serverOfURI,
+	out := &view{name: v.Name, maxTools: v.MaxTools, ownNames: v.OwnNames, serverOf: serverOf, serverOfURI: serverOfURI,
 		rename: map[string]string{}, back: map[string]string{}, describe: map[string]string{}}
 	var err error
 	if out.sel.allow, err = parsePatterns(v.Name, "Allow", v.Allow); err != nil {
@@ -296,7 +307,7 @@ func mapKeys(m map[string]string) iter.Seq[string] {
 // whole says whether the view is the whole fleet, unchanged: nothing to
 // filter, rename, describe or bound.
 func (v *view) whole() bool {
-	return len(v.sel.allow) == 0 && len(v.sel.deny) == 0 && len(v.rename) == 0 && len(v.describe) == 0 && v.maxTools == 0
+	return len(v.sel.allow) == 0 && len(v.sel.deny) == 0 && len(v.rename) == 0 && len(v.describe) == 0 && v.maxTools == 0 && !v.ownNames
 }
 
 // facts are what the patterns need of the tool of fleet name name.
@@ -446,6 +457,9 @@ func (u *viewUpstream) Call(ctx context.Context, method string, params, result a
 	case "resources/templates/list":
 		return u.listFiltered(ctx, method, params, result, opts, "resourceTemplates", "uriTemplate", u.v.serverOfURI)
 	case "prompts/get":
+		if u.v.ownNames {
+			return u.getOwnPrompt(ctx, params, result, opts)
+		}
 		if err := u.check(method, params, "prompt", "name", u.v.serverOf); err != nil {
 			return err
 		}
@@ -454,9 +468,11 @@ func (u *viewUpstream) Call(ctx context.Context, method string, params, result a
 			return err
 		}
 	case "completion/complete":
-		if err := u.checkCompletion(params); err != nil {
+		p, err := u.checkCompletion(ctx, params)
+		if err != nil {
 			return err
 		}
+		params = p
 	}
 	return u.up.Call(ctx, method, params, result, opts...)
 }
@@ -482,10 +498,10 @@ func (u *viewUpstream) check(method string, params any, kind, key string, lookup
 	return nil
 }
 
-// checkCompletion refuses a completion for a prompt or resource template
-// the view leaves out, and a reference of a kind it cannot judge.
-func (u *viewUpstream) checkCompletion(params any) error {
-	const method = "completion/complete"
+// getOwnPrompt answers prompts/get in a view of own names: the prompt
+// goes upstream under its fleet name.
+func (u *viewUpstream) getOwnPrompt(ctx context.Context, params, result any, opts []client.CallOption) error {
+	const method = "prompts/get"
 	raw, err := rawParams(params)
 	if err != nil {
 		return badParams(method, err.Error())
@@ -494,39 +510,120 @@ func (u *viewUpstream) checkCompletion(params any) error {
 	if err != nil {
 		return badParams(method, "params must be a JSON object")
 	}
+	name, jerr := stringMember(method, ms, "name")
+	if jerr != nil {
+		return jerr
+	}
+	fleet, err := u.promptFleet(ctx, name)
+	if err != nil {
+		return err
+	}
+	nm, _ := only(ms, "name")
+	return u.up.Call(ctx, method, json.RawMessage(splice(raw, []edit{{nm.start, nm.end, quoteJSON(fleet)}})), result, opts...)
+}
+
+// promptFleet is the fleet name of the prompt of the view whose own name
+// is ownName: from the routes known when they name one, else from a fresh
+// listing (routes may be stale). Two prompts of the view of that own name
+// in the listing are an error naming both.
+func (u *viewUpstream) promptFleet(ctx context.Context, ownName string) (string, error) {
+	served := func(fleet string) bool { return u.v.servesServer(u.v.serverOf(fleet)) }
+	if u.v.promptsNamed != nil {
+		var hits []string
+		for _, f := range u.v.promptsNamed(ownName) {
+			if served(f) {
+				hits = append(hits, f)
+			}
+		}
+		if len(hits) == 1 {
+			return hits[0], nil
+		}
+	}
+	const method = "prompts/list"
+	var raw json.RawMessage
+	if err := u.up.Call(ctx, method, json.RawMessage(`{}`), &raw); err != nil {
+		return "", err
+	}
+	var hits []string
+	if ms, _, err := scanObject(raw); err == nil {
+		if arr, err := only(ms, "prompts"); err == nil && arr != nil {
+			for _, it := range elements(arr.val) {
+				if it[0] != '{' {
+					continue
+				}
+				ims, _ := members(it)
+				f, jerr := stringMember(method, ims, "name")
+				if jerr == nil && served(f) && own(u.v.ownPrompt, f) == ownName && !slices.Contains(hits, f) {
+					hits = append(hits, f)
+				}
+			}
+		}
+	}
+	slices.Sort(hits)
+	switch len(hits) {
+	case 0:
+		return "", notServed("prompt", ownName)
+	case 1:
+		return hits[0], nil
+	}
+	return "", u.v.collision("OwnNames", "prompts", ownName, hits[0], hits[1])
+}
+
+// checkCompletion refuses a completion for a prompt or resource template
+// the view leaves out, and a reference of a kind it cannot judge. It
+// returns the params to send: in a view of own names, a prompt's name
+// is its fleet name.
+func (u *viewUpstream) checkCompletion(ctx context.Context, params any) (any, error) {
+	const method = "completion/complete"
+	raw, err := rawParams(params)
+	if err != nil {
+		return nil, badParams(method, err.Error())
+	}
+	ms, _, err := scanObject(raw)
+	if err != nil {
+		return nil, badParams(method, "params must be a JSON object")
+	}
 	ref, err := only(ms, "ref")
 	if err != nil || ref == nil {
-		return badParams(method, "params need one ref object")
+		return nil, badParams(method, "params need one ref object")
 	}
 	rms, _, err := scanObject(ref.val)
 	if err != nil {
-		return badParams(method, "ref must be a JSON object")
+		return nil, badParams(method, "ref must be a JSON object")
 	}
 	typ, jerr := stringMember(method, rms, "type")
 	if jerr != nil {
-		return jerr
+		return nil, jerr
 	}
 	switch typ {
 	case "ref/prompt":
 		name, jerr := stringMember(method, rms, "name")
 		if jerr != nil {
-			return jerr
+			return nil, jerr
+		}
+		if u.v.ownNames {
+			fleet, err := u.promptFleet(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			nm, _ := only(rms, "name")
+			return json.RawMessage(splice(raw, []edit{{ref.start + nm.start, ref.start + nm.end, quoteJSON(fleet)}})), nil
 		}
 		if !u.v.servesServer(u.v.serverOf(name)) {
-			return notServed("prompt", name)
+			return nil, notServed("prompt", name)
 		}
 	case "ref/resource":
 		uri, jerr := stringMember(method, rms, "uri")
 		if jerr != nil {
-			return jerr
+			return nil, jerr
 		}
 		if !u.v.servesServer(u.v.serverOfURI(uri)) {
-			return notServed("resource", uri)
+			return nil, notServed("resource", uri)
 		}
 	default:
-		return badParams(method, "unknown ref type "+strconv.Quote(toolrank.Clip(typ, 64)))
+		return nil, badParams(method, "unknown ref type "+strconv.Quote(toolrank.Clip(typ, 64)))
 	}
-	return nil
+	return params, nil
 }
 
 // listFiltered passes a list request on and keeps, of the array member
@@ -553,6 +650,7 @@ func (u *viewUpstream) listFiltered(ctx context.Context, method string, params, 
 		return fmt.Errorf("%s: the upstream's %s is no JSON array", method, list)
 	}
 	kept := make([]json.RawMessage, 0, len(items))
+	owners := map[string]string{} // own name → fleet name, for prompts in a view of own names
 	for _, it := range items {
 		if it[0] != '{' {
 			continue
@@ -561,6 +659,17 @@ func (u *viewUpstream) listFiltered(ctx context.Context, method string, params, 
 		name, jerr := stringMember(method, ims, key)
 		if jerr != nil || !u.v.servesServer(lookup(name)) {
 			continue
+		}
+		if list == "prompts" && u.v.ownNames {
+			o := own(u.v.ownPrompt, name)
+			if other, dup := owners[o]; dup {
+				return u.v.collision("OwnNames", "prompts", o, other, name)
+			}
+			owners[o] = name
+			if o != name {
+				nm, _ := only(ims, key)
+				it = splice(it, []edit{{nm.start, nm.end, quoteJSON(o)}})
+			}
 		}
 		kept = append(kept, it)
 	}

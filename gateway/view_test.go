@@ -84,6 +84,7 @@ type fake struct {
 	typed    []*mcp.CallToolParams
 	lists    int // tools/list requests
 	closed   bool
+	prompts  []string // the prompts listed; nil: fleetPrompts
 }
 
 func newFake() *fake { return &fake{tools: slices.Clone(fleetTools)} }
@@ -165,7 +166,11 @@ func (f *fake) Call(_ context.Context, method string, params, result any, _ ...c
 		f.params = append(f.params, raw)
 		out = `{"content":[{"type":"text","text":"ran ` + p.Name + `"}]}`
 	case "prompts/list":
-		out = `{"prompts":` + items("name", fleetPrompts) + `,"nextCursor":"p2"}`
+		ps := f.prompts
+		if ps == nil {
+			ps = fleetPrompts
+		}
+		out = `{"prompts":` + items("name", ps) + `,"nextCursor":"p2"}`
 	case "resources/list":
 		out = `{"resources":` + items("uri", fleetResources) + `}`
 	case "resources/templates/list":

@@ -51,6 +51,7 @@ type gatewayView struct {
 	Rename    map[string]string `json:"rename"`
 	Describe  map[string]string `json:"describe"`
 	MaxTools  int               `json:"maxTools"`
+	OwnNames  bool              `json:"ownNames"`
 	TokenEnv  string            `json:"tokenEnv"`
 	TokenFile string            `json:"tokenFile"`
 }
@@ -146,7 +147,7 @@ func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Confi
 		tokens[authToken] = ""
 	}
 	for _, v := range g.Views {
-		cfg.Views = append(cfg.Views, gateway.View{Name: v.Name, Allow: v.Allow, Deny: v.Deny, Rename: v.Rename, Describe: v.Describe, MaxTools: v.MaxTools})
+		cfg.Views = append(cfg.Views, gateway.View{Name: v.Name, Allow: v.Allow, Deny: v.Deny, Rename: v.Rename, Describe: v.Describe, MaxTools: v.MaxTools, OwnNames: v.OwnNames})
 		if v.TokenEnv == "" && v.TokenFile == "" {
 			continue
 		}

@@ -165,12 +165,13 @@ func callEcho(ctx context.Context, t *testing.T, conn *client.Conn, name string)
 }
 
 // bridge --all --listen serves both servers' tools under their fleet
-// names, and a view of --gateway FILE at /mcp/VIEW with only its part;
-// the stdio server is gone once the bridge has exited.
+// names, and a view of --gateway FILE at /mcp/VIEW with only its part (a
+// view with "ownNames" under the server's own names); the stdio server is
+// gone once the bridge has exited.
 func TestBridgeAllListen(t *testing.T) {
 	dir := t.TempDir()
 	config, pidFile := gatewayFleet(t, dir)
-	gw := writeFile(t, filepath.Join(dir, "gateway.json"), `{"views": [{"name": ""}, {"name": "team", "allow": ["server:web"]}], "pins": {"file": false}}`)
+	gw := writeFile(t, filepath.Join(dir, "gateway.json"), `{"views": [{"name": ""}, {"name": "team", "allow": ["server:web"]}, {"name": "own", "allow": ["server:web"], "ownNames": true}], "pins": {"file": false}}`)
 	p := startBridgeAll(t, dir, nil, "--config", config, "--gateway", gw)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -200,6 +201,17 @@ func TestBridgeAllListen(t *testing.T) {
 		t.Error("view team called st__echo, which it excludes")
 	}
 	_ = team.Close()
+
+	own, err := client.Dial(ctx, client.URL(p.url+"/own"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = toolNames(ctx, t, own)
+	if !slices.Contains(names, "echo") || slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "__") }) {
+		t.Errorf("tools/list at /mcp/own: %v, want web's tools under their own names", names)
+	}
+	callEcho(ctx, t, own, "echo")
+	_ = own.Close()
 	p.stop(t)
 	pidFileGone(t, pidFile)
 }
