@@ -76,6 +76,8 @@ func (e *VersionError) Error() string {
 
 // LostError is the error of a call that was in flight when the transport
 // broke: the request was sent, its answer never came, so it may have run.
+// A call whose sending the break itself cut gets the transport's error
+// instead; it matches jsonrpc.ErrOutcomeUnknown all the same.
 // Unwrap gives the transport's error (for stdio, an *stdio.ExitError with
 // the exit status and the stderr tail).
 type LostError struct {
