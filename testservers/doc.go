@@ -12,7 +12,7 @@
 //     server that mounts a check in front of them (package oauthserver's
 //     protected server, behind OAuth tokens, does);
 //   - StartStreamableTLS, StartLegacyTLS, StartH2Faults: HTTPS with HTTP/2;
-//   - ServeStdio, RunFromEnv, StdioCommand: stdio, in-process or as a child
+//   - ServeStdio, ServeProcess, RunFromEnv, StdioCommand: stdio, in-process or as a child
 //     process that is the test binary itself.
 //
 // A test starts one and dials it:

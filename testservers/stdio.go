@@ -206,9 +206,9 @@ const (
 // grandchild of StdioFaults.Grandchild: it sleeps until killed (at most
 // grandchildLife) and exits. Otherwise it returns at once.
 //
-// Test binaries call it first thing in TestMain; so do, in main, the
-// example and benchmark binaries that start themselves as the stdio
-// servers of a fleet (examples/fleethost, bench/fleet). StdioCommand tells
+// Test binaries call it first thing in TestMain; so does, in main, the
+// benchmark binary that starts itself as the stdio servers of a fleet
+// (bench/fleet). StdioCommand tells
 // how to start them that way. The shipped mcpcall never calls it: its
 // demo serves stdio through a hidden subcommand, not the environment.
 func RunFromEnv() {
@@ -221,21 +221,33 @@ func RunFromEnv() {
 		return
 	}
 	opts, err := OptionsFromEnv()
-	if err == nil {
-		err = startProcessFaults(opts.Stdio)
-	}
-	if err == nil {
-		err = ServeStdio(context.Background(), os.Stdin, os.Stdout, opts)
-	}
-	if errors.Is(err, ErrCrashed) {
-		fmt.Fprintf(os.Stderr, "testservers: crashing on purpose %s (exit status %d)\n", strings.TrimPrefix(err.Error(), ErrCrashed.Error()+" "), CrashExitCode)
-		os.Exit(CrashExitCode)
-	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testservers:", err)
 		os.Exit(1)
 	}
-	os.Exit(0)
+	os.Exit(ServeProcess(context.Background(), opts))
+}
+
+// ServeProcess makes this process a stdio test server: it applies the
+// process faults of opts.Stdio (the pid files, an ignored SIGTERM, a
+// grandchild), serves ServeStdio on os.Stdin and os.Stdout, and returns
+// the exit status: 0 after EOF of stdin, 1 on an error, CrashExitCode
+// when it crashed as asked. A binary that starts itself as a stdio
+// server by an argument of its own calls it (examples/fleethost).
+func ServeProcess(ctx context.Context, opts Options) int {
+	err := startProcessFaults(opts.Stdio)
+	if err == nil {
+		err = ServeStdio(ctx, os.Stdin, os.Stdout, opts)
+	}
+	if errors.Is(err, ErrCrashed) {
+		fmt.Fprintf(os.Stderr, "testservers: crashing on purpose %s (exit status %d)\n", strings.TrimPrefix(err.Error(), ErrCrashed.Error()+" "), CrashExitCode)
+		return CrashExitCode
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testservers:", err)
+		return 1
+	}
+	return 0
 }
 
 // OptionsFromEnv reads Options from the environment variables RunFromEnv

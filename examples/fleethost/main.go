@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/anymcp/anymcp/fleet"
@@ -29,7 +30,7 @@ import (
 )
 
 func main() {
-	testservers.RunFromEnv() // this binary is also the stdio test server
+	serve := flag.Bool(serveStdioFlag[1:], false, "serve the built-in stdio test server (how this binary starts its own \"local\" server)")
 	config := flag.String("config", "", "an mcpServers config file (default: the built-in test servers)")
 	query := flag.String("query", "add two numbers", "what to search the fleet's tools for")
 	args := flag.String("args", `{"a": 2, "b": 3}`, "the JSON arguments of the call of the best match")
@@ -37,6 +38,9 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *serve {
+		os.Exit(serveStdio(ctx))
+	}
 	if err := run(ctx, os.Stdout, *config, *query, json.RawMessage(*args), *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "fleethost:", err)
 		os.Exit(1)
@@ -119,6 +123,22 @@ func run(ctx context.Context, w io.Writer, config, query string, args json.RawMe
 // localServer configures the stdio test server (tests log its pids).
 var localServer = testservers.Options{Name: "local-tools"}
 
+// serveStdioFlag makes this binary the fleet's "local" stdio server:
+// an argument the config names, so no environment variable turns the
+// host into a test server.
+const serveStdioFlag = "-serve-stdio"
+
+// serveStdio serves the stdio test server on stdin and stdout, with the
+// Options the config's env gives it, and returns the exit status.
+func serveStdio(ctx context.Context) int {
+	opts, err := testservers.OptionsFromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleethost: stdio server:", err)
+		return 1
+	}
+	return testservers.ServeProcess(ctx, opts)
+}
+
 // startTestServers starts the built-in test servers and writes
 // dir/mcp.json naming them, and a dead one; stop ends them.
 func startTestServers(dir string) (stop func(), err error) {
@@ -132,21 +152,22 @@ func startTestServers(dir string) (stop func(), err error) {
 		streamable.Close()
 		legacy.Close()
 	}
-	self, args, _ := testservers.StdioCommand()
+	self, err := os.Executable()
+	if err != nil {
+		stop()
+		return nil, err
+	}
 	env := map[string]string{}
 	for _, kv := range testservers.StdioEnv(localServer) {
-		for i := range len(kv) {
-			if kv[i] == '=' {
-				env[kv[:i]] = kv[i+1:]
-				break
-			}
+		if k, v, _ := strings.Cut(kv, "="); k != testservers.EnvVar {
+			env[k] = v
 		}
 	}
 	doc := map[string]any{"mcpServers": map[string]any{
 		"calendar": map[string]any{"url": stateless.URL},
 		"issues":   map[string]any{"type": "http", "url": streamable.URL},
 		"wiki":     map[string]any{"type": "sse", "url": legacy.URL},
-		"local":    map[string]any{"command": self, "args": args, "env": env},
+		"local":    map[string]any{"command": self, "args": []string{serveStdioFlag}, "env": env},
 		"offline":  map[string]any{"url": dead.URL},
 	}}
 	data, err := json.MarshalIndent(doc, "", "  ")

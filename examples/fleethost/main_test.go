@@ -13,12 +13,14 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/anymcp/anymcp/testservers"
 )
 
 func TestMain(m *testing.M) {
-	testservers.RunFromEnv() // the example's stdio server is this test binary
+	// The example's "local" server is this test binary, started with the
+	// argument main's config gives it.
+	if len(os.Args) == 2 && os.Args[1] == serveStdioFlag {
+		os.Exit(serveStdio(context.Background()))
+	}
 	goleak.VerifyTestMain(m)
 }
 
