@@ -2,10 +2,10 @@
 // revisions 2025-03-26 to 2026-07-28, in both protocol eras.
 //
 // Every message the client sends is a POST to one endpoint; the server
-// answers with one JSON body or an SSE stream. In the legacy era (2025-03-26
-// to 2025-11-25) the transport keeps the session (Mcp-Session-Id,
+// answers with one JSON body or an SSE stream. In the initialize era
+// (2025-03-26 to 2025-11-25) the transport keeps the session (Mcp-Session-Id,
 // MCP-Protocol-Version), opens the standalone GET stream after
-// notifications/initialized and sends a DELETE at Close. In the modern era
+// notifications/initialized and sends a DELETE at Close. In the stateless era
 // (2026-07-28) there is no session: each POST carries the request metadata
 // headers the protocol layer passes in on the request's context, and a call
 // is cancelled by closing its response stream.
