@@ -183,9 +183,8 @@ func (c *cli) gatewayConfig(g *gatewayFile, authToken string) (cfg gateway.Confi
 			}
 			cfg.Approvals.Timeout = d
 		}
-		cfg.Approvals.OnDecision = func(d gateway.Decision) {
-			c.log.Info("tool call approval", "view", d.View, "tool", d.Tool, "server", d.Server, "approved", d.Approved, "by", d.By)
-		}
+		// Each decision is logged by the gateway itself, through
+		// cfg.Logger (mcpcall's log): no OnDecision, or every line twice.
 	}
 	pinPath, err = c.pinFile(g.Pins)
 	if err != nil {
