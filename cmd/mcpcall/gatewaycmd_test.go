@@ -131,6 +131,13 @@ func (p *bridgeProc) stop(t *testing.T) {
 	}
 	for range p.lines {
 	}
+	p.waitExited(t)
+}
+
+// waitExited waits for the exit after SIGTERM, and fails on an exit
+// other than 0.
+func (p *bridgeProc) waitExited(t *testing.T) {
+	t.Helper()
 	select {
 	case err := <-p.exited:
 		if err != nil {

@@ -66,14 +66,7 @@ func (s *stderrLines) stop(t *testing.T, p *bridgeProc) []string {
 	case <-time.After(10 * time.Second):
 		t.Fatal("stderr still open 10 s after SIGTERM")
 	}
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Errorf("mcpcall bridge --all: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("still running 10 s after SIGTERM")
-	}
+	p.waitExited(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.lines)
