@@ -30,13 +30,15 @@ type pendingCall struct {
 	result chan outcome  // the call's end (buffered 1)
 	done   chan struct{} // closed when the call ended
 
-	mu     sync.Mutex
-	open   map[string]*ask // asked and not yet answered, by key
-	seq    int
-	limit  int
-	busy   bool        // a request drives the call now
-	timer  *time.Timer // gives the call up when the client does not come back
-	notify notifier    // where the call's progress goes now
+	mu       sync.Mutex
+	open     map[string]*ask // asked and not yet answered, by key
+	seq      int
+	limit    int
+	busy     bool        // a request drives the call now
+	timer    *time.Timer // gives the call up when the client does not come back
+	expired  bool        // the timer fired
+	finished bool        // the call ended; its outcome waits in result
+	notify   notifier    // where the call's progress goes now
 }
 
 // ask is one question of the upstream's, waiting for the client's answer.
@@ -112,28 +114,42 @@ func (p *pendingCall) resume() bool {
 	return true
 }
 
-// park leaves p waiting for the client's retry, for at most d.
-func (p *pendingCall) park(d time.Duration) {
+// park leaves p waiting for the client's retry, for at most d. Then the
+// call is given up, and drop takes it out of the table once it has
+// ended.
+func (p *pendingCall) park(d time.Duration, drop func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.busy = false
 	if p.timer != nil {
 		p.timer.Stop()
 	}
-	p.timer = time.AfterFunc(d, p.cancel)
+	p.timer = time.AfterFunc(d, func() {
+		p.mu.Lock()
+		p.expired = true
+		ended := p.finished
+		p.mu.Unlock()
+		p.cancel()
+		if ended {
+			drop()
+		}
+	})
 }
 
-// finish records the call's end.
-func (p *pendingCall) finish(o outcome) {
+// finish records the call's end. It reports whether the outcome must
+// wait for the client's retry: the call ended while parked, before its
+// round's timeout, so the round stays in the table until the retry
+// takes the outcome or the timeout drops it. Otherwise a request
+// driving the call takes it now, or no one will.
+func (p *pendingCall) finish(o outcome) (keep bool) {
 	select {
 	case p.result <- o:
 	default:
 	}
 	p.mu.Lock()
-	if p.timer != nil {
-		p.timer.Stop()
-	}
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	p.finished = true
+	return !p.busy && !p.expired && p.timer != nil
 }
 
 // relay returns the notifier of the call's progress: it goes to whichever

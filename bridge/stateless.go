@@ -301,7 +301,6 @@ func (b *Bridge) newCall(ctx context.Context, r *request, name string, c caps, p
 	p.resume()
 	stateless := b.info.Era == mcp.EraStateless
 	ok := b.goTracked(func() {
-		defer b.rounds.remove(p.id)
 		defer cancel()
 		conn := b.shared
 		if !stateless && c.any() {
@@ -312,7 +311,7 @@ func (b *Bridge) newCall(ctx context.Context, r *request, name string, c caps, p
 			opts := append([]client.Option{client.WithClientInfo("anymcp-bridge", "1")}, boundHandlers(p, c)...)
 			dc, err := b.dial(cctx, Downstream{Options: opts, Changes: b.listChanges(), Elicit: elicitVia(p, c)})
 			if err != nil {
-				p.finish(outcome{err: &UpstreamError{Op: "connecting", Err: err}})
+				b.ended(p, outcome{err: &UpstreamError{Op: "connecting", Err: err}})
 				return
 			}
 			defer dc.Close()
@@ -321,7 +320,7 @@ func (b *Bridge) newCall(ctx context.Context, r *request, name string, c caps, p
 		// A stateless upstream's input_required comes back raw (the
 		// call is made ForClient): finish makes it a pass-through round.
 		raw, err := b.call(cctx, conn, r, params, p.relay(notify))
-		p.finish(outcome{raw: raw, err: err})
+		b.ended(p, outcome{raw: raw, err: err})
 	})
 	if !ok {
 		cancel()
@@ -329,6 +328,16 @@ func (b *Bridge) newCall(ctx context.Context, r *request, name string, c caps, p
 		return nil, outcomeError(errClosed.Error(), jsonrpc.OutcomeNotRun)
 	}
 	return b.drive(ctx, r, name, p)
+}
+
+// ended records the end of p's upstream call. A call that ended while
+// its client was away answering (parked) keeps its round until the
+// retry comes for the outcome, or the round times out: the answer of a
+// call is not lost because it came first.
+func (b *Bridge) ended(p *pendingCall, o outcome) {
+	if !p.finish(o) {
+		b.rounds.remove(p.id)
+	}
 }
 
 // drive waits for p's next turn: its end, or questions for the client,
@@ -344,6 +353,7 @@ func (b *Bridge) drive(ctx context.Context, r *request, name string, p *pendingC
 				t.Reset(b.o.SettleInterval)
 				continue
 			case o := <-p.result:
+				b.rounds.remove(p.id)
 				return b.finish(r, name, o)
 			case <-t.C:
 			case <-ctx.Done():
@@ -366,6 +376,7 @@ func (b *Bridge) drive(ctx context.Context, r *request, name string, p *pendingC
 		}
 		select {
 		case o := <-p.result:
+			b.rounds.remove(p.id)
 			return b.finish(r, name, o)
 		case <-p.events:
 			if res, err := gather(); res != nil || err != nil {
@@ -392,7 +403,7 @@ func (b *Bridge) roundOut(r *request, name string, p *pendingCall, asks []*ask) 
 	if err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "sealing the round's state: "+err.Error())
 	}
-	p.park(b.o.RoundTimeout)
+	p.park(b.o.RoundTimeout, func() { b.rounds.remove(p.id) })
 	out, _ := json.Marshal(map[string]any{"resultType": mcp.ResultInputRequired, "inputRequests": reqs, "requestState": state})
 	return out, nil
 }
