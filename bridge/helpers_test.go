@@ -28,7 +28,13 @@ func testCtx(t *testing.T) context.Context {
 // HTTP on loopback; both end with the test.
 func startBridge(t *testing.T, url string, o Options, opts ...client.Option) (*Bridge, string) {
 	t.Helper()
-	b, err := New(testCtx(t), DialTarget(client.URL(url), opts...), o)
+	return startDialer(t, DialTarget(client.URL(url), opts...), o)
+}
+
+// startDialer is startBridge over any Dialer.
+func startDialer(t *testing.T, dial Dialer, o Options) (*Bridge, string) {
+	t.Helper()
+	b, err := New(testCtx(t), dial, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -76,16 +75,7 @@ func TestStatelessRoundEndedBeforeRetry(t *testing.T) {
 		gated = &askThenGiveUp{Upstream: conn, elicit: d.Elicit, giveUp: make(chan struct{}), ended: make(chan struct{})}
 		return gated, nil
 	}
-	b, err := New(testCtx(t), dial, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(b.Handler())
-	t.Cleanup(func() {
-		_ = b.Close()
-		srv.Close()
-	})
-	url := srv.URL + "/mcp"
+	b, url := startDialer(t, dial, Options{})
 
 	params := map[string]any{"name": "gated", "arguments": map[string]any{}}
 	first := resultOf(t, statelessCall(t, url, 1, "tools/call", params, elicitCaps))
