@@ -1,11 +1,12 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,34 +48,47 @@ func startMcporter(b *testing.B, servers map[string]any) *mcporterServe {
 	if err := os.WriteFile(m.config, raw, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// Port 0: mcporter serve listens on a port of the kernel's choosing
+	// and names it on stderr once it listens ("MCPorter serve HTTP bridge
+	// URL"), the event waited for.
+	m.cmd = exec.Command("node", mcporterCLI, "serve", "--http", "0", "--config", m.config)
+	m.cmd.Env = append(os.Environ(), "HOME="+dir, "NO_COLOR=1")
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := m.cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	m.cmd = exec.Command("node", mcporterCLI, "serve", "--http", strconv.Itoa(port), "--config", m.config)
-	m.cmd.Env = append(os.Environ(), "HOME="+dir, "NO_COLOR=1")
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var errBuf bytes.Buffer
-	m.cmd.Stderr, m.cmd.Stdout = &errBuf, &errBuf
+	m.cmd.Stdout = m.cmd.Stderr
 	if err := m.cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(m.stop)
-	m.url = fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-			return m
+	ready := make(chan string, 1)
+	var seen bytes.Buffer // what it wrote before the line, for a failure
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "MCPorter serve HTTP bridge "); ok {
+				ready <- strings.TrimSpace(u)
+				break
+			}
+			if seen.Len() < 64<<10 {
+				seen.WriteString(sc.Text() + "\n")
+			}
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("mcporter serve did not listen on %d in 60 s: %s", port, errBuf.String())
+		close(ready)
+		io.Copy(io.Discard, out) //nolint:errcheck // drained until mcporter exits
+	}()
+	select {
+	case u, ok := <-ready:
+		if !ok || !strings.HasPrefix(u, "http://127.0.0.1:") {
+			b.Fatalf("mcporter serve did not say where it listens (%q): %s", u, seen.String())
 		}
-		time.Sleep(50 * time.Millisecond) // polling a port another process opens
+		m.url = u
+	case <-time.After(60 * time.Second):
+		b.Fatal("mcporter serve did not listen within 60 s")
 	}
+	return m
 }
 
 // pids are the processes of this mcporter: those whose environment has
