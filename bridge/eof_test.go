@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anymcp/anymcp/client"
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/jsonrpc"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/testservers"
@@ -29,7 +30,7 @@ func pipeUpstream(srv *testservers.Server) Dialer {
 			outW.Close()
 			inR.Close()
 		}()
-		tr := &pipeTransport{w: inW, r: bufio.NewReader(outR), rc: outR}
+		tr := testkit.NewPipe(inW, outR)
 		conn, err := client.Open(ctx, tr, append(d.Options, d.Changes.Options()...)...)
 		if err != nil {
 			tr.Close()

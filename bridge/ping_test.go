@@ -31,10 +31,10 @@ func TestPingBeforeInitialize(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		tr, _ := serveStdio(t, b)
 		for _, req := range []string{ping, list} {
-			if _, err := tr.w.Write([]byte(req + "\n")); err != nil {
+			if _, err := tr.In.Write([]byte(req + "\n")); err != nil {
 				t.Fatal(err)
 			}
-			line, err := tr.r.ReadString('\n')
+			line, err := tr.Out.ReadString('\n')
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,80 +1,24 @@
 package bridge
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/anymcp/anymcp/client"
-	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/mcp"
 	"github.com/anymcp/anymcp/negotiate"
 	"github.com/anymcp/anymcp/testservers"
 )
 
-// pipeTransport is a client's side of a stdio connection to ServeStdio,
-// over pipes: newline-delimited JSON-RPC, as a process's stdin and stdout.
-type pipeTransport struct {
-	w    *io.PipeWriter // the bridge's stdin
-	r    *bufio.Reader  // the bridge's stdout
-	rc   *io.PipeReader
-	mu   sync.Mutex
-	once sync.Once
-}
-
-func (p *pipeTransport) Send(ctx context.Context, m *jsonrpc.Message) error {
-	b, err := jsonrpc.Encode(m)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, err = p.w.Write(append(b, '\n'))
-	return err
-}
-
-func (p *pipeTransport) Recv() (*jsonrpc.Message, error) {
-	line, err := p.r.ReadBytes('\n')
-	if err != nil {
-		return nil, jsonrpc.ErrClosed
-	}
-	return jsonrpc.DecodeMessage(line)
-}
-
-func (p *pipeTransport) Close() error {
-	p.once.Do(func() {
-		p.w.Close()
-		p.rc.Close()
-	})
-	return nil
-}
-
 // serveStdio runs ServeStdio over pipes and returns the client's transport;
 // it ends with the test.
-func serveStdio(t *testing.T, b *Bridge) (*pipeTransport, <-chan error) {
+func serveStdio(t *testing.T, b *Bridge) (*testkit.Pipe, <-chan error) {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		err := b.ServeStdio(context.Background(), inR, outW)
-		outW.Close()
-		done <- err
-	}()
-	t.Cleanup(func() {
-		inW.Close()
-		outR.Close()
-		<-finished
-		inR.Close()
-	})
-	return &pipeTransport{w: inW, r: bufio.NewReader(outR), rc: outR}, done
+	return testkit.ServeOverPipes(t, b.ServeStdio)
 }
 
 // Over stdio, a client of either era reaches the upstream: an
@@ -119,7 +63,7 @@ func TestStdioSlowClientCutOff(t *testing.T) {
 	go func() {
 		for i := range 1024 {
 			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i, "method": "ping"})
-			if _, err := tr.w.Write(append(body, '\n')); err != nil {
+			if _, err := tr.In.Write(append(body, '\n')); err != nil {
 				return
 			}
 		}
@@ -132,6 +76,5 @@ func TestStdioSlowClientCutOff(t *testing.T) {
 	case <-testCtx(t).Done():
 		t.Fatal("still served after 1024 unread answers")
 	}
-	tr.w.Close()
-	tr.rc.Close()
+	tr.Close()
 }

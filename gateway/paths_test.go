@@ -1,18 +1,16 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/anymcp/anymcp/client"
 	"github.com/anymcp/anymcp/fleet"
-	"github.com/anymcp/anymcp/jsonrpc"
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/negotiate"
 )
 
@@ -53,42 +51,6 @@ func TestViewPaths(t *testing.T) {
 	}
 }
 
-// pipeTransport is a client's end of ServeStdio over pipes.
-type pipeTransport struct {
-	w    *io.PipeWriter
-	r    *bufio.Reader
-	rc   *io.PipeReader
-	mu   sync.Mutex
-	once sync.Once
-}
-
-func (p *pipeTransport) Send(_ context.Context, m *jsonrpc.Message) error {
-	b, err := jsonrpc.Encode(m)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, err = p.w.Write(append(b, '\n'))
-	return err
-}
-
-func (p *pipeTransport) Recv() (*jsonrpc.Message, error) {
-	line, err := p.r.ReadBytes('\n')
-	if err != nil {
-		return nil, jsonrpc.ErrClosed
-	}
-	return jsonrpc.DecodeMessage(line)
-}
-
-func (p *pipeTransport) Close() error {
-	p.once.Do(func() {
-		p.w.Close()
-		p.rc.Close()
-	})
-	return nil
-}
-
 // A view is served over stdio to clients of both eras; an unknown view
 // is refused.
 func TestServeStdio(t *testing.T) {
@@ -102,15 +64,9 @@ func TestServeStdio(t *testing.T) {
 		t.Errorf("unknown view: %v", err)
 	}
 	for _, era := range []negotiate.EraPolicy{negotiate.InitializeOnly, negotiate.StatelessOnly} {
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		done := make(chan error, 1)
-		go func() {
-			err := g.ServeStdio(context.Background(), "team", inR, outW)
-			outW.Close()
-			done <- err
-		}()
-		tr := &pipeTransport{w: inW, r: bufio.NewReader(outR), rc: outR}
+		tr, done := testkit.ServeOverPipes(t, func(ctx context.Context, r io.Reader, w io.Writer) error {
+			return g.ServeStdio(ctx, "team", r, w)
+		})
 		c, err := client.Open(ctxT(t), tr, client.WithEra(era))
 		if err != nil {
 			t.Fatal(err)
@@ -122,7 +78,6 @@ func TestServeStdio(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("%v: ServeStdio: %v", era, err)
 		}
-		inR.Close()
 	}
 }
 
