@@ -242,13 +242,9 @@ func (u *viewUpstream) list(ctx context.Context, base json.RawMessage, opts []cl
 // it is stale). The other members of the upstream's first page are kept.
 func (u *viewUpstream) listTools(ctx context.Context, params, result any, opts []client.CallOption) error {
 	const method = "tools/list"
-	raw, err := rawParams(params)
+	raw, ms, err := paramsObject(method, params)
 	if err != nil {
-		return badParams(method, err.Error())
-	}
-	ms, _, err := scanObject(raw)
-	if err != nil {
-		return badParams(method, "params must be a JSON object")
+		return err
 	}
 	if c, err := only(ms, "cursor"); err != nil || c != nil {
 		return badParams(method, "this view lists every tool in one page: the cursor is none it gave")

@@ -297,6 +297,20 @@ func rawParams(params any) (json.RawMessage, error) {
 	return b, nil
 }
 
+// paramsObject reads method's params as a JSON object: its raw bytes
+// and its members, or the -32602 error that says which it is not.
+func paramsObject(method string, params any) (json.RawMessage, []member, error) {
+	raw, err := rawParams(params)
+	if err != nil {
+		return nil, nil, badParams(method, err.Error())
+	}
+	ms, _, err := scanObject(raw)
+	if err != nil {
+		return nil, nil, badParams(method, "params must be a JSON object")
+	}
+	return raw, ms, nil
+}
+
 // setResult gives raw to the caller's result: the bytes themselves to a
 // *json.RawMessage, decoded to anything else.
 func setResult(raw json.RawMessage, result any) error {

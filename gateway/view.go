@@ -480,13 +480,9 @@ func (u *viewUpstream) Call(ctx context.Context, method string, params, result a
 // check refuses a request whose member key (a prompt's name, a resource's
 // URI) is of a server the view leaves out.
 func (u *viewUpstream) check(method string, params any, kind, key string, lookup func(string) (string, bool)) error {
-	raw, err := rawParams(params)
+	_, ms, err := paramsObject(method, params)
 	if err != nil {
-		return badParams(method, err.Error())
-	}
-	ms, _, err := scanObject(raw)
-	if err != nil {
-		return badParams(method, "params must be a JSON object")
+		return err
 	}
 	name, jerr := stringMember(method, ms, key)
 	if jerr != nil {
@@ -502,13 +498,9 @@ func (u *viewUpstream) check(method string, params any, kind, key string, lookup
 // goes upstream under its fleet name.
 func (u *viewUpstream) getOwnPrompt(ctx context.Context, params, result any, opts []client.CallOption) error {
 	const method = "prompts/get"
-	raw, err := rawParams(params)
+	raw, ms, err := paramsObject(method, params)
 	if err != nil {
-		return badParams(method, err.Error())
-	}
-	ms, _, err := scanObject(raw)
-	if err != nil {
-		return badParams(method, "params must be a JSON object")
+		return err
 	}
 	name, jerr := stringMember(method, ms, "name")
 	if jerr != nil {
@@ -575,13 +567,9 @@ func (u *viewUpstream) promptFleet(ctx context.Context, ownName string) (string,
 // is its fleet name.
 func (u *viewUpstream) checkCompletion(ctx context.Context, params any) (any, error) {
 	const method = "completion/complete"
-	raw, err := rawParams(params)
+	raw, ms, err := paramsObject(method, params)
 	if err != nil {
-		return nil, badParams(method, err.Error())
-	}
-	ms, _, err := scanObject(raw)
-	if err != nil {
-		return nil, badParams(method, "params must be a JSON object")
+		return nil, err
 	}
 	ref, err := only(ms, "ref")
 	if err != nil || ref == nil {
