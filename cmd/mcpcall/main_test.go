@@ -13,8 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/mcpconfig"
 	"github.com/anymcp/anymcp/testservers"
 )
@@ -26,7 +25,7 @@ func TestMain(m *testing.M) {
 		main() // this test binary doubles as mcpcall itself: for the tests that signal a process, and demo's stdio server
 	}
 	testservers.RunFromEnv() // and as the stdio test server of the tests (a test binary only; mcpcall never reads ANYMCP_TESTSERVER)
-	goleak.VerifyTestMain(m)
+	testkit.VerifyMain(m)    // no goroutine and no child process left
 }
 
 // result is what one run of mcpcall left behind.
