@@ -3,12 +3,11 @@ package fleet
 import (
 	"testing"
 
-	"go.uber.org/goleak"
-
+	"github.com/anymcp/anymcp/internal/testkit"
 	"github.com/anymcp/anymcp/testservers"
 )
 
 func TestMain(m *testing.M) {
 	testservers.RunFromEnv() // this test binary doubles as the stdio test server
-	goleak.VerifyTestMain(m)
+	testkit.VerifyMain(m)    // no goroutine and no child process left
 }
