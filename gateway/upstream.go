@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/anymcp/anymcp/bridge"
 	"github.com/anymcp/anymcp/client"
@@ -330,6 +331,13 @@ func typedOf(c *toolCall) (*mcp.CallToolParams, bool) {
 		ms, _ := members(meta.val)
 		p.Meta = make(mcp.Meta, len(ms))
 		for _, m := range ms {
+			if !utf8.Valid(m.key) {
+				// Decoding reads such a key as U+FFFD, which encoding
+				// writes as is, where Marshal of the raw key escapes it:
+				// the older reading sends it as every decoder would.
+				c.call = mcp.CallToolParams{}
+				return nil, false
+			}
 			p.Meta[string(m.key)] = json.RawMessage(m.val)
 		}
 	}
